@@ -1,0 +1,135 @@
+"""Run a Pulumi program under the mock runtime; record what it registered, with options and dependencies."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.settings import ROOT, SETTINGS
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+
+@dataclass
+class Registered:
+    """One resource registration as the engine saw it."""
+
+    type: str
+    name: str
+    urn: str
+    inputs: dict[str, Any]
+    parent: str
+    dependencies: list[str]
+    protect: bool
+    retain_on_delete: bool
+    custom: bool
+
+
+def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Values the real providers would compute, shaped enough for the stack's code to use."""
+    project = inputs.get("project", "mock-project")
+    if typ == "gcp:serviceaccount/account:Account":
+        account_id = inputs.get("accountId", name)
+        email = f"{account_id}@{project}.iam.gserviceaccount.com"
+        return {"email": email, "member": f"serviceAccount:{email}"}
+    if typ == "gcp:storage/bucket:Bucket":
+        return {"url": f"gs://{inputs.get('name', name)}"}
+    if typ == "gcp:pubsub/topic:Topic":
+        return {"id": f"projects/{project}/topics/{inputs.get('name', name)}"}
+    if typ.startswith("docker-build:index:Image"):
+        digest = "sha256:" + hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()
+        tags = inputs.get("tags") or [f"mock/{name}"]
+        return {"digest": digest, "ref": f"{tags[0].split(':')[0]}@{digest}"}
+    if typ == "gcp:artifactregistry/repository:Repository":
+        host = f"{inputs.get('location')}-docker.pkg.dev"
+        return {"registryUri": f"{host}/{project}/{inputs.get('repositoryId')}"}
+    if typ == "gcp:vertex/aiTensorboard:AiTensorboard":
+        return {"name": f"projects/{project}/locations/{inputs.get('region')}/tensorboards/1234"}
+    if typ == "gcp:projects/iAMCustomRole:IAMCustomRole":
+        return {"name": f"projects/{project}/roles/{inputs.get('roleId')}"}
+    if typ == "gcp:cloudfunctionsv2/function:Function":
+        return {"url": f"https://{inputs.get('name', name)}-mock.a.run.app"}
+    return {}
+
+
+class _RecordingMocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        outputs = {"name": args.name, **args.inputs}
+        outputs.update(_computed_outputs(args.typ, args.name, args.inputs))
+        return outputs.get("id", f"{args.name}-id"), outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, None]:
+        if args.token == "gcp:organizations/getProject:getProject":
+            return {"number": "123456789012", "projectId": args.args.get("projectId", "mock-project")}, None
+        return {}, None
+
+
+class _RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The stock mock monitor drops parents, dependencies and options; tests need them."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.registered: list[Registered] = []
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            self.registered.append(
+                Registered(
+                    type=request.type,
+                    name=request.name,
+                    urn=response.urn,
+                    inputs=rpc.deserialize_properties(request.object),
+                    parent=request.parent,
+                    dependencies=list(request.dependencies),
+                    protect=bool(request.protect),
+                    retain_on_delete=bool(request.retainOnDelete),
+                    custom=bool(request.custom),
+                )
+            )
+        return response
+
+
+@dataclass
+class MockedRun:
+    """What a mocked program registered and what it returned (outputs resolved)."""
+
+    resources: list[Registered] = field(default_factory=list)
+    outputs: Any = None
+
+    def by_type(self, typ: str) -> list[Registered]:
+        return [r for r in self.resources if r.type == typ]
+
+    def one(self, typ: str) -> Registered:
+        found = self.by_type(typ)
+        assert len(found) == 1, f"expected one {typ}, found {[r.name for r in found]}"
+        return found[0]
+
+    def named(self, name: str) -> Registered:
+        found = [r for r in self.resources if r.name == name]
+        assert len(found) == 1, f"expected one resource named {name}, found {len(found)}"
+        return found[0]
+
+
+def run_program(
+    program: Callable[[], Any], *, project: str = "vertex-training", stack: str = "dev"
+) -> MockedRun:
+    """Run `program` (e.g. `lambda: build(cfg)`) under fresh mocks; return registrations and outputs."""
+    monitor = _RecordingMonitor(_RecordingMocks())
+    ROOT.set(None)  # set_mocks keeps an existing root Stack, which would carry the previous run's stack name
+    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    SETTINGS.rpc_manager.clear()
+    SETTINGS.outputs.clear()
+    run = MockedRun()
+
+    def body() -> None:
+        run.outputs = _sync_await(pulumi.Output.from_input(program()).future())
+
+    _sync_await(run_pulumi_func(body))
+    run.resources = list(monitor.registered)
+    return run
