@@ -11,7 +11,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet pip==26.3
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[trainer,dev]'
 	touch $(STAMP)
 
