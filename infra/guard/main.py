@@ -1,0 +1,245 @@
+"""Budget kill switch: when spend reaches the threshold, cancel this stack's live Vertex AI custom jobs.
+
+Deployed on its own as a Cloud Run function (Cloud Functions 2nd gen), so it imports nothing from `infra`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import functions_framework
+import grpc
+from google.api_core import exceptions as api_exceptions
+from google.cloud import aiplatform_v1
+
+# PAUSED is left out: custom jobs do not pause, and a paused job holds no machines.
+LIVE_STATES = ("JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING")
+ENV_PROJECT = "KILL_SWITCH_PROJECT"
+ENV_REGION = "KILL_SWITCH_REGION"
+ENV_PULUMI_PROJECT = "KILL_SWITCH_PULUMI_PROJECT"
+ENV_PULUMI_STACK = "KILL_SWITCH_PULUMI_STACK"
+ENV_THRESHOLD = "KILL_SWITCH_THRESHOLD"
+EMULATOR_ENV = "VERTEX_AI_EMULATOR_HOST"
+
+
+class MalformedNotification(ValueError):
+    """The Pub/Sub message is not a Cloud Billing budget notification we can act on."""
+
+
+class ConfigError(RuntimeError):
+    """The function was deployed without the environment it needs."""
+
+
+class CancelFailed(RuntimeError):
+    """Some jobs could not be cancelled; raising makes Pub/Sub redeliver the notification."""
+
+
+@dataclass(frozen=True)
+class Notification:
+    cost: float
+    budget: float
+    currency: str
+    budget_name: str
+    cost_interval_start: str
+    budget_id: str
+
+
+@dataclass(frozen=True)
+class GuardConfig:
+    project: str
+    region: str
+    pulumi_project: str
+    pulumi_stack: str
+    threshold: float = 1.0
+
+    @property
+    def parent(self) -> str:
+        return f"projects/{self.project}/locations/{self.region}"
+
+
+@dataclass
+class Outcome:
+    action: str  # "ignored" | "below-threshold" | "cancelled"
+    cancelled: list[str] = field(default_factory=list)
+    already_stopping: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def log(severity: str, message: str, **fields: Any) -> None:
+    """One structured log line; Cloud Logging reads `severity` and `message` from JSON on stdout."""
+    print(json.dumps({"severity": severity, "message": message, **fields}, default=str), file=sys.stdout)
+    sys.stdout.flush()
+
+
+def load_config(env: Mapping[str, str]) -> GuardConfig:
+    missing = [k for k in (ENV_PROJECT, ENV_REGION, ENV_PULUMI_PROJECT, ENV_PULUMI_STACK) if not env.get(k)]
+    if missing:
+        raise ConfigError(f"missing environment variables {missing}: redeploy the stack's KillSwitch")
+    raw = env.get(ENV_THRESHOLD) or "1.0"
+    try:
+        threshold = float(raw)
+    except ValueError:
+        threshold = math.nan
+    if not (math.isfinite(threshold) and threshold > 0):
+        raise ConfigError(f"{ENV_THRESHOLD}={raw!r} is not a positive number: set killSwitchThreshold")
+    return GuardConfig(
+        project=env[ENV_PROJECT],
+        region=env[ENV_REGION],
+        pulumi_project=env[ENV_PULUMI_PROJECT],
+        pulumi_stack=env[ENV_PULUMI_STACK],
+        threshold=threshold,
+    )
+
+
+def _amount(payload: Mapping[str, Any], key: str) -> float:
+    value = payload.get(key)
+    # bool is an int to Python but never an amount.
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise MalformedNotification(f"{key} is {value!r}, expected a number")
+    return float(value)
+
+
+def parse_notification(event_data: Any) -> Notification:
+    """CloudEvent data of a Pub/Sub `messagePublished` event -> the budget notification it carries."""
+    if not isinstance(event_data, Mapping) or not isinstance(event_data.get("message"), Mapping):
+        raise MalformedNotification("event data has no Pub/Sub message")
+    message = event_data["message"]
+    encoded = message.get("data")
+    if not encoded:
+        raise MalformedNotification("Pub/Sub message has no data")
+    try:
+        text = base64.b64decode(encoded, validate=True).decode("utf-8")
+        payload = json.loads(text)
+    except (binascii.Error, TypeError, ValueError) as err:  # UnicodeDecodeError and JSONDecodeError too
+        raise MalformedNotification(f"message data is not base64 JSON: {err}") from err
+    if not isinstance(payload, dict):
+        raise MalformedNotification(f"message data is JSON {type(payload).__name__}, expected an object")
+    budget = _amount(payload, "budgetAmount")
+    if budget <= 0:
+        raise MalformedNotification(f"budgetAmount is {budget}, expected a positive amount")
+    attributes = message.get("attributes") or {}
+    return Notification(
+        cost=_amount(payload, "costAmount"),
+        budget=budget,
+        currency=str(payload.get("currencyCode", "")),
+        budget_name=str(payload.get("budgetDisplayName", "")),
+        cost_interval_start=str(payload.get("costIntervalStart", "")),
+        budget_id=str(attributes.get("budgetId", "")) if isinstance(attributes, Mapping) else "",
+    )
+
+
+def over_threshold(notification: Notification, threshold: float) -> bool:
+    """Actual cost, not forecast: a forecast overshoot must not stop a job that may finish under budget."""
+    return notification.cost >= threshold * notification.budget
+
+
+def job_filter(pulumi_project: str, pulumi_stack: str) -> str:
+    states = " OR ".join(f'state="{s}"' for s in LIVE_STATES)
+    return f'labels.pulumi-project="{pulumi_project}" AND labels.pulumi-stack="{pulumi_stack}" AND ({states})'
+
+
+def is_ours_and_live(job: aiplatform_v1.CustomJob, config: GuardConfig) -> bool:
+    """Second check after the server-side filter: never cancel a job the filter let through by mistake."""
+    labels = dict(job.labels)
+    return (
+        labels.get("pulumi-project") == config.pulumi_project
+        and labels.get("pulumi-stack") == config.pulumi_stack
+        and aiplatform_v1.JobState(job.state).name in LIVE_STATES
+    )
+
+
+def make_client(region: str) -> aiplatform_v1.JobServiceClient:
+    """Regional endpoint with the runtime identity; plain gRPC without credentials when an emulator is set."""
+    emulator = os.environ.get(EMULATOR_ENV)
+    if emulator:
+        transport = aiplatform_v1.services.job_service.transports.JobServiceGrpcTransport(
+            channel=grpc.insecure_channel(emulator)
+        )
+        return aiplatform_v1.JobServiceClient(transport=transport)
+    endpoint = f"{region}-aiplatform.googleapis.com"
+    return aiplatform_v1.JobServiceClient(client_options={"api_endpoint": endpoint})
+
+
+def cancel_live_jobs(client: aiplatform_v1.JobServiceClient, config: GuardConfig) -> Outcome:
+    outcome = Outcome(action="cancelled")
+    request = aiplatform_v1.ListCustomJobsRequest(
+        parent=config.parent, filter=job_filter(config.pulumi_project, config.pulumi_stack)
+    )
+    for job in client.list_custom_jobs(request=request):
+        if not is_ours_and_live(job, config):
+            continue
+        state = aiplatform_v1.JobState(job.state).name
+        try:
+            client.cancel_custom_job(name=job.name)
+        except (api_exceptions.FailedPrecondition, api_exceptions.NotFound) as err:
+            # It finished or started cancelling between list and cancel: nothing left to stop.
+            outcome.already_stopping.append(job.name)
+            log("INFO", "job already stopping", job=job.name, state=state, reason=str(err))
+            continue
+        except api_exceptions.GoogleAPICallError as err:
+            outcome.failed[job.name] = str(err)
+            log("ERROR", "could not cancel job", job=job.name, state=state, error=str(err))
+            continue
+        outcome.cancelled.append(job.name)
+        log("NOTICE", "cancelled job", job=job.name, display_name=job.display_name, state=state)
+    return outcome
+
+
+def handle(
+    event_data: Any,
+    env: Mapping[str, str],
+    client_factory: Callable[[str], aiplatform_v1.JobServiceClient] = make_client,
+) -> Outcome:
+    """Decide and act on one notification; malformed or below-threshold messages return without acting."""
+    config = load_config(env)
+    try:
+        notification = parse_notification(event_data)
+    except MalformedNotification as err:
+        # Acknowledge: redelivering a message that can never parse would only loop.
+        log("WARNING", "ignored malformed budget notification", error=str(err))
+        return Outcome(action="ignored")
+    context = {
+        "cost": notification.cost,
+        "budget": notification.budget,
+        "currency": notification.currency,
+        "budget_name": notification.budget_name,
+        "budget_id": notification.budget_id,
+        "cost_interval_start": notification.cost_interval_start,
+        "threshold": config.threshold,
+        "pulumi_stack": config.pulumi_stack,
+    }
+    if not over_threshold(notification, config.threshold):
+        log("INFO", "budget below kill-switch threshold; nothing to do", **context)
+        return Outcome(action="below-threshold")
+    log("WARNING", "budget kill-switch threshold reached; cancelling this stack's live jobs", **context)
+    try:
+        with client_factory(config.region) as client:
+            outcome = cancel_live_jobs(client, config)
+    except api_exceptions.GoogleAPICallError as err:
+        log("ERROR", "could not list this stack's jobs; Pub/Sub will redeliver", error=str(err), **context)
+        raise
+    log(
+        "NOTICE",
+        "kill switch done",
+        cancelled=len(outcome.cancelled),
+        already_stopping=len(outcome.already_stopping),
+        failed=len(outcome.failed),
+        **context,
+    )
+    if outcome.failed:
+        raise CancelFailed(f"could not cancel {sorted(outcome.failed)}; Pub/Sub will redeliver")
+    return outcome
+
+
+@functions_framework.cloud_event
+def on_budget_notification(cloud_event: Any) -> None:
+    """Entry point: a Pub/Sub message from the stack's budget topic."""
+    handle(cloud_event.data, os.environ)
