@@ -1,0 +1,194 @@
+"""Budget kill switch: a Cloud Run function on the budget topic that cancels this stack's live jobs."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pulumi
+import pulumi_gcp as gcp
+
+GUARD_DIR = Path(__file__).parent / "guard"
+# Only what the function runs: no __init__.py, no caches. main.py is the runtime's entry module.
+SOURCE_FILES = ("main.py", "requirements.txt")
+ENTRY_POINT = "on_budget_notification"
+RUNTIME = "python312"
+PUBSUB_EVENT = "google.cloud.pubsub.topic.v1.messagePublished"
+# Exactly what infra/guard/main.py needs: list (get for listed jobs) and cancel; no create, no delete.
+PERMISSIONS = (
+    "aiplatform.customJobs.cancel",
+    "aiplatform.customJobs.get",
+    "aiplatform.customJobs.list",
+)
+REQUIRED_APIS: list[str] = [
+    "artifactregistry.googleapis.com",  # the function's container image
+    "cloudbuild.googleapis.com",  # builds the function from source
+    "cloudfunctions.googleapis.com",
+    "eventarc.googleapis.com",  # the Pub/Sub trigger
+    "iam.googleapis.com",  # the custom role
+    "pubsub.googleapis.com",
+    "run.googleapis.com",  # the function runs as a Cloud Run service
+]
+
+
+@dataclass
+class KillSwitchArgs:
+    project: str
+    region: str
+    pulumi_project: str
+    pulumi_stack: str
+    bucket: pulumi.Input[str]  # bucket name: the function source archive goes here
+    topic: pulumi.Input[str]  # budget Pub/Sub topic id ("projects/<p>/topics/<t>")
+    labels: dict[str, str]
+    threshold: float = 1.0
+
+
+@dataclass(frozen=True)
+class GuardNames:
+    """Cloud names unique per (Pulumi project, stack) within one Google Cloud project, stable across runs."""
+
+    function: str
+    account_id: str
+    role_id: str
+
+
+def guard_names(pulumi_project: str, pulumi_stack: str) -> GuardNames:
+    digest = hashlib.sha256(f"{pulumi_project}/{pulumi_stack}".encode()).hexdigest()[:6]
+    slug = re.sub(r"[^a-z0-9]+", "-", pulumi_stack.lower()).strip("-")
+    # Service account ids allow 6-30 chars [a-z0-9-]; role ids [A-Za-z0-9_.]; function names 63 chars.
+    return GuardNames(
+        function=f"vt-killswitch-{slug[:30]}-{digest}".replace("--", "-"),
+        account_id=f"vt-guard-{slug[:13]}-{digest}".replace("--", "-"),
+        role_id=f"vertexTrainingKillSwitch_{slug[:24].replace('-', '_')}_{digest}",
+    )
+
+
+def source_digest(directory: Path = GUARD_DIR) -> str:
+    """Content hash of the deployed files: a changed source gets a new object, so the function redeploys."""
+    h = hashlib.sha256()
+    for name in SOURCE_FILES:
+        h.update(name.encode() + b"\0" + (directory / name).read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def function_environment(args: KillSwitchArgs) -> dict[str, str]:
+    """The variables infra/guard/main.py reads (its ENV_* names)."""
+    return {
+        "KILL_SWITCH_PROJECT": args.project,
+        "KILL_SWITCH_REGION": args.region,
+        "KILL_SWITCH_PULUMI_PROJECT": args.pulumi_project,
+        "KILL_SWITCH_PULUMI_STACK": args.pulumi_stack,
+        "KILL_SWITCH_THRESHOLD": repr(float(args.threshold)),
+    }
+
+
+class KillSwitch(pulumi.ComponentResource):
+    """Function, its least-privilege identity, and the budget topic trigger."""
+
+    function_name: pulumi.Output[str]
+    service_account_email: pulumi.Output[str]
+
+    def __init__(self, name: str, args: KillSwitchArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        if not (math.isfinite(args.threshold) and args.threshold > 0):
+            raise ValueError(
+                f"kill switch threshold {args.threshold!r} must be a positive fraction of the budget "
+                "(vertex-training:killSwitchThreshold, e.g. 1.0)"
+            )
+        super().__init__("vertex-training:guard:KillSwitch", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        names = guard_names(args.pulumi_project, args.pulumi_stack)
+
+        account = gcp.serviceaccount.Account(
+            f"{name}-sa",
+            project=args.project,
+            account_id=names.account_id,
+            display_name=f"Budget kill switch ({args.pulumi_project}/{args.pulumi_stack})",
+            description="Lists and cancels this stack's Vertex AI custom jobs when the budget is spent.",
+            opts=child,
+        )
+        # No predefined role is this narrow: aiplatform.viewer cannot cancel, aiplatform.user can create.
+        # Deleted custom roles are soft-deleted for 7 days; re-creating the same id within them undeletes it.
+        role = gcp.projects.IAMCustomRole(
+            f"{name}-role",
+            project=args.project,
+            role_id=names.role_id,
+            title=f"Vertex training kill switch ({args.pulumi_stack})",
+            description="List and cancel Vertex AI custom jobs; nothing else.",
+            permissions=list(PERMISSIONS),
+            stage="GA",
+            opts=child,
+        )
+        grant = gcp.projects.IAMMember(
+            f"{name}-can-cancel-jobs",
+            project=args.project,
+            role=role.name,
+            member=account.member,
+            opts=child,
+        )
+
+        archive = gcp.storage.BucketObject(
+            f"{name}-source",
+            bucket=args.bucket,
+            name=f"kill-switch/source-{source_digest()}.zip",
+            source=pulumi.AssetArchive({f: pulumi.FileAsset(str(GUARD_DIR / f)) for f in SOURCE_FILES}),
+            content_type="application/zip",
+            opts=child,
+        )
+
+        function = gcp.cloudfunctionsv2.Function(
+            f"{name}-function",
+            project=args.project,
+            location=args.region,
+            name=names.function,
+            description=f"Cancels {args.pulumi_project}/{args.pulumi_stack} jobs when the budget is spent.",
+            labels=args.labels,
+            build_config=gcp.cloudfunctionsv2.FunctionBuildConfigArgs(
+                runtime=RUNTIME,
+                entry_point=ENTRY_POINT,
+                source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceArgs(
+                    storage_source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceStorageSourceArgs(
+                        bucket=archive.bucket, object=archive.name
+                    )
+                ),
+            ),
+            service_config=gcp.cloudfunctionsv2.FunctionServiceConfigArgs(
+                service_account_email=account.email,
+                environment_variables=function_environment(args),
+                available_memory="256M",
+                timeout_seconds=120,
+                # One instance: notifications are rare and cancelling twice at once gains nothing.
+                max_instance_count=1,
+                # Pub/Sub push through Eventarc counts as internal traffic; nothing else may call it.
+                ingress_settings="ALLOW_INTERNAL_ONLY",
+                all_traffic_on_latest_revision=True,
+            ),
+            event_trigger=gcp.cloudfunctionsv2.FunctionEventTriggerArgs(
+                trigger_region=args.region,
+                event_type=PUBSUB_EVENT,
+                pubsub_topic=args.topic,
+                # Malformed messages are acknowledged by the handler; only API failures are redelivered.
+                retry_policy="RETRY_POLICY_RETRY",
+                service_account_email=account.email,
+            ),
+            # The identity must hold its permissions before the first event can arrive.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[grant]),
+        )
+        # The trigger's identity invokes only this function's Cloud Run service (same name as the function).
+        gcp.cloudrunv2.ServiceIamMember(
+            f"{name}-trigger-invoker",
+            project=args.project,
+            location=args.region,
+            name=function.name,
+            role="roles/run.invoker",
+            member=account.member,
+            opts=child,
+        )
+
+        self.function_name = function.name
+        self.service_account_email = account.email
+        self.register_outputs(
+            {"function_name": self.function_name, "service_account_email": self.service_account_email}
+        )
