@@ -28,6 +28,8 @@ ENV_PULUMI_PROJECT = "KILL_SWITCH_PULUMI_PROJECT"
 ENV_PULUMI_STACK = "KILL_SWITCH_PULUMI_STACK"
 ENV_THRESHOLD = "KILL_SWITCH_THRESHOLD"
 EMULATOR_ENV = "VERTEX_AI_EMULATOR_HOST"
+# The client sets no deadline of its own; a hung call must fail inside the function timeout (120 s).
+CALL_TIMEOUT_S = 30.0
 
 
 class MalformedNotification(ValueError):
@@ -138,7 +140,9 @@ def parse_notification(event_data: Any) -> Notification:
 
 def over_threshold(notification: Notification, threshold: float) -> bool:
     """Actual cost, not forecast: a forecast overshoot must not stop a job that may finish under budget."""
-    return notification.cost >= threshold * notification.budget
+    limit = threshold * notification.budget
+    # A float product (0.1 * 3 is 0.30000000000000004) must not lift the limit above an equal cost.
+    return notification.cost >= limit or math.isclose(notification.cost, limit, rel_tol=1e-9)
 
 
 def job_filter(pulumi_project: str, pulumi_stack: str) -> str:
@@ -173,12 +177,12 @@ def cancel_live_jobs(client: aiplatform_v1.JobServiceClient, config: GuardConfig
     request = aiplatform_v1.ListCustomJobsRequest(
         parent=config.parent, filter=job_filter(config.pulumi_project, config.pulumi_stack)
     )
-    for job in client.list_custom_jobs(request=request):
+    for job in client.list_custom_jobs(request=request, timeout=CALL_TIMEOUT_S):
         if not is_ours_and_live(job, config):
             continue
         state = aiplatform_v1.JobState(job.state).name
         try:
-            client.cancel_custom_job(name=job.name)
+            client.cancel_custom_job(name=job.name, timeout=CALL_TIMEOUT_S)
         except (api_exceptions.FailedPrecondition, api_exceptions.NotFound) as err:
             # It finished or started cancelling between list and cancel: nothing left to stop.
             outcome.already_stopping.append(job.name)

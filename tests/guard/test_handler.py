@@ -1,0 +1,271 @@
+"""The kill-switch function against the fake Vertex JobService, invoked through its real entry point."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import google.auth
+import grpc
+import pytest
+from cloudevents.http import CloudEvent
+from functions_framework import create_app
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import aiplatform_v1
+
+from infra.guard import main
+from tests.fakes.vertex import FakeJobService
+
+JobState = aiplatform_v1.JobState
+PROJECT, REGION = "test-project", "us-central1"
+PARENT = f"projects/{PROJECT}/locations/{REGION}"
+OTHER_REGION = f"projects/{PROJECT}/locations/europe-west4"
+ENV = {
+    main.ENV_PROJECT: PROJECT,
+    main.ENV_REGION: REGION,
+    main.ENV_PULUMI_PROJECT: "vertex-training",
+    main.ENV_PULUMI_STACK: "dev",
+    main.ENV_THRESHOLD: "1.0",
+}
+ATTRIBUTES = {"billingAccountId": "01D4EE-079462-DFD6EC", "budgetId": "de72f49d", "schemaVersion": "1.0"}
+
+
+@pytest.fixture(autouse=True)
+def guard_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in ENV.items():
+        monkeypatch.setenv(key, value)
+
+
+def budget(cost: float, amount: float = 100.0, **extra: Any) -> dict[str, Any]:
+    """A notification shaped like Cloud Billing's (schemaVersion 1.0)."""
+    return {
+        "budgetDisplayName": "vertex-training-dev",
+        "costAmount": cost,
+        "costIntervalStart": "2026-05-01T07:00:00Z",
+        "budgetAmount": amount,
+        "budgetAmountType": "SPECIFIED_AMOUNT",
+        "currencyCode": "USD",
+        **extra,
+    }
+
+
+def pubsub_data(data: bytes | None) -> dict[str, Any]:
+    message: dict[str, Any] = {"attributes": ATTRIBUTES, "messageId": "136969346945"}
+    if data is not None:
+        message["data"] = base64.b64encode(data).decode()
+    message["publishTime"] = "2026-05-20T12:00:00Z"
+    return {"message": message, "subscription": "projects/test-project/subscriptions/eventarc-sub"}
+
+
+def event(data: dict[str, Any]) -> CloudEvent:
+    return CloudEvent(
+        {"type": "google.cloud.pubsub.topic.v1.messagePublished", "source": "//pubsub.googleapis.com/t"},
+        data,
+    )
+
+
+def notify(payload: dict[str, Any]) -> None:
+    main.on_budget_notification(event(pubsub_data(json.dumps(payload).encode())))
+
+
+def seed(fake: FakeJobService, stack: str, state: JobState, parent: str = PARENT, project: str = "") -> str:
+    labels = {"managed-by": "pulumi", "pulumi-project": project or "vertex-training", "pulumi-stack": stack}
+    return fake.add_job(parent, aiplatform_v1.CustomJob(display_name=f"{stack}-job", labels=labels), state)
+
+
+def cancelled(fake: FakeJobService) -> list[str]:
+    return [req.name for method, req in fake.calls if method == "CancelCustomJob"]
+
+
+def logs(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+
+
+@pytest.fixture
+def jobs(fake_vertex: FakeJobService) -> dict[str, str]:
+    return {
+        "running": seed(fake_vertex, "dev", JobState.JOB_STATE_RUNNING),
+        "queued": seed(fake_vertex, "dev", JobState.JOB_STATE_QUEUED),
+        "pending": seed(fake_vertex, "dev", JobState.JOB_STATE_PENDING),
+        "other_stack": seed(fake_vertex, "prod", JobState.JOB_STATE_RUNNING),
+        "other_project": seed(fake_vertex, "dev", JobState.JOB_STATE_RUNNING, project="someone-else"),
+        "other_region": seed(fake_vertex, "dev", JobState.JOB_STATE_RUNNING, OTHER_REGION),
+        "succeeded": seed(fake_vertex, "dev", JobState.JOB_STATE_SUCCEEDED),
+    }
+
+
+def test_over_budget_cancels_exactly_this_stacks_live_jobs(
+    fake_vertex: FakeJobService, jobs: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    notify(budget(cost=100.01))
+
+    ours = {jobs["running"], jobs["queued"], jobs["pending"]}
+    assert sorted(cancelled(fake_vertex)) == sorted(ours)
+    assert all(fake_vertex.jobs[name].state == JobState.JOB_STATE_CANCELLING for name in ours)
+    assert fake_vertex.jobs[jobs["other_stack"]].state == JobState.JOB_STATE_RUNNING
+    assert fake_vertex.jobs[jobs["other_project"]].state == JobState.JOB_STATE_RUNNING
+    assert fake_vertex.jobs[jobs["other_region"]].state == JobState.JOB_STATE_RUNNING
+    assert fake_vertex.jobs[jobs["succeeded"]].state == JobState.JOB_STATE_SUCCEEDED
+    # One list in the stack's region, filtered server-side on this stack's labels and live states.
+    (list_request,) = [req for method, req in fake_vertex.calls if method == "ListCustomJobs"]
+    assert list_request.parent == PARENT
+    assert 'labels.pulumi-stack="dev"' in list_request.filter
+    assert 'labels.pulumi-project="vertex-training"' in list_request.filter
+    records = logs(capsys)
+    assert sorted(r["job"] for r in records if r["message"] == "cancelled job") == sorted(ours)
+    assert all(r["severity"] == "NOTICE" for r in records if r["message"] == "cancelled job")
+    (summary,) = [r for r in records if r["message"] == "kill switch done"]
+    assert (summary["cancelled"], summary["cost"], summary["budget"]) == (3, 100.01, 100.0)
+
+
+def test_under_budget_does_nothing(fake_vertex: FakeJobService, jobs: dict[str, str]) -> None:
+    # Forecast over the budget is not spend: the job may still finish under it.
+    notify(budget(cost=99.99, alertThresholdExceeded=0.9, forecastThresholdExceeded=1.2))
+    assert fake_vertex.calls == []
+    assert fake_vertex.jobs[jobs["running"]].state == JobState.JOB_STATE_RUNNING
+
+
+def test_threshold_from_environment(
+    fake_vertex: FakeJobService, jobs: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(main.ENV_THRESHOLD, "0.8")
+    notify(budget(cost=79.0))
+    assert cancelled(fake_vertex) == []
+    notify(budget(cost=80.0))
+    assert len(cancelled(fake_vertex)) == 3
+
+
+def test_repeated_notification_is_harmless(fake_vertex: FakeJobService, jobs: dict[str, str]) -> None:
+    notify(budget(cost=150.0))
+    first = cancelled(fake_vertex)
+    notify(budget(cost=150.0))  # jobs are CANCELLING now: not live, not listed
+    assert cancelled(fake_vertex) == first
+    for name in first:
+        fake_vertex.set_state(name, JobState.JOB_STATE_CANCELLED)
+    notify(budget(cost=160.0))
+    assert cancelled(fake_vertex) == first
+    assert [m for m, _ in fake_vertex.calls].count("ListCustomJobs") == 3
+
+
+def test_job_that_stops_between_list_and_cancel_is_fine(
+    fake_vertex: FakeJobService, jobs: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_vertex.fail("CancelCustomJob", grpc.StatusCode.FAILED_PRECONDITION, message="already cancelling")
+    notify(budget(cost=120.0))  # returns normally: nothing left to retry
+    assert len(cancelled(fake_vertex)) == 3
+    assert [r["message"] for r in logs(capsys)].count("job already stopping") == 1
+
+
+def test_failed_cancel_cancels_the_rest_then_raises_for_redelivery(
+    fake_vertex: FakeJobService, jobs: dict[str, str]
+) -> None:
+    fake_vertex.fail("CancelCustomJob", grpc.StatusCode.UNAVAILABLE)
+    with pytest.raises(main.CancelFailed, match="Pub/Sub will redeliver"):
+        notify(budget(cost=120.0))
+    live = [jobs["running"], jobs["queued"], jobs["pending"]]
+    assert [fake_vertex.jobs[n].state for n in live].count(JobState.JOB_STATE_CANCELLING) == 2
+    notify(budget(cost=120.0))  # the redelivery finishes the job
+    assert all(fake_vertex.jobs[n].state == JobState.JOB_STATE_CANCELLING for n in live)
+
+
+def test_list_failure_raises_for_redelivery(fake_vertex: FakeJobService, jobs: dict[str, str]) -> None:
+    fake_vertex.fail("ListCustomJobs", grpc.StatusCode.UNAVAILABLE)
+    with pytest.raises(Exception, match="injected UNAVAILABLE"):
+        notify(budget(cost=120.0))
+    assert cancelled(fake_vertex) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "no data"),
+        (None, "no data"),
+        (b"not json at all", "not base64 JSON"),
+        (b"\xff\xfe\x00binary", "not base64 JSON"),
+        (b"[1, 2]", "expected an object"),
+        (b"{}", "budgetAmount is None"),
+        (json.dumps(budget(cost=500.0, amount=0)).encode(), "positive amount"),
+        (json.dumps(budget(cost="500")).encode(), "costAmount is '500'"),
+        (json.dumps(budget(cost=True)).encode(), "costAmount is True"),
+        (b'{"costAmount": NaN, "budgetAmount": 1}', "costAmount is nan"),
+    ],
+)
+def test_malformed_messages_are_logged_and_acknowledged(
+    fake_vertex: FakeJobService,
+    jobs: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    data: bytes | None,
+    reason: str,
+) -> None:
+    main.on_budget_notification(event(pubsub_data(data)))  # returns: the message is acknowledged
+    assert fake_vertex.calls == []
+    (record,) = logs(capsys)
+    assert (record["severity"], record["message"]) == ("WARNING", "ignored malformed budget notification")
+    assert reason in record["error"]
+
+
+@pytest.mark.parametrize("data", [None, {}, {"message": "text"}, {"message": {"data": "%%%"}}])
+def test_events_without_a_pubsub_message_are_acknowledged(fake_vertex: FakeJobService, data: Any) -> None:
+    main.on_budget_notification(event(data))
+    assert fake_vertex.calls == []
+
+
+def test_missing_deployment_environment_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(main.ENV_PULUMI_STACK)
+    with pytest.raises(main.ConfigError, match="KILL_SWITCH_PULUMI_STACK"):
+        notify(budget(cost=1.0))
+    monkeypatch.setenv(main.ENV_PULUMI_STACK, "dev")
+    monkeypatch.setenv(main.ENV_THRESHOLD, "-1")
+    with pytest.raises(main.ConfigError, match="killSwitchThreshold"):
+        notify(budget(cost=1.0))
+
+
+def test_functions_framework_serves_the_entry_point(
+    fake_vertex: FakeJobService, jobs: dict[str, str]
+) -> None:
+    """What Cloud Run runs: the framework loads main.py by path and posts the CloudEvent to it."""
+    app = create_app(target="on_budget_notification", source=main.__file__, signature_type="cloudevent")
+    client = app.test_client()
+    headers = {
+        "ce-specversion": "1.0",
+        "ce-type": "google.cloud.pubsub.topic.v1.messagePublished",
+        "ce-source": "//pubsub.googleapis.com/projects/test-project/topics/budget",
+        "ce-id": "1",
+    }
+    ack = client.post("/", headers=headers, json=pubsub_data(b"garbage"))
+    assert ack.status_code == 200  # malformed: acknowledged, not redelivered
+    over = client.post("/", headers=headers, json=pubsub_data(json.dumps(budget(cost=101.0)).encode()))
+    assert over.status_code == 200
+    assert len(cancelled(fake_vertex)) == 3
+
+
+def test_without_emulator_the_client_uses_the_regional_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(main.EMULATOR_ENV, raising=False)
+    monkeypatch.setattr(google.auth, "default", lambda *a, **k: (AnonymousCredentials(), PROJECT))
+    with main.make_client("europe-west4") as client:
+        assert client.api_endpoint == "europe-west4-aiplatform.googleapis.com"
+
+
+@pytest.mark.parametrize(
+    ("cost", "amount", "threshold", "over"),
+    [(0.3, 3.0, 0.1, True), (0.29, 3.0, 0.1, False), (50.0, 100.0, 0.5, True), (100.0, 100.0, 1.5, False)],
+)
+def test_threshold_is_a_fraction_of_the_budget(
+    cost: float, amount: float, threshold: float, over: bool
+) -> None:
+    notification = main.parse_notification(pubsub_data(json.dumps(budget(cost, amount)).encode()))
+    assert main.over_threshold(notification, threshold) is over
+
+
+def test_only_labelled_live_jobs_pass_the_second_check() -> None:
+    config = main.load_config(ENV)
+    labels = {"pulumi-project": "vertex-training", "pulumi-stack": "dev"}
+
+    def job(state: JobState, **override: str) -> aiplatform_v1.CustomJob:
+        return aiplatform_v1.CustomJob(labels={**labels, **override}, state=state)
+
+    assert main.is_ours_and_live(job(JobState.JOB_STATE_RUNNING), config)
+    assert not main.is_ours_and_live(job(JobState.JOB_STATE_RUNNING, **{"pulumi-stack": "dev2"}), config)
+    assert not main.is_ours_and_live(job(JobState.JOB_STATE_CANCELLING), config)
+    assert not main.is_ours_and_live(aiplatform_v1.CustomJob(state=JobState.JOB_STATE_RUNNING), config)
