@@ -1,0 +1,172 @@
+"""The KillSwitch component under Pulumi's mock runtime: function, identity, trigger, source archive."""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+from pathlib import Path
+
+import pulumi
+import pytest
+
+from infra import killswitch
+from infra.guard import main
+from infra.killswitch import KillSwitch, KillSwitchArgs
+from tests.fakes.pulumi_mocks import MockedRun, run_program
+
+LABELS = {"managed-by": "pulumi", "pulumi-project": "vertex-training", "pulumi-stack": "dev"}
+TOPIC = "projects/test-project/topics/vertex-training-dev-budget"
+FUNCTION = "gcp:cloudfunctionsv2/function:Function"
+ACCOUNT = "gcp:serviceaccount/account:Account"
+ROLE = "gcp:projects/iAMCustomRole:IAMCustomRole"
+PROJECT_MEMBER = "gcp:projects/iAMMember:IAMMember"
+RUN_INVOKER = "gcp:cloudrunv2/serviceIamMember:ServiceIamMember"
+OBJECT = "gcp:storage/bucketObject:BucketObject"
+
+
+def args(**override: object) -> KillSwitchArgs:
+    values: dict[str, object] = {
+        "project": "test-project",
+        "region": "us-central1",
+        "pulumi_project": "vertex-training",
+        "pulumi_stack": "dev",
+        "bucket": "test-project-vertex-training-dev",
+        "topic": TOPIC,
+        "labels": LABELS,
+        "threshold": 0.9,
+    }
+    values.update(override)
+    return KillSwitchArgs(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def run() -> MockedRun:
+    def program() -> dict[str, pulumi.Output[str]]:
+        guard = KillSwitch("kill-switch", args())
+        return {"function": guard.function_name, "account": guard.service_account_email}
+
+    return run_program(program)
+
+
+def test_every_resource_is_a_child_of_the_component(run: MockedRun) -> None:
+    component = run.one("vertex-training:guard:KillSwitch")
+    children = [r for r in run.resources if r is not component]
+    assert {r.type for r in children} == {FUNCTION, ACCOUNT, ROLE, PROJECT_MEMBER, RUN_INVOKER, OBJECT}
+    assert all(r.parent == component.urn for r in children)
+
+
+def test_identity_can_only_list_get_and_cancel_custom_jobs(run: MockedRun) -> None:
+    role = run.one(ROLE)
+    assert sorted(role.inputs["permissions"]) == [
+        "aiplatform.customJobs.cancel",
+        "aiplatform.customJobs.get",
+        "aiplatform.customJobs.list",
+    ]
+    email = run.outputs["account"]
+    member = f"serviceAccount:{email}"
+    # Exactly one project-level grant, and it is the custom role.
+    (grant,) = run.by_type(PROJECT_MEMBER)
+    assert grant.inputs["member"] == member
+    assert grant.inputs["role"] == f"projects/test-project/roles/{role.inputs['roleId']}"
+    # The only other grant: invoking this one function's Cloud Run service.
+    (invoker,) = run.by_type(RUN_INVOKER)
+    assert invoker.inputs == {
+        "project": "test-project",
+        "location": "us-central1",
+        "name": run.outputs["function"],
+        "role": "roles/run.invoker",
+        "member": member,
+    }
+    grants = [r for r in run.resources if "iam" in r.type.lower() and r.type != ROLE]
+    assert len(grants) == 2
+
+
+def test_function_runs_the_guard_source_as_its_own_identity(run: MockedRun) -> None:
+    fn = run.one(FUNCTION).inputs
+    assert fn["name"] == run.outputs["function"]
+    assert (fn["location"], fn["project"], fn["labels"]) == ("us-central1", "test-project", LABELS)
+    build = fn["buildConfig"]
+    assert build["runtime"] == "python312"
+    assert callable(getattr(main, build["entryPoint"]))
+    obj = run.one(OBJECT).inputs
+    assert build["source"]["storageSource"] == {"bucket": obj["bucket"], "object": obj["name"]}
+    service = fn["serviceConfig"]
+    assert service["serviceAccountEmail"] == run.outputs["account"]
+    assert service["ingressSettings"] == "ALLOW_INTERNAL_ONLY"
+    # What the deployment sets is exactly what the handler reads.
+    config = main.load_config(service["environmentVariables"])
+    assert config == main.GuardConfig("test-project", "us-central1", "vertex-training", "dev", 0.9)
+
+
+def test_trigger_is_the_budget_topic_with_retries(run: MockedRun) -> None:
+    trigger = run.one(FUNCTION).inputs["eventTrigger"]
+    assert trigger == {
+        "eventType": "google.cloud.pubsub.topic.v1.messagePublished",
+        "pubsubTopic": TOPIC,
+        "retryPolicy": "RETRY_POLICY_RETRY",
+        "serviceAccountEmail": run.outputs["account"],
+        "triggerRegion": "us-central1",
+    }
+
+
+def test_function_waits_for_its_permissions(run: MockedRun) -> None:
+    grant = run.one(PROJECT_MEMBER)
+    assert grant.urn in run.one(FUNCTION).dependencies
+
+
+def test_source_archive_holds_only_the_function_files(run: MockedRun) -> None:
+    obj = run.one(OBJECT).inputs
+    assert obj["bucket"] == "test-project-vertex-training-dev"
+    assert obj["name"] == f"kill-switch/source-{killswitch.source_digest()}.zip"
+    archive = obj["source"]
+    assert isinstance(archive, pulumi.AssetArchive)
+    assert sorted(archive.assets) == ["main.py", "requirements.txt"]
+    for name, asset in archive.assets.items():
+        assert Path(asset.path) == killswitch.GUARD_DIR / name
+
+
+def test_source_name_changes_with_the_source(tmp_path: Path) -> None:
+    for name in killswitch.SOURCE_FILES:
+        (tmp_path / name).write_bytes((killswitch.GUARD_DIR / name).read_bytes())
+    same = killswitch.source_digest(tmp_path)
+    assert same == killswitch.source_digest()
+    (tmp_path / "main.py").write_text((tmp_path / "main.py").read_text() + "\n# changed\n")
+    assert killswitch.source_digest(tmp_path) != same
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "My_Feature.Branch-2026", "x" * 80, "__"])
+def test_names_are_valid_and_distinct_per_stack(stack: str) -> None:
+    names = killswitch.guard_names("vertex-training", stack)
+    assert re.fullmatch(r"[a-z](?:[-a-z0-9]{4,28}[a-z0-9])", names.account_id), names.account_id
+    assert re.fullmatch(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?", names.function), names.function
+    assert re.fullmatch(r"[A-Za-z0-9_.]{3,64}", names.role_id), names.role_id
+    assert names != killswitch.guard_names("vertex-training", stack + "2")
+    assert names != killswitch.guard_names("other-project", stack)
+
+
+@pytest.mark.parametrize("threshold", [0.0, -1.0, float("nan")])
+def test_threshold_must_be_positive(threshold: float) -> None:
+    with pytest.raises(ValueError, match="killSwitchThreshold"):
+        run_program(lambda: KillSwitch("kill-switch", args(threshold=threshold)))
+
+
+def test_runtime_requirements_are_the_tested_versions() -> None:
+    pins = dict(
+        line.split("==")
+        for line in (killswitch.GUARD_DIR / "requirements.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
+    assert set(pins) == {"functions-framework", "google-cloud-aiplatform"}
+    assert all(metadata.version(name) == version for name, version in pins.items()), pins
+
+
+def test_required_apis_cover_the_deployment() -> None:
+    assert {
+        "cloudfunctions.googleapis.com",
+        "run.googleapis.com",
+        "cloudbuild.googleapis.com",
+        "eventarc.googleapis.com",
+        "pubsub.googleapis.com",
+        "artifactregistry.googleapis.com",
+        "iam.googleapis.com",
+    } <= set(killswitch.REQUIRED_APIS)
