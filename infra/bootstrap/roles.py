@@ -1,0 +1,62 @@
+"""The roles each CI identity holds, and why: the single source for the stack and docs/ci.md."""
+
+from __future__ import annotations
+
+from infra.killswitch import guard_names
+
+MAIN_PROJECT = "vertex-training"  # the Pulumi project CI previews and deploys
+
+# Read-only: enough for `pulumi preview --refresh` of the main stack. Roles on the state bucket and the
+# secrets key are granted on those resources, not here.
+PREVIEW_PROJECT_ROLES: dict[str, str] = {
+    "roles/browser": "look up the project (number, metadata) the stack reads",
+    "roles/serviceusage.serviceUsageViewer": "refresh the enabled APIs",
+    "roles/storage.bucketViewer": "refresh the training bucket's settings",
+    "roles/storage.objectViewer": "refresh objects the stack uploads (the kill-switch source archive)",
+    "roles/artifactregistry.reader": "refresh the repository and image; pull the preview build's cache",
+    "roles/iam.serviceAccountViewer": "refresh the stack's service accounts",
+    "roles/iam.securityReviewer": "read IAM policies (project, bucket, repository, topic, service) and roles",
+    "roles/pubsub.viewer": "refresh the budget topic",
+    "roles/monitoring.viewer": "refresh the budget's e-mail notification channels",
+    "roles/aiplatform.viewer": "refresh CustomJobs (the dynamic provider's read) and the TensorBoard",
+    "roles/cloudfunctions.viewer": "refresh the kill-switch function",
+}
+PREVIEW_BILLING_ROLES: dict[str, str] = {
+    "roles/billing.viewer": "refresh the budget on the billing account",
+}
+
+# Everything `pulumi up` / `pulumi destroy` of the main stack does, and nothing project-wide beyond it.
+DEPLOY_PROJECT_ROLES: dict[str, str] = {
+    "roles/serviceusage.serviceUsageAdmin": "enable the Google APIs the stack declares",
+    "roles/storage.admin": "create the training bucket and its IAM; upload the kill-switch source",
+    "roles/artifactregistry.admin": "create the Docker repository, its cleanup policies and IAM; push images",
+    "roles/iam.serviceAccountAdmin": "create the job's and the kill switch's service accounts",
+    "roles/iam.serviceAccountUser": "act as them: CustomJobs, the function and its trigger run as them",
+    "roles/iam.roleAdmin": "create the kill switch's custom role (list and cancel custom jobs)",
+    "roles/resourcemanager.projectIamAdmin": "grant the stack's identities project roles; only those listed",
+    "roles/pubsub.admin": "create the budget topic and its IAM (Cloud Billing publishes to it)",
+    "roles/monitoring.notificationChannelEditor": "create the budget's e-mail notification channels",
+    "roles/cloudfunctions.developer": "deploy the kill-switch function with its Pub/Sub (Eventarc) trigger",
+    "roles/run.admin": "grant the trigger's identity run.invoker on the function's Cloud Run service",
+    "roles/aiplatform.user": "create, watch, cancel and delete CustomJobs; create the TensorBoard",
+}
+DEPLOY_BILLING_ROLES: dict[str, str] = {
+    "roles/billing.costsManager": "create and update the project's budget on the billing account",
+}
+
+# The main stack's project-level grants: its job identity writes logs and metrics.
+MAIN_STACK_PROJECT_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter")
+
+PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
+
+
+def grantable_project_roles(project: str, stack: str) -> list[str]:
+    """Project roles the deploy identity may grant: the main stack's, plus its kill switch's custom role."""
+    role_id = guard_names(MAIN_PROJECT, stack).role_id
+    return [*MAIN_STACK_PROJECT_ROLES, f"projects/{project}/roles/{role_id}"]
+
+
+def grant_condition(roles: list[str]) -> str:
+    """IAM condition that lets a projectIamAdmin grant (or revoke) only `roles`."""
+    quoted = ", ".join(f"'{r}'" for r in roles)
+    return f"api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly([{quoted}])"
