@@ -44,6 +44,9 @@ class KillSwitchArgs:
     topic: pulumi.Input[str]  # budget Pub/Sub topic id ("projects/<p>/topics/<t>")
     labels: dict[str, str]
     threshold: float = 1.0
+    # The stack's Artifact Registry repository id ("projects/<p>/locations/<region>/repositories/<r>"): the
+    # function's image goes with the stack on destroy, not into GCF's own `gcf-artifacts`, which bills on.
+    docker_repository: pulumi.Input[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ class KillSwitch(pulumi.ComponentResource):
             build_config=gcp.cloudfunctionsv2.FunctionBuildConfigArgs(
                 runtime=RUNTIME,
                 entry_point=ENTRY_POINT,
+                docker_repository=args.docker_repository,
                 source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceArgs(
                     storage_source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceStorageSourceArgs(
                         bucket=archive.bucket, object=archive.name

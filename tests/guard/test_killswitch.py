@@ -109,6 +109,13 @@ def test_trigger_is_the_budget_topic_with_retries(run: MockedRun) -> None:
     }
 
 
+def test_function_image_goes_to_the_stacks_repository_when_given(run: MockedRun) -> None:
+    assert "dockerRepository" not in run.one(FUNCTION).inputs["buildConfig"]
+    repo = "projects/test-project/locations/us-central1/repositories/vertex-training-dev"
+    with_repo = run_program(lambda: KillSwitch("kill-switch", args(docker_repository=repo)))
+    assert with_repo.one(FUNCTION).inputs["buildConfig"]["dockerRepository"] == repo
+
+
 def test_function_waits_for_its_permissions(run: MockedRun) -> None:
     grant = run.one(PROJECT_MEMBER)
     assert grant.urn in run.one(FUNCTION).dependencies
