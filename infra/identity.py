@@ -1,0 +1,72 @@
+"""The training jobs' runtime service account and the few grants it needs (no keys, no primitive roles)."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+BUCKET_ROLE = "roles/storage.objectAdmin"
+REPOSITORY_ROLE = "roles/artifactregistry.reader"
+PROJECT_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter")
+# Vertex's TensorBoard integration uploads the job's event files as the job's service account; Google documents
+# aiplatform.user for it and offers no narrower predefined role or per-instance IAM on TensorBoard instances.
+TENSORBOARD_ROLE = "roles/aiplatform.user"
+
+
+def account_id(stack: str) -> str:
+    return f"vt-{stack}-job"
+
+
+class JobIdentity(pulumi.ComponentResource):
+    """`grants` lists every IAM member resource: jobs depend on them so they start with their permissions."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        project: str,
+        stack: str,
+        bucket: pulumi.Input[str],
+        repository: pulumi.Input[str],
+        region: str,
+        tensorboard: bool,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("vertex-training:stack:JobIdentity", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.account = gcp.serviceaccount.Account(
+            "job-sa",
+            project=project,
+            account_id=account_id(stack),
+            display_name=f"vertex-training {stack} training jobs",
+            description="Runtime identity of this stack's Vertex AI CustomJobs (managed by Pulumi).",
+            opts=child,
+        )
+        member = self.account.email.apply(lambda email: f"serviceAccount:{email}")
+        self.grants: list[pulumi.Resource] = [
+            gcp.storage.BucketIAMMember(
+                "job-bucket-objects", bucket=bucket, role=BUCKET_ROLE, member=member, opts=child
+            ),
+            gcp.artifactregistry.RepositoryIamMember(
+                "job-repository-reader",
+                project=project,
+                location=region,
+                repository=repository,
+                role=REPOSITORY_ROLE,
+                member=member,
+                opts=child,
+            ),
+        ]
+        roles = PROJECT_ROLES + ((TENSORBOARD_ROLE,) if tensorboard else ())
+        self.grants += [
+            gcp.projects.IAMMember(
+                f"job-{role.split('/')[1].replace('.', '-').lower()}",
+                project=project,
+                role=role,
+                member=member,
+                opts=child,
+            )
+            for role in roles
+        ]
+        self.email = self.account.email
+        self.register_outputs({"email": self.email})

@@ -1,0 +1,8 @@
+"""The labels every labelable resource and every job of this stack carries (see INTERFACES.md)."""
+
+from __future__ import annotations
+
+
+def stack_labels(pulumi_project: str, pulumi_stack: str) -> dict[str, str]:
+    """Labels that let billing reports and the kill switch find this stack's resources."""
+    return {"managed-by": "pulumi", "pulumi-project": pulumi_project, "pulumi-stack": pulumi_stack}

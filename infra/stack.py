@@ -1,0 +1,162 @@
+"""build(cfg): compose the stack's components and return its outputs (tests run this under mocks)."""
+
+from __future__ import annotations
+
+import pulumi
+
+from infra import image as trainer_image
+from infra.apis import BASE_APIS, Apis
+from infra.budget import Budget
+from infra.config import StackConfig
+from infra.identity import JobIdentity
+from infra.jobs import LOCAL_SERVICE_ACCOUNT, TrainingJobs, logs_url, plan
+from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
+from infra.killswitch import KillSwitch, KillSwitchArgs
+from infra.labels import stack_labels
+from infra.registry import Registry, repository_url
+from infra.storage import TrainingBucket
+from infra.tensorboard import Tensorboard
+
+REPOSITORY_ID = "vertex-training"
+
+
+def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
+    """Declare everything for `cfg`; the local runner declares only the two jobs."""
+    labels = stack_labels(pulumi.get_project(), pulumi.get_stack())
+    job = plan(cfg, data_code=trainer_image.data_code_hash(), trainer_code=trainer_image.content_hash())
+    if cfg.is_local:
+        return _build_local(cfg, job, labels)
+
+    project = cfg.gcp_project
+    apis = Apis("apis", project, [*BASE_APIS, *(KILL_SWITCH_APIS if cfg.kill_switch else [])])
+    after_apis = pulumi.ResourceOptions(depends_on=[apis])
+    storage = TrainingBucket(
+        "storage",
+        project=project,
+        bucket_name=cfg.bucket_name,
+        region=cfg.region,
+        labels=labels,
+        force_destroy=cfg.force_destroy,
+        protect=cfg.protect,
+        opts=after_apis,
+    )
+    registry = Registry(
+        "registry",
+        project=project,
+        region=cfg.region,
+        repository_id=REPOSITORY_ID,
+        labels=labels,
+        opts=after_apis,
+    )
+    image = trainer_image.TrainerImage(
+        "trainer-image",
+        repository_url=repository_url(project, cfg.region, REPOSITORY_ID),
+        labels=labels,
+        opts=pulumi.ResourceOptions(depends_on=[registry]),
+    )
+    identity = JobIdentity(
+        "identity",
+        project=project,
+        stack=cfg.stack,
+        bucket=storage.name,
+        repository=registry.repository.repository_id,
+        region=cfg.region,
+        tensorboard=cfg.tensorboard,
+        opts=after_apis,
+    )
+    budget = Budget(
+        "budget", project=project, stack=cfg.stack, cfg=cfg.budget, labels=labels, opts=after_apis
+    )
+    tensorboard = (
+        Tensorboard(
+            "tensorboard",
+            project=project,
+            region=cfg.region,
+            stack=cfg.stack,
+            labels=labels,
+            protect=cfg.protect,
+            opts=after_apis,
+        )
+        if cfg.tensorboard
+        else None
+    )
+    kill_switch = (
+        KillSwitch(
+            "kill-switch",
+            KillSwitchArgs(
+                project=project,
+                region=cfg.region,
+                pulumi_project=pulumi.get_project(),
+                pulumi_stack=pulumi.get_stack(),
+                bucket=storage.name,
+                topic=budget.topic_id,
+                labels=labels,
+                threshold=cfg.kill_switch_threshold,
+            ),
+            opts=after_apis,
+        )
+        if cfg.kill_switch
+        else None
+    )
+    jobs = TrainingJobs(
+        "jobs",
+        cfg=cfg,
+        job=job,
+        labels=labels,
+        train_image=image.ref,
+        data_image=image.data_uri,
+        service_account=identity.email,
+        tensorboard=tensorboard.name if tensorboard else None,
+        depends_on=[image.image, *identity.grants],
+    )
+    return {
+        "bucket": storage.name,
+        "bucket_url": storage.url,
+        "image_ref": image.ref,
+        "data_dir": job.data_dir,
+        "data_job_name": jobs.data_job.job_name,
+        "data_job_state": jobs.data_job.state,
+        "train_job_name": jobs.train_job.job_name,
+        "train_job_state": jobs.train_job.state,
+        "model_uri": jobs.train_job.model_dir,
+        "console_url": jobs.train_job.console_url,
+        "data_console_url": jobs.data_job.console_url,
+        "logs_url": jobs.train_job.job_name.apply(lambda name: logs_url(name, project)),
+        "tensorboard_url": tensorboard.url if tensorboard else "",
+        "job_service_account": identity.email,
+        "budget_topic": budget.topic_id,
+        "kill_switch_function": kill_switch.function_name if kill_switch else "",
+    }
+
+
+def _build_local(cfg: StackConfig, job, labels: dict[str, str]) -> dict[str, pulumi.Input]:
+    """No cloud resources: both jobs run as processes on this machine; the trainer hash stands in for an image."""
+    jobs = TrainingJobs(
+        "jobs",
+        cfg=cfg,
+        job=job,
+        labels=labels,
+        train_image=f"local:{trainer_image.content_hash()}",
+        data_image=f"local:data-{trainer_image.data_code_hash()}",
+        service_account=LOCAL_SERVICE_ACCOUNT,
+        tensorboard=None,
+        depends_on=[],
+    )
+    return {
+        "bucket": "",
+        "bucket_url": cfg.local_dir,
+        "image_ref": "local (the local runner runs trainer/ from this checkout, no image)",
+        "data_dir": job.data_dir,
+        "data_job_name": jobs.data_job.job_name,
+        "data_job_state": jobs.data_job.state,
+        "train_job_name": jobs.train_job.job_name,
+        "train_job_state": jobs.train_job.state,
+        "model_uri": jobs.train_job.model_dir,
+        "console_url": jobs.train_job.console_url,
+        "data_console_url": jobs.data_job.console_url,
+        "logs_url": "",
+        "tensorboard_url": f"tensorboard --logdir {job.train_output_dir}/logs",
+        "job_service_account": "",
+        "budget_topic": "",
+        "kill_switch_function": "",
+    }
