@@ -1,4 +1,4 @@
-"""Typed, validated stack configuration: `vertex-training:<key>` values -> StackConfig (errors name the key)."""
+"""Typed, validated stack configuration: `vertex-training:<key>` values to StackConfig; errors name keys."""
 
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ def _thresholds(read: _Reader, key: str, default: tuple[float, ...]) -> tuple[fl
 
 
 def _machine(keys: tuple[str, str, str], machine: str, accelerator: str | None, count: int) -> None:
-    """Family/accelerator compatibility through the CustomJob resource's own validator (the rules live once)."""
+    """Family/accelerator compatibility via the CustomJob resource's own validator (the rules live once)."""
     from infra.vertex.spec import validate
 
     pool = {"machine_type": machine, "accelerator_type": accelerator, "accelerator_count": count}
@@ -308,12 +308,40 @@ def _hyperparameters(read: _Reader) -> Hyperparameters:
 
 
 KEYS = (
-    "gcpProject region runner localDir billingAccount budgetAmount budgetCurrency budgetThresholds "
-    "budgetForecastThresholds budgetEmails machineType acceleratorType acceleratorCount workerCount "
-    "dataMachineType spot timeoutSeconds dataSource dataFolder dataCount imageSize dataSeed epochs "
-    "fineTuneEpochs batchSize learningRate weights mixedPrecision forceDestroy protect tensorboard "
-    "killSwitch killSwitchThreshold"
-).split()
+    "gcpProject",
+    "region",
+    "runner",
+    "localDir",
+    "billingAccount",
+    "budgetAmount",
+    "budgetCurrency",
+    "budgetThresholds",
+    "budgetForecastThresholds",
+    "budgetEmails",
+    "machineType",
+    "acceleratorType",
+    "acceleratorCount",
+    "workerCount",
+    "dataMachineType",
+    "spot",
+    "timeoutSeconds",
+    "dataSource",
+    "dataFolder",
+    "dataCount",
+    "imageSize",
+    "dataSeed",
+    "epochs",
+    "fineTuneEpochs",
+    "batchSize",
+    "learningRate",
+    "weights",
+    "mixedPrecision",
+    "forceDestroy",
+    "protect",
+    "tensorboard",
+    "killSwitch",
+    "killSwitchThreshold",
+)
 
 
 def _reject_unknown(values: Mapping[str, object]) -> None:

@@ -8,8 +8,8 @@ import pulumi_gcp as gcp
 BUCKET_ROLE = "roles/storage.objectAdmin"
 REPOSITORY_ROLE = "roles/artifactregistry.reader"
 PROJECT_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter")
-# Vertex's TensorBoard integration uploads the job's event files as the job's service account; Google documents
-# aiplatform.user for it and offers no narrower predefined role or per-instance IAM on TensorBoard instances.
+# Vertex's TensorBoard integration uploads the job's event files as the job's service account; Google
+# documents aiplatform.user for it and offers no narrower predefined role or per-instance TensorBoard IAM.
 TENSORBOARD_ROLE = "roles/aiplatform.user"
 
 

@@ -1,4 +1,4 @@
-"""The trainer image: built from trainer/ with pulumi-docker-build, pushed, tagged by content, used by digest."""
+"""The trainer image: built from trainer/ with pulumi-docker-build, tagged by content, used by digest."""
 
 from __future__ import annotations
 

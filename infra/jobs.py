@@ -1,4 +1,4 @@
-"""The two CustomJobs: data preparation (CPU) and training (GPU), with deterministic, content-addressed inputs."""
+"""The two CustomJobs, data preparation (CPU) then training (GPU), with content-addressed inputs."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ class JobPlan:
 
     @property
     def checkpoint_dir(self) -> str:
-        # Under checkpoints/ (not the run dir) so the lifecycle rule can expire them; one dir per input set, so a
-        # changed job never resumes another job's checkpoints.
+        # Under checkpoints/ (not the run dir) so the lifecycle rule can expire them; one dir per input set,
+        # so a changed job never resumes another job's checkpoints.
         return f"{self.root}/{CHECKPOINT_PREFIX}{self.train_hash}"
 
 
@@ -72,7 +72,7 @@ def data_args(cfg: StackConfig, job: JobPlan) -> list[str]:
         args += ["--folder", data.folder]
     if data.count is not None:
         args += ["--count", str(data.count)]
-    return args + ["--output", job.data_dir, "--image-size", str(data.image_size), "--seed", str(data.seed)]
+    return [*args, "--output", job.data_dir, "--image-size", str(data.image_size), "--seed", str(data.seed)]
 
 
 def train_args(cfg: StackConfig, job: JobPlan) -> list[str]:

@@ -92,6 +92,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
                 topic=budget.topic_id,
                 labels=labels,
                 threshold=cfg.kill_switch_threshold,
+                docker_repository=registry.repository.id,
             ),
             opts=after_apis,
         )
@@ -130,7 +131,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
 
 
 def _build_local(cfg: StackConfig, job, labels: dict[str, str]) -> dict[str, pulumi.Input]:
-    """No cloud resources: both jobs run as processes on this machine; the trainer hash stands in for an image."""
+    """No cloud resources: both jobs run as local processes; the trainer hash stands in for an image."""
     jobs = TrainingJobs(
         "jobs",
         cfg=cfg,
