@@ -1,0 +1,262 @@
+"""The bootstrap stack under mocks: federation, exact CI roles, scoped bindings, bad config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infra.bootstrap.config import NAMESPACE, BootstrapConfig, ConfigError, load_config
+from infra.bootstrap.stack import build
+from infra.killswitch import guard_names
+from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
+
+BOOTSTRAP = Path(__file__).resolve().parents[2] / "infra" / "bootstrap"
+REQUIRED = {
+    "project": "my-gcp-project",
+    "githubRepository": "my-org/vertex-training",
+    "billingAccount": "012345-6789AB-CDEF01",
+}
+PREVIEW_ROLES = {
+    "roles/browser",
+    "roles/serviceusage.serviceUsageViewer",
+    "roles/storage.bucketViewer",
+    "roles/storage.objectViewer",
+    "roles/artifactregistry.reader",
+    "roles/iam.serviceAccountViewer",
+    "roles/iam.securityReviewer",
+    "roles/pubsub.viewer",
+    "roles/monitoring.viewer",
+    "roles/aiplatform.viewer",
+    "roles/cloudfunctions.viewer",
+}
+DEPLOY_ROLES = {
+    "roles/serviceusage.serviceUsageAdmin",
+    "roles/storage.admin",
+    "roles/artifactregistry.admin",
+    "roles/iam.serviceAccountAdmin",
+    "roles/iam.serviceAccountUser",
+    "roles/iam.roleAdmin",
+    "roles/resourcemanager.projectIamAdmin",
+    "roles/pubsub.admin",
+    "roles/monitoring.notificationChannelEditor",
+    "roles/cloudfunctions.developer",
+    "roles/run.admin",
+    "roles/aiplatform.user",
+}
+PROJECT_MEMBER = "gcp:projects/iAMMember:IAMMember"
+SA_MEMBER = "gcp:serviceaccount/iAMMember:IAMMember"
+
+
+def run_bootstrap(**overrides: str) -> MockedRun:
+    cfg = load_config({**REQUIRED, **overrides})
+    return run_program(lambda: build(cfg), project=NAMESPACE, stack="ci")
+
+
+@pytest.fixture(scope="module")
+def run() -> MockedRun:
+    return run_bootstrap()
+
+
+def member_of(run: MockedRun, identity: str) -> str:
+    return f"serviceAccount:vt-ci-{identity}@my-gcp-project.iam.gserviceaccount.com"
+
+
+def grants(run: MockedRun, typ: str, member: str) -> list[Registered]:
+    return [r for r in run.by_type(typ) if r.inputs["member"] == member]
+
+
+def test_pool_and_provider_trust_only_this_repository(run: MockedRun) -> None:
+    pool = run.one("gcp:iam/workloadIdentityPool:WorkloadIdentityPool")
+    provider = run.one("gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider")
+    assert pool.inputs["workloadIdentityPoolId"] == "github"
+    assert provider.inputs["workloadIdentityPoolProviderId"] == "github-actions"
+    assert provider.inputs["oidc"] == {"issuerUri": "https://token.actions.githubusercontent.com"}
+    assert provider.inputs["attributeCondition"] == "assertion.repository == 'my-org/vertex-training'"
+    mapping = provider.inputs["attributeMapping"]
+    assert mapping["google.subject"] == "assertion.sub"
+    assert mapping["attribute.repository"] == "assertion.repository"
+    assert provider.parent == pool.parent  # both children of the GitHubFederation component
+
+
+def test_repository_id_tightens_the_condition() -> None:
+    run = run_bootstrap(githubRepositoryId="987654321")
+    provider = run.one("gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider")
+    assert provider.inputs["attributeCondition"] == (
+        "assertion.repository == 'my-org/vertex-training' && assertion.repository_id == '987654321'"
+    )
+
+
+def test_preview_identity_is_read_only(run: MockedRun) -> None:
+    member = member_of(run, "preview")
+    project_roles = [g.inputs["role"] for g in grants(run, PROJECT_MEMBER, member)]
+    assert sorted(project_roles) == sorted(PREVIEW_ROLES)  # each once
+    assert all("condition" not in g.inputs for g in grants(run, PROJECT_MEMBER, member))
+    billing = grants(run, "gcp:billing/accountIamMember:AccountIamMember", member)
+    assert [(b.inputs["role"], b.inputs["billingAccountId"]) for b in billing] == [
+        ("roles/billing.viewer", "012345-6789AB-CDEF01")
+    ]
+    assert [g.inputs["role"] for g in grants(run, "gcp:storage/bucketIAMMember:BucketIAMMember", member)] == [
+        "roles/storage.objectViewer"
+    ]
+    assert [
+        g.inputs["role"] for g in grants(run, "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember", member)
+    ] == ["roles/cloudkms.cryptoKeyDecrypter"]
+
+
+def test_deploy_identity_has_what_up_needs_and_can_grant_only_the_stacks_roles(run: MockedRun) -> None:
+    member = member_of(run, "deploy")
+    project = grants(run, PROJECT_MEMBER, member)
+    assert sorted(g.inputs["role"] for g in project) == sorted(DEPLOY_ROLES)
+    conditioned = {g.inputs["role"]: g.inputs["condition"] for g in project if "condition" in g.inputs}
+    assert set(conditioned) == {"roles/resourcemanager.projectIamAdmin"}
+    kill_switch_role = f"projects/my-gcp-project/roles/{guard_names('vertex-training', 'dev').role_id}"
+    assert conditioned["roles/resourcemanager.projectIamAdmin"]["expression"] == (
+        "api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly(["
+        f"'roles/logging.logWriter', 'roles/monitoring.metricWriter', '{kill_switch_role}'])"
+    )
+    billing = grants(run, "gcp:billing/accountIamMember:AccountIamMember", member)
+    assert [(b.inputs["role"], b.inputs["billingAccountId"]) for b in billing] == [
+        ("roles/billing.costsManager", "012345-6789AB-CDEF01")
+    ]
+    assert [g.inputs["role"] for g in grants(run, "gcp:storage/bucketIAMMember:BucketIAMMember", member)] == [
+        "roles/storage.objectUser"
+    ]
+    assert [
+        g.inputs["role"] for g in grants(run, "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember", member)
+    ] == ["roles/cloudkms.cryptoKeyEncrypterDecrypter"]
+
+
+def test_no_primitive_roles_and_no_keys(run: MockedRun) -> None:
+    roles = [r.inputs["role"] for r in run.resources if "role" in r.inputs]
+    assert not {"roles/owner", "roles/editor", "roles/viewer"} & set(roles)
+    assert not [r for r in run.resources if r.type.startswith("gcp:serviceaccount/key:")]
+    assert len(run.by_type("gcp:serviceaccount/account:Account")) == 2
+
+
+def test_preview_may_be_used_by_any_run_of_the_repository_deploy_only_by_the_environment(
+    run: MockedRun,
+) -> None:
+    provider = run.one("gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider")
+    bindings = {b.name: b for b in run.by_type(SA_MEMBER)}
+    assert set(bindings) == {"preview-federated", "deploy-federated"}
+    for identity, binding in (
+        ("preview", bindings["preview-federated"]),
+        ("deploy", bindings["deploy-federated"]),
+    ):
+        assert binding.inputs["role"] == "roles/iam.workloadIdentityUser"
+        # Mocked `name` outputs are resource names: each binding is on its own account.
+        assert binding.inputs["serviceAccountId"] == f"{identity}-sa"
+        assert provider.urn in binding.dependencies
+    # The real pool name is "projects/<number>/locations/global/workloadIdentityPools/github";
+    # mocked, it is the resource name.
+    assert bindings["preview-federated"].inputs["member"] == (
+        "principalSet://iam.googleapis.com/github-pool/attribute.repository/my-org/vertex-training"
+    )
+    assert bindings["deploy-federated"].inputs["member"] == (
+        "principal://iam.googleapis.com/github-pool/subject/repo:my-org/vertex-training:environment:dev"
+    )
+
+
+def test_deploy_environment_follows_the_deploy_stack() -> None:
+    run = run_bootstrap(deployStack="staging")
+    deploy = run.named("deploy-federated")
+    assert deploy.inputs["member"].endswith("/subject/repo:my-org/vertex-training:environment:staging")
+    admin = [
+        g for g in run.by_type(PROJECT_MEMBER) if g.inputs["role"] == "roles/resourcemanager.projectIamAdmin"
+    ]
+    assert guard_names("vertex-training", "staging").role_id in admin[0].inputs["condition"]["expression"]
+
+
+def test_state_bucket_and_secrets_key_are_hardened_and_protected(run: MockedRun) -> None:
+    bucket = run.one("gcp:storage/bucket:Bucket")
+    assert bucket.inputs["name"] == "my-gcp-project-pulumi-state"
+    assert bucket.inputs["uniformBucketLevelAccess"] is True
+    assert bucket.inputs["publicAccessPrevention"] == "enforced"
+    assert bucket.inputs["versioning"] == {"enabled": True}
+    assert bucket.inputs["forceDestroy"] is False
+    assert bucket.inputs["labels"] == {
+        "managed-by": "pulumi",
+        "pulumi-project": "vertex-training-bootstrap",
+        "pulumi-stack": "ci",
+    }
+    key = run.one("gcp:kms/cryptoKey:CryptoKey")
+    assert key.inputs["purpose"] == "ENCRYPT_DECRYPT" and key.inputs["rotationPeriod"] == "7776000s"
+    ring = run.one("gcp:kms/keyRing:KeyRing")
+    assert bucket.protect and key.protect and ring.protect
+    assert ring.inputs["location"] == bucket.inputs["location"] == "us-central1"
+
+
+def test_apis_are_enabled_first_and_never_disabled(run: MockedRun) -> None:
+    apis = run.by_type("gcp:projects/service:Service")
+    assert {a.inputs["service"] for a in apis} >= {"iam.googleapis.com", "sts.googleapis.com"}
+    assert all(a.inputs["disableOnDestroy"] is False for a in apis)
+    api_urns = {a.urn for a in apis}
+    for component in ("github", "state", "preview", "deploy"):
+        assert api_urns <= set(run.named(component).dependencies)
+
+
+def test_outputs_are_what_the_workflows_need(run: MockedRun) -> None:
+    out = run.outputs
+    assert out["stateBackendUrl"] == "gs://my-gcp-project-pulumi-state"
+    assert out["secretsProvider"] == (
+        "gcpkms://projects/my-gcp-project/locations/us-central1/keyRings/vertex-training-pulumi/"
+        "cryptoKeys/pulumi-secrets"
+    )
+    assert out["githubVariables"] == {
+        "GCP_WORKLOAD_IDENTITY_PROVIDER": out["workloadIdentityProvider"],
+        "GCP_PREVIEW_SERVICE_ACCOUNT": "vt-ci-preview@my-gcp-project.iam.gserviceaccount.com",
+        "GCP_DEPLOY_SERVICE_ACCOUNT": "vt-ci-deploy@my-gcp-project.iam.gserviceaccount.com",
+        "PULUMI_BACKEND_URL": "gs://my-gcp-project-pulumi-state",
+    }
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"project": None}, "project"),
+        ({"project": "My_Project"}, "project"),
+        ({"githubRepository": None}, "githubRepository"),
+        ({"githubRepository": "vertex-training"}, "githubRepository"),
+        ({"githubRepository": "https://github.com/my-org/vertex-training"}, "githubRepository"),
+        ({"githubRepository": "my-org/repo' || true || '"}, "githubRepository"),
+        ({"billingAccount": "0123456789AB"}, "billingAccount"),
+        ({"billingAccount": None}, "billingAccount"),
+        ({"githubRepositoryId": "my-org"}, "githubRepositoryId"),
+        ({"region": "us central1"}, "region"),
+        ({"poolId": "gcp-github"}, "poolId"),
+        ({"providerId": "gh"}, "providerId"),
+        ({"stateBucket": "Has_Upper"}, "stateBucket"),
+        ({"stateBucket": "google-state"}, "stateBucket"),
+        ({"deployStack": "dev stack"}, "deployStack"),
+    ],
+)
+def test_bad_config_names_the_key(overrides: dict[str, str | None], key: str) -> None:
+    values = {**REQUIRED, **overrides}
+    with pytest.raises(ConfigError, match=f"{NAMESPACE}:{key}\\b.*pulumi config set {key} "):
+        load_config({k: v for k, v in values.items() if v is not None})
+
+
+def test_defaults_and_namespaced_keys() -> None:
+    cfg = load_config({f"{NAMESPACE}:{k}": v for k, v in REQUIRED.items()})
+    assert cfg == BootstrapConfig(
+        project="my-gcp-project",
+        github_repository="my-org/vertex-training",
+        billing_account="012345-6789AB-CDEF01",
+        region="us-central1",
+        deploy_stack="dev",
+        pool_id="github",
+        provider_id="github-actions",
+        state_bucket="my-gcp-project-pulumi-state",
+    )
+
+
+def test_project_files() -> None:
+    project = yaml.safe_load((BOOTSTRAP / "Pulumi.yaml").read_text())
+    assert project["name"] == NAMESPACE and project["runtime"]["name"] == "python"
+    venv = (BOOTSTRAP / project["runtime"]["options"]["virtualenv"]).resolve()
+    assert venv == (BOOTSTRAP.parents[1] / ".venv").resolve()
+    example = yaml.safe_load((BOOTSTRAP / "Pulumi.example.yaml").read_text())["config"]
+    cfg = load_config(example)
+    assert cfg.github_repository_id == "123456789"

@@ -1,0 +1,151 @@
+"""GitHub Actions workflows: actionlint clean, and the structure that keeps CI safe (parsed with yaml)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from infra.bootstrap.config import load_config
+from infra.bootstrap.stack import build
+from tests.fakes.pulumi_mocks import run_program
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / ".github" / "workflows"
+ACTIONLINT = Path(sys.executable).parent / "actionlint"
+NAMES = ("ci", "preview", "deploy")
+
+
+def load(name: str) -> dict[str, Any]:
+    return yaml.safe_load((WORKFLOWS / f"{name}.yml").read_text())
+
+
+def triggers(workflow: dict[str, Any]) -> dict[str, Any]:
+    # YAML 1.1 reads the bare key `on` as the boolean True.
+    return workflow.get("on", workflow.get(True))
+
+
+def steps(workflow: dict[str, Any], job: str) -> list[dict[str, Any]]:
+    return workflow["jobs"][job]["steps"]
+
+
+def step_using(workflow: dict[str, Any], job: str, action: str) -> dict[str, Any]:
+    found = [s for s in steps(workflow, job) if s.get("uses", "").startswith(action + "@")]
+    assert len(found) == 1, f"expected one {action} step in {job}, found {len(found)}"
+    return found[0]
+
+
+def test_actionlint_is_clean() -> None:
+    result = subprocess.run(
+        [str(ACTIONLINT), "-no-color", *sorted(str(p) for p in WORKFLOWS.glob("*.yml"))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_actionlint_catches_a_misspelled_action_input(tmp_path: Path) -> None:
+    """Proves the lint above checks action inputs (an edit-pr-comment typo would silently do nothing)."""
+    broken = (WORKFLOWS / "preview.yml").read_text().replace("edit-pr-comment:", "edit-pr-comments:")
+    (tmp_path / "preview.yml").write_text(broken)
+    result = subprocess.run(
+        [str(ACTIONLINT), "-no-color", str(tmp_path / "preview.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and "edit-pr-comments" in result.stdout
+
+
+def test_the_workflow_set() -> None:
+    assert sorted(p.stem for p in WORKFLOWS.glob("*.yml")) == sorted(NAMES)
+    assert not list(WORKFLOWS.glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_actions_are_pinned_and_no_keys_or_unsafe_triggers(name: str) -> None:
+    text = (WORKFLOWS / f"{name}.yml").read_text()
+    workflow = load(name)
+    for job in workflow["jobs"]:
+        for step in steps(workflow, job):
+            if "uses" in step:
+                assert re.fullmatch(r"[\w.-]+/[\w.-]+@(v\d+(\.\d+){0,2}|[0-9a-f]{40})", step["uses"]), step
+            assert "credentials_json" not in step.get("with", {}), "service account keys are never used"
+    # pull_request_target runs fork code with the base repository's secrets.
+    assert "pull_request_target" not in triggers(workflow)
+    assert set(re.findall(r"secrets\.(\w+)", text)) <= {"GITHUB_TOKEN", "PULUMI_ACCESS_TOKEN"}
+    assert workflow["permissions"] == {"contents": "read"}, "workflow-level token is read-only"
+    assert "concurrency" in workflow
+
+
+def test_ci_runs_the_readme_test_command_on_push_and_pull_request() -> None:
+    workflow = load("ci")
+    assert set(triggers(workflow)) == {"push", "pull_request"}
+    job = workflow["jobs"]["test"]
+    assert "permissions" not in job
+    python = step_using(workflow, "test", "actions/setup-python")["with"]
+    assert python["python-version"] == "3.11" and python["cache"] == "pip"
+    assert [s["run"] for s in job["steps"] if "run" in s] == [".ci/run"]
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+    assert workflow["concurrency"]["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+
+
+def test_preview_is_keyless_read_only_and_skips_forks() -> None:
+    workflow = load("preview")
+    assert set(triggers(workflow)) == {"pull_request"}
+    job = workflow["jobs"]["preview"]
+    condition = " ".join(job["if"].split())
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in condition
+    assert job["permissions"] == {"contents": "read", "id-token": "write", "pull-requests": "write"}
+    assert workflow["concurrency"] == {
+        "group": "preview-${{ github.event.pull_request.number }}",
+        "cancel-in-progress": True,
+    }
+    auth = step_using(workflow, "preview", "google-github-actions/auth")["with"]
+    assert auth == {
+        "workload_identity_provider": "${{ vars.GCP_WORKLOAD_IDENTITY_PROVIDER }}",
+        "service_account": "${{ vars.GCP_PREVIEW_SERVICE_ACCOUNT }}",
+    }
+    pulumi = step_using(workflow, "preview", "pulumi/actions")["with"]
+    assert pulumi["command"] == "preview" and pulumi["stack-name"] == "dev"
+    assert pulumi["comment-on-pr"] is True and pulumi["edit-pr-comment"] is True
+    assert pulumi["github-token"] == "${{ secrets.GITHUB_TOKEN }}"
+    order = [s.get("uses", s.get("run", "")).split("@")[0] for s in job["steps"]]
+    assert (
+        order.index("google-github-actions/auth") < order.index("make setup") < order.index("pulumi/actions")
+    )
+
+
+def test_deploy_is_manual_gated_by_environment_and_never_cancelled() -> None:
+    workflow = load("deploy")
+    assert set(triggers(workflow)) == {"workflow_dispatch"}
+    job = workflow["jobs"]["deploy"]
+    assert job["environment"] == "dev"
+    assert job["if"] == "github.ref == 'refs/heads/main'"
+    assert job["permissions"] == {"contents": "read", "id-token": "write"}
+    assert workflow["concurrency"]["cancel-in-progress"] is False
+    auth = step_using(workflow, "deploy", "google-github-actions/auth")["with"]
+    assert auth["service_account"] == "${{ vars.GCP_DEPLOY_SERVICE_ACCOUNT }}"
+    pulumi = step_using(workflow, "deploy", "pulumi/actions")["with"]
+    assert pulumi["command"] == "up" and pulumi["stack-name"] == "dev"
+
+
+def test_workflows_use_what_the_bootstrap_stack_creates() -> None:
+    """Variable names, the deploy environment and the backend match the bootstrap outputs and defaults."""
+    cfg = load_config(
+        {"project": "my-gcp-project", "githubRepository": "o/r", "billingAccount": "012345-6789AB-CDEF01"}
+    )
+    outputs = run_program(lambda: build(cfg), project="vertex-training-bootstrap", stack="ci").outputs
+    used: set[str] = set()
+    for name in ("preview", "deploy"):
+        used |= set(re.findall(r"vars\.(\w+)", (WORKFLOWS / f"{name}.yml").read_text()))
+    assert used == set(outputs["githubVariables"])
+    assert load("deploy")["jobs"]["deploy"]["environment"] == cfg.deploy_stack
+    for name in ("preview", "deploy"):
+        assert load(name)["jobs"][name]["env"]["PULUMI_BACKEND_URL"] == "${{ vars.PULUMI_BACKEND_URL }}"
