@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from infra.identity import PROJECT_ROLES, TENSORBOARD_ROLE
 from infra.killswitch import guard_names
 
 MAIN_PROJECT = "vertex-training"  # the Pulumi project CI previews and deploys
@@ -27,7 +28,7 @@ PREVIEW_BILLING_ROLES: dict[str, str] = {
 
 # Everything `pulumi up` / `pulumi destroy` of the main stack does, and nothing project-wide beyond it.
 DEPLOY_PROJECT_ROLES: dict[str, str] = {
-    "roles/serviceusage.serviceUsageAdmin": "enable the Google APIs the stack declares",
+    "roles/serviceusage.serviceUsageAdmin": "enable the stack's APIs; bill Budgets API calls to the project",
     "roles/storage.admin": "create the training bucket and its IAM; upload the kill-switch source",
     "roles/artifactregistry.admin": "create the Docker repository, its cleanup policies and IAM; push images",
     "roles/iam.serviceAccountAdmin": "create the job's and the kill switch's service accounts",
@@ -44,8 +45,52 @@ DEPLOY_BILLING_ROLES: dict[str, str] = {
     "roles/billing.costsManager": "create and update the project's budget on the billing account",
 }
 
-# The main stack's project-level grants: its job identity writes logs and metrics.
-MAIN_STACK_PROJECT_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter")
+# The main stack's project-level grants to its job identity (TensorBoard uploads need aiplatform.user).
+MAIN_STACK_PROJECT_ROLES = (*PROJECT_ROLES, TENSORBOARD_ROLE)
+
+# Which role lets each identity manage (deploy) or read (preview, for refresh) each resource type the main
+# stack declares. tests/ci checks this covers every type the dev and prod stacks register.
+_DYNAMIC = "pulumi-python:dynamic:Resource"
+DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
+    "gcp:projects/service:Service": "roles/serviceusage.serviceUsageAdmin",
+    "gcp:storage/bucket:Bucket": "roles/storage.admin",
+    "gcp:storage/bucketIAMMember:BucketIAMMember": "roles/storage.admin",
+    "gcp:storage/bucketObject:BucketObject": "roles/storage.admin",
+    "gcp:artifactregistry/repository:Repository": "roles/artifactregistry.admin",
+    "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": "roles/artifactregistry.admin",
+    "docker-build:index:Image": "roles/artifactregistry.admin",
+    "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountAdmin",
+    "gcp:projects/iAMCustomRole:IAMCustomRole": "roles/iam.roleAdmin",
+    "gcp:projects/iAMMember:IAMMember": "roles/resourcemanager.projectIamAdmin",
+    "gcp:pubsub/topic:Topic": "roles/pubsub.admin",
+    "gcp:pubsub/topicIAMMember:TopicIAMMember": "roles/pubsub.admin",
+    "gcp:monitoring/notificationChannel:NotificationChannel": "roles/monitoring.notificationChannelEditor",
+    "gcp:billing/budget:Budget": "roles/billing.costsManager",
+    "gcp:vertex/aiTensorboard:AiTensorboard": "roles/aiplatform.user",
+    "gcp:cloudfunctionsv2/function:Function": "roles/cloudfunctions.developer",
+    "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/run.admin",
+    _DYNAMIC: "roles/aiplatform.user",
+}
+PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
+    "gcp:projects/service:Service": "roles/serviceusage.serviceUsageViewer",
+    "gcp:storage/bucket:Bucket": "roles/storage.bucketViewer",
+    "gcp:storage/bucketIAMMember:BucketIAMMember": "roles/iam.securityReviewer",
+    "gcp:storage/bucketObject:BucketObject": "roles/storage.objectViewer",
+    "gcp:artifactregistry/repository:Repository": "roles/artifactregistry.reader",
+    "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": "roles/iam.securityReviewer",
+    "docker-build:index:Image": "roles/artifactregistry.reader",
+    "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountViewer",
+    "gcp:projects/iAMCustomRole:IAMCustomRole": "roles/iam.securityReviewer",
+    "gcp:projects/iAMMember:IAMMember": "roles/iam.securityReviewer",
+    "gcp:pubsub/topic:Topic": "roles/pubsub.viewer",
+    "gcp:pubsub/topicIAMMember:TopicIAMMember": "roles/iam.securityReviewer",
+    "gcp:monitoring/notificationChannel:NotificationChannel": "roles/monitoring.viewer",
+    "gcp:billing/budget:Budget": "roles/billing.viewer",
+    "gcp:vertex/aiTensorboard:AiTensorboard": "roles/aiplatform.viewer",
+    "gcp:cloudfunctionsv2/function:Function": "roles/cloudfunctions.viewer",
+    "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/iam.securityReviewer",
+    _DYNAMIC: "roles/aiplatform.viewer",
+}
 
 PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from infra.bootstrap import roles
 from infra.bootstrap.config import NAMESPACE, BootstrapConfig, ConfigError, load_config
 from infra.bootstrap.stack import build
 from infra.killswitch import guard_names
@@ -114,7 +115,8 @@ def test_deploy_identity_has_what_up_needs_and_can_grant_only_the_stacks_roles(r
     kill_switch_role = f"projects/my-gcp-project/roles/{guard_names('vertex-training', 'dev').role_id}"
     assert conditioned["roles/resourcemanager.projectIamAdmin"]["expression"] == (
         "api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly(["
-        f"'roles/logging.logWriter', 'roles/monitoring.metricWriter', '{kill_switch_role}'])"
+        "'roles/logging.logWriter', 'roles/monitoring.metricWriter', 'roles/aiplatform.user', "
+        f"'{kill_switch_role}'])"
     )
     billing = grants(run, "gcp:billing/accountIamMember:AccountIamMember", member)
     assert [(b.inputs["role"], b.inputs["billingAccountId"]) for b in billing] == [
@@ -260,3 +262,22 @@ def test_project_files() -> None:
     example = yaml.safe_load((BOOTSTRAP / "Pulumi.example.yaml").read_text())["config"]
     cfg = load_config(example)
     assert cfg.github_repository_id == "123456789"
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_ci_roles_cover_every_resource_the_main_stack_declares(stack: str) -> None:
+    """A new resource type or project grant in the main stack fails here until CI identities can handle it."""
+    pytest.importorskip("infra.vertex.resource", reason="the main stack needs the CustomJob resource")
+    from tests.stack.conftest import run_stack, stack_config
+
+    main = run_stack(stack)
+    types = {r.type for r in main.resources if r.custom and not r.type.startswith("pulumi:providers:")}
+    deploy_roles = set(roles.DEPLOY_PROJECT_ROLES) | set(roles.DEPLOY_BILLING_ROLES)
+    preview_roles = set(roles.PREVIEW_PROJECT_ROLES) | set(roles.PREVIEW_BILLING_ROLES)
+    assert types <= set(roles.DEPLOY_ROLE_FOR_TYPE), "types the deploy identity has no role for"
+    assert types <= set(roles.PREVIEW_ROLE_FOR_TYPE), "types the preview identity cannot refresh"
+    assert {roles.DEPLOY_ROLE_FOR_TYPE[t] for t in types} <= deploy_roles
+    assert {roles.PREVIEW_ROLE_FOR_TYPE[t] for t in types} <= preview_roles
+    project = stack_config(stack).gcp_project
+    granted = {r.inputs["role"] for r in main.by_type(PROJECT_MEMBER)}
+    assert granted <= set(roles.grantable_project_roles(project, stack))
