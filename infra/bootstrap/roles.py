@@ -14,7 +14,7 @@ PREVIEW_PROJECT_ROLES: dict[str, str] = {
     "roles/serviceusage.serviceUsageViewer": "refresh the enabled APIs",
     "roles/storage.bucketViewer": "refresh the training bucket's settings",
     "roles/storage.objectViewer": "refresh objects the stack uploads (the kill-switch source archive)",
-    "roles/artifactregistry.reader": "refresh the repository and image; pull the preview build's cache",
+    "roles/artifactregistry.reader": "refresh the repository and the pushed trainer image",
     "roles/iam.serviceAccountViewer": "refresh the stack's service accounts",
     "roles/iam.securityReviewer": "read IAM policies (project, bucket, repository, topic, service) and roles",
     "roles/pubsub.viewer": "refresh the budget topic",
