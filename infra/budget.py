@@ -8,6 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra.config import BudgetConfig
+from infra.options import children
 
 # Cloud Billing publishes budget notifications as this Google-managed account.
 BILLING_PUBLISHER = "serviceAccount:billing-budget-alert@system.gserviceaccount.com"
@@ -39,7 +40,7 @@ class Budget(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("vertex-training:stack:Budget", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = children(self, opts)
         self.topic = gcp.pubsub.Topic(
             "budget-topic", project=project, name=f"vt-{stack}-budget", labels=labels, opts=child
         )
@@ -84,7 +85,7 @@ class Budget(pulumi.ComponentResource):
                 "monitoring_notification_channels": [c.id for c in self.channels],
                 "disable_default_iam_recipients": False,
             },
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[publisher]),
+            opts=children(self, opts, provider=provider, depends_on=[publisher]),
         )
         self.topic_id = self.topic.id
         self.register_outputs({"topic": self.topic_id, "budget": self.budget.name})

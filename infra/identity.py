@@ -5,6 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.options import children
+
 BUCKET_ROLE = "roles/storage.objectAdmin"
 REPOSITORY_ROLE = "roles/artifactregistry.reader"
 PROJECT_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter")
@@ -33,7 +35,7 @@ class JobIdentity(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("vertex-training:stack:JobIdentity", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = children(self, opts)
         self.account = gcp.serviceaccount.Account(
             "job-sa",
             project=project,

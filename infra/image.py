@@ -10,6 +10,8 @@ from pathlib import Path
 import pulumi
 import pulumi_docker_build as docker_build
 
+from infra.options import children
+
 TRAINER_DIR = Path(__file__).resolve().parents[1] / "trainer"
 IMAGE_NAME = "trainer"
 # What every image needs besides Python sources: changing these changes what data preparation runs on too.
@@ -121,7 +123,7 @@ class TrainerImage(pulumi.ComponentResource):
             # A preview (e.g. CI on a pull request) needs no Docker engine or registry credentials.
             build_on_preview=False,
             labels=labels,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=children(self, opts),
         )
         self.ref = self.image.ref
         self.digest = self.image.digest

@@ -10,6 +10,7 @@ from urllib.parse import quote
 import pulumi
 
 from infra.config import StackConfig
+from infra.options import children
 from infra.storage import CHECKPOINT_PREFIX, TMP_PREFIX
 from infra.vertex.resource import CustomJob, CustomJobArgs, WorkerPool
 
@@ -91,9 +92,9 @@ def train_args(cfg: StackConfig, job: JobPlan) -> list[str]:
     ]  # fmt: skip
 
 
-def logs_url(job_name: str, project: str) -> str:
+def logs_url(job_name: str | None, project: str) -> str:
     """Cloud Logging query for one Vertex job (empty for local jobs, whose logs are files)."""
-    if not job_name.startswith("projects/"):
+    if not job_name or not job_name.startswith("projects/"):
         return ""
     query = f'resource.type="ml_job"\nresource.labels.job_id="{job_name.rsplit("/", 1)[-1]}"'
     return f"https://console.cloud.google.com/logs/query;query={quote(query, safe='')}?project={project}"
@@ -142,7 +143,7 @@ class TrainingJobs(pulumi.ComponentResource):
                 base_output_dir=job.data_output_dir,
                 **common,
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+            opts=children(self, opts, depends_on=depends_on),
         )
         chief = WorkerPool(
             machine_type=cfg.machine_type,
@@ -166,7 +167,7 @@ class TrainingJobs(pulumi.ComponentResource):
                 tensorboard=tensorboard,
                 **common,
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.data_job, *depends_on]),
+            opts=children(self, opts, depends_on=[self.data_job, *depends_on]),
         )
         self.register_outputs(
             {

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.options import children
+
 KEEP_RECENT_VERSIONS = 5
 DELETE_AFTER = f"{30 * 24 * 3600}s"
 
@@ -52,7 +54,7 @@ class Registry(pulumi.ComponentResource):
             cleanup_policies=cleanup_policies(),
             cleanup_policy_dry_run=False,
             labels=labels,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=children(self, opts),
         )
         self.url = repository_url(project, region, repository_id)
         self.register_outputs({"url": self.url, "name": self.repository.name})

@@ -109,6 +109,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         service_account=identity.email,
         tensorboard=tensorboard.name if tensorboard else None,
         depends_on=[image.image, *identity.grants],
+        opts=after_apis,
     )
     return {
         "bucket": storage.name,

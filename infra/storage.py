@@ -5,6 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.options import children
+
 # Prefixes the stack writes under; lifecycle rules key on them.
 TMP_PREFIX = "tmp/"
 CHECKPOINT_PREFIX = "checkpoints/"
@@ -58,7 +60,7 @@ class TrainingBucket(pulumi.ComponentResource):
             # a kept stack retains the default seven days of recovery.
             soft_delete_policy={"retention_duration_seconds": 0} if force_destroy else None,
             labels=labels,
-            opts=pulumi.ResourceOptions(parent=self, protect=protect),
+            opts=children(self, opts, protect=protect),
         )
         self.name = self.bucket.name
         self.url = self.bucket.url

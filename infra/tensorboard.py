@@ -5,6 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.options import children
+
 
 def console_url(project: str, region: str) -> str:
     return f"https://console.cloud.google.com/vertex-ai/experiments/tensorboard-instances?project={project}&region={region}"
@@ -30,7 +32,7 @@ class Tensorboard(pulumi.ComponentResource):
             display_name=f"vertex-training-{stack}",
             description="Training curves of this stack's jobs (managed by Pulumi).",
             labels=labels,
-            opts=pulumi.ResourceOptions(parent=self, protect=protect),
+            opts=children(self, opts, protect=protect),
         )
         self.name = self.instance.name
         self.url = console_url(project, region)
