@@ -63,10 +63,10 @@ class _RecordingMocks(pulumi.runtime.Mocks):
         outputs.update(_computed_outputs(args.typ, args.name, args.inputs))
         return outputs.get("id", f"{args.name}-id"), outputs
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, None]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         if args.token == "gcp:organizations/getProject:getProject":
-            return {"number": "123456789012", "projectId": args.args.get("projectId", "mock-project")}, None
-        return {}, None
+            return {"number": "123456789012", "projectId": args.args.get("projectId", "mock-project")}
+        return {}
 
 
 class _RecordingMonitor(pulumi_mocks.MockMonitor):
