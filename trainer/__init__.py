@@ -1,0 +1,8 @@
+"""The training application: TFRecords preparation and DenseNet121 training (Docker build context)."""
+
+import os
+
+# Keras 3's fit does not run under MultiWorkerMirroredStrategy (keras-team/keras#20585); tf_keras (Keras 2)
+# does. TensorFlow reads this once, at import, so it is set here, before any trainer module imports it.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

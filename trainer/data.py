@@ -1,0 +1,83 @@
+"""tf.data input pipelines over the TFRecords: augmented training images and center-cropped validation images.
+
+Stored images have their shorter side equal to the image size S (see images.py). Training takes a random
+square window (75-100% of the shorter side) decoded straight out of the JPEG, resizes it to SxS and flips it
+at random: every epoch sees new crops and flips, and no image is ever squashed. Validation and serving see
+the center SxS square.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from trainer import metadata, records
+
+MIN_CROP_SIDE = 0.75  # fraction of the shorter side kept by the random training crop
+READ_BUFFER_BYTES = 8 * 1024 * 1024
+SHUFFLE_BUFFER = 2048
+
+
+def shard_policy(num_files: int, num_workers: int) -> tf.data.experimental.AutoShardPolicy:
+    """By file when every worker gets at least one file; else every worker reads all and keeps its share."""
+    if num_files >= num_workers:
+        return tf.data.experimental.AutoShardPolicy.FILE
+    return tf.data.experimental.AutoShardPolicy.DATA
+
+
+def decode_train(serialized: tf.Tensor, size: int) -> tuple[tf.Tensor, tf.Tensor]:
+    """Random square crop decoded from the JPEG, resized to size x size, random flip; float32 0..255."""
+    ex = records.parse(serialized)
+    height, width = tf.cast(ex["height"], tf.int32), tf.cast(ex["width"], tf.int32)
+    shorter = tf.minimum(height, width)
+    side = tf.cast(tf.cast(shorter, tf.float32) * tf.random.uniform([], MIN_CROP_SIDE, 1.0), tf.int32)
+    y = tf.random.uniform([], 0, height - side + 1, dtype=tf.int32)
+    x = tf.random.uniform([], 0, width - side + 1, dtype=tf.int32)
+    image = tf.io.decode_and_crop_jpeg(ex["image"], tf.stack([y, x, side, side]), channels=3)
+    image = tf.image.resize(image, [size, size], method="bilinear")
+    image = tf.image.random_flip_left_right(image)
+    return tf.ensure_shape(image, [size, size, 3]), tf.cast(ex["label"], tf.float32)
+
+
+def decode_center(serialized: tf.Tensor, size: int) -> tuple[tf.Tensor, tf.Tensor]:
+    """The center size x size square of the stored image (what serving clients send), float32 0..255."""
+    ex = records.parse(serialized)
+    height, width = tf.cast(ex["height"], tf.int32), tf.cast(ex["width"], tf.int32)
+    window = tf.stack([(height - size) // 2, (width - size) // 2, size, size])
+    image = tf.cast(tf.io.decode_and_crop_jpeg(ex["image"], window, channels=3), tf.float32)
+    return tf.ensure_shape(image, [size, size, 3]), tf.cast(ex["label"], tf.float32)
+
+
+def _records(pattern: str, shuffle: bool) -> tf.data.Dataset:
+    files = tf.data.Dataset.list_files(pattern, shuffle=shuffle)
+    return files.interleave(
+        lambda f: tf.data.TFRecordDataset(f, buffer_size=READ_BUFFER_BYTES),
+        cycle_length=tf.data.AUTOTUNE,
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=not shuffle,
+    )
+
+
+def _with_sharding(ds: tf.data.Dataset, pattern: str, num_workers: int) -> tf.data.Dataset:
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = shard_policy(
+        len(tf.io.gfile.glob(pattern)), num_workers
+    )
+    return ds.with_options(options)
+
+
+def train_dataset(data_dir: str, size: int, global_batch: int, num_workers: int = 1) -> tf.data.Dataset:
+    """Endless, shuffled, augmented batches; fit's steps_per_epoch marks the epochs (same on every worker)."""
+    pattern = metadata.record_pattern(data_dir, "train")
+    ds = _records(pattern, shuffle=True).shuffle(SHUFFLE_BUFFER).repeat()
+    ds = ds.map(lambda s: decode_train(s, size), num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    ds = ds.batch(global_batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+    return _with_sharding(ds, pattern, num_workers)
+
+
+def valid_dataset(data_dir: str, size: int, global_batch: int, num_workers: int = 1) -> tf.data.Dataset:
+    """Center-cropped, batched, cached after the first pass (decoded once)."""
+    pattern = metadata.record_pattern(data_dir, "valid")
+    ds = _records(pattern, shuffle=False)
+    ds = ds.map(lambda s: decode_center(s, size), num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.batch(global_batch).cache().prefetch(tf.data.AUTOTUNE)
+    return _with_sharding(ds, pattern, num_workers)

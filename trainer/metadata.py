@@ -1,0 +1,64 @@
+"""metadata.json: what a TFRecords data dir holds (counts per split and class, image size, class names)."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import asdict, dataclass, field
+
+import tensorflow as tf
+
+from trainer.errors import TrainerError
+
+FILENAME = "metadata.json"
+SPLITS = ("train", "valid")
+
+
+@dataclass
+class Metadata:
+    image_size: int
+    class_names: list[str]
+    # counts[split][class_name] = number of images written
+    counts: dict[str, dict[str, int]]
+    skipped: int = 0
+    source: str = ""
+    seed: int = 0
+    valid_fraction: float = 0.0
+    storage: str = "jpeg, shorter side resized to image_size, aspect ratio kept, no augmentation"
+    shards: dict[str, int] = field(default_factory=dict)
+
+    def total(self, split: str) -> int:
+        return sum(self.counts.get(split, {}).values())
+
+
+def record_pattern(data_dir: str, split: str) -> str:
+    return posixpath.join(data_dir, f"{split}-*.tfrec")
+
+
+def write(data_dir: str, meta: Metadata) -> None:
+    with tf.io.gfile.GFile(posixpath.join(data_dir, FILENAME), "w") as f:
+        f.write(json.dumps(asdict(meta), indent=2, sort_keys=True) + "\n")
+
+
+def read(data_dir: str) -> Metadata:
+    """Reads and checks a data dir's metadata; errors name the command that creates it."""
+    path = posixpath.join(data_dir, FILENAME)
+    if not tf.io.gfile.exists(path):
+        raise TrainerError(
+            f"--data-dir {data_dir}: no {FILENAME} there. Create the data first with "
+            f"`python -m trainer.create_tfrecords --source ... --output {data_dir} --image-size S`, "
+            "or point --data-dir at a directory it wrote."
+        )
+    with tf.io.gfile.GFile(path) as f:
+        raw = json.load(f)
+    try:
+        meta = Metadata(**raw)
+    except TypeError as exc:
+        raise TrainerError(f"{path} is not a trainer metadata file ({exc}); recreate the data") from exc
+    for split in SPLITS:
+        if meta.total(split) == 0 or not tf.io.gfile.glob(record_pattern(data_dir, split)):
+            raise TrainerError(
+                f"--data-dir {data_dir}: no {split} images ({split}-*.tfrec). Recreate the data with "
+                "more images or a --valid-fraction that leaves some in each split."
+            )
+    return meta

@@ -1,0 +1,41 @@
+"""Resume across restarts: per-phase BackupAndRestore dirs, plus the weights of each completed phase.
+
+BackupAndRestore resumes inside one `fit` and deletes its backup when that fit ends; training has two fits
+(head, then fine-tuning), so each finished phase also leaves its weights and a DONE marker. A restarted job
+skips finished phases, loads the last one's weights and resumes the unfinished phase at its last epoch.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+import tensorflow as tf
+import tf_keras as keras
+
+from trainer.distribute import Role
+from trainer.outputs import write_dir
+
+DONE = "DONE"
+
+
+def backup_dir(checkpoint_dir: str, phase: str) -> str:
+    return posixpath.join(checkpoint_dir, f"backup-{phase}")
+
+
+def _phase_dir(checkpoint_dir: str, phase: str) -> str:
+    return posixpath.join(checkpoint_dir, f"done-{phase}")
+
+
+def is_done(checkpoint_dir: str, phase: str) -> bool:
+    return tf.io.gfile.exists(posixpath.join(_phase_dir(checkpoint_dir, phase), DONE))
+
+
+def mark_done(model: keras.Model, checkpoint_dir: str, phase: str, role: Role) -> None:
+    with write_dir(_phase_dir(checkpoint_dir, phase), role) as path:
+        model.save_weights(posixpath.join(path, "weights"))
+        with tf.io.gfile.GFile(posixpath.join(path, DONE), "w") as f:
+            f.write(phase + "\n")  # written after the weights: DONE means the weights are complete
+
+
+def load_done(model: keras.Model, checkpoint_dir: str, phase: str) -> None:
+    model.load_weights(posixpath.join(_phase_dir(checkpoint_dir, phase), "weights")).expect_partial()

@@ -1,0 +1,247 @@
+"""CLI: train DenseNet121 on the TFRecords (frozen-backbone head, then fine-tuning), export a SavedModel.
+
+Reads top to bottom: arguments -> data -> strategy and model -> one fit per phase (resumable) -> export.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import posixpath
+import sys
+import time
+from dataclasses import dataclass
+
+import tensorflow as tf
+import tf_keras as keras
+
+from trainer import data, distribute, export, metadata, model, phases
+from trainer.errors import TrainerError
+from trainer.outputs import write_dir
+
+log = logging.getLogger("trainer.task")
+FINE_TUNE_LR_FACTOR = 0.1
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    first_epoch: int  # epochs are numbered across phases, so TensorBoard's axis is continuous
+    last_epoch: int  # exclusive
+
+
+def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None) -> argparse.Namespace:
+    env = dict(os.environ) if env is None else env
+    p = argparse.ArgumentParser(prog="python -m trainer.task", description=__doc__)
+    p.add_argument("--data-dir", required=True, help="TFRecords + metadata.json (local or gs://)")
+    p.add_argument(
+        "--model-dir",
+        default=env.get("AIP_MODEL_DIR"),
+        help="SavedModel + metrics.json (default $AIP_MODEL_DIR)",
+    )
+    p.add_argument(
+        "--checkpoint-dir",
+        default=env.get("AIP_CHECKPOINT_DIR"),
+        help="resume state (default $AIP_CHECKPOINT_DIR, else <model-dir>/../checkpoints)",
+    )
+    p.add_argument(
+        "--tensorboard-dir",
+        default=env.get("AIP_TENSORBOARD_LOG_DIR"),
+        help="TensorBoard logs (default $AIP_TENSORBOARD_LOG_DIR, else <model-dir>/../logs)",
+    )
+    p.add_argument("--epochs", type=int, default=5, help="epochs training the head on a frozen backbone")
+    p.add_argument(
+        "--fine-tune-epochs", type=int, default=5, help="epochs fine-tuning the backbone's top block"
+    )
+    p.add_argument("--batch-size", type=int, default=32, help="per replica; global = this x replicas")
+    p.add_argument("--image-size", type=int, help="must equal the data's image size (default: the data's)")
+    p.add_argument("--weights", choices=["imagenet", "none"], default="imagenet")
+    p.add_argument("--mixed-precision", choices=["auto", "on", "off"], default="auto")
+    p.add_argument(
+        "--learning-rate", type=float, default=1e-3, help="per replica; scaled by the replica count"
+    )
+    args = p.parse_args(argv)
+    if not args.model_dir:
+        p.error("--model-dir is required when AIP_MODEL_DIR is not set")
+    parent = posixpath.dirname(args.model_dir.rstrip("/"))
+    args.checkpoint_dir = args.checkpoint_dir or posixpath.join(parent, "checkpoints")
+    args.tensorboard_dir = args.tensorboard_dir or posixpath.join(parent, "logs")
+    if args.epochs < 1 or args.fine_tune_epochs < 0:
+        p.error("--epochs must be at least 1 and --fine-tune-epochs at least 0")
+    if args.batch_size < 1 or args.learning_rate <= 0:
+        p.error("--batch-size and --learning-rate must be positive")
+    return args
+
+
+def check_data(meta: metadata.Metadata, data_dir: str, image_size: int | None) -> int:
+    """The training image size: the data's own; a different --image-size is an error naming both fixes."""
+    if image_size is not None and image_size != meta.image_size:
+        raise TrainerError(
+            f"--image-size {image_size} contradicts {data_dir}/metadata.json (image_size {meta.image_size}). "
+            f"Pass --image-size {meta.image_size} (or omit it), or recreate the data with "
+            f"`python -m trainer.create_tfrecords ... --image-size {image_size}`."
+        )
+    if len(meta.class_names) != 2:
+        raise TrainerError(
+            f"{data_dir} has {len(meta.class_names)} classes {meta.class_names}; "
+            "this trainer's head is binary: prepare data with exactly two classes"
+        )
+    return meta.image_size
+
+
+def plan_phases(epochs: int, fine_tune_epochs: int) -> list[Phase]:
+    plan = [Phase("head", 0, epochs)]
+    if fine_tune_epochs:
+        plan.append(Phase("fine_tune", epochs, epochs + fine_tune_epochs))
+    return plan
+
+
+class EpochLog(keras.callbacks.Callback):
+    """One line per epoch; says so when BackupAndRestore resumed the phase past its first epoch."""
+
+    def __init__(self, phase: Phase, role: distribute.Role):
+        super().__init__()
+        self.phase, self.role, self.started, self.first = phase, role, 0.0, True
+
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        if self.first and epoch > self.phase.first_epoch:
+            log.info(
+                "%s: resumed %s from checkpoint at epoch %d/%d",
+                self._who(),
+                self.phase.name,
+                epoch + 1,
+                self.phase.last_epoch,
+            )
+        self.first, self.started = False, time.monotonic()
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        values = " ".join(f"{k}={v:.4f}" for k, v in sorted((logs or {}).items()))
+        log.info(
+            "%s: %s epoch %d/%d %s (%.1fs)",
+            self._who(),
+            self.phase.name,
+            epoch + 1,
+            self.phase.last_epoch,
+            values,
+            time.monotonic() - self.started,
+        )
+
+    def _who(self) -> str:
+        return f"{self.role.task_type}-{self.role.task_id}"
+
+
+def train(args: argparse.Namespace) -> dict:
+    meta = metadata.read(args.data_dir)
+    size = check_data(meta, args.data_dir, args.image_size)
+    tf_config = os.environ.get("TF_CONFIG")
+    role = distribute.role(tf_config)
+    kind = distribute.strategy_kind(tf_config, len(tf.config.list_physical_devices("GPU")))
+    strategy = distribute.make_strategy(kind)  # first: MultiWorkerMirroredStrategy must precede other TF ops
+    mixed = distribute.use_mixed_precision(args.mixed_precision, distribute.gpu_compute_capabilities())
+    keras.mixed_precision.set_global_policy("mixed_float16" if mixed else "float32")
+
+    replicas = strategy.num_replicas_in_sync
+    workers = max(distribute.training_task_count(distribute.parse_tf_config(tf_config)), 1)
+    global_batch = args.batch_size * replicas
+    steps = meta.total("train") // global_batch
+    if steps == 0:
+        raise TrainerError(
+            f"{meta.total('train')} training images cannot fill one global batch of {global_batch} "
+            f"({args.batch_size} x {replicas} replicas); lower --batch-size or add images"
+        )
+    learning_rate = args.learning_rate * replicas
+    log.info(
+        "%s-%d: strategy %s, %d replica(s), global batch %d, lr %g, mixed precision %s, image size %d, "
+        "%d train / %d valid images",
+        role.task_type,
+        role.task_id,
+        kind,
+        replicas,
+        global_batch,
+        learning_rate,
+        mixed,
+        size,
+        meta.total("train"),
+        meta.total("valid"),
+    )
+
+    train_ds = data.train_dataset(args.data_dir, size, global_batch, workers)
+    valid_ds = data.valid_dataset(args.data_dir, size, global_batch, workers)
+    with strategy.scope():
+        net = model.build(size, None if args.weights == "none" else "imagenet")
+
+    history: dict[str, dict] = {}
+    plan = plan_phases(args.epochs, args.fine_tune_epochs)
+    done = [p.name for p in plan if phases.is_done(args.checkpoint_dir, p.name)]
+    if done:
+        phases.load_done(net, args.checkpoint_dir, done[-1])
+        log.info(
+            "%s-%d: phases %s already finished; loaded their weights", role.task_type, role.task_id, done
+        )
+    with write_dir(args.tensorboard_dir, role) as tensorboard_dir:
+        for phase in plan:
+            if phase.name in done:
+                continue
+            with strategy.scope():
+                if phase.name == "fine_tune":
+                    tuned = model.unfreeze_top(net)
+                    log.info("fine-tuning %d backbone layers (BatchNorm frozen)", tuned)
+                model.compile_for(
+                    net, learning_rate * (FINE_TUNE_LR_FACTOR if phase.name == "fine_tune" else 1)
+                )
+            fit = net.fit(
+                train_ds,
+                validation_data=valid_ds,
+                initial_epoch=phase.first_epoch,
+                epochs=phase.last_epoch,
+                steps_per_epoch=steps,
+                verbose=0,
+                callbacks=[
+                    keras.callbacks.BackupAndRestore(phases.backup_dir(args.checkpoint_dir, phase.name)),
+                    keras.callbacks.TensorBoard(tensorboard_dir),
+                    EpochLog(phase, role),  # after BackupAndRestore: a logged epoch is a checkpointed epoch
+                ],
+            )
+            history[phase.name] = {k: [float(v) for v in vs] for k, vs in fit.history.items()}
+            phases.mark_done(net, args.checkpoint_dir, phase.name, role)
+
+    export.export(net, args.model_dir, size, role)
+    if not role.is_chief:
+        return {}
+    # Reported metrics are those of the exported SavedModel on the whole validation split.
+    probs, labels = export.predict_saved_model(args.model_dir, data.valid_dataset(args.data_dir, size, 64))
+    metrics = export.binary_metrics(probs, labels) | {
+        "valid_images": len(labels),
+        "image_size": size,
+        "class_names": meta.class_names,
+        "strategy": kind,
+        "replicas": replicas,
+        "global_batch_size": global_batch,
+        "mixed_precision": mixed,
+        "history": history,
+    }
+    export.write_metrics(args.model_dir, metrics)
+    log.info(
+        "exported %s: val_accuracy=%.4f val_loss=%.4f",
+        args.model_dir,
+        metrics["val_accuracy"],
+        metrics["val_loss"],
+    )
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr
+    )
+    logging.getLogger("trainer").setLevel(logging.INFO)
+    args = parse_args(argv)
+    try:
+        train(args)
+    except TrainerError as exc:
+        sys.exit(f"error: {exc}")
+
+
+if __name__ == "__main__":
+    main()
