@@ -1,0 +1,176 @@
+"""CustomJobProvider: the Pulumi dynamic provider that runs a training job and tears it down.
+
+Pickled by reference into every stack's state: keep this module's path and the class name as they are.
+It holds no state; runners (and their gRPC clients) are made inside each method.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+import time
+from typing import Any
+
+from pulumi.dynamic import (
+    CheckFailure,
+    CheckResult,
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    ResourceProvider,
+    UpdateResult,
+)
+
+from infra.vertex import spec
+from infra.vertex.errors import JobError
+from infra.vertex.runners import JobStatus, Runner, runner_for
+
+# Time on top of the job's own timeout for queueing, provisioning and teardown before the provider cancels it.
+DEADLINE_GRACE_SECONDS = 1800.0
+# How long delete (and a timeout's cancel) waits for a cancelled job to reach a terminal state.
+CANCEL_WAIT_SECONDS = 900.0
+POLL_CAP_SECONDS = 60.0
+POLL_GROWTH = 1.5
+
+
+def _log(props: dict[str, Any], message: str) -> None:
+    # The provider's stderr reaches the Pulumi CLI.
+    print(f"[{props.get('display_name', 'custom job')}] {message}", file=sys.stderr, flush=True)
+
+
+def _outputs(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
+    inputs = {k: props[k] for k in spec.INPUTS if k in props}
+    return {
+        **inputs,
+        "job_name": status.name,
+        "state": status.state,
+        "console_url": status.console_url,
+        "model_dir": spec.model_dir(props["base_output_dir"]),
+        "create_time": status.create_time,
+        "start_time": status.start_time,
+        "end_time": status.end_time,
+        "error": status.error,
+    }
+
+
+def _deadline(status: JobStatus, timeout_seconds: float) -> float:
+    """Wall-clock time after which a job that is still live has overrun (measured from its creation)."""
+    try:
+        created = datetime.datetime.fromisoformat(status.create_time).timestamp()
+    except ValueError:
+        created = time.time()
+    return created + timeout_seconds + DEADLINE_GRACE_SECONDS
+
+
+def _poll(runner: Runner, status: JobStatus, props: dict[str, Any], until: float) -> JobStatus:
+    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr."""
+    interval = float(props["poll_interval_seconds"])
+    cap = max(interval, POLL_CAP_SECONDS)
+    while not status.terminal and time.time() < until:
+        time.sleep(min(interval, max(0.0, until - time.time())))
+        interval = min(interval * POLL_GROWTH, cap)
+        current = runner.get(status.name)
+        if current is None:
+            raise JobError(
+                f"Job {status.name} disappeared while being watched; was it deleted outside Pulumi?"
+            )
+        if current.state != status.state:
+            _log(props, f"{current.name}: {current.state}")
+        status = current
+    return status
+
+
+def _failure(props: dict[str, Any], status: JobStatus) -> JobError:
+    return JobError(
+        f"Training job {status.name} ({props.get('display_name')}) ended {status.state}: "
+        f"{status.error or 'no error message was reported'}\nDetails and logs: {status.console_url}"
+    )
+
+
+def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
+    """Wait for a terminal state; raise unless it succeeded. A job past its deadline is cancelled first."""
+    status = _poll(runner, status, props, _deadline(status, props["timeout_seconds"]))
+    if not status.terminal:
+        _log(props, f"{status.name} outlived its timeout of {props['timeout_seconds']}s; cancelling it")
+        runner.cancel(status.name)
+        status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+        raise JobError(
+            f"Training job {status.name} ({props.get('display_name')}) ran past timeout_seconds="
+            f"{props['timeout_seconds']} plus {DEADLINE_GRACE_SECONDS:.0f}s grace and was cancelled "
+            f"(now {status.state}).\nDetails and logs: {status.console_url}"
+        )
+    if status.state != "JOB_STATE_SUCCEEDED":
+        raise _failure(props, status)
+    return status
+
+
+def _differs(old: Any, new: Any) -> bool:
+    return spec.is_unknown(new) or old != new
+
+
+class CustomJobProvider(ResourceProvider):
+    """Create/read/update/delete a training job from the contract's snake_case props."""
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        props = spec.with_defaults(news)
+        return CheckResult(props, [CheckFailure(prop, reason) for prop, reason in spec.validate(props)])
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        olds, news = spec.with_defaults(olds), spec.with_defaults(news)
+        changed = [k for k in spec.INPUTS if _differs(olds.get(k), news.get(k))]
+        replaces = [k for k in changed if k not in spec.IN_PLACE_INPUTS]
+        if replaces:
+            # Delete first: two runs of one job would race on the same output directory and double the bill.
+            return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
+        return DiffResult(changes=bool(changed))
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        props = spec.with_defaults(props)
+        runner = runner_for(props)
+        key = spec.job_key(props)
+        status = runner.find_by_key(key)
+        if status is not None:
+            _log(props, f"adopting {status.name} ({status.state}), started earlier with the same inputs")
+        else:
+            status = runner.create(spec.build_custom_job(props))
+            _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+        if props["wait"]:
+            status = _wait(runner, status, props)
+        return CreateResult(status.name, _outputs(props, status))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        props = spec.with_defaults(props)
+        status = runner_for(props).get(id_)
+        if status is None:
+            return ReadResult("", {})
+        return ReadResult(id_, _outputs(props, status))
+
+    def update(self, id_: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        props = spec.with_defaults(news)
+        runner = runner_for(props)
+        status = runner.get(id_)
+        if status is None:
+            raise JobError(
+                f"Job {id_} no longer exists; run `pulumi refresh`, then `pulumi up` to run it again."
+            )
+        if props["wait"]:
+            status = _wait(runner, status, props)
+        return UpdateResult(_outputs(props, status))
+
+    def delete(self, id_: str, props: dict[str, Any]) -> None:
+        props = spec.with_defaults(props)
+        runner = runner_for(props)
+        status = runner.get(id_)
+        if status is None:
+            return
+        if not status.terminal:
+            _log(props, f"cancelling {id_} ({status.state})")
+            runner.cancel(id_)
+            status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+            if not status.terminal:
+                raise JobError(
+                    f"Job {id_} is still {status.state} {CANCEL_WAIT_SECONDS:.0f}s after cancelling; "
+                    f"check {status.console_url} and run `pulumi destroy` again."
+                )
+        runner.delete(id_)
+        _log(props, f"deleted {id_}")

@@ -1,0 +1,393 @@
+"""Where a CustomJob runs: Vertex AI (JobServiceClient) or processes on this machine; same five verbs."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import grpc
+from google.api_core import exceptions as gexc
+from google.api_core.client_options import ClientOptions
+from google.cloud import aiplatform_v1
+from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
+
+from infra.vertex import spec
+from infra.vertex.errors import JobError, explain, with_retry
+
+EMULATOR_ENV = "VERTEX_AI_EMULATOR_HOST"
+LIVE_STATES = frozenset(
+    {
+        "JOB_STATE_QUEUED",
+        "JOB_STATE_PENDING",
+        "JOB_STATE_RUNNING",
+        "JOB_STATE_CANCELLING",
+        "JOB_STATE_PAUSED",
+        "JOB_STATE_UPDATING",
+    }
+)
+TERMINAL_STATES = frozenset(
+    {
+        "JOB_STATE_SUCCEEDED",
+        "JOB_STATE_FAILED",
+        "JOB_STATE_CANCELLED",
+        "JOB_STATE_EXPIRED",
+        "JOB_STATE_PARTIALLY_SUCCEEDED",
+    }
+)
+# A job with the same key in one of these states is the job an interrupted `pulumi up` started: adopt it.
+ADOPTABLE_STATES = (LIVE_STATES - {"JOB_STATE_CANCELLING"}) | {"JOB_STATE_SUCCEEDED"}
+LOCAL_PREFIX = "local/"
+LOCAL_RECORDS = ".vertex-training-local"
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    name: str
+    state: str
+    console_url: str
+    error: str = ""
+    create_time: str = ""
+    start_time: str = ""
+    end_time: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class Runner(Protocol):
+    def create(self, job: aiplatform_v1.CustomJob) -> JobStatus: ...
+    def get(self, name: str) -> JobStatus | None: ...
+    def find_by_key(self, key: str) -> JobStatus | None: ...
+    def cancel(self, name: str) -> None: ...
+    def delete(self, name: str) -> None: ...
+
+
+def runner_for(props: dict[str, Any]) -> Runner:
+    """The runner these props ask for; made fresh for every provider call (never stored on the provider)."""
+    first_delay = min(float(props.get("poll_interval_seconds", 30.0)), 1.0)
+    if props.get("runner", "vertex") == "local":
+        return LocalRunner(props["base_output_dir"])
+    return VertexRunner(props["project"], props["region"], first_delay)
+
+
+def _iso(value: datetime.datetime | None) -> str:
+    return value.isoformat() if value else ""
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat()
+
+
+class VertexRunner:
+    """CustomJobs on Vertex AI's regional endpoint, or on `VERTEX_AI_EMULATOR_HOST` without credentials."""
+
+    def __init__(self, project: str, region: str, first_retry_delay: float = 1.0):
+        self.project = project
+        self.region = region
+        self.parent = f"projects/{project}/locations/{region}"
+        self.first_retry_delay = first_retry_delay
+        self._client: aiplatform_v1.JobServiceClient | None = None
+
+    @property
+    def client(self) -> aiplatform_v1.JobServiceClient:
+        if self._client is None:
+            emulator = os.environ.get(EMULATOR_ENV)
+            if emulator:
+                transport = JobServiceGrpcTransport(channel=grpc.insecure_channel(emulator))
+                self._client = aiplatform_v1.JobServiceClient(transport=transport)
+            else:
+                options = ClientOptions(api_endpoint=f"{self.region}-aiplatform.googleapis.com")
+                self._client = aiplatform_v1.JobServiceClient(client_options=options)
+        return self._client
+
+    def console_url(self, name: str) -> str:
+        job_id = name.rsplit("/", 1)[-1]
+        return (
+            f"https://console.cloud.google.com/vertex-ai/locations/{self.region}/training/{job_id}/cpu"
+            f"?project={self.project}"
+        )
+
+    def _status(self, job: aiplatform_v1.CustomJob) -> JobStatus:
+        return JobStatus(
+            name=job.name,
+            state=job.state.name,
+            console_url=self.console_url(job.name),
+            error=job.error.message if job.error else "",
+            create_time=_iso(job.create_time),
+            start_time=_iso(job.start_time),
+            end_time=_iso(job.end_time),
+            labels=dict(job.labels),
+        )
+
+    def _call(self, what: str, call: Any) -> Any:
+        try:
+            return with_retry(call, what, self.first_retry_delay)
+        except gexc.GoogleAPICallError as exc:
+            raise explain(exc, what, self.project, self.region) from exc
+
+    def create(self, job: aiplatform_v1.CustomJob) -> JobStatus:
+        key = job.labels[spec.KEY_LABEL]
+        submitted = False
+
+        def submit() -> aiplatform_v1.CustomJob | JobStatus:
+            # A retry may follow a create whose response was lost: look for that job before submitting again.
+            nonlocal submitted
+            if submitted:
+                found = self._find(key)
+                if found is not None:
+                    return found
+            submitted = True
+            return self.client.create_custom_job(parent=self.parent, custom_job=job)
+
+        created = self._call(f"Creating CustomJob {job.display_name!r}", submit)
+        return created if isinstance(created, JobStatus) else self._status(created)
+
+    def get(self, name: str) -> JobStatus | None:
+        try:
+            return self._status(self._call(f"Reading {name}", lambda: self.client.get_custom_job(name=name)))
+        except JobError as exc:
+            if isinstance(exc.__cause__, gexc.NotFound):
+                return None
+            raise
+
+    def _find(self, key: str) -> JobStatus | None:
+        request = aiplatform_v1.ListCustomJobsRequest(
+            parent=self.parent, filter=f'labels.{spec.KEY_LABEL}="{key}"'
+        )
+        jobs = [self._status(job) for job in self.client.list_custom_jobs(request=request)]
+        # The label is checked here too, in case the service ignores part of the filter.
+        matches = [j for j in jobs if j.labels.get(spec.KEY_LABEL) == key and j.state in ADOPTABLE_STATES]
+        return max(matches, key=lambda j: j.create_time) if matches else None
+
+    def find_by_key(self, key: str) -> JobStatus | None:
+        return self._call(f"Listing CustomJobs labelled {spec.KEY_LABEL}={key}", lambda: self._find(key))
+
+    def cancel(self, name: str) -> None:
+        try:
+            self._call(f"Cancelling {name}", lambda: self.client.cancel_custom_job(name=name))
+        except JobError as exc:
+            # NotFound: nothing to stop. FailedPrecondition: already terminal or already cancelling.
+            if not isinstance(exc.__cause__, gexc.NotFound | gexc.FailedPrecondition):
+                raise
+
+    def delete(self, name: str) -> None:
+        try:
+            self._call(
+                f"Deleting {name}", lambda: self.client.delete_custom_job(name=name).result(timeout=300)
+            )
+        except JobError as exc:
+            if not isinstance(exc.__cause__, gexc.NotFound):
+                raise
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def local_command(command: list[str]) -> list[str]:
+    """A pool's command for this machine: a leading python/python3 runs in this process's interpreter."""
+    if command and command[0] in ("python", "python3"):
+        return [sys.executable, *command[1:]]
+    return list(command)
+
+
+def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dict[str, Any]]:
+    """One entry per replica: task name, argv and the environment Vertex would give it, on localhost ports."""
+    pools = list(job.job_spec.worker_pool_specs)
+    addresses = {
+        f"workerpool{i}": [f"127.0.0.1:{_free_port()}" for _ in range(pool.replica_count)]
+        for i, pool in enumerate(pools)
+    }
+    tf_cluster = {
+        spec.POOL_ROLES[i]: addresses[f"workerpool{i}"]
+        for i in range(len(pools))
+        if spec.POOL_ROLES[i] != "evaluator"
+    }
+    job_spec = aiplatform_v1.CustomJobSpec.to_json(job.job_spec, indent=None)
+    plan = []
+    for i, pool in enumerate(pools):
+        container = pool.container_spec
+        for index in range(pool.replica_count):
+            cluster_spec = {
+                "cluster": addresses,
+                "environment": "cloud",
+                "task": {"type": f"workerpool{i}", "index": index},
+                "job": job_spec,
+            }
+            tf_config = {
+                "cluster": tf_cluster,
+                "environment": "cloud",
+                "task": {"type": spec.POOL_ROLES[i], "index": index},
+                "job": job_spec,
+            }
+            env = {e.name: e.value for e in container.env}
+            env.update(spec.output_dirs(base_output_dir))
+            env["CLUSTER_SPEC"] = json.dumps(cluster_spec)
+            env["TF_CONFIG"] = json.dumps(tf_config)
+            plan.append(
+                {
+                    "task": f"workerpool{i}-{index}",
+                    "argv": local_command([*container.command, *container.args]),
+                    "env": env,
+                }
+            )
+    return plan
+
+
+class LocalRunner:
+    """Replicas as processes here under a supervisor; records in <base_output_dir>/.vertex-training-local/."""
+
+    def __init__(self, base_output_dir: str):
+        self.base = Path(base_output_dir).expanduser().absolute()
+        self.records = self.base / LOCAL_RECORDS
+
+    def _dir(self, name: str) -> Path:
+        return self.records / name.removeprefix(LOCAL_PREFIX)
+
+    def create(self, job: aiplatform_v1.CustomJob) -> JobStatus:
+        job_id = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        name = LOCAL_PREFIX + job_id
+        job_dir = self._dir(name)
+        job_dir.mkdir(parents=True)
+        record = {
+            "name": name,
+            "display_name": job.display_name,
+            "labels": dict(job.labels),
+            "create_time": _now(),
+            "timeout_seconds": job.job_spec.scheduling.timeout.seconds,
+            "cwd": os.getcwd(),
+            "replicas": replica_plan(job, str(self.base)),
+        }
+        _write_json(job_dir / "job.json", record)
+        _write_json(job_dir / "status.json", {"state": "JOB_STATE_PENDING"})
+        with open(job_dir / "supervisor.log", "ab") as log:
+            supervisor = subprocess.Popen(
+                [sys.executable, "-m", "infra.vertex.local_supervisor", str(job_dir)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        (job_dir / "supervisor.pid").write_text(str(supervisor.pid))
+        status = self.get(name)
+        assert status is not None
+        return status
+
+    def get(self, name: str) -> JobStatus | None:
+        job_dir = self._dir(name)
+        try:
+            record = json.loads((job_dir / "job.json").read_text())
+        except FileNotFoundError:
+            return None
+        status = _read_json(job_dir / "status.json")
+        state = status.get("state", "JOB_STATE_PENDING")
+        error = status.get("error", "")
+        cancelling = (job_dir / "cancel").exists()
+        launching = not (job_dir / "supervisor.pid").exists() and _age_seconds(record["create_time"]) < 60
+        if state not in TERMINAL_STATES and not launching:
+            if not _alive(_supervisor_pid(job_dir)):
+                # Re-read: the supervisor may have written its final state just before exiting.
+                status = _read_json(job_dir / "status.json")
+                state = status.get("state", state)
+                if state not in TERMINAL_STATES:
+                    state = "JOB_STATE_CANCELLED" if cancelling else "JOB_STATE_FAILED"
+                    error = "" if cancelling else f"the local supervisor stopped unexpectedly; see {job_dir}"
+            elif cancelling:
+                state = "JOB_STATE_CANCELLING"
+        return JobStatus(
+            name=name,
+            state=state,
+            console_url=job_dir.as_uri(),
+            error=error,
+            create_time=record["create_time"],
+            start_time=status.get("start_time", ""),
+            end_time=status.get("end_time", ""),
+            labels=record["labels"],
+        )
+
+    def find_by_key(self, key: str) -> JobStatus | None:
+        if not self.records.is_dir():
+            return None
+        found = [self.get(LOCAL_PREFIX + d.name) for d in self.records.iterdir() if (d / "job.json").exists()]
+        matches = [
+            s
+            for s in found
+            if s is not None and s.labels.get(spec.KEY_LABEL) == key and s.state in ADOPTABLE_STATES
+        ]
+        return max(matches, key=lambda s: s.create_time) if matches else None
+
+    def cancel(self, name: str) -> None:
+        status = self.get(name)
+        if status is None or status.terminal:
+            return
+        job_dir = self._dir(name)
+        (job_dir / "cancel").touch()
+        # The supervisor stops its replicas and records CANCELLED; signal the replicas too in case it hangs.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(_supervisor_pid(job_dir), signal.SIGTERM)
+        for pid in _read_json(job_dir / "status.json").get("pids", {}).values():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGTERM)
+
+    def delete(self, name: str) -> None:
+        status = self.get(name)
+        if status is None:
+            return
+        if not status.terminal:
+            raise JobError(f"Local job {name} is {status.state}; cancel it before deleting.")
+        shutil.rmtree(self._dir(name), ignore_errors=True)
+
+
+def _write_json(path: Path, value: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value, indent=1))
+    tmp.replace(path)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def _age_seconds(iso_time: str) -> float:
+    return (datetime.datetime.now(datetime.UTC) - datetime.datetime.fromisoformat(iso_time)).total_seconds()
+
+
+def _supervisor_pid(job_dir: Path) -> int:
+    try:
+        return int((job_dir / "supervisor.pid").read_text())
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    with contextlib.suppress(ChildProcessError):
+        # Reap it if this process started it, so an exited supervisor does not linger as a zombie.
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
