@@ -9,30 +9,11 @@ import pytest
 import yaml
 
 from infra.config import StackConfig, load_config
-from tests.fakes import pulumi_mocks
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ("local", "dev", "prod")
 CLOUD_STACKS = ("dev", "prod")
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _invoke_failures_as_list() -> None:
-    """pulumi's MockMonitor.Invoke iterates the failures: `None` (as the shared mocks return) crashes it.
-
-    Reported to the owner of tests/fakes/pulumi_mocks.py; a no-op once the mocks return a list.
-    """
-    original = pulumi_mocks._RecordingMocks.call
-    if getattr(original, "_failures_as_list", False):
-        return
-
-    def call(self, args):
-        result, failures = original(self, args)
-        return result, failures or []
-
-    call._failures_as_list = True
-    pulumi_mocks._RecordingMocks.call = call
 
 
 def stack_values(stack: str, **overrides: Any) -> dict[str, Any]:
