@@ -34,7 +34,7 @@ def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
                     f"{what} failed {attempt} times with a transient error ({exc.grpc_status_code.name}): "
                     f"{exc.message}. Vertex AI may be degraded; run `pulumi up` again later."
                 ) from exc
-            print(f"{what}: {exc.grpc_status_code.name}, retrying in {delay:.1f}s", file=sys.stderr)
+            print(f"{what}: {exc.grpc_status_code.name}, retrying in {delay:g}s", file=sys.stderr)
             time.sleep(delay)
             delay = min(delay * 2, RETRY_CAP_SECONDS)
     raise AssertionError("unreachable")

@@ -1,0 +1,40 @@
+"""Provider props for tests: a small valid job, with overrides."""
+
+from typing import Any
+
+PROJECT = "demo-project"
+REGION = "us-central1"
+
+
+def pool(**overrides: Any) -> dict[str, Any]:
+    return {
+        "machine_type": "n1-standard-8",
+        "accelerator_type": "NVIDIA_TESLA_T4",
+        "accelerator_count": 1,
+        "replica_count": 1,
+        "image_uri": "us-central1-docker.pkg.dev/demo-project/trainer/trainer@sha256:" + "a" * 64,
+        "command": ["python", "-m", "trainer.task"],
+        "args": ["--epochs", "2"],
+        "env": {"TF_USE_LEGACY_KERAS": "1"},
+        "boot_disk_size_gb": 100,
+        **overrides,
+    }
+
+
+def job_props(**overrides: Any) -> dict[str, Any]:
+    return {
+        "project": PROJECT,
+        "region": REGION,
+        "display_name": "train-densenet",
+        "worker_pools": [pool()],
+        "service_account": f"trainer@{PROJECT}.iam.gserviceaccount.com",
+        "base_output_dir": "gs://demo-bucket/runs/1",
+        "labels": {"managed-by": "pulumi", "pulumi-project": "vertex-training", "pulumi-stack": "dev"},
+        "timeout_seconds": 3600,
+        "spot": False,
+        "restart_on_worker_restart": False,
+        "wait": True,
+        "poll_interval_seconds": 0.01,
+        "runner": "vertex",
+        **overrides,
+    }

@@ -1,0 +1,210 @@
+"""spec.py: props -> aiplatform_v1.CustomJob, defaults, the job key, and every check() rejection."""
+
+import pytest
+from google.cloud import aiplatform_v1
+from pulumi.runtime.rpc import UNKNOWN
+
+from infra.vertex import spec
+from tests.vertex.props import job_props, pool
+
+Strategy = aiplatform_v1.Scheduling.Strategy
+
+
+def build(**overrides):
+    props = spec.with_defaults(job_props(**overrides))
+    assert spec.validate(props) == []
+    return spec.build_custom_job(props)
+
+
+def test_one_gpu_job_spec():
+    job = build()
+    assert job.display_name == "train-densenet"
+    (chief,) = job.job_spec.worker_pool_specs
+    assert chief.machine_spec.machine_type == "n1-standard-8"
+    assert chief.machine_spec.accelerator_type == aiplatform_v1.AcceleratorType.NVIDIA_TESLA_T4
+    assert chief.machine_spec.accelerator_count == 1
+    assert chief.replica_count == 1
+    assert chief.disk_spec.boot_disk_size_gb == 100
+    assert chief.container_spec.image_uri.endswith("a" * 64)
+    assert list(chief.container_spec.command) == ["python", "-m", "trainer.task"]
+    assert list(chief.container_spec.args) == ["--epochs", "2"]
+    assert [(e.name, e.value) for e in chief.container_spec.env] == [("TF_USE_LEGACY_KERAS", "1")]
+    assert job.job_spec.service_account == "trainer@demo-project.iam.gserviceaccount.com"
+    assert job.job_spec.base_output_directory.output_uri_prefix == "gs://demo-bucket/runs/1"
+    assert job.job_spec.scheduling.timeout.seconds == 3600
+    assert job.job_spec.scheduling.strategy == Strategy.STANDARD
+    assert not job.job_spec.scheduling.restart_job_on_worker_restart
+    assert job.job_spec.tensorboard == ""
+    assert job.labels["pulumi-stack"] == "dev"
+    assert job.labels[spec.KEY_LABEL] == spec.job_key(spec.with_defaults(job_props()))
+
+
+def test_several_gpus_on_one_machine():
+    job = build(
+        worker_pools=[
+            pool(machine_type="n1-standard-16", accelerator_type="NVIDIA_TESLA_V100", accelerator_count=2)
+        ]
+    )
+    machine = job.job_spec.worker_pool_specs[0].machine_spec
+    assert machine.accelerator_type == aiplatform_v1.AcceleratorType.NVIDIA_TESLA_V100
+    assert machine.accelerator_count == 2
+
+
+def test_chief_plus_workers_and_cpu_pool():
+    job = build(
+        worker_pools=[
+            pool(),
+            pool(replica_count=3),
+            pool(machine_type="e2-standard-4", accelerator_type=None, accelerator_count=0),
+        ]
+    )
+    chief, workers, ps = job.job_spec.worker_pool_specs
+    assert (chief.replica_count, workers.replica_count, ps.replica_count) == (1, 3, 1)
+    assert ps.machine_spec.accelerator_count == 0
+    assert ps.machine_spec.accelerator_type == aiplatform_v1.AcceleratorType.ACCELERATOR_TYPE_UNSPECIFIED
+
+
+def test_spot_restart_timeout_and_tensorboard():
+    tensorboard = "projects/demo-project/locations/us-central1/tensorboards/7"
+    job = build(spot=True, restart_on_worker_restart=True, timeout_seconds=7200, tensorboard=tensorboard)
+    assert job.job_spec.scheduling.strategy == Strategy.SPOT
+    assert job.job_spec.scheduling.restart_job_on_worker_restart
+    assert job.job_spec.scheduling.timeout.seconds == 7200
+    assert job.job_spec.tensorboard == tensorboard
+
+
+def test_pulumi_doubles_become_integers_and_defaults_fill_in():
+    raw = job_props(
+        timeout_seconds=3600.0, worker_pools=[{**pool(accelerator_count=2.0), "replica_count": 1.0}]
+    )
+    for key in ("wait", "poll_interval_seconds", "runner", "spot"):
+        raw.pop(key)
+    props = spec.with_defaults(raw)
+    assert props["timeout_seconds"] == 3600 and isinstance(props["timeout_seconds"], int)
+    assert props["worker_pools"][0]["accelerator_count"] == 2
+    assert (props["wait"], props["poll_interval_seconds"], props["runner"], props["spot"]) == (
+        True,
+        30,
+        "vertex",
+        False,
+    )
+    assert spec.validate(props) == []
+
+
+def test_key_is_deterministic_and_ignores_wait_and_poll():
+    base = spec.with_defaults(job_props())
+    assert spec.job_key(base) == spec.job_key(spec.with_defaults(job_props(timeout_seconds=3600.0)))
+    assert spec.job_key(base) == spec.job_key({**base, "wait": False, "poll_interval_seconds": 99})
+    assert spec.job_key(base) != spec.job_key({**base, "worker_pools": [pool(args=["--epochs", "3"])]})
+    assert len(spec.job_key(base)) <= 63
+
+
+def test_output_dirs_follow_vertex():
+    assert spec.output_dirs("gs://b/run/") == {
+        "AIP_MODEL_DIR": "gs://b/run/model/",
+        "AIP_CHECKPOINT_DIR": "gs://b/run/checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR": "gs://b/run/logs/",
+    }
+
+
+def failures(**overrides):
+    return spec.validate(spec.with_defaults(job_props(**overrides)))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "prop", "words"),
+    [
+        ({"worker_pools": []}, "worker_pools", "at least one pool"),
+        ({"worker_pools": [pool(replica_count=2)]}, "worker_pools[0].replica_count", "chief"),
+        ({"worker_pools": [pool(), pool(replica_count=0)]}, "worker_pools[1].replica_count", "positive"),
+        (
+            {"worker_pools": [pool(accelerator_type=None, accelerator_count=2)]},
+            "worker_pools[0].accelerator_type",
+            "not set",
+        ),
+        (
+            {"worker_pools": [pool(accelerator_type="NVIDIA_TESLA_T5")]},
+            "worker_pools[0].accelerator_type",
+            "unknown",
+        ),
+        ({"worker_pools": [pool(accelerator_count=0)]}, "worker_pools[0].accelerator_count", "is 0"),
+        (
+            {"worker_pools": [pool(machine_type="g2-standard-8")]},
+            "worker_pools[0].machine_type",
+            "cannot take NVIDIA_TESLA_T4",
+        ),
+        (
+            {"worker_pools": [pool(machine_type="n1-standard-8", accelerator_type="NVIDIA_L4")]},
+            "worker_pools[0].machine_type",
+            "g2",
+        ),
+        (
+            {"worker_pools": [pool(machine_type="a2-highgpu-1g", accelerator_type="NVIDIA_H100_80GB")]},
+            "worker_pools[0].machine_type",
+            "a3",
+        ),
+        (
+            {"worker_pools": [pool(machine_type="e2-standard-8")]},
+            "worker_pools[0].machine_type",
+            "cannot take",
+        ),
+        (
+            {
+                "worker_pools": [
+                    pool(machine_type="a2-highgpu-1g", accelerator_type=None, accelerator_count=0)
+                ]
+            },
+            "worker_pools[0].accelerator_type",
+            "comes with GPUs",
+        ),
+        ({"worker_pools": [pool(image_uri="")]}, "worker_pools[0].image_uri", "required"),
+        ({"worker_pools": [pool(boot_disk_size_gb=10)]}, "worker_pools[0].boot_disk_size_gb", ">= 100"),
+        ({"worker_pools": [pool()] * 5}, "worker_pools", "at most 4"),
+        ({"timeout_seconds": 0}, "timeout_seconds", "positive"),
+        ({"timeout_seconds": -5}, "timeout_seconds", "positive"),
+        ({"labels": {"Team": "ml"}}, "labels", "label key 'Team'"),
+        ({"labels": {"team": "ML Ops"}}, "labels", "label value 'ML Ops'"),
+        ({"labels": {"team": "x" * 64}}, "labels", "label value"),
+        ({"labels": {spec.KEY_LABEL: "abc"}}, "labels", "reserved"),
+        ({"labels": {f"k{i}": "v" for i in range(64)}}, "labels", "at most 63"),
+        ({"base_output_dir": "/tmp/out"}, "base_output_dir", "gs:// URI"),
+        ({"runner": "k8s"}, "runner", "one of vertex, local"),
+        ({"project": ""}, "project", "required"),
+        ({"poll_interval_seconds": 0}, "poll_interval_seconds", "positive"),
+        ({"spot": "yes"}, "spot", "true or false"),
+    ],
+)
+def test_check_rejects(overrides, prop, words):
+    found = failures(**overrides)
+    assert any(p == prop and words in reason for p, reason in found), found
+
+
+def test_local_runner_accepts_a_local_dir_but_needs_a_command():
+    assert failures(runner="local", base_output_dir="/tmp/out") == []
+    assert failures(runner="local", project="", region="", service_account="", base_output_dir="out") == []
+    found = failures(runner="local", base_output_dir="/tmp/out", worker_pools=[pool(command=[])])
+    assert [p for p, _ in found] == ["worker_pools[0].command"]
+
+
+def test_valid_families_accept_their_gpus():
+    for machine, gpu in [
+        ("g2-standard-12", "NVIDIA_L4"),
+        ("a2-ultragpu-1g", "NVIDIA_A100_80GB"),
+        ("a3-highgpu-8g", "NVIDIA_H100_80GB"),
+        ("a3-ultragpu-8g", "NVIDIA_H200_141GB"),
+        ("n1-highmem-8", "NVIDIA_TESLA_P100"),
+    ]:
+        assert failures(worker_pools=[pool(machine_type=machine, accelerator_type=gpu)]) == [], machine
+
+
+def test_unknown_preview_values_are_not_rejected():
+    props = spec.with_defaults(
+        job_props(
+            project=UNKNOWN,
+            service_account=UNKNOWN,
+            base_output_dir=UNKNOWN,
+            worker_pools=[pool(image_uri=UNKNOWN, args=["--data-dir", UNKNOWN])],
+        )
+    )
+    assert spec.validate(props) == []
+    assert spec.validate(spec.with_defaults(job_props(worker_pools=UNKNOWN))) == []
