@@ -11,6 +11,8 @@ from pathlib import Path
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.options import children
+
 GUARD_DIR = Path(__file__).parent / "guard"
 # Only what the function runs: no __init__.py, no caches. main.py is the runtime's entry module.
 SOURCE_FILES = ("main.py", "requirements.txt")
@@ -101,7 +103,7 @@ class KillSwitch(pulumi.ComponentResource):
                 "(vertex-training:killSwitchThreshold, e.g. 1.0)"
             )
         super().__init__("vertex-training:guard:KillSwitch", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = children(self, opts)
         names = guard_names(args.pulumi_project, args.pulumi_stack)
 
         account = gcp.serviceaccount.Account(
@@ -178,7 +180,7 @@ class KillSwitch(pulumi.ComponentResource):
                 service_account_email=account.email,
             ),
             # The identity must hold its permissions before the first event can arrive.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[grant]),
+            opts=children(self, opts, depends_on=[grant]),
         )
         # The trigger's identity invokes only this function's Cloud Run service (same name as the function).
         gcp.cloudrunv2.ServiceIamMember(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from infra.identity import PROJECT_ROLES, TENSORBOARD_ROLE
 from infra.killswitch import guard_names
+from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
 
 MAIN_PROJECT = "vertex-training"  # the Pulumi project CI previews and deploys
 
@@ -50,7 +51,7 @@ MAIN_STACK_PROJECT_ROLES = (*PROJECT_ROLES, TENSORBOARD_ROLE)
 
 # Which role lets each identity manage (deploy) or read (preview, for refresh) each resource type the main
 # stack declares. tests/ci checks this covers every type the dev and prod stacks register.
-_DYNAMIC = "pulumi-python:dynamic:Resource"
+_DYNAMIC = CUSTOM_JOB_TYPE
 DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:projects/service:Service": "roles/serviceusage.serviceUsageAdmin",
     "gcp:storage/bucket:Bucket": "roles/storage.admin",

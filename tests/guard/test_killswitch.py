@@ -55,6 +55,19 @@ def test_every_resource_is_a_child_of_the_component(run: MockedRun) -> None:
     assert all(r.parent == component.urn for r in children)
 
 
+def test_children_wait_for_what_the_component_waits_for() -> None:
+    """On a fresh project the function must not be created before its APIs are enabled."""
+
+    def program() -> None:
+        api = pulumi.CustomResource("gcp:projects/service:Service", "cloudfunctions-api")
+        KillSwitch("kill-switch", args(), pulumi.ResourceOptions(depends_on=[api]))
+
+    run = run_program(program)
+    api_urn = run.one("gcp:projects/service:Service").urn
+    children = [r for r in run.resources if r.parent == run.one("vertex-training:guard:KillSwitch").urn]
+    assert children and all(api_urn in r.dependencies for r in children)
+
+
 def test_identity_can_only_list_get_and_cancel_custom_jobs(run: MockedRun) -> None:
     role = run.one(ROLE)
     assert sorted(role.inputs["permissions"]) == [
