@@ -16,7 +16,6 @@ PARENT = "projects/p/locations/us-central1"
 
 @pytest.fixture
 def client(fake_vertex):
-
     channel = grpc.insecure_channel(os.environ["VERTEX_AI_EMULATOR_HOST"])
     return aiplatform_v1.JobServiceClient(transport=JobServiceGrpcTransport(channel=channel))
 
