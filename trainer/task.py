@@ -205,10 +205,13 @@ def train(args: argparse.Namespace) -> dict:
             )
             history[phase.name] = {k: [float(v) for v in vs] for k, vs in fit.history.items()}
             phases.mark_done(net, args.checkpoint_dir, phase.name, role)
+            log.info("%s-%d: %s finished; weights saved", role.task_type, role.task_id, phase.name)
 
     export.export(net, args.model_dir, size, role)
     if not role.is_chief:
+        log.info("%s-%d: done (outputs are the chief's)", role.task_type, role.task_id)
         return {}
+    log.info("SavedModel written to %s; evaluating it on the validation split", args.model_dir)
     # Reported metrics are those of the exported SavedModel on the whole validation split.
     probs, labels = export.predict_saved_model(args.model_dir, data.valid_dataset(args.data_dir, size, 64))
     metrics = export.binary_metrics(probs, labels) | {
