@@ -47,6 +47,6 @@ def test_two_workers_train_and_only_the_chief_keeps_outputs(tmp_path: Path) -> N
     metrics = json.loads((out / "model" / "metrics.json").read_text())
     assert metrics["strategy"] == "multi_worker" and metrics["replicas"] == 2
     assert 0.0 <= metrics["val_accuracy"] <= 1.0
-    # The worker wrote its copies of the model, the phase weights and the logs to its own temp dir and deleted them.
+    # The worker wrote its model, phase weights and logs to its own temp dir and deleted them.
     assert list(tmpdirs["worker"].iterdir()) == []
     assert "exported" not in logs["worker"]
