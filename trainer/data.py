@@ -1,9 +1,9 @@
 """tf.data input pipelines over the TFRecords: augmented training images and center-cropped validation images.
 
-Stored images have their shorter side equal to the image size S (see images.py). Training takes a random
-square window (75-100% of the shorter side) decoded straight out of the JPEG, resizes it to SxS and flips it
-at random: every epoch sees new crops and flips, and no image is ever squashed. Validation and serving see
-the center SxS square.
+Stored images keep their aspect ratio with the shorter side equal to the image size S (see images.py).
+Training decodes a random SxS window straight out of the JPEG (a random position along the longer side) and
+flips it at random: every epoch sees new crops and flips, and no image is ever squashed or resized.
+Validation and serving see the center SxS square.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import tensorflow as tf
 
 from trainer import metadata, records
 
-MIN_CROP_SIDE = 0.75  # fraction of the shorter side kept by the random training crop
 READ_BUFFER_BYTES = 8 * 1024 * 1024
 SHUFFLE_BUFFER = 2048
 
@@ -25,16 +24,13 @@ def shard_policy(num_files: int, num_workers: int) -> tf.data.experimental.AutoS
 
 
 def decode_train(serialized: tf.Tensor, size: int) -> tuple[tf.Tensor, tf.Tensor]:
-    """Random square crop decoded from the JPEG, resized to size x size, random flip; float32 0..255."""
+    """A random size x size window decoded from the JPEG, flipped at random; float32 0..255."""
     ex = records.parse(serialized)
     height, width = tf.cast(ex["height"], tf.int32), tf.cast(ex["width"], tf.int32)
-    shorter = tf.minimum(height, width)
-    side = tf.cast(tf.cast(shorter, tf.float32) * tf.random.uniform([], MIN_CROP_SIDE, 1.0), tf.int32)
-    y = tf.random.uniform([], 0, height - side + 1, dtype=tf.int32)
-    x = tf.random.uniform([], 0, width - side + 1, dtype=tf.int32)
-    image = tf.io.decode_and_crop_jpeg(ex["image"], tf.stack([y, x, side, side]), channels=3)
-    image = tf.image.resize(image, [size, size], method="bilinear")
-    image = tf.image.random_flip_left_right(image)
+    y = tf.random.uniform([], 0, height - size + 1, dtype=tf.int32)
+    x = tf.random.uniform([], 0, width - size + 1, dtype=tf.int32)
+    image = tf.io.decode_and_crop_jpeg(ex["image"], tf.stack([y, x, size, size]), channels=3)
+    image = tf.cast(tf.image.random_flip_left_right(image), tf.float32)
     return tf.ensure_shape(image, [size, size, 3]), tf.cast(ex["label"], tf.float32)
 
 

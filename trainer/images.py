@@ -1,4 +1,8 @@
-"""How images are stored: RGB JPEG with the shorter side resized to the image size, aspect ratio kept."""
+"""How images are stored: RGB JPEG, aspect ratio kept, shorter side = the image size S.
+
+No margin is added around the SxS square the model sees: every extra stored pixel is JPEG data the training
+pipeline must entropy-decode, and that decoding is what bounds its rate (benchmarks/input_pipeline.py).
+"""
 
 from __future__ import annotations
 
@@ -14,13 +18,13 @@ class UnreadableImage(Exception):
     """The bytes are not an image PIL can decode."""
 
 
-def storage_size(width: int, height: int, size: int) -> tuple[int, int]:
-    """(width, height) with the shorter side equal to `size` and the aspect ratio kept."""
-    scale = size / min(width, height)
-    return max(size, round(width * scale)), max(size, round(height * scale))
+def storage_size(width: int, height: int, shorter: int) -> tuple[int, int]:
+    """(width, height) with the shorter side equal to `shorter` and the aspect ratio kept."""
+    scale = shorter / min(width, height)
+    return max(shorter, round(width * scale)), max(shorter, round(height * scale))
 
 
-def to_stored_jpeg(image: bytes | np.ndarray, size: int) -> tuple[bytes, int, int]:
+def to_stored_jpeg(image: bytes | np.ndarray, image_size: int) -> tuple[bytes, int, int]:
     """Decodes (bytes) or takes (uint8 HxWx3 array) an image; returns (jpeg, height, width) as stored."""
     try:
         if isinstance(image, np.ndarray):
@@ -31,7 +35,7 @@ def to_stored_jpeg(image: bytes | np.ndarray, size: int) -> tuple[bytes, int, in
         pil = pil.convert("RGB")
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise UnreadableImage(str(exc)) from exc
-    width, height = storage_size(pil.width, pil.height, size)
+    width, height = storage_size(pil.width, pil.height, image_size)
     if (width, height) != pil.size:
         pil = pil.resize((width, height), Image.Resampling.BICUBIC, reducing_gap=3.0)
     out = io.BytesIO()

@@ -1,0 +1,128 @@
+"""Input pipeline throughput at 224 px, images/second/core: the trainer's pipeline vs a reference-style one.
+
+trainer:    JPEGs stored with shorter side 224 (aspect kept): decode a random 224x224 window, flip, batch
+reference:  JPEGs stored pre-augmented as 224x224 (squashed, flipped once); decode, batch
+
+Both read the same way (interleaved TFRecord reads, shuffle, parallel map, prefetch) on a tf.data thread
+pool of --threads threads; the rate per core is the rate divided by that count.
+
+    .venv/bin/python benchmarks/input_pipeline.py [--images 1024] [--threads N] [--batches 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+from PIL import Image
+
+import trainer  # noqa: F401  sets TF_USE_LEGACY_KERAS before TensorFlow loads
+from trainer import data, images, metadata, records
+
+SIZE = 224
+BATCH = 64
+SHARD = 256
+
+
+def photo_like(rng: np.random.Generator, height: int, width: int) -> np.ndarray:
+    """Smooth colour fields, a blob, mild noise: compresses and decodes like a photo, unlike pure noise."""
+    small = rng.uniform(0, 255, (6, 8, 3)).astype(np.uint8)
+    base = np.asarray(Image.fromarray(small).resize((width, height), Image.Resampling.BICUBIC), np.float32)
+    yy, xx = np.mgrid[0:height, 0:width]
+    cy, cx, r = (
+        rng.uniform(0.3, 0.7) * height,
+        rng.uniform(0.3, 0.7) * width,
+        rng.uniform(0.15, 0.35) * height,
+    )
+    base[(yy - cy) ** 2 + (xx - cx) ** 2 <= r * r] = rng.uniform(0, 255, 3)
+    return np.clip(base + rng.normal(0, 6, base.shape), 0, 255).astype(np.uint8)
+
+
+def write_datasets(root: Path, count: int) -> tuple[str, str]:
+    """Same source images, stored both ways; typical cats_vs_dogs photos are about 500x375."""
+    rng = np.random.default_rng(0)
+    ours, ref = root / "trainer", root / "reference"
+    ours.mkdir()
+    ref.mkdir()
+    for i in range(count):
+        if i % SHARD == 0:
+            shard = f"train-{i // SHARD:05d}.tfrec"
+            writers = (tf.io.TFRecordWriter(str(ours / shard)), tf.io.TFRecordWriter(str(ref / shard)))
+        pixels = photo_like(rng, 375, 500)
+        jpeg, h, w = images.to_stored_jpeg(pixels, SIZE)
+        writers[0].write(records.serialize(jpeg, i % 2, h, w))
+        squashed = Image.fromarray(pixels).resize((SIZE, SIZE), Image.Resampling.BICUBIC)
+        if rng.uniform() < 0.5:
+            squashed = squashed.transpose(Image.Transpose.FLIP_LEFT_RIGHT)  # baked-in augmentation
+        buf = io.BytesIO()
+        squashed.save(buf, format="JPEG", quality=images.JPEG_QUALITY)
+        writers[1].write(records.serialize(buf.getvalue(), i % 2, SIZE, SIZE))
+        if (i + 1) % SHARD == 0 or i + 1 == count:
+            for writer in writers:
+                writer.close()
+    return str(ours), str(ref)
+
+
+def reference_dataset(data_dir: str) -> tf.data.Dataset:
+    def decode(serialized: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        ex = records.parse(serialized)
+        image = tf.cast(tf.io.decode_jpeg(ex["image"], channels=3), tf.float32)
+        return tf.ensure_shape(image, [SIZE, SIZE, 3]), tf.cast(ex["label"], tf.float32)
+
+    files = tf.data.Dataset.list_files(metadata.record_pattern(data_dir, "train"), shuffle=True)
+    ds = files.interleave(tf.data.TFRecordDataset, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    ds = ds.shuffle(data.SHUFFLE_BUFFER).repeat()
+    ds = ds.map(decode, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    return ds.batch(BATCH, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+
+
+def rate(ds: tf.data.Dataset, threads: int, batches: int) -> float:
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = threads
+    it = iter(ds.with_options(options))
+    for _ in range(5):  # warm up: fill buffers, start threads
+        next(it)
+    start = time.perf_counter()
+    for _ in range(batches):
+        next(it)
+    return batches * BATCH / (time.perf_counter() - start)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--images", type=int, default=1024)
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--batches", type=int, default=60)
+    p.add_argument("--rounds", type=int, default=3, help="alternating measurements; the best of each is kept")
+    args = p.parse_args()
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, ref = write_datasets(Path(tmp), args.images)
+        train_ds = data.train_dataset(ours, SIZE, BATCH)
+        ref_ds = reference_dataset(ref)
+        best = {"trainer": 0.0, "reference": 0.0}
+        for _ in range(args.rounds):  # alternate, so load from other processes hits both alike
+            best["trainer"] = max(best["trainer"], rate(train_ds, args.threads, args.batches))
+            best["reference"] = max(best["reference"], rate(ref_ds, args.threads, args.batches))
+    per_core = {k: v / args.threads for k, v in best.items()}
+    print(f"{args.images} images at {SIZE} px, batch {BATCH}, {args.threads} tf.data thread(s)")
+    for name, label in (
+        ("trainer", "decode window+flip+batch"),
+        ("reference", "decode+batch, pre-augmented"),
+    ):
+        print(f"{name:9} ({label:27}): {best[name]:8.1f} img/s {per_core[name]:8.1f} img/s/core")
+    ratio = best["trainer"] / best["reference"]
+    met = per_core["trainer"] >= 300 and ratio >= 0.8
+    verdict = "met" if met else "NOT met"
+    print(f"trainer / reference: {ratio:.2f}x   targets: >= 300 img/s/core, >= 0.8x -> {verdict}")
+
+
+if __name__ == "__main__":
+    main()
