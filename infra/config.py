@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infra import gcp_ids
+
 NAMESPACE = "vertex-training"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,9 +21,6 @@ DATA_SOURCES = ("synthetic", "folder", "tfds")
 WEIGHTS = ("imagenet", "none")
 MIXED_PRECISION = ("auto", "on", "off")
 
-_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
-_PROJECT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
-_BILLING_ACCOUNT = re.compile(r"^[0-9A-F]{6}-[0-9A-F]{6}-[0-9A-F]{6}$")
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _MACHINE_TYPE = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9-]+$")
@@ -220,7 +219,7 @@ def _budget(read: _Reader, required: bool) -> BudgetConfig | None:
                 + " (find it with `gcloud billing accounts list`)",
             )
         return None
-    if not _BILLING_ACCOUNT.match(account):
+    if not gcp_ids.BILLING_ACCOUNT.match(account):
         raise ConfigError(
             "billingAccount",
             f"{account!r} is not a billing account id like 012345-6789AB-CDEF01",
@@ -378,14 +377,14 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
             "is required for a cloud stack",
             _set_fix("gcpProject", "$(gcloud config get project)"),
         )
-    if project and not _PROJECT_ID.match(project):
+    if project and not gcp_ids.PROJECT_ID.match(project):
         raise ConfigError(
             "gcpProject",
             f"{project!r} is not a project id (6-30 lowercase letters, digits, dashes)",
             "use the ID",
         )
     region = read.str("region", "us-central1", "us-central1")
-    if not _REGION.match(region):
+    if not gcp_ids.REGION.match(region):
         raise ConfigError(
             "region",
             f"{region!r} is not a region like us-central1 (zones such as us-central1-a are not)",

@@ -9,7 +9,7 @@ from infra.apis import BASE_APIS, Apis
 from infra.budget import Budget
 from infra.config import StackConfig
 from infra.identity import JobIdentity
-from infra.jobs import LOCAL_SERVICE_ACCOUNT, TrainingJobs, logs_url, plan
+from infra.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
 from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
 from infra.killswitch import KillSwitch, KillSwitchArgs
 from infra.labels import stack_labels
@@ -115,14 +115,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         "bucket": storage.name,
         "bucket_url": storage.url,
         "image_ref": image.ref,
-        "data_dir": job.data_dir,
-        "data_job_name": jobs.data_job.job_name,
-        "data_job_state": jobs.data_job.state,
-        "train_job_name": jobs.train_job.job_name,
-        "train_job_state": jobs.train_job.state,
-        "model_uri": jobs.train_job.model_dir,
-        "console_url": jobs.train_job.console_url,
-        "data_console_url": jobs.data_job.console_url,
+        **_job_outputs(job, jobs),
         "logs_url": jobs.train_job.job_name.apply(lambda name: logs_url(name, project)),
         "tensorboard_url": tensorboard.url if tensorboard else "",
         "job_service_account": identity.email,
@@ -131,7 +124,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
     }
 
 
-def _build_local(cfg: StackConfig, job, labels: dict[str, str]) -> dict[str, pulumi.Input]:
+def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict[str, pulumi.Input]:
     """No cloud resources: both jobs run as local processes; the trainer hash stands in for an image."""
     jobs = TrainingJobs(
         "jobs",
@@ -148,6 +141,18 @@ def _build_local(cfg: StackConfig, job, labels: dict[str, str]) -> dict[str, pul
         "bucket": "",
         "bucket_url": cfg.local_dir,
         "image_ref": "local (the local runner runs trainer/ from this checkout, no image)",
+        **_job_outputs(job, jobs),
+        "logs_url": "",
+        "tensorboard_url": f"tensorboard --logdir {job.train_output_dir}/logs",
+        "job_service_account": "",
+        "budget_topic": "",
+        "kill_switch_function": "",
+    }
+
+
+def _job_outputs(job: JobPlan, jobs: TrainingJobs) -> dict[str, pulumi.Input]:
+    """What every stack reports about its two jobs."""
+    return {
         "data_dir": job.data_dir,
         "data_job_name": jobs.data_job.job_name,
         "data_job_state": jobs.data_job.state,
@@ -156,9 +161,4 @@ def _build_local(cfg: StackConfig, job, labels: dict[str, str]) -> dict[str, pul
         "model_uri": jobs.train_job.model_dir,
         "console_url": jobs.train_job.console_url,
         "data_console_url": jobs.data_job.console_url,
-        "logs_url": "",
-        "tensorboard_url": f"tensorboard --logdir {job.train_output_dir}/logs",
-        "job_service_account": "",
-        "budget_topic": "",
-        "kill_switch_function": "",
     }

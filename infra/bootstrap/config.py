@@ -6,13 +6,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from infra import gcp_ids
+
 NAMESPACE = "vertex-training-bootstrap"
 
-_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _REPOSITORY = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 _REPOSITORY_ID = re.compile(r"^[0-9]{1,20}$")
-_BILLING_ACCOUNT = re.compile(r"^[0-9A-F]{6}-[0-9A-F]{6}-[0-9A-F]{6}$")
-_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
 # Workload Identity pool and provider ids: 4-32 chars, lowercase letters, digits, hyphens; "gcp-" is reserved.
 _POOL_ID = re.compile(r"^(?!gcp-)[a-z0-9-]{4,32}$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9_.-]{1,61}[a-z0-9]$")
@@ -69,9 +68,9 @@ def _required(values: Mapping[str, object], name: str, pattern: re.Pattern[str],
 
 def load_config(values: Mapping[str, object]) -> BootstrapConfig:
     """Validate raw config values (keys with or without the project namespace)."""
-    project = _required(values, "project", _PROJECT, "my-gcp-project")
+    project = _required(values, "project", gcp_ids.PROJECT_ID, "my-gcp-project")
     repository = _required(values, "githubRepository", _REPOSITORY, "my-org/vertex-training")
-    billing_account = _required(values, "billingAccount", _BILLING_ACCOUNT, "012345-6789AB-CDEF01")
+    billing_account = _required(values, "billingAccount", gcp_ids.BILLING_ACCOUNT, "012345-6789AB-CDEF01")
     bucket = _string(values, "stateBucket", _BUCKET, f"{project}-pulumi-state", f"{project}-pulumi-state")
     if bucket is not None and ("goog" in bucket or ".." in bucket):
         raise ConfigError(
@@ -84,7 +83,7 @@ def load_config(values: Mapping[str, object]) -> BootstrapConfig:
         project=project,
         github_repository=repository,
         billing_account=billing_account,
-        region=_string(values, "region", _REGION, "us-central1", "us-central1"),
+        region=_string(values, "region", gcp_ids.REGION, "us-central1", "us-central1"),
         github_repository_id=_string(values, "githubRepositoryId", _REPOSITORY_ID, "123456789"),
         deploy_stack=_string(values, "deployStack", _STACK, "dev", "dev"),
         pool_id=pool_id,
