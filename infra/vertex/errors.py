@@ -22,6 +22,10 @@ class JobError(Exception):
     """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request."""
 
 
+class JobGone(JobError):
+    """The job being watched no longer exists (deleted outside this provider)."""
+
+
 def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
     """Run `call`, retrying UNAVAILABLE / DEADLINE_EXCEEDED with exponential backoff from `first_delay`."""
     delay = first_delay

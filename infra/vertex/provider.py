@@ -22,7 +22,7 @@ from pulumi.dynamic import (
 )
 
 from infra.vertex import spec
-from infra.vertex.errors import JobError
+from infra.vertex.errors import JobError, JobGone
 from infra.vertex.runners import JobStatus, Runner, runner_for
 
 # Time on top of the job's own timeout for queueing, provisioning and teardown before the provider cancels it.
@@ -71,7 +71,7 @@ def _poll(runner: Runner, status: JobStatus, props: dict[str, Any], until: float
         interval = min(interval * POLL_GROWTH, cap)
         current = runner.get(status.name)
         if current is None:
-            raise JobError(
+            raise JobGone(
                 f"Job {status.name} disappeared while being watched; was it deleted outside Pulumi?"
             )
         if current.state != status.state:
@@ -166,7 +166,12 @@ class CustomJobProvider(ResourceProvider):
         if not status.terminal:
             _log(props, f"cancelling {id_} ({status.state})")
             runner.cancel(id_)
-            status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+            try:
+                status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+            except JobGone:
+                # Deleted meanwhile (the console, the kill switch): what delete wanted.
+                _log(props, f"{id_} was deleted while cancelling")
+                return
             if not status.terminal:
                 raise JobError(
                     f"Job {id_} is still {status.state} {CANCEL_WAIT_SECONDS:.0f}s after cancelling; "

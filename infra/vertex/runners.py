@@ -269,7 +269,8 @@ class LocalRunner:
             "display_name": job.display_name,
             "labels": dict(job.labels),
             "create_time": _now(),
-            "timeout_seconds": job.job_spec.scheduling.timeout.seconds,
+            # proto-plus reads a Duration as a timedelta, whose .seconds drops whole days.
+            "timeout_seconds": int(job.job_spec.scheduling.timeout.total_seconds()),
             "cwd": os.getcwd(),
             "replicas": replica_plan(job, str(self.base)),
         }
@@ -338,8 +339,11 @@ class LocalRunner:
         job_dir = self._dir(name)
         (job_dir / "cancel").touch()
         # The supervisor stops its replicas and records CANCELLED; signal the replicas too in case it hangs.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(_supervisor_pid(job_dir), signal.SIGTERM)
+        supervisor = _supervisor_pid(job_dir)
+        # No pid yet (a create still launching): the marker stops it; os.kill(0) would hit our own group.
+        if supervisor > 0:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(supervisor, signal.SIGTERM)
         for pid in _read_json(job_dir / "status.json").get("pids", {}).values():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGTERM)

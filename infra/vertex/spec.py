@@ -209,6 +209,8 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("worker_pools", "at most 4 worker pools: chief, workers, parameter servers, evaluators")
         )
     for index, pool in enumerate(pools):
+        if is_unknown(pool) and not isinstance(pool, Mapping):
+            continue  # a whole pool still unknown during preview
         failures.extend(_pool_failures(index, pool, require_command=runner == "local"))
     return failures
 

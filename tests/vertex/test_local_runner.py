@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,29 @@ def test_local_job_past_its_timeout_is_stopped(tmp_path):
     props = local_props(tmp_path, [local_pool("import time; time.sleep(60)")], timeout_seconds=1)
     with pytest.raises(JobError, match="exceeded its timeout of 1s"):
         CustomJobProvider().create(props)
+
+
+def test_timeout_of_more_than_a_day_is_kept(tmp_path):
+    # A Duration reads back as a timedelta: its .seconds would make 1 day + 1 s a 1 s timeout.
+    props = local_props(tmp_path, [local_pool("import time; time.sleep(1.5)")], timeout_seconds=86401)
+    outs = CustomJobProvider().create(props).outs
+    assert outs["state"] == "JOB_STATE_SUCCEEDED", outs["error"]
+
+
+def test_cancel_of_a_job_still_launching_signals_nothing_else(tmp_path):
+    runner = LocalRunner(str(tmp_path))
+    job_dir = runner.records / "launching"
+    job_dir.mkdir(parents=True)
+    record = {"name": "local/launching", "labels": {}, "create_time": datetime.now(UTC).isoformat()}
+    (job_dir / "job.json").write_text(json.dumps(record))  # no supervisor.pid yet
+    assert runner.get("local/launching").state == "JOB_STATE_PENDING"
+    cancel = (
+        f"from infra.vertex.runners import LocalRunner as R; R({str(tmp_path)!r}).cancel('local/launching')"
+    )
+    # Its own session: a stray os.kill(0, SIGTERM) would end this process group, not pytest's.
+    done = subprocess.run([sys.executable, "-c", cancel], timeout=60, start_new_session=True)
+    assert done.returncode == 0
+    assert (job_dir / "cancel").exists()
 
 
 def wait_running(runner: LocalRunner, name: str, replicas: int) -> list[int]:

@@ -178,6 +178,22 @@ def test_delete_of_running_job_cancels_waits_then_deletes(fake_vertex, provider)
     assert methods[methods.index("DeleteCustomJob") - 1] == "GetCustomJob"
 
 
+def test_delete_of_job_deleted_while_cancelling_succeeds(fake_vertex, provider, monkeypatch):
+    fake_vertex.auto_advance = False
+    outs = create(provider, wait=False).outs
+    fake_vertex.set_state(outs["job_name"], JobState.JOB_STATE_RUNNING)
+    cancel = VertexRunner.cancel
+
+    def cancel_then_vanish(self, name):
+        cancel(self, name)
+        del fake_vertex.jobs[name]  # the kill switch (or the console) deletes it meanwhile
+
+    monkeypatch.setattr(VertexRunner, "cancel", cancel_then_vanish)
+    provider.delete(outs["job_name"], outs)  # NotFound counts as done
+    assert fake_vertex.jobs == {}
+    assert "DeleteCustomJob" not in fake_vertex.methods()
+
+
 def test_delete_of_finished_job_deletes_without_cancel(fake_vertex, provider):
     outs = create(provider).outs
     fake_vertex.calls.clear()

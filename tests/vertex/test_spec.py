@@ -208,3 +208,4 @@ def test_unknown_preview_values_are_not_rejected():
     )
     assert spec.validate(props) == []
     assert spec.validate(spec.with_defaults(job_props(worker_pools=UNKNOWN))) == []
+    assert spec.validate(spec.with_defaults(job_props(worker_pools=[pool(), UNKNOWN]))) == []
