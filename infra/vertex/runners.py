@@ -47,6 +47,8 @@ TERMINAL_STATES = frozenset(
 )
 # A job with the same key in one of these states is the job an interrupted `pulumi up` started: adopt it.
 ADOPTABLE_STATES = (LIVE_STATES - {"JOB_STATE_CANCELLING"}) | {"JOB_STATE_SUCCEEDED"}
+# Deadline of each API call: a hung connection then surfaces as DEADLINE_EXCEEDED, which is retried.
+CALL_TIMEOUT_SECONDS = 60.0
 LOCAL_PREFIX = "local/"
 LOCAL_RECORDS = ".vertex-training-local"
 
@@ -150,14 +152,21 @@ class VertexRunner:
                 if found is not None:
                     return found
             submitted = True
-            return self.client.create_custom_job(parent=self.parent, custom_job=job)
+            return self.client.create_custom_job(
+                parent=self.parent, custom_job=job, timeout=CALL_TIMEOUT_SECONDS
+            )
 
         created = self._call(f"Creating CustomJob {job.display_name!r}", submit)
         return created if isinstance(created, JobStatus) else self._status(created)
 
     def get(self, name: str) -> JobStatus | None:
         try:
-            return self._status(self._call(f"Reading {name}", lambda: self.client.get_custom_job(name=name)))
+            return self._status(
+                self._call(
+                    f"Reading {name}",
+                    lambda: self.client.get_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS),
+                )
+            )
         except JobError as exc:
             if isinstance(exc.__cause__, gexc.NotFound):
                 return None
@@ -167,7 +176,10 @@ class VertexRunner:
         request = aiplatform_v1.ListCustomJobsRequest(
             parent=self.parent, filter=f'labels.{spec.KEY_LABEL}="{key}"'
         )
-        jobs = [self._status(job) for job in self.client.list_custom_jobs(request=request)]
+        jobs = [
+            self._status(job)
+            for job in self.client.list_custom_jobs(request=request, timeout=CALL_TIMEOUT_SECONDS)
+        ]
         # The label is checked here too, in case the service ignores part of the filter.
         matches = [j for j in jobs if j.labels.get(spec.KEY_LABEL) == key and j.state in ADOPTABLE_STATES]
         return max(matches, key=lambda j: j.create_time) if matches else None
@@ -177,7 +189,10 @@ class VertexRunner:
 
     def cancel(self, name: str) -> None:
         try:
-            self._call(f"Cancelling {name}", lambda: self.client.cancel_custom_job(name=name))
+            self._call(
+                f"Cancelling {name}",
+                lambda: self.client.cancel_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS),
+            )
         except JobError as exc:
             # NotFound: nothing to stop. FailedPrecondition: already terminal or already cancelling.
             if not isinstance(exc.__cause__, gexc.NotFound | gexc.FailedPrecondition):
@@ -186,7 +201,10 @@ class VertexRunner:
     def delete(self, name: str) -> None:
         try:
             self._call(
-                f"Deleting {name}", lambda: self.client.delete_custom_job(name=name).result(timeout=300)
+                f"Deleting {name}",
+                lambda: self.client.delete_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS).result(
+                    timeout=300
+                ),
             )
         except JobError as exc:
             if not isinstance(exc.__cause__, gexc.NotFound):

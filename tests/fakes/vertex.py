@@ -11,6 +11,7 @@ import datetime
 import itertools
 import re
 import threading
+import time
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass
@@ -68,6 +69,7 @@ class FakeJobService:
         self.auto_advance: bool = True
         self._advancing: set[str] = set()
         self._faults: dict[str, list[_Fault]] = {}
+        self._delays: dict[str, list[float]] = {}
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
         self._server: grpc.Server | None = None
@@ -142,6 +144,11 @@ class FakeJobService:
                 _Fault(code, message or f"injected {code.name}", times, applied)
             )
 
+    def slow(self, method: str, seconds: float, times: int = 1) -> None:
+        """Make the next `times` calls of `method` answer only after `seconds` (a hung connection)."""
+        with self._lock:
+            self._delays.setdefault(method, []).extend([seconds] * times)
+
     def methods(self) -> list[str]:
         """Names of the methods called so far, in order."""
         return [name for name, _ in self.calls]
@@ -157,6 +164,10 @@ class FakeJobService:
         method = {"ListCustomJob": "ListCustomJobs"}.get(method, method)
 
         def behaviour(request: object, context: grpc.ServicerContext) -> object:
+            with self._lock:
+                delays = self._delays.get(method) or []
+                delay = delays.pop(0) if delays else 0.0
+            time.sleep(delay)  # outside the lock: other calls go on meanwhile
             with self._lock:
                 self.calls.append((method, request))
                 fault = self._take_fault(method)

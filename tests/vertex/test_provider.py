@@ -111,6 +111,15 @@ def test_transient_errors_are_retried(fake_vertex, provider):
     assert fake_vertex.methods().count("CreateCustomJob") == 2
 
 
+def test_hung_call_hits_its_deadline_and_is_retried(fake_vertex, provider, monkeypatch, capsys):
+    monkeypatch.setattr("infra.vertex.runners.CALL_TIMEOUT_SECONDS", 0.3)
+    fake_vertex.slow("GetCustomJob", 2.0)
+    outs = create(provider).outs
+    assert outs["state"] == "JOB_STATE_SUCCEEDED"
+    # Without a deadline the call would just wait out the hang; with one it is abandoned and asked again.
+    assert "DEADLINE_EXCEEDED, retrying" in capsys.readouterr().err
+
+
 def test_transient_errors_give_up_eventually(fake_vertex, provider, monkeypatch):
     monkeypatch.setattr("infra.vertex.errors.RETRY_ATTEMPTS", 3)
     fake_vertex.fail("ListCustomJobs", grpc.StatusCode.UNAVAILABLE, times=5)
