@@ -23,7 +23,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--source", choices=["tfds", "folder", "synthetic"], required=True)
     p.add_argument("--folder", help="with --source folder: one sub-folder of JPEG/PNG images per class")
     p.add_argument(
-        "--count", type=int, help="synthetic: images to generate (default 400); folder, tfds: at most this many"
+        "--count", type=int, help="synthetic: images to make (default 400); folder, tfds: at most this many"
     )
     p.add_argument("--output", required=True, help="local directory or gs:// URI for the TFRecords")
     p.add_argument(
