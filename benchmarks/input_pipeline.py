@@ -6,7 +6,7 @@ reference:  JPEGs stored pre-augmented as 224x224 (squashed, flipped once); deco
 Both read the same way (interleaved TFRecord reads, shuffle, parallel map, prefetch) on a tf.data thread
 pool of --threads threads; the rate per core is the rate divided by that count.
 
-    .venv/bin/python benchmarks/input_pipeline.py [--images 1024] [--threads N] [--batches 60]
+    .venv/bin/python benchmarks/input_pipeline.py [--images 1024] [--threads N] [--batches 100] [--rounds 6]
 """
 
 from __future__ import annotations
@@ -98,8 +98,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--images", type=int, default=1024)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    p.add_argument("--batches", type=int, default=60)
-    p.add_argument("--rounds", type=int, default=3, help="alternating measurements; the best of each is kept")
+    p.add_argument("--batches", type=int, default=100)
+    p.add_argument("--rounds", type=int, default=6, help="alternating measurements; the best of each is kept")
     args = p.parse_args()
     tf.config.threading.set_inter_op_parallelism_threads(1)
     tf.config.threading.set_intra_op_parallelism_threads(1)
