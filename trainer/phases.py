@@ -3,6 +3,8 @@
 BackupAndRestore resumes inside one `fit` and deletes its backup when that fit ends; training has two fits
 (head, then fine-tuning), so each finished phase also leaves its weights and a DONE marker. A restarted job
 skips finished phases, loads the last one's weights and resumes the unfinished phase at its last epoch.
+The marker is written by a callback that runs before BackupAndRestore deletes its backup, so no moment exists
+at which a restart finds neither.
 """
 
 from __future__ import annotations
@@ -39,3 +41,14 @@ def mark_done(model: keras.Model, checkpoint_dir: str, phase: str, role: Role) -
 
 def load_done(model: keras.Model, checkpoint_dir: str, phase: str) -> None:
     model.load_weights(posixpath.join(_phase_dir(checkpoint_dir, phase), "weights")).expect_partial()
+
+
+class MarkDone(keras.callbacks.Callback):
+    """Marks the phase done at the end of its fit; must precede BackupAndRestore in the callback list."""
+
+    def __init__(self, checkpoint_dir: str, phase: str, role: Role):
+        super().__init__()
+        self.checkpoint_dir, self.phase, self.role = checkpoint_dir, phase, role
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        mark_done(self.model, self.checkpoint_dir, self.phase, self.role)

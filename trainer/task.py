@@ -131,6 +131,19 @@ class EpochLog(keras.callbacks.Callback):
         return f"{self.role.task_type}-{self.role.task_id}"
 
 
+def phase_callbacks(
+    phase: Phase, checkpoint_dir: str, tensorboard_dir: str, role: distribute.Role
+) -> list[keras.callbacks.Callback]:
+    """Callbacks run in list order: the order is what makes resume safe."""
+    return [
+        # First: the phase's weights and DONE exist before BackupAndRestore deletes its backup at train end.
+        phases.MarkDone(checkpoint_dir, phase.name, role),
+        keras.callbacks.BackupAndRestore(phases.backup_dir(checkpoint_dir, phase.name)),
+        keras.callbacks.TensorBoard(tensorboard_dir),
+        EpochLog(phase, role),  # after BackupAndRestore: a logged epoch is a checkpointed epoch
+    ]
+
+
 def train(args: argparse.Namespace) -> dict:
     meta = metadata.read(args.data_dir)
     size = check_data(meta, args.data_dir, args.image_size)
@@ -197,14 +210,9 @@ def train(args: argparse.Namespace) -> dict:
                 epochs=phase.last_epoch,
                 steps_per_epoch=steps,
                 verbose=0,
-                callbacks=[
-                    keras.callbacks.BackupAndRestore(phases.backup_dir(args.checkpoint_dir, phase.name)),
-                    keras.callbacks.TensorBoard(tensorboard_dir),
-                    EpochLog(phase, role),  # after BackupAndRestore: a logged epoch is a checkpointed epoch
-                ],
+                callbacks=phase_callbacks(phase, args.checkpoint_dir, tensorboard_dir, role),
             )
             history[phase.name] = {k: [float(v) for v in vs] for k, vs in fit.history.items()}
-            phases.mark_done(net, args.checkpoint_dir, phase.name, role)
             log.info("%s-%d: %s finished; weights saved", role.task_type, role.task_id, phase.name)
 
     export.export(net, args.model_dir, size, role)
