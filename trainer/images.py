@@ -33,7 +33,8 @@ def to_stored_jpeg(image: bytes | np.ndarray, image_size: int) -> tuple[bytes, i
             pil = Image.open(io.BytesIO(image))
             pil.load()
         pil = pil.convert("RGB")
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+    # DecompressionBombError is not an OSError: without it one huge file would abort the whole data set.
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError) as exc:
         raise UnreadableImage(str(exc)) from exc
     width, height = storage_size(pil.width, pil.height, image_size)
     if (width, height) != pil.size:

@@ -49,11 +49,10 @@ def read(data_dir: str) -> Metadata:
             f"`python -m trainer.create_tfrecords --source ... --output {data_dir} --image-size S`, "
             "or point --data-dir at a directory it wrote."
         )
-    with tf.io.gfile.GFile(path) as f:
-        raw = json.load(f)
     try:
-        meta = Metadata(**raw)
-    except TypeError as exc:
+        with tf.io.gfile.GFile(path) as f:
+            meta = Metadata(**json.load(f))
+    except (json.JSONDecodeError, TypeError) as exc:
         raise TrainerError(f"{path} is not a trainer metadata file ({exc}); recreate the data") from exc
     for split in SPLITS:
         if meta.total(split) == 0 or not tf.io.gfile.glob(record_pattern(data_dir, split)):

@@ -162,3 +162,11 @@ def test_synthetic_classes_differ_learnably() -> None:
     cool = [synthetic_image(rng, 1, 32) for _ in range(20)]
     red_minus_blue = [float(im[..., 0].mean() - im[..., 2].mean()) for im in warm + cool]
     assert min(red_minus_blue[:20]) > 0 > max(red_minus_blue[20:])
+
+
+def test_oversized_image_is_skipped_as_unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainer.images import UnreadableImage, to_stored_jpeg
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)  # PIL refuses images over twice this many pixels
+    with pytest.raises(UnreadableImage):
+        to_stored_jpeg(_jpeg_bytes((40, 40), (1, 2, 3)), 32)

@@ -69,3 +69,11 @@ def test_data_dir_without_records_or_two_classes(tmp_path: Path) -> None:
 def test_phase_plan() -> None:
     assert task.plan_phases(3, 2) == [task.Phase("head", 0, 3), task.Phase("fine_tune", 3, 5)]
     assert task.plan_phases(2, 0) == [task.Phase("head", 0, 2)]
+
+
+def test_corrupt_metadata_is_a_clear_error(tmp_path: Path) -> None:
+    from trainer import metadata
+
+    (tmp_path / "metadata.json").write_text('{"image_size": 32,')  # truncated
+    with pytest.raises(TrainerError, match=r"not a trainer metadata file.*recreate the data"):
+        metadata.read(str(tmp_path))
