@@ -35,11 +35,11 @@ def decode_train(serialized: tf.Tensor, size: int) -> tuple[tf.Tensor, tf.Tensor
 
 
 def decode_center(serialized: tf.Tensor, size: int) -> tuple[tf.Tensor, tf.Tensor]:
-    """The center size x size square of the stored image (what serving clients send), float32 0..255."""
+    """The center size x size square of the stored image (what serving clients send), uint8."""
     ex = records.parse(serialized)
     height, width = tf.cast(ex["height"], tf.int32), tf.cast(ex["width"], tf.int32)
     window = tf.stack([(height - size) // 2, (width - size) // 2, size, size])
-    image = tf.cast(tf.io.decode_and_crop_jpeg(ex["image"], window, channels=3), tf.float32)
+    image = tf.io.decode_and_crop_jpeg(ex["image"], window, channels=3)
     return tf.ensure_shape(image, [size, size, 3]), tf.cast(ex["label"], tf.float32)
 
 
@@ -73,9 +73,11 @@ def train_dataset(data_dir: str, size: int, global_batch: int, num_workers: int 
 
 
 def valid_dataset(data_dir: str, size: int, global_batch: int, num_workers: int = 1) -> tf.data.Dataset:
-    """Center-cropped, batched, cached after the first pass (decoded once)."""
+    """Center-cropped float32 0..255 batches, cached as uint8 after the first pass (decoded once)."""
     pattern = metadata.record_pattern(data_dir, "valid")
     ds = _records(pattern, shuffle=False)
     ds = ds.map(lambda s: decode_center(s, size), num_parallel_calls=tf.data.AUTOTUNE)
-    ds = ds.batch(global_batch).cache().prefetch(tf.data.AUTOTUNE)
-    return _with_sharding(ds, pattern, num_workers)
+    # Cached as uint8: a quarter of float32's memory (cats_vs_dogs' valid split at 224 px: 0.7 GB, not 2.8).
+    ds = ds.batch(global_batch).cache()
+    ds = ds.map(lambda x, y: (tf.cast(x, tf.float32), y), num_parallel_calls=tf.data.AUTOTUNE)
+    return _with_sharding(ds.prefetch(tf.data.AUTOTUNE), pattern, num_workers)

@@ -34,8 +34,13 @@ def test_validation_is_center_crop_deterministic_and_complete(data_dir: str) -> 
     ds = data.valid_dataset(data_dir, SIZE, global_batch=3)
     first = np.concatenate([x.numpy() for x, _ in ds])
     second = np.concatenate([x.numpy() for x, _ in ds])
-    assert first.shape == (8, SIZE, SIZE, 3)
+    assert first.shape == (8, SIZE, SIZE, 3) and first.dtype == np.float32
     np.testing.assert_array_equal(first, second)
+    # What the cache holds: uint8 pixels, cast per batch after it (a quarter of float32's memory).
+    cached = ds
+    while type(cached).__name__ != "CacheDataset":
+        cached = cached._input_dataset  # walks options <- prefetch <- cast <- cache
+    assert cached.element_spec[0].dtype == tf.uint8
 
 
 def test_shard_policy() -> None:
