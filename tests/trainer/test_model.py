@@ -34,3 +34,20 @@ def test_model_takes_raw_pixels_and_returns_one_probability() -> None:
     out = net(np.full((2, SIZE, SIZE, 3), 255.0, np.float32), training=False).numpy()
     assert out.shape == (2, 1) and ((out >= 0) & (out <= 1)).all()
     assert [layer.name for layer in net.layers[:3]] == ["images", "scale", "imagenet_norm"]
+
+
+def test_mixed_precision_computes_in_float16_with_a_float32_head_and_loss_scaling() -> None:
+    import numpy as np
+
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        net = model.build(SIZE, None)
+        model.compile_for(net, 1e-3)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert model.backbone_of(net).compute_dtype == "float16"
+    assert net.get_layer("scale").compute_dtype == "float32"
+    assert net.get_layer("probability").compute_dtype == "float32"
+    assert isinstance(net.optimizer, keras.mixed_precision.LossScaleOptimizer)
+    out = net(np.full((2, SIZE, SIZE, 3), 128.0, np.float32), training=False)
+    assert out.dtype == "float32"
