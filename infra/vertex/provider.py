@@ -23,7 +23,8 @@ from pulumi.dynamic import (
 
 from infra.vertex import spec
 from infra.vertex.errors import JobError, JobGone
-from infra.vertex.runners import JobStatus, Runner, runner_for
+from infra.vertex.runners import Runner, runner_for
+from infra.vertex.status import JobStatus
 
 # Time on top of the job's own timeout for queueing, provisioning and teardown before the provider cancels it.
 DEADLINE_GRACE_SECONDS = 1800.0

@@ -75,7 +75,8 @@ class FakeJobService:
         self._server: grpc.Server | None = None
 
     # --- control -------------------------------------------------------------------------------------
-    def start(self) -> str:
+    def handler(self) -> grpc.GenericRpcHandler:
+        """This service's methods, to serve on a gRPC server (alone via `start`, or beside other fakes)."""
         handlers: dict[str, grpc.RpcMethodHandler] = {
             "CreateCustomJob": self._handler(
                 self._create, aiplatform_v1.CreateCustomJobRequest, aiplatform_v1.CustomJob.serialize
@@ -95,8 +96,12 @@ class FakeJobService:
                 self._delete, aiplatform_v1.DeleteCustomJobRequest, operations_pb2.Operation.SerializeToString
             ),
         }
+        return grpc.method_handlers_generic_handler(SERVICE, handlers)
+
+    def start(self, *others: grpc.GenericRpcHandler) -> str:
+        """Serve this service (and `others`, other fakes' handlers) on a localhost port; returns host:port."""
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+        server.add_generic_rpc_handlers((self.handler(), *others))
         port = server.add_insecure_port("127.0.0.1:0")
         server.start()
         self._server = server

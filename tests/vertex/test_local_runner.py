@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from infra.vertex.errors import JobError
+from infra.vertex.local_runner import LOCAL_RECORDS, LocalRunner
 from infra.vertex.provider import CustomJobProvider
-from infra.vertex.runners import LOCAL_RECORDS, LocalRunner
 from tests.vertex.props import job_props, pool
 
 
@@ -146,7 +146,8 @@ def test_cancel_of_a_job_still_launching_signals_nothing_else(tmp_path):
     (job_dir / "job.json").write_text(json.dumps(record))  # no supervisor.pid yet
     assert runner.get("local/launching").state == "JOB_STATE_PENDING"
     cancel = (
-        f"from infra.vertex.runners import LocalRunner as R; R({str(tmp_path)!r}).cancel('local/launching')"
+        "from infra.vertex.local_runner import LocalRunner as R; "
+        f"R({str(tmp_path)!r}).cancel('local/launching')"
     )
     # Its own session: a stray os.kill(0, SIGTERM) would end this process group, not pytest's.
     done = subprocess.run([sys.executable, "-c", cancel], timeout=60, start_new_session=True)
@@ -174,7 +175,8 @@ def test_cancel_from_another_process_kills_the_replicas(tmp_path):
     # An interrupted `pulumi up` run again adopts the live job instead of starting a second one.
     assert provider.create(props).id == created.id
     cancel = (
-        f"from infra.vertex.runners import LocalRunner; LocalRunner({str(tmp_path)!r}).cancel({created.id!r})"
+        "from infra.vertex.local_runner import LocalRunner; "
+        f"LocalRunner({str(tmp_path)!r}).cancel({created.id!r})"
     )
     subprocess.run([sys.executable, "-c", cancel], check=True, timeout=60)
     for _ in range(100):

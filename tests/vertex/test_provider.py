@@ -11,7 +11,7 @@ from infra.vertex import provider as provider_module
 from infra.vertex import spec
 from infra.vertex.errors import JobError
 from infra.vertex.provider import CustomJobProvider
-from infra.vertex.runners import VertexRunner
+from infra.vertex.vertex_runner import VertexRunner
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 
 JobState = aiplatform_v1.JobState
@@ -112,7 +112,7 @@ def test_transient_errors_are_retried(fake_vertex, provider):
 
 
 def test_hung_call_hits_its_deadline_and_is_retried(fake_vertex, provider, monkeypatch, capsys):
-    monkeypatch.setattr("infra.vertex.runners.CALL_TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr("infra.vertex.vertex_runner.CALL_TIMEOUT_SECONDS", 0.3)
     fake_vertex.slow("GetCustomJob", 2.0)
     outs = create(provider).outs
     assert outs["state"] == "JOB_STATE_SUCCEEDED"

@@ -1,0 +1,19 @@
+"""Where Google API clients connect: their regional endpoint, or the emulator in VERTEX_AI_EMULATOR_HOST."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import grpc
+from google.api_core.client_options import ClientOptions
+
+EMULATOR_ENV = "VERTEX_AI_EMULATOR_HOST"
+
+
+def client_kwargs(transport_class: Any, api_endpoint: str) -> dict[str, Any]:
+    """Keyword arguments for a generated client: plain gRPC to the emulator, else `api_endpoint` with ADC."""
+    emulator = os.environ.get(EMULATOR_ENV)
+    if emulator:
+        return {"transport": transport_class(channel=grpc.insecure_channel(emulator))}
+    return {"client_options": ClientOptions(api_endpoint=api_endpoint)}

@@ -1,0 +1,52 @@
+"""A job's state as every runner reports it, and which states are live, terminal or adoptable."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+
+LIVE_STATES = frozenset(
+    {
+        "JOB_STATE_QUEUED",
+        "JOB_STATE_PENDING",
+        "JOB_STATE_RUNNING",
+        "JOB_STATE_CANCELLING",
+        "JOB_STATE_PAUSED",
+        "JOB_STATE_UPDATING",
+    }
+)
+TERMINAL_STATES = frozenset(
+    {
+        "JOB_STATE_SUCCEEDED",
+        "JOB_STATE_FAILED",
+        "JOB_STATE_CANCELLED",
+        "JOB_STATE_EXPIRED",
+        "JOB_STATE_PARTIALLY_SUCCEEDED",
+    }
+)
+# A job with the same key in one of these states is the job an interrupted `pulumi up` started: adopt it.
+ADOPTABLE_STATES = (LIVE_STATES - {"JOB_STATE_CANCELLING"}) | {"JOB_STATE_SUCCEEDED"}
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    name: str
+    state: str
+    console_url: str
+    error: str = ""
+    create_time: str = ""
+    start_time: str = ""
+    end_time: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+def iso(value: datetime.datetime | None) -> str:
+    return value.isoformat() if value else ""
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat()

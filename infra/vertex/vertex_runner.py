@@ -1,0 +1,131 @@
+"""CustomJobs on Vertex AI through the JobServiceClient (regional endpoint, or the emulator)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud import aiplatform_v1
+from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
+
+from infra.vertex import spec
+from infra.vertex.endpoints import client_kwargs
+from infra.vertex.errors import JobError, explain, with_retry
+from infra.vertex.status import ADOPTABLE_STATES, JobStatus, iso
+
+# Deadline of each API call: a hung connection then surfaces as DEADLINE_EXCEEDED, which is retried.
+CALL_TIMEOUT_SECONDS = 60.0
+
+
+class VertexRunner:
+    """CustomJobs on Vertex AI's regional endpoint, or on `VERTEX_AI_EMULATOR_HOST` without credentials."""
+
+    def __init__(self, project: str, region: str, first_retry_delay: float = 1.0):
+        self.project = project
+        self.region = region
+        self.parent = f"projects/{project}/locations/{region}"
+        self.first_retry_delay = first_retry_delay
+        self._client: aiplatform_v1.JobServiceClient | None = None
+
+    @property
+    def client(self) -> aiplatform_v1.JobServiceClient:
+        if self._client is None:
+            self._client = aiplatform_v1.JobServiceClient(
+                **client_kwargs(JobServiceGrpcTransport, f"{self.region}-aiplatform.googleapis.com")
+            )
+        return self._client
+
+    def console_url(self, name: str) -> str:
+        job_id = name.rsplit("/", 1)[-1]
+        return (
+            f"https://console.cloud.google.com/vertex-ai/locations/{self.region}/training/{job_id}/cpu"
+            f"?project={self.project}"
+        )
+
+    def _status(self, job: aiplatform_v1.CustomJob) -> JobStatus:
+        return JobStatus(
+            name=job.name,
+            state=job.state.name,
+            console_url=self.console_url(job.name),
+            error=job.error.message if job.error else "",
+            create_time=iso(job.create_time),
+            start_time=iso(job.start_time),
+            end_time=iso(job.end_time),
+            labels=dict(job.labels),
+        )
+
+    def _call(self, what: str, call: Any) -> Any:
+        try:
+            return with_retry(call, what, self.first_retry_delay)
+        except gexc.GoogleAPICallError as exc:
+            raise explain(exc, what, self.project, self.region) from exc
+
+    def create(self, job: aiplatform_v1.CustomJob) -> JobStatus:
+        key = job.labels[spec.KEY_LABEL]
+        submitted = False
+
+        def submit() -> aiplatform_v1.CustomJob | JobStatus:
+            # A retry may follow a create whose response was lost: look for that job before submitting again.
+            nonlocal submitted
+            if submitted:
+                found = self._find(key)
+                if found is not None:
+                    return found
+            submitted = True
+            return self.client.create_custom_job(
+                parent=self.parent, custom_job=job, timeout=CALL_TIMEOUT_SECONDS
+            )
+
+        created = self._call(f"Creating CustomJob {job.display_name!r}", submit)
+        return created if isinstance(created, JobStatus) else self._status(created)
+
+    def get(self, name: str) -> JobStatus | None:
+        try:
+            return self._status(
+                self._call(
+                    f"Reading {name}",
+                    lambda: self.client.get_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS),
+                )
+            )
+        except JobError as exc:
+            if isinstance(exc.__cause__, gexc.NotFound):
+                return None
+            raise
+
+    def _find(self, key: str) -> JobStatus | None:
+        request = aiplatform_v1.ListCustomJobsRequest(
+            parent=self.parent, filter=f'labels.{spec.KEY_LABEL}="{key}"'
+        )
+        jobs = [
+            self._status(job)
+            for job in self.client.list_custom_jobs(request=request, timeout=CALL_TIMEOUT_SECONDS)
+        ]
+        # The label is checked here too, in case the service ignores part of the filter.
+        matches = [j for j in jobs if j.labels.get(spec.KEY_LABEL) == key and j.state in ADOPTABLE_STATES]
+        return max(matches, key=lambda j: j.create_time) if matches else None
+
+    def find_by_key(self, key: str) -> JobStatus | None:
+        return self._call(f"Listing CustomJobs labelled {spec.KEY_LABEL}={key}", lambda: self._find(key))
+
+    def cancel(self, name: str) -> None:
+        try:
+            self._call(
+                f"Cancelling {name}",
+                lambda: self.client.cancel_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS),
+            )
+        except JobError as exc:
+            # NotFound: nothing to stop. FailedPrecondition: already terminal or already cancelling.
+            if not isinstance(exc.__cause__, gexc.NotFound | gexc.FailedPrecondition):
+                raise
+
+    def delete(self, name: str) -> None:
+        try:
+            self._call(
+                f"Deleting {name}",
+                lambda: self.client.delete_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS).result(
+                    timeout=300
+                ),
+            )
+        except JobError as exc:
+            if not isinstance(exc.__cause__, gexc.NotFound):
+                raise
