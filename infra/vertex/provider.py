@@ -23,6 +23,7 @@ from pulumi.dynamic import (
 
 from infra.vertex import spec
 from infra.vertex.errors import JobError, JobGone
+from infra.vertex.quotas import check_gpu_quota
 from infra.vertex.runners import Runner, runner_for
 from infra.vertex.status import JobStatus
 
@@ -133,6 +134,7 @@ class CustomJobProvider(ResourceProvider):
         if status is not None:
             _log(props, f"adopting {status.name} ({status.state}), started earlier with the same inputs")
         else:
+            check_gpu_quota(props)
             status = runner.create(spec.build_custom_job(props))
             _log(props, f"created {status.name} ({status.state}): {status.console_url}")
         if props["wait"]:

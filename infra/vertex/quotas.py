@@ -1,0 +1,129 @@
+"""GPU quota pre-check: refuse a Vertex job at once when its region's training GPU quota cannot hold it.
+
+A new project's Vertex AI GPU quotas are 0 and Spot ("preemptible") GPUs have their own quotas; without this
+check such a job sits QUEUED until a timeout cancels it. Quotas are read with the Cloud Quotas API
+(https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/get): a
+QuotaInfo's `dimensions_infos` holds the value per region, and an entry without a region dimension is the
+default for every region not listed. Quota ids follow the names Vertex AI reports in its quota errors
+("The following quotas are exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion"); their metrics are
+`aiplatform.googleapis.com/custom_model_training[_preemptible]_nvidia_<gpu>_gpus`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud import cloudquotas_v1
+from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQuotasGrpcTransport
+
+from infra.vertex.endpoints import client_kwargs
+from infra.vertex.errors import JobError
+
+SERVICE = "aiplatform.googleapis.com"
+ENDPOINT = "cloudquotas.googleapis.com"
+CALL_TIMEOUT_SECONDS = 30.0
+# Vertex accelerator enum -> the GPU's name inside Vertex AI's custom-training quota ids. Accelerators not
+# listed here (new GPU types) are not checked: Vertex still refuses them with RESOURCE_EXHAUSTED.
+QUOTA_GPU_NAMES: dict[str, str] = {
+    "NVIDIA_TESLA_T4": "T4",
+    "NVIDIA_TESLA_P4": "P4",
+    "NVIDIA_TESLA_P100": "P100",
+    "NVIDIA_TESLA_V100": "V100",
+    "NVIDIA_L4": "L4",
+    "NVIDIA_TESLA_A100": "A100",
+    "NVIDIA_A100_80GB": "A10080GB",
+    "NVIDIA_H100_80GB": "H100",
+}
+
+
+@dataclass(frozen=True)
+class GpuNeed:
+    """How many GPUs of one type a job holds at once, and whether on Spot VMs."""
+
+    accelerator_type: str
+    count: int
+    spot: bool
+
+    @property
+    def quota_id(self) -> str:
+        kind = "Preemptible" if self.spot else ""
+        return f"CustomModelTraining{kind}{QUOTA_GPU_NAMES[self.accelerator_type]}GPUsPerProjectPerRegion"
+
+
+def gpu_needs(props: Mapping[str, Any]) -> list[GpuNeed]:
+    """GPUs per accelerator type over every pool (accelerators per replica x replicas)."""
+    counts: dict[str, int] = {}
+    for pool in props.get("worker_pools") or []:
+        kind = pool.get("accelerator_type")
+        if kind and pool.get("accelerator_count"):
+            counts[kind] = counts.get(kind, 0) + int(pool["accelerator_count"]) * int(
+                pool.get("replica_count", 1)
+            )
+    return [GpuNeed(kind, count, bool(props.get("spot"))) for kind, count in sorted(counts.items())]
+
+
+def region_value(info: cloudquotas_v1.QuotaInfo, region: str) -> int | None:
+    """The quota value in `region`: its own entry, else the entry without a region (the default)."""
+    default = None
+    for entry in info.dimensions_infos:
+        where = entry.dimensions.get("region")
+        if where == region:
+            return entry.details.value
+        if where is None:
+            default = entry.details.value
+    return default
+
+
+def request_url(project: str) -> str:
+    return f"https://console.cloud.google.com/iam-admin/quotas?project={project}&service={SERVICE}"
+
+
+def _shortfall(need: GpuNeed, info: cloudquotas_v1.QuotaInfo, value: int, project: str, region: str) -> str:
+    what = "Spot (preemptible) " if need.spot else ""
+    return (
+        f"Vertex AI quota {need.quota_id} ({info.metric or 'custom training GPUs'}) in project {project}, "
+        f"region {region} is {value}; this job needs {need.count} {what}{need.accelerator_type} GPU(s), "
+        "so it would wait in the queue until it times out.\n"
+        f"Request at least {need.count} at {request_url(project)} "
+        f"(filter on {need.quota_id}, region {region}), or: gcloud beta quotas preferences create "
+        f"--service={SERVICE} --quota-id={need.quota_id} --dimensions=region={region} "
+        f"--preferred-value={need.count} --project={project} --email=<you>. New projects often get 0; "
+        "approval takes minutes to days. Or choose another region, accelerator or `spot` setting with quota."
+    )
+
+
+def _warn(message: str) -> None:
+    print(f"GPU quota pre-check skipped: {message}", file=sys.stderr, flush=True)
+
+
+def check_gpu_quota(props: Mapping[str, Any]) -> None:
+    """JobError when a Vertex job needs more GPUs than its quota allows; a warning if it cannot be read."""
+    if props.get("runner", "vertex") != "vertex":
+        return
+    needs = [n for n in gpu_needs(props) if n.accelerator_type in QUOTA_GPU_NAMES]
+    if not needs:
+        return
+    project, region = props["project"], props["region"]
+    client = cloudquotas_v1.CloudQuotasClient(**client_kwargs(CloudQuotasGrpcTransport, ENDPOINT))
+    for need in needs:
+        name = f"projects/{project}/locations/global/services/{SERVICE}/quotaInfos/{need.quota_id}"
+        try:
+            info = client.get_quota_info(name=name, timeout=CALL_TIMEOUT_SECONDS)
+        except gexc.PermissionDenied as exc:
+            _warn(
+                f"cannot read {need.quota_id} ({exc.message}); grant roles/cloudquotas.viewer and enable "
+                "cloudquotas.googleapis.com to have it checked before submitting"
+            )
+            return
+        except gexc.GoogleAPICallError as exc:
+            code = exc.grpc_status_code.name if exc.grpc_status_code else type(exc).__name__
+            _warn(f"reading {need.quota_id} failed ({code}: {exc.message})")
+            return
+        value = region_value(info, region)
+        # A negative value means unlimited; no entry for the region means Google publishes none to compare.
+        if value is not None and 0 <= value < need.count:
+            raise JobError(_shortfall(need, info, value, project, region))

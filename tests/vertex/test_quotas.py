@@ -1,0 +1,130 @@
+"""The GPU quota pre-check: the real CloudQuotasClient against a fake Cloud Quotas service."""
+
+from collections.abc import Iterator
+
+import pytest
+from google.api_core import exceptions as gexc
+from google.cloud import cloudquotas_v1
+from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQuotasGrpcTransport
+
+from infra.vertex import quotas
+from infra.vertex.endpoints import client_kwargs
+from infra.vertex.errors import JobError
+from infra.vertex.provider import CustomJobProvider
+from tests.fakes.quotas import FakeCloudQuotas
+from tests.fakes.vertex import FakeJobService
+from tests.vertex.props import PROJECT, REGION, job_props, pool
+
+T4 = "CustomModelTrainingT4GPUsPerProjectPerRegion"
+T4_SPOT = "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion"
+T4_METRIC = "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus"
+
+
+@pytest.fixture
+def services(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeJobService, FakeCloudQuotas]]:
+    """A fake JobService and a fake Cloud Quotas on one port, as VERTEX_AI_EMULATOR_HOST."""
+    jobs, fake_quotas = FakeJobService(), FakeCloudQuotas()
+    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", jobs.start(fake_quotas.handler()))
+    yield jobs, fake_quotas
+    jobs.stop()
+
+
+def create(**overrides):
+    provider = CustomJobProvider()
+    return provider.create(provider.check({}, job_props(**overrides)).inputs)
+
+
+def test_zero_quota_fails_before_submitting_with_name_value_need_and_link(services) -> None:
+    jobs, fake_quotas = services
+    fake_quotas.set_quota(PROJECT, T4, default=0, metric=T4_METRIC)
+    with pytest.raises(JobError) as raised:
+        create()
+    message = str(raised.value)
+    assert T4 in message and T4_METRIC in message
+    assert f"region {REGION} is 0; this job needs 1 " in message
+    assert f"https://console.cloud.google.com/iam-admin/quotas?project={PROJECT}" in message
+    assert "CreateCustomJob" not in jobs.methods(), "nothing was submitted"
+
+
+def test_spot_jobs_are_checked_against_the_preemptible_quota(services) -> None:
+    _, fake_quotas = services
+    fake_quotas.set_quota(PROJECT, T4, default=8)
+    fake_quotas.set_quota(PROJECT, T4_SPOT, default=0)
+    with pytest.raises(JobError, match=f"{T4_SPOT}.* needs 1 Spot \\(preemptible\\) NVIDIA_TESLA_T4"):
+        create(spot=True)
+    fake_quotas.set_quota(PROJECT, T4_SPOT, default=1)
+    assert create(spot=True).outs["state"] == "JOB_STATE_SUCCEEDED"
+
+
+def test_the_regions_own_value_overrides_the_default(services) -> None:
+    _, fake_quotas = services
+    fake_quotas.set_quota(PROJECT, T4, default=0, regions={REGION: 2, "europe-west4": 16})
+    assert create(worker_pools=[pool(accelerator_count=2)]).outs["state"] == "JOB_STATE_SUCCEEDED"
+    with pytest.raises(JobError, match=f"region {REGION} is 2; this job needs 4 "):
+        create(worker_pools=[pool(accelerator_count=4)])
+
+
+def test_the_need_counts_every_replica_of_every_pool(services) -> None:
+    _, fake_quotas = services
+    fake_quotas.set_quota(PROJECT, T4, default=5)
+    pools = [pool(accelerator_count=2), pool(accelerator_count=2, replica_count=2)]
+    with pytest.raises(JobError, match="is 5; this job needs 6 "):
+        create(worker_pools=pools, restart_on_worker_restart=True)
+
+
+def test_permission_denied_warns_once_and_submits(services, capsys: pytest.CaptureFixture[str]) -> None:
+    jobs, fake_quotas = services
+    fake_quotas.denied = True
+    assert create().outs["state"] == "JOB_STATE_SUCCEEDED"
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "quota pre-check" in line]
+    assert len(warnings) == 1 and "roles/cloudquotas.viewer" in warnings[0]
+    assert "CreateCustomJob" in jobs.methods()
+
+
+def test_an_unpublished_quota_id_warns_and_submits(services, capsys: pytest.CaptureFixture[str]) -> None:
+    jobs, _ = services
+    assert create().outs["state"] == "JOB_STATE_SUCCEEDED"
+    assert "NOT_FOUND" in capsys.readouterr().err
+    assert "CreateCustomJob" in jobs.methods()
+
+
+def test_cpu_jobs_and_the_local_runner_read_no_quota(services, tmp_path) -> None:
+    _, fake_quotas = services
+    create(worker_pools=[pool(accelerator_type=None, accelerator_count=0)])
+    quotas.check_gpu_quota({**job_props(), "runner": "local", "base_output_dir": str(tmp_path)})
+    assert fake_quotas.calls == []
+
+
+def test_an_adopted_job_is_not_checked_again(services) -> None:
+    """An interrupted `pulumi up` resumes watching its job even if the quota has since dropped."""
+    jobs, fake_quotas = services
+    fake_quotas.set_quota(PROJECT, T4, default=1)
+    create(wait=False)
+    fake_quotas.set_quota(PROJECT, T4, default=0)
+    create(wait=False)
+    assert jobs.methods().count("CreateCustomJob") == 1
+
+
+def test_every_mapped_accelerator_has_a_quota_id_of_vertex_form() -> None:
+    for kind in quotas.QUOTA_GPU_NAMES:
+        for spot in (False, True):
+            quota_id = quotas.GpuNeed(kind, 1, spot).quota_id
+            assert quota_id.startswith("CustomModelTraining") and quota_id.endswith("GPUsPerProjectPerRegion")
+            assert ("Preemptible" in quota_id) is spot
+
+
+def test_the_fake_answers_as_the_api_reference_describes(services) -> None:
+    """Through the real client: list per service, NOT_FOUND for unknown ids, INVALID_ARGUMENT for bad ones."""
+    _, fake_quotas = services
+    fake_quotas.set_quota(PROJECT, T4, default=0, regions={REGION: 1})
+    fake_quotas.set_quota(PROJECT, T4_SPOT, default=0)
+    client = cloudquotas_v1.CloudQuotasClient(**client_kwargs(CloudQuotasGrpcTransport, quotas.ENDPOINT))
+    parent = f"projects/{PROJECT}/locations/global/services/aiplatform.googleapis.com"
+    listed = list(client.list_quota_infos(request={"parent": parent, "page_size": 1}))
+    assert sorted(info.quota_id for info in listed) == sorted([T4, T4_SPOT])
+    info = client.get_quota_info(name=f"{parent}/quotaInfos/{T4}")
+    assert quotas.region_value(info, REGION) == 1 and quotas.region_value(info, "asia-east1") == 0
+    with pytest.raises(gexc.NotFound):
+        client.get_quota_info(name=f"{parent}/quotaInfos/NoSuchQuota")
+    with pytest.raises(gexc.InvalidArgument):
+        client.get_quota_info(name="projects/x/quotaInfos/y")
