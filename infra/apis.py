@@ -5,10 +5,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.propagation import API_PROPAGATION, wait
+
 BASE_APIS = (
     "aiplatform.googleapis.com",
     "artifactregistry.googleapis.com",
     "billingbudgets.googleapis.com",
+    "cloudquotas.googleapis.com",  # the training job's GPU quota pre-check (infra/vertex/quotas.py)
     "cloudresourcemanager.googleapis.com",
     "iam.googleapis.com",
     "logging.googleapis.com",
@@ -38,4 +41,6 @@ class Apis(pulumi.ComponentResource):
             )
             for service in sorted(set(services))
         ]
+        # Children of this component: whatever depends on it waits for this too.
+        wait(f"{name}-propagation", API_PROPAGATION, list(self.services), self)
         self.register_outputs({"services": [s.service for s in self.services]})

@@ -10,6 +10,10 @@ import pulumi_gcp as gcp
 from infra.config import BudgetConfig
 from infra.options import children
 
+# The Budget API refuses longer display names ("must be less than or equal to 60 characters",
+# https://cloud.google.com/billing/docs/reference/budget/rest/v1/billingAccounts.budgets).
+DISPLAY_NAME_MAX = 60
+
 # Cloud Billing publishes budget notifications as this Google-managed account.
 BILLING_PUBLISHER = "serviceAccount:billing-budget-alert@system.gserviceaccount.com"
 
@@ -18,6 +22,11 @@ def money(amount: float, currency: str) -> dict:
     """google.type.Money: whole units as a string, the fraction in nanos."""
     nanos, units = math.modf(amount)
     return {"currency_code": currency, "units": str(int(units)), "nanos": round(nanos * 1e9)}
+
+
+def display_name(stack: str, project: str) -> str:
+    """At most 3 + 15 (stack) + 1 + 30 (project id) = 49 characters."""
+    return f"vt {stack} {project}"
 
 
 def threshold_rules(cfg: BudgetConfig) -> list[dict]:
@@ -72,7 +81,7 @@ class Budget(pulumi.ComponentResource):
         self.budget = gcp.billing.Budget(
             "budget",
             billing_account=cfg.billing_account,
-            display_name=f"vertex-training {stack} ({project})",
+            display_name=display_name(stack, project),
             budget_filter={
                 "projects": [project_number.apply(lambda n: f"projects/{n}")],
                 "credit_types_treatment": "INCLUDE_ALL_CREDITS",

@@ -8,6 +8,12 @@ import pulumi_gcp as gcp
 from infra.options import children
 
 BUCKET_ROLE = "roles/storage.objectAdmin"
+# TensorFlow's GCS filesystem reads the bucket itself (GET bucket: storage.buckets.get) when it creates the
+# job's output folders; objectAdmin has only storage.objects.*. legacyBucketReader adds exactly
+# storage.buckets.get and storage.objects.list, granted on this bucket only
+# (https://cloud.google.com/storage/docs/access-control/iam-roles).
+BUCKET_METADATA_ROLE = "roles/storage.legacyBucketReader"
+BUCKET_ROLES = (BUCKET_ROLE, BUCKET_METADATA_ROLE)
 REPOSITORY_ROLE = "roles/artifactregistry.reader"
 PROJECT_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter")
 # Vertex's TensorBoard integration uploads the job's event files as the job's service account; Google
@@ -47,8 +53,11 @@ class JobIdentity(pulumi.ComponentResource):
         member = self.account.email.apply(lambda email: f"serviceAccount:{email}")
         self.grants: list[pulumi.Resource] = [
             gcp.storage.BucketIAMMember(
-                "job-bucket-objects", bucket=bucket, role=BUCKET_ROLE, member=member, opts=child
-            ),
+                f"job-bucket-{role.split('.')[-1].lower()}", bucket=bucket, role=role, member=member, opts=child
+            )
+            for role in BUCKET_ROLES
+        ]
+        self.grants += [
             gcp.artifactregistry.RepositoryIamMember(
                 "job-repository-reader",
                 project=project,

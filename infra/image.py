@@ -92,10 +92,15 @@ def data_code_hash(context: Path = TRAINER_DIR) -> str:
     return hash_files(context, data_code_files(context))[:16]
 
 
+def digest_ref(repository_url: str, digest: str) -> str:
+    """`<repository>/trainer@sha256:...`: the one unambiguous reference to a pushed image."""
+    return f"{repository_url}/{IMAGE_NAME}@{digest}"
+
+
 class TrainerImage(pulumi.ComponentResource):
     """Builds trainer/ for linux/amd64 and pushes it under a content tag and a data-code tag.
 
-    `ref` (tag@digest) pins the training job to the exact image. The data-preparation job uses the
+    `ref` (repository/trainer@sha256:...) pins the training job to the exact image. The data-preparation job uses the
     `data_uri` tag, which moves only between builds whose data code, requirements and Dockerfile are
     byte-identical: so a training-code change does not rerun data preparation.
     """
@@ -125,6 +130,7 @@ class TrainerImage(pulumi.ComponentResource):
             labels=labels,
             opts=children(self, opts),
         )
-        self.ref = self.image.ref
         self.digest = self.image.digest
+        # Digest form alone: docker-build's own `ref` is tag@digest, which some consumers resolve by tag.
+        self.ref = self.digest.apply(lambda digest: digest_ref(repository_url, digest))
         self.register_outputs({"ref": self.ref, "digest": self.digest, "tag": self.tag})

@@ -25,12 +25,30 @@ PERMISSIONS = (
     "aiplatform.customJobs.get",
     "aiplatform.customJobs.list",
 )
+# One custom role per Google Cloud project, shared by every stack (the permissions never differ), created by
+# the long-lived bootstrap stack (infra/bootstrap) or once by hand (docs/stack.md), never by a stack: IAM
+# soft-deletes a deleted role and keeps its id unusable from day 7 to day 37
+# (https://cloud.google.com/iam/docs/creating-custom-roles#deleting-custom-role), so a role that came and
+# went with `pulumi destroy` / `up` broke the next `up`, and a per-stack id broke the deploy identity's
+# IAM condition for any new stack name.
+ROLE_ID = "vertexTrainingKillSwitch"
+ROLE_TITLE = "Vertex training kill switch"
+ROLE_DESCRIPTION = "List and cancel Vertex AI custom jobs; nothing else."
+# What a function build needs, on exactly its resources (the 2nd gen version of
+# https://cloud.google.com/functions/docs/securing/build-custom-sa): write build logs, push the image to the
+# stack's repository, read the source archive. Not the default Cloud Build identity: since 2024 that is the
+# Compute Engine default account, which gets no roles where iam.automaticIamGrantsForDefaultServiceAccounts
+# is enforced (https://cloud.google.com/build/docs/cloud-build-service-account-updates).
+BUILD_PROJECT_ROLE = "roles/logging.logWriter"
+BUILD_REPOSITORY_ROLE = "roles/artifactregistry.writer"
+BUILD_SOURCE_ROLE = "roles/storage.objectViewer"
+SOURCE_PREFIX = "kill-switch/"
 REQUIRED_APIS: list[str] = [
     "artifactregistry.googleapis.com",  # the function's container image
     "cloudbuild.googleapis.com",  # builds the function from source
     "cloudfunctions.googleapis.com",
     "eventarc.googleapis.com",  # the Pub/Sub trigger
-    "iam.googleapis.com",  # the custom role
+    "iam.googleapis.com",  # its service accounts
     "pubsub.googleapis.com",
     "run.googleapis.com",  # the function runs as a Cloud Run service
 ]
@@ -48,7 +66,7 @@ class KillSwitchArgs:
     threshold: float = 1.0
     # The stack's Artifact Registry repository id ("projects/<p>/locations/<region>/repositories/<r>"): the
     # function's image goes with the stack on destroy, not into GCF's own `gcf-artifacts`, which bills on.
-    docker_repository: pulumi.Input[str] | None = None
+    docker_repository: pulumi.Input[str] = ""
 
 
 @dataclass(frozen=True)
@@ -57,18 +75,30 @@ class GuardNames:
 
     function: str
     account_id: str
-    role_id: str
+    build_account_id: str
 
 
 def guard_names(pulumi_project: str, pulumi_stack: str) -> GuardNames:
     digest = hashlib.sha256(f"{pulumi_project}/{pulumi_stack}".encode()).hexdigest()[:6]
     slug = re.sub(r"[^a-z0-9]+", "-", pulumi_stack.lower()).strip("-")
-    # Service account ids allow 6-30 chars [a-z0-9-]; role ids [A-Za-z0-9_.]; function names 63 chars.
+    # Service account ids allow 6-30 chars [a-z0-9-]; function names 63 chars.
     return GuardNames(
         function=f"vt-killswitch-{slug[:30]}-{digest}".replace("--", "-"),
         account_id=f"vt-guard-{slug[:13]}-{digest}".replace("--", "-"),
-        role_id=f"vertexTrainingKillSwitch_{slug[:24].replace('-', '_')}_{digest}",
+        build_account_id=f"vt-build-{slug[:13]}-{digest}".replace("--", "-"),
     )
+
+
+def role_name(project: str) -> str:
+    return f"projects/{project}/roles/{ROLE_ID}"
+
+
+def source_condition(bucket: str) -> dict[str, str]:
+    """IAM condition: only the kill switch's source objects, not the training data in the same bucket."""
+    return {
+        "title": "kill switch source only",
+        "expression": f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{SOURCE_PREFIX}")',
+    }
 
 
 def source_digest(directory: Path = GUARD_DIR) -> str:
@@ -115,29 +145,19 @@ class KillSwitch(pulumi.ComponentResource):
             opts=child,
         )
         # No predefined role is this narrow: aiplatform.viewer cannot cancel, aiplatform.user can create.
-        # Deleted custom roles are soft-deleted for 7 days; re-creating the same id within them undeletes it.
-        role = gcp.projects.IAMCustomRole(
-            f"{name}-role",
-            project=args.project,
-            role_id=names.role_id,
-            title=f"Vertex training kill switch ({args.pulumi_stack})",
-            description="List and cancel Vertex AI custom jobs; nothing else.",
-            permissions=list(PERMISSIONS),
-            stage="GA",
-            opts=child,
-        )
         grant = gcp.projects.IAMMember(
             f"{name}-can-cancel-jobs",
             project=args.project,
-            role=role.name,
+            role=role_name(args.project),
             member=account.member,
             opts=child,
         )
+        build = self._build_identity(name, args, names, child)
 
         archive = gcp.storage.BucketObject(
             f"{name}-source",
             bucket=args.bucket,
-            name=f"kill-switch/source-{source_digest()}.zip",
+            name=f"{SOURCE_PREFIX}source-{source_digest()}.zip",
             source=pulumi.AssetArchive({f: pulumi.FileAsset(str(GUARD_DIR / f)) for f in SOURCE_FILES}),
             content_type="application/zip",
             opts=child,
@@ -154,6 +174,9 @@ class KillSwitch(pulumi.ComponentResource):
                 runtime=RUNTIME,
                 entry_point=ENTRY_POINT,
                 docker_repository=args.docker_repository,
+                service_account=build.email.apply(
+                    lambda email: f"projects/{args.project}/serviceAccounts/{email}"
+                ),
                 source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceArgs(
                     storage_source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceStorageSourceArgs(
                         bucket=archive.bucket, object=archive.name
@@ -179,8 +202,8 @@ class KillSwitch(pulumi.ComponentResource):
                 retry_policy="RETRY_POLICY_RETRY",
                 service_account_email=account.email,
             ),
-            # The identity must hold its permissions before the first event can arrive.
-            opts=children(self, opts, depends_on=[grant]),
+            # The identities must hold their permissions before the build and the first event.
+            opts=children(self, opts, depends_on=[grant, *self.build_grants]),
         )
         # The trigger's identity invokes only this function's Cloud Run service (same name as the function).
         gcp.cloudrunv2.ServiceIamMember(
@@ -195,6 +218,41 @@ class KillSwitch(pulumi.ComponentResource):
 
         self.function_name = function.name
         self.service_account_email = account.email
+        self.build_service_account_email = build.email
         self.register_outputs(
             {"function_name": self.function_name, "service_account_email": self.service_account_email}
         )
+
+    def _build_identity(
+        self, name: str, args: KillSwitchArgs, names: GuardNames, child: pulumi.ResourceOptions
+    ) -> gcp.serviceaccount.Account:
+        """The function's own build identity and its three grants (kept in `self.build_grants`)."""
+        build = gcp.serviceaccount.Account(
+            f"{name}-build-sa",
+            project=args.project,
+            account_id=names.build_account_id,
+            display_name=f"Kill switch build ({args.pulumi_project}/{args.pulumi_stack})",
+            description="Builds the kill-switch function: build logs, its image, its source archive only.",
+            opts=child,
+        )
+        self.build_grants: list[pulumi.Resource] = [
+            gcp.projects.IAMMember(
+                f"{name}-build-logs", project=args.project, role=BUILD_PROJECT_ROLE, member=build.member, opts=child
+            ),
+            gcp.artifactregistry.RepositoryIamMember(
+                f"{name}-build-image",
+                repository=args.docker_repository,
+                role=BUILD_REPOSITORY_ROLE,
+                member=build.member,
+                opts=child,
+            ),
+            gcp.storage.BucketIAMMember(
+                f"{name}-build-source",
+                bucket=args.bucket,
+                role=BUILD_SOURCE_ROLE,
+                member=build.member,
+                condition=pulumi.Output.from_input(args.bucket).apply(source_condition),
+                opts=child,
+            ),
+        ]
+        return build

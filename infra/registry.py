@@ -23,6 +23,11 @@ def cleanup_policies() -> list[dict]:
     ]
 
 
+def repository_id(stack: str) -> str:
+    """One repository per stack: a second stack in the same project must not collide (ALREADY_EXISTS)."""
+    return f"vertex-training-{stack}"
+
+
 def registry_host(region: str) -> str:
     return f"{region}-docker.pkg.dev"
 

@@ -13,11 +13,10 @@ from infra.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, p
 from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
 from infra.killswitch import KillSwitch, KillSwitchArgs
 from infra.labels import stack_labels
-from infra.registry import Registry, repository_url
+from infra.registry import Registry, repository_id, repository_url
+from infra.service_agents import EVENTARC, PUBSUB, ServiceAgents
 from infra.storage import TrainingBucket
 from infra.tensorboard import Tensorboard
-
-REPOSITORY_ID = "vertex-training"
 
 
 def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
@@ -44,13 +43,13 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         "registry",
         project=project,
         region=cfg.region,
-        repository_id=REPOSITORY_ID,
+        repository_id=repository_id(cfg.stack),
         labels=labels,
         opts=after_apis,
     )
     image = trainer_image.TrainerImage(
         "trainer-image",
-        repository_url=repository_url(project, cfg.region, REPOSITORY_ID),
+        repository_url=repository_url(project, cfg.region, repository_id(cfg.stack)),
         labels=labels,
         opts=pulumi.ResourceOptions(depends_on=[registry]),
     )
@@ -94,7 +93,9 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
                 threshold=cfg.kill_switch_threshold,
                 docker_repository=registry.repository.id,
             ),
-            opts=after_apis,
+            opts=pulumi.ResourceOptions(
+                depends_on=[apis, ServiceAgents("service-agents", project, [EVENTARC, PUBSUB], after_apis).ready]
+            ),
         )
         if cfg.kill_switch
         else None

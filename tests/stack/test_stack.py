@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from pulumi.runtime import config as runtime_config
 
-from infra import identity, storage
+from infra import identity, registry, storage
 from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
 from infra.vertex.resource import RESOURCE_TYPE
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
@@ -38,6 +38,8 @@ UNLABELABLE = {
     "gcp:billing/budget:Budget",
     "gcp:storage/bucketObject:BucketObject",
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember",
+    "gcp:projects/serviceIdentity:ServiceIdentity",
+    "time:index/sleep:Sleep",
     "pulumi:providers:gcp",
 }
 
@@ -88,7 +90,8 @@ def test_local_stack_creates_no_cloud_resources() -> None:
 )
 def test_cloud_inventory(stack: str, extra: dict[str, int]) -> None:
     run = cached_run(stack)
-    apis = {"aiplatform", "artifactregistry", "billingbudgets", "cloudresourcemanager", "iam", "logging"}
+    apis = {"aiplatform", "artifactregistry", "billingbudgets", "cloudquotas", "cloudresourcemanager", "iam"}
+    apis |= {"logging"}
     apis |= {"monitoring", "pubsub", "storage"} | {a.split(".")[0] for a in KILL_SWITCH_APIS}
     expected = Counter(
         {
@@ -97,9 +100,12 @@ def test_cloud_inventory(stack: str, extra: dict[str, int]) -> None:
             "gcp:artifactregistry/repository:Repository": 1,
             "docker-build:index:Image": 1,
             "gcp:serviceaccount/account:Account": 1,
-            "gcp:storage/bucketIAMMember:BucketIAMMember": 1,
+            "gcp:storage/bucketIAMMember:BucketIAMMember": 2,
             "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": 1,
-            "gcp:projects/iAMMember:IAMMember": 2,
+            # the job's two project roles, and Eventarc's service agent role
+            "gcp:projects/iAMMember:IAMMember": 3,
+            "gcp:projects/serviceIdentity:ServiceIdentity": 2,  # Eventarc's and Pub/Sub's agents
+            "time:index/sleep:Sleep": 2,  # API and IAM propagation
             "gcp:pubsub/topic:Topic": 1,
             "gcp:pubsub/topicIAMMember:TopicIAMMember": 1,
             "pulumi:providers:gcp": 1,
@@ -146,14 +152,14 @@ def test_iam_is_least_privilege(cloud_stack: tuple[str, MockedRun]) -> None:
     grants = [r for r in own(run) if r.inputs.get("member") == member]
 
     bucket_grants = [g for g in grants if g.type == "gcp:storage/bucketIAMMember:BucketIAMMember"]
-    assert [(g.inputs["bucket"], g.inputs["role"]) for g in bucket_grants] == [
-        (cfg.bucket_name, identity.BUCKET_ROLE)
-    ]
+    assert sorted((g.inputs["bucket"], g.inputs["role"]) for g in bucket_grants) == sorted(
+        (cfg.bucket_name, role) for role in identity.BUCKET_ROLES
+    )
     repo_grants = [
         g for g in grants if g.type == "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
     ]
     assert [(g.inputs["repository"], g.inputs["role"]) for g in repo_grants] == [
-        ("vertex-training", identity.REPOSITORY_ROLE)
+        (registry.repository_id(stack), identity.REPOSITORY_ROLE)
     ]
     project_roles = {g.inputs["role"] for g in grants if g.type == "gcp:projects/iAMMember:IAMMember"}
     expected = set(identity.PROJECT_ROLES) | ({identity.TENSORBOARD_ROLE} if cfg.tensorboard else set())
