@@ -8,31 +8,39 @@ import pulumi
 import pulumi_gcp as gcp
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+# Claims of GitHub's OIDC token (https://docs.github.com/en/actions/reference/security/oidc). Identities are
+# bound on `environment` and `repository[_id]`, never on the raw `sub` string, whose format GitHub is moving
+# to immutable, id-based subjects for new and renamed repositories (and organisations may customise it).
 ATTRIBUTE_MAPPING = {
     "google.subject": "assertion.sub",
     "attribute.actor": "assertion.actor",
     "attribute.repository": "assertion.repository",
     "attribute.repository_id": "assertion.repository_id",
     "attribute.ref": "assertion.ref",
+    "attribute.environment": "assertion.environment",
 }
 
 
 def attribute_condition(repository: str, repository_id: str | None) -> str:
-    """CEL evaluated on every GitHub token: tokens of any other repository are rejected at the pool."""
-    condition = f"assertion.repository == '{repository}'"
+    """CEL evaluated on every GitHub token: tokens of any other repository are rejected at the pool.
+
+    With the numeric id the trust survives a rename and refuses a new repository that takes the old name.
+    """
     if repository_id:
-        condition += f" && assertion.repository_id == '{repository_id}'"
-    return condition
+        return f"assertion.repository_id == '{repository_id}'"
+    return f"assertion.repository == '{repository}'"
 
 
-def repository_principal_set(pool_name: str, repository: str) -> str:
+def repository_principal_set(pool_name: str, repository: str, repository_id: str | None) -> str:
     """Every workflow run of the repository (any ref, any event that receives a token)."""
+    if repository_id:
+        return f"principalSet://iam.googleapis.com/{pool_name}/attribute.repository_id/{repository_id}"
     return f"principalSet://iam.googleapis.com/{pool_name}/attribute.repository/{repository}"
 
 
-def environment_principal(pool_name: str, repository: str, environment: str) -> str:
-    """Only jobs that run in the GitHub environment (GitHub's default `sub` claim for environment jobs)."""
-    return f"principal://iam.googleapis.com/{pool_name}/subject/repo:{repository}:environment:{environment}"
+def environment_principal_set(pool_name: str, environment: str) -> str:
+    """Only jobs that run in the GitHub environment; the pool's condition already pins the repository."""
+    return f"principalSet://iam.googleapis.com/{pool_name}/attribute.environment/{environment}"
 
 
 @dataclass

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from infra.identity import PROJECT_ROLES, TENSORBOARD_ROLE
-from infra.killswitch import guard_names
+from infra.killswitch import BUILD_PROJECT_ROLE, role_name
+from infra.service_agents import AGENT_ROLES
 from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
-
-MAIN_PROJECT = "vertex-training"  # the Pulumi project CI previews and deploys
 
 # Read-only: enough for `pulumi preview --refresh` of the main stack. Roles on the state bucket and the
 # secrets key are granted on those resources, not here.
 PREVIEW_PROJECT_ROLES: dict[str, str] = {
     "roles/browser": "look up the project (number, metadata) the stack reads",
     "roles/serviceusage.serviceUsageViewer": "refresh the enabled APIs",
+    # The budget is read through a provider with user_project_override / billing_project: every such call
+    # needs serviceusage.services.use on that project (https://cloud.google.com/service-usage/docs/access-control).
+    "roles/serviceusage.serviceUsageConsumer": "bill the budget's refresh to the project (user_project_override)",
     "roles/storage.bucketViewer": "refresh the training bucket's settings",
     "roles/storage.objectViewer": "refresh objects the stack uploads (the kill-switch source archive)",
     "roles/artifactregistry.reader": "refresh the repository and the pushed trainer image",
@@ -29,12 +31,14 @@ PREVIEW_BILLING_ROLES: dict[str, str] = {
 
 # Everything `pulumi up` / `pulumi destroy` of the main stack does, and nothing project-wide beyond it.
 DEPLOY_PROJECT_ROLES: dict[str, str] = {
-    "roles/serviceusage.serviceUsageAdmin": "enable the stack's APIs; bill Budgets API calls to the project",
+    "roles/serviceusage.serviceUsageAdmin": (
+        "enable the stack's APIs, generate service agents, bill Budgets API calls to the project, "
+        "read GPU quotas (cloudquotas.quotas.get) before submitting a job"
+    ),
     "roles/storage.admin": "create the training bucket and its IAM; upload the kill-switch source",
     "roles/artifactregistry.admin": "create the Docker repository, its cleanup policies and IAM; push images",
-    "roles/iam.serviceAccountAdmin": "create the job's and the kill switch's service accounts",
-    "roles/iam.serviceAccountUser": "act as them: CustomJobs, the function and its trigger run as them",
-    "roles/iam.roleAdmin": "create the kill switch's custom role (list and cancel custom jobs)",
+    "roles/iam.serviceAccountAdmin": "create the job's and the kill switch's (runtime, build) service accounts",
+    "roles/iam.serviceAccountUser": "act as them: CustomJobs, the function, its build and trigger run as them",
     "roles/resourcemanager.projectIamAdmin": "grant the stack's identities project roles; only those listed",
     "roles/pubsub.admin": "create the budget topic and its IAM (Cloud Billing publishes to it)",
     "roles/monitoring.notificationChannelEditor": "create the budget's e-mail notification channels",
@@ -46,8 +50,11 @@ DEPLOY_BILLING_ROLES: dict[str, str] = {
     "roles/billing.costsManager": "create and update the project's budget on the billing account",
 }
 
-# The main stack's project-level grants to its job identity (TensorBoard uploads need aiplatform.user).
-MAIN_STACK_PROJECT_ROLES = (*PROJECT_ROLES, TENSORBOARD_ROLE)
+# The main stack's project-level grants: its job identity (TensorBoard uploads need aiplatform.user), the
+# function's build identity, and Eventarc's service agent.
+MAIN_STACK_PROJECT_ROLES = tuple(
+    dict.fromkeys((*PROJECT_ROLES, TENSORBOARD_ROLE, BUILD_PROJECT_ROLE, *AGENT_ROLES.values()))
+)
 
 # Which role lets each identity manage (deploy) or read (preview, for refresh) each resource type the main
 # stack declares. tests/ci checks this covers every type the dev and prod stacks register.
@@ -61,7 +68,7 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": "roles/artifactregistry.admin",
     "docker-build:index:Image": "roles/artifactregistry.admin",
     "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountAdmin",
-    "gcp:projects/iAMCustomRole:IAMCustomRole": "roles/iam.roleAdmin",
+    "gcp:projects/serviceIdentity:ServiceIdentity": "roles/serviceusage.serviceUsageAdmin",
     "gcp:projects/iAMMember:IAMMember": "roles/resourcemanager.projectIamAdmin",
     "gcp:pubsub/topic:Topic": "roles/pubsub.admin",
     "gcp:pubsub/topicIAMMember:TopicIAMMember": "roles/pubsub.admin",
@@ -81,7 +88,7 @@ PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": "roles/iam.securityReviewer",
     "docker-build:index:Image": "roles/artifactregistry.reader",
     "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountViewer",
-    "gcp:projects/iAMCustomRole:IAMCustomRole": "roles/iam.securityReviewer",
+    "gcp:projects/serviceIdentity:ServiceIdentity": "roles/serviceusage.serviceUsageViewer",
     "gcp:projects/iAMMember:IAMMember": "roles/iam.securityReviewer",
     "gcp:pubsub/topic:Topic": "roles/pubsub.viewer",
     "gcp:pubsub/topicIAMMember:TopicIAMMember": "roles/iam.securityReviewer",
@@ -93,13 +100,18 @@ PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
     _DYNAMIC: "roles/aiplatform.viewer",
 }
 
+# Types that make no Google Cloud call (pulumiverse-time's Sleep waits locally).
+LOCAL_TYPES = frozenset({"time:index/sleep:Sleep"})
+
 PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
 
 
-def grantable_project_roles(project: str, stack: str) -> list[str]:
-    """Project roles the deploy identity may grant: the main stack's, plus its kill switch's custom role."""
-    role_id = guard_names(MAIN_PROJECT, stack).role_id
-    return [*MAIN_STACK_PROJECT_ROLES, f"projects/{project}/roles/{role_id}"]
+def grantable_project_roles(project: str) -> list[str]:
+    """Project roles the deploy identity may grant: the main stack's, plus the shared kill-switch role.
+
+    No stack name in it: the condition holds for every stack, and for stacks created after the bootstrap.
+    """
+    return [*MAIN_STACK_PROJECT_ROLES, role_name(project)]
 
 
 def grant_condition(roles: list[str]) -> str:

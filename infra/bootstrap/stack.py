@@ -9,10 +9,11 @@ import pulumi_gcp as gcp
 
 from infra.bootstrap import roles
 from infra.bootstrap.config import NAMESPACE, BootstrapConfig
+from infra import killswitch
 from infra.bootstrap.federation import (
     GitHubFederation,
     GitHubFederationArgs,
-    environment_principal,
+    environment_principal_set,
     repository_principal_set,
 )
 from infra.bootstrap.identity import CiIdentity, CiIdentityArgs
@@ -72,7 +73,7 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
             account_id=PREVIEW_ACCOUNT_ID,
             description=f"Read-only: `pulumi preview` of pull requests in {cfg.github_repository}",
             principal=federation.pool_name.apply(
-                lambda p: repository_principal_set(p, cfg.github_repository)
+                lambda p: repository_principal_set(p, cfg.github_repository, cfg.github_repository_id)
             ),
             project_roles=list(roles.PREVIEW_PROJECT_ROLES),
             billing_account=cfg.billing_account,
@@ -85,7 +86,18 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
         federation=federation.provider,
         opts=after_apis,
     )
-    grantable = roles.grantable_project_roles(cfg.project, cfg.deploy_stack)
+    # The kill switch's role lives here, not in a stack: deleting a custom role blocks its id for 37 days.
+    kill_switch_role = gcp.projects.IAMCustomRole(
+        "kill-switch-role",
+        project=cfg.project,
+        role_id=killswitch.ROLE_ID,
+        title=killswitch.ROLE_TITLE,
+        description=killswitch.ROLE_DESCRIPTION,
+        permissions=list(killswitch.PERMISSIONS),
+        stage="GA",
+        opts=pulumi.ResourceOptions(depends_on=apis, protect=True),
+    )
+    grantable = roles.grantable_project_roles(cfg.project)
     deploy = CiIdentity(
         "deploy",
         CiIdentityArgs(
@@ -95,9 +107,7 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
                 f"`pulumi up` of stack {cfg.deploy_stack} from the {cfg.deploy_stack!r} environment "
                 f"of {cfg.github_repository}"
             ),
-            principal=federation.pool_name.apply(
-                lambda p: environment_principal(p, cfg.github_repository, cfg.deploy_stack)
-            ),
+            principal=federation.pool_name.apply(lambda p: environment_principal_set(p, cfg.deploy_stack)),
             project_roles=list(roles.DEPLOY_PROJECT_ROLES),
             billing_account=cfg.billing_account,
             billing_roles=list(roles.DEPLOY_BILLING_ROLES),
@@ -120,6 +130,7 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
         "deployServiceAccount": deploy.email,
         "stateBackendUrl": state.backend_url,
         "secretsProvider": state.secrets_provider,
+        "killSwitchRole": kill_switch_role.name,
         # Paste these into Settings -> Secrets and variables -> Actions -> Variables.
         "githubVariables": {
             "GCP_WORKLOAD_IDENTITY_PROVIDER": provider_name,

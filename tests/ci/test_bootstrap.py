@@ -10,7 +10,7 @@ import yaml
 from infra.bootstrap import roles
 from infra.bootstrap.config import NAMESPACE, BootstrapConfig, ConfigError, load_config
 from infra.bootstrap.stack import build
-from infra.killswitch import guard_names
+from infra import killswitch
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 
 BOOTSTRAP = Path(__file__).resolve().parents[2] / "infra" / "bootstrap"
@@ -22,6 +22,7 @@ REQUIRED = {
 PREVIEW_ROLES = {
     "roles/browser",
     "roles/serviceusage.serviceUsageViewer",
+    "roles/serviceusage.serviceUsageConsumer",
     "roles/storage.bucketViewer",
     "roles/storage.objectViewer",
     "roles/artifactregistry.reader",
@@ -38,7 +39,6 @@ DEPLOY_ROLES = {
     "roles/artifactregistry.admin",
     "roles/iam.serviceAccountAdmin",
     "roles/iam.serviceAccountUser",
-    "roles/iam.roleAdmin",
     "roles/resourcemanager.projectIamAdmin",
     "roles/pubsub.admin",
     "roles/monitoring.notificationChannelEditor",
@@ -78,14 +78,17 @@ def test_pool_and_provider_trust_only_this_repository(run: MockedRun) -> None:
     mapping = provider.inputs["attributeMapping"]
     assert mapping["google.subject"] == "assertion.sub"
     assert mapping["attribute.repository"] == "assertion.repository"
+    assert mapping["attribute.environment"] == "assertion.environment"
     assert provider.parent == pool.parent  # both children of the GitHubFederation component
 
 
-def test_repository_id_tightens_the_condition() -> None:
+def test_repository_id_pins_the_repository_by_id() -> None:
+    """A renamed repository keeps its trust; a new one that takes the old name gets none."""
     run = run_bootstrap(githubRepositoryId="987654321")
     provider = run.one("gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider")
-    assert provider.inputs["attributeCondition"] == (
-        "assertion.repository == 'my-org/vertex-training' && assertion.repository_id == '987654321'"
+    assert provider.inputs["attributeCondition"] == "assertion.repository_id == '987654321'"
+    assert run.named("preview-federated").inputs["member"] == (
+        "principalSet://iam.googleapis.com/github-pool/attribute.repository_id/987654321"
     )
 
 
@@ -112,11 +115,10 @@ def test_deploy_identity_has_what_up_needs_and_can_grant_only_the_stacks_roles(r
     assert sorted(g.inputs["role"] for g in project) == sorted(DEPLOY_ROLES)
     conditioned = {g.inputs["role"]: g.inputs["condition"] for g in project if "condition" in g.inputs}
     assert set(conditioned) == {"roles/resourcemanager.projectIamAdmin"}
-    kill_switch_role = f"projects/my-gcp-project/roles/{guard_names('vertex-training', 'dev').role_id}"
     assert conditioned["roles/resourcemanager.projectIamAdmin"]["expression"] == (
         "api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly(["
         "'roles/logging.logWriter', 'roles/monitoring.metricWriter', 'roles/aiplatform.user', "
-        f"'{kill_switch_role}'])"
+        "'roles/eventarc.serviceAgent', 'projects/my-gcp-project/roles/vertexTrainingKillSwitch'])"
     )
     billing = grants(run, "gcp:billing/accountIamMember:AccountIamMember", member)
     assert [(b.inputs["role"], b.inputs["billingAccountId"]) for b in billing] == [
@@ -156,19 +158,33 @@ def test_preview_may_be_used_by_any_run_of_the_repository_deploy_only_by_the_env
     assert bindings["preview-federated"].inputs["member"] == (
         "principalSet://iam.googleapis.com/github-pool/attribute.repository/my-org/vertex-training"
     )
+    # Bound on the environment attribute, not GitHub's `sub` string (whose format is changing).
     assert bindings["deploy-federated"].inputs["member"] == (
-        "principal://iam.googleapis.com/github-pool/subject/repo:my-org/vertex-training:environment:dev"
+        "principalSet://iam.googleapis.com/github-pool/attribute.environment/dev"
     )
+    assert not [b for b in run.by_type(SA_MEMBER) if "/subject/" in b.inputs["member"]]
 
 
-def test_deploy_environment_follows_the_deploy_stack() -> None:
+def test_deploy_environment_follows_the_deploy_stack_and_the_condition_does_not() -> None:
+    """Any stack name (a new one after a destroy included) can grant the one shared kill-switch role."""
     run = run_bootstrap(deployStack="staging")
     deploy = run.named("deploy-federated")
-    assert deploy.inputs["member"].endswith("/subject/repo:my-org/vertex-training:environment:staging")
+    assert deploy.inputs["member"].endswith("/attribute.environment/staging")
     admin = [
         g for g in run.by_type(PROJECT_MEMBER) if g.inputs["role"] == "roles/resourcemanager.projectIamAdmin"
     ]
-    assert guard_names("vertex-training", "staging").role_id in admin[0].inputs["condition"]["expression"]
+    expression = admin[0].inputs["condition"]["expression"]
+    assert expression == roles.grant_condition(roles.grantable_project_roles("my-gcp-project"))
+    assert "staging" not in expression
+
+
+def test_the_kill_switch_role_lives_in_the_bootstrap_stack(run: MockedRun) -> None:
+    """Protected and shared: `pulumi destroy` of a main stack never soft-deletes it (ids blocked 7-37 days)."""
+    role = run.one("gcp:projects/iAMCustomRole:IAMCustomRole")
+    assert role.protect
+    assert role.inputs["roleId"] == killswitch.ROLE_ID
+    assert sorted(role.inputs["permissions"]) == sorted(killswitch.PERMISSIONS)
+    assert run.outputs["killSwitchRole"] == killswitch.role_name("my-gcp-project")
 
 
 def test_state_bucket_and_secrets_key_are_hardened_and_protected(run: MockedRun) -> None:
@@ -271,6 +287,7 @@ def test_ci_roles_cover_every_resource_the_main_stack_declares(stack: str) -> No
 
     main = run_stack(stack)
     types = {r.type for r in main.resources if r.custom and not r.type.startswith("pulumi:providers:")}
+    types -= roles.LOCAL_TYPES
     deploy_roles = set(roles.DEPLOY_PROJECT_ROLES) | set(roles.DEPLOY_BILLING_ROLES)
     preview_roles = set(roles.PREVIEW_PROJECT_ROLES) | set(roles.PREVIEW_BILLING_ROLES)
     assert types <= set(roles.DEPLOY_ROLE_FOR_TYPE), "types the deploy identity has no role for"
@@ -279,4 +296,4 @@ def test_ci_roles_cover_every_resource_the_main_stack_declares(stack: str) -> No
     assert {roles.PREVIEW_ROLE_FOR_TYPE[t] for t in types} <= preview_roles
     project = stack_config(stack).gcp_project
     granted = {r.inputs["role"] for r in main.by_type(PROJECT_MEMBER)}
-    assert granted <= set(roles.grantable_project_roles(project, stack))
+    assert granted <= set(roles.grantable_project_roles(project))

@@ -18,8 +18,10 @@ LABELS = {"managed-by": "pulumi", "pulumi-project": "vertex-training", "pulumi-s
 TOPIC = "projects/test-project/topics/vertex-training-dev-budget"
 FUNCTION = "gcp:cloudfunctionsv2/function:Function"
 ACCOUNT = "gcp:serviceaccount/account:Account"
-ROLE = "gcp:projects/iAMCustomRole:IAMCustomRole"
 PROJECT_MEMBER = "gcp:projects/iAMMember:IAMMember"
+BUCKET_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
+REPOSITORY_MEMBER = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
+REPOSITORY = "projects/test-project/locations/us-central1/repositories/vertex-training-dev"
 RUN_INVOKER = "gcp:cloudrunv2/serviceIamMember:ServiceIamMember"
 OBJECT = "gcp:storage/bucketObject:BucketObject"
 
@@ -34,6 +36,7 @@ def args(**override: object) -> KillSwitchArgs:
         "topic": TOPIC,
         "labels": LABELS,
         "threshold": 0.9,
+        "docker_repository": REPOSITORY,
     }
     values.update(override)
     return KillSwitchArgs(**values)  # type: ignore[arg-type]
@@ -51,7 +54,16 @@ def run() -> MockedRun:
 def test_every_resource_is_a_child_of_the_component(run: MockedRun) -> None:
     component = run.one("vertex-training:guard:KillSwitch")
     children = [r for r in run.resources if r is not component]
-    assert {r.type for r in children} == {FUNCTION, ACCOUNT, ROLE, PROJECT_MEMBER, RUN_INVOKER, OBJECT}
+    assert {r.type for r in children} == {
+        FUNCTION,
+        ACCOUNT,
+        PROJECT_MEMBER,
+        RUN_INVOKER,
+        OBJECT,
+        BUCKET_MEMBER,
+        REPOSITORY_MEMBER,
+    }
+    assert not run.by_type("gcp:projects/iAMCustomRole:IAMCustomRole"), "the role outlives every stack"
     assert all(r.parent == component.urn for r in children)
 
 
@@ -69,18 +81,16 @@ def test_children_wait_for_what_the_component_waits_for() -> None:
 
 
 def test_identity_can_only_list_get_and_cancel_custom_jobs(run: MockedRun) -> None:
-    role = run.one(ROLE)
-    assert sorted(role.inputs["permissions"]) == [
+    assert sorted(killswitch.PERMISSIONS) == [
         "aiplatform.customJobs.cancel",
         "aiplatform.customJobs.get",
         "aiplatform.customJobs.list",
     ]
     email = run.outputs["account"]
     member = f"serviceAccount:{email}"
-    # Exactly one project-level grant, and it is the custom role.
-    (grant,) = run.by_type(PROJECT_MEMBER)
-    assert grant.inputs["member"] == member
-    assert grant.inputs["role"] == f"projects/test-project/roles/{role.inputs['roleId']}"
+    # Exactly one project-level grant, and it is the shared custom role (created by the bootstrap stack).
+    (grant,) = [g for g in run.by_type(PROJECT_MEMBER) if g.inputs["member"] == member]
+    assert grant.inputs["role"] == "projects/test-project/roles/vertexTrainingKillSwitch"
     # The only other grant: invoking this one function's Cloud Run service.
     (invoker,) = run.by_type(RUN_INVOKER)
     assert invoker.inputs == {
@@ -90,8 +100,37 @@ def test_identity_can_only_list_get_and_cancel_custom_jobs(run: MockedRun) -> No
         "role": "roles/run.invoker",
         "member": member,
     }
-    grants = [r for r in run.resources if "iam" in r.type.lower() and r.type != ROLE]
+    grants = [r for r in run.resources if "iam" in r.type.lower() and r.inputs["member"] == member]
     assert len(grants) == 2
+
+
+def test_the_build_runs_as_its_own_identity_with_exactly_its_grants(run: MockedRun) -> None:
+    """Not the Compute Engine default account (no roles in new organisations): logs, image, source only."""
+    (account,) = [a for a in run.by_type(ACCOUNT) if a.inputs["accountId"].startswith("vt-build-")]
+    email = f"{account.inputs['accountId']}@test-project.iam.gserviceaccount.com"
+    member = f"serviceAccount:{email}"
+    assert run.one(FUNCTION).inputs["buildConfig"]["serviceAccount"] == (
+        f"projects/test-project/serviceAccounts/{email}"
+    )
+    grants = {(r.type, r.inputs["role"]) for r in run.resources if r.inputs.get("member") == member}
+    assert grants == {
+        (PROJECT_MEMBER, "roles/logging.logWriter"),
+        (REPOSITORY_MEMBER, "roles/artifactregistry.writer"),
+        (BUCKET_MEMBER, "roles/storage.objectViewer"),
+    }
+    (repository,) = run.by_type(REPOSITORY_MEMBER)
+    assert repository.inputs["repository"] == run.one(FUNCTION).inputs["buildConfig"]["dockerRepository"]
+    (source,) = run.by_type(BUCKET_MEMBER)
+    archive = run.one(OBJECT).inputs
+    assert source.inputs["bucket"] == archive["bucket"]
+    # Only the archive's prefix: the build identity cannot read the training data beside it.
+    expression = source.inputs["condition"]["expression"]
+    assert expression == (
+        f'resource.name.startsWith("projects/_/buckets/{archive["bucket"]}/objects/{killswitch.SOURCE_PREFIX}")'
+    )
+    assert archive["name"].startswith(killswitch.SOURCE_PREFIX)
+    for grant in (r for r in run.resources if r.inputs.get("member") == member):
+        assert grant.urn in run.one(FUNCTION).dependencies, "the build starts after its grants"
 
 
 def test_function_runs_the_guard_source_as_its_own_identity(run: MockedRun) -> None:
@@ -122,16 +161,13 @@ def test_trigger_is_the_budget_topic_with_retries(run: MockedRun) -> None:
     }
 
 
-def test_function_image_goes_to_the_stacks_repository_when_given(run: MockedRun) -> None:
-    assert "dockerRepository" not in run.one(FUNCTION).inputs["buildConfig"]
-    repo = "projects/test-project/locations/us-central1/repositories/vertex-training-dev"
-    with_repo = run_program(lambda: KillSwitch("kill-switch", args(docker_repository=repo)))
-    assert with_repo.one(FUNCTION).inputs["buildConfig"]["dockerRepository"] == repo
+def test_function_image_goes_to_the_stacks_repository(run: MockedRun) -> None:
+    assert run.one(FUNCTION).inputs["buildConfig"]["dockerRepository"] == REPOSITORY
 
 
 def test_function_waits_for_its_permissions(run: MockedRun) -> None:
-    grant = run.one(PROJECT_MEMBER)
-    assert grant.urn in run.one(FUNCTION).dependencies
+    for grant in run.by_type(PROJECT_MEMBER):
+        assert grant.urn in run.one(FUNCTION).dependencies
 
 
 def test_source_archive_holds_only_the_function_files(run: MockedRun) -> None:
@@ -157,9 +193,10 @@ def test_source_name_changes_with_the_source(tmp_path: Path) -> None:
 @pytest.mark.parametrize("stack", ["dev", "prod", "My_Feature.Branch-2026", "x" * 80, "__"])
 def test_names_are_valid_and_distinct_per_stack(stack: str) -> None:
     names = killswitch.guard_names("vertex-training", stack)
-    assert re.fullmatch(r"[a-z](?:[-a-z0-9]{4,28}[a-z0-9])", names.account_id), names.account_id
+    for account_id in (names.account_id, names.build_account_id):
+        assert re.fullmatch(r"[a-z](?:[-a-z0-9]{4,28}[a-z0-9])", account_id), account_id
+    assert names.account_id != names.build_account_id
     assert re.fullmatch(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?", names.function), names.function
-    assert re.fullmatch(r"[A-Za-z0-9_.]{3,64}", names.role_id), names.role_id
     assert names != killswitch.guard_names("vertex-training", stack + "2")
     assert names != killswitch.guard_names("other-project", stack)
 
