@@ -53,7 +53,11 @@ class JobIdentity(pulumi.ComponentResource):
         member = self.account.email.apply(lambda email: f"serviceAccount:{email}")
         self.grants: list[pulumi.Resource] = [
             gcp.storage.BucketIAMMember(
-                f"job-bucket-{role.split('.')[-1].lower()}", bucket=bucket, role=role, member=member, opts=child
+                f"job-bucket-{role.split('.')[-1].lower()}",
+                bucket=bucket,
+                role=role,
+                member=member,
+                opts=child,
             )
             for role in BUCKET_ROLES
         ]

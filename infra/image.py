@@ -100,9 +100,9 @@ def digest_ref(repository_url: str, digest: str) -> str:
 class TrainerImage(pulumi.ComponentResource):
     """Builds trainer/ for linux/amd64 and pushes it under a content tag and a data-code tag.
 
-    `ref` (repository/trainer@sha256:...) pins the training job to the exact image. The data-preparation job uses the
-    `data_uri` tag, which moves only between builds whose data code, requirements and Dockerfile are
-    byte-identical: so a training-code change does not rerun data preparation.
+    `ref` (repository/trainer@sha256:...) pins the training job to the exact image. The data-preparation
+    job uses the `data_uri` tag, which moves only between builds whose data code, requirements and
+    Dockerfile are byte-identical: so a training-code change does not rerun data preparation.
     """
 
     def __init__(

@@ -237,7 +237,11 @@ class KillSwitch(pulumi.ComponentResource):
         )
         self.build_grants: list[pulumi.Resource] = [
             gcp.projects.IAMMember(
-                f"{name}-build-logs", project=args.project, role=BUILD_PROJECT_ROLE, member=build.member, opts=child
+                f"{name}-build-logs",
+                project=args.project,
+                role=BUILD_PROJECT_ROLE,
+                member=build.member,
+                opts=child,
             ),
             gcp.artifactregistry.RepositoryIamMember(
                 f"{name}-build-image",

@@ -13,7 +13,7 @@ import pulumiverse_time as time
 # case; a slower project fails with the service's own "may take a few minutes" message and a re-run passes.
 IAM_PROPAGATION = "120s"
 # Enabling an API returns before every Google frontend accepts calls for it (the Eventarc, Budgets and Vertex
-# errors quoted in issue 10, e.g. hashicorp/terraform-provider-google#14584 and #25294); a minute lets it settle.
+# errors of hashicorp/terraform-provider-google#14584 and #25294); a minute lets it settle.
 API_PROPAGATION = "60s"
 
 

@@ -33,7 +33,9 @@ class ServiceAgents(pulumi.ComponentResource):
         created: list[pulumi.Resource] = []
         for service in services:
             short = service.split(".")[0]
-            agent = gcp.projects.ServiceIdentity(f"{short}-agent", project=project, service=service, opts=child)
+            agent = gcp.projects.ServiceIdentity(
+                f"{short}-agent", project=project, service=service, opts=child
+            )
             created.append(agent)
             if service in AGENT_ROLES:
                 created.append(

@@ -94,7 +94,10 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
                 docker_repository=registry.repository.id,
             ),
             opts=pulumi.ResourceOptions(
-                depends_on=[apis, ServiceAgents("service-agents", project, [EVENTARC, PUBSUB], after_apis).ready]
+                depends_on=[
+                    apis,
+                    ServiceAgents("service-agents", project, [EVENTARC, PUBSUB], after_apis).ready,
+                ]
             ),
         )
         if cfg.kill_switch

@@ -14,7 +14,7 @@ PREVIEW_PROJECT_ROLES: dict[str, str] = {
     "roles/serviceusage.serviceUsageViewer": "refresh the enabled APIs",
     # The budget is read through a provider with user_project_override / billing_project: every such call
     # needs serviceusage.services.use on that project (https://cloud.google.com/service-usage/docs/access-control).
-    "roles/serviceusage.serviceUsageConsumer": "bill the budget's refresh to the project (user_project_override)",
+    "roles/serviceusage.serviceUsageConsumer": "bill the budget's refresh to the project",
     "roles/storage.bucketViewer": "refresh the training bucket's settings",
     "roles/storage.objectViewer": "refresh objects the stack uploads (the kill-switch source archive)",
     "roles/artifactregistry.reader": "refresh the repository and the pushed trainer image",
@@ -37,8 +37,8 @@ DEPLOY_PROJECT_ROLES: dict[str, str] = {
     ),
     "roles/storage.admin": "create the training bucket and its IAM; upload the kill-switch source",
     "roles/artifactregistry.admin": "create the Docker repository, its cleanup policies and IAM; push images",
-    "roles/iam.serviceAccountAdmin": "create the job's and the kill switch's (runtime, build) service accounts",
-    "roles/iam.serviceAccountUser": "act as them: CustomJobs, the function, its build and trigger run as them",
+    "roles/iam.serviceAccountAdmin": "create the job's and the kill switch's runtime and build accounts",
+    "roles/iam.serviceAccountUser": "act as them: jobs, the function, its build and trigger run as them",
     "roles/resourcemanager.projectIamAdmin": "grant the stack's identities project roles; only those listed",
     "roles/pubsub.admin": "create the budget topic and its IAM (Cloud Billing publishes to it)",
     "roles/monitoring.notificationChannelEditor": "create the budget's e-mail notification channels",

@@ -7,9 +7,9 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
+from infra import killswitch
 from infra.bootstrap import roles
 from infra.bootstrap.config import NAMESPACE, BootstrapConfig
-from infra import killswitch
 from infra.bootstrap.federation import (
     GitHubFederation,
     GitHubFederationArgs,

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from infra import killswitch
 from infra.bootstrap import roles
 from infra.bootstrap.config import NAMESPACE, BootstrapConfig, ConfigError, load_config
 from infra.bootstrap.stack import build
-from infra import killswitch
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 
 BOOTSTRAP = Path(__file__).resolve().parents[2] / "infra" / "bootstrap"
@@ -179,7 +179,7 @@ def test_deploy_environment_follows_the_deploy_stack_and_the_condition_does_not(
 
 
 def test_the_kill_switch_role_lives_in_the_bootstrap_stack(run: MockedRun) -> None:
-    """Protected and shared: `pulumi destroy` of a main stack never soft-deletes it (ids blocked 7-37 days)."""
+    """Protected and shared: destroying a main stack never soft-deletes it (ids blocked 7-37 days)."""
     role = run.one("gcp:projects/iAMCustomRole:IAMCustomRole")
     assert role.protect
     assert role.inputs["roleId"] == killswitch.ROLE_ID

@@ -53,7 +53,9 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
     if typ == "gcp:projects/iAMCustomRole:IAMCustomRole":
         return {"name": f"projects/{project}/roles/{inputs.get('roleId')}"}
     if typ == "gcp:projects/serviceIdentity:ServiceIdentity":
-        email = f"service-123456789012@gcp-sa-{inputs.get('service', '').split('.')[0]}.iam.gserviceaccount.com"
+        email = (
+            f"service-123456789012@gcp-sa-{inputs.get('service', '').split('.')[0]}.iam.gserviceaccount.com"
+        )
         return {"email": email, "member": f"serviceAccount:{email}"}
     if typ == "gcp:cloudfunctionsv2/function:Function":
         return {"url": f"https://{inputs.get('name', name)}-mock.a.run.app"}

@@ -1,0 +1,62 @@
+"""The CI identities hold every permission the calls of `pulumi preview --refresh` / `pulumi up` make.
+
+Each call lists the permissions Google's API reference names for it; tests/iam_facts.py holds what each
+granted role contains. A role change that drops a needed permission, or a new call, fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.bootstrap import roles
+from tests.iam_facts import permissions
+
+# The budget is read and written through a provider with user_project_override: Google checks
+# serviceusage.services.use on the billing project for every such call.
+PREVIEW_CALLS: dict[str, set[str]] = {
+    "refresh the budget (billing project override)": {"billing.budgets.get", "serviceusage.services.use"},
+    "look up the project number": {"resourcemanager.projects.get"},
+    "refresh the enabled APIs": {"serviceusage.services.get"},
+    "refresh the bucket": {"storage.buckets.get"},
+    "refresh the budget topic": {"pubsub.topics.get"},
+    "refresh the service accounts": {"iam.serviceAccounts.get"},
+    "refresh the kill-switch function": {"cloudfunctions.functions.get"},
+    "refresh the CustomJobs": {"aiplatform.customJobs.get"},
+}
+DEPLOY_CALLS: dict[str, set[str]] = {
+    "create the budget (billing project override)": {"billing.budgets.create", "serviceusage.services.use"},
+    "enable the APIs": {"serviceusage.services.enable"},
+    "create the bucket": {"storage.buckets.create"},
+    "create the service accounts": {"iam.serviceAccounts.create"},
+    "grant project roles": {"resourcemanager.projects.setIamPolicy"},
+    "create the budget topic": {"pubsub.topics.create"},
+    "deploy the function with its build identity": {
+        "cloudfunctions.functions.create",
+        "iam.serviceAccounts.actAs",
+    },
+    "submit a CustomJob as the job identity": {"aiplatform.customJobs.create", "iam.serviceAccounts.actAs"},
+    "read the GPU quota before submitting": {"cloudquotas.quotas.get"},
+    "cancel and delete CustomJobs on destroy": {
+        "aiplatform.customJobs.cancel",
+        "aiplatform.customJobs.delete",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("identity", "granted", "calls"),
+    [
+        ("preview", {**roles.PREVIEW_PROJECT_ROLES, **roles.PREVIEW_BILLING_ROLES}, PREVIEW_CALLS),
+        ("deploy", {**roles.DEPLOY_PROJECT_ROLES, **roles.DEPLOY_BILLING_ROLES}, DEPLOY_CALLS),
+    ],
+)
+def test_identity_holds_every_permission_its_calls_need(identity: str, granted: dict, calls: dict) -> None:
+    held = permissions(granted)
+    missing = {call: sorted(needed - held) for call, needed in calls.items() if not needed <= held}
+    assert not missing, f"{identity} identity lacks {missing}"
+
+
+def test_the_preview_identity_cannot_change_anything() -> None:
+    writes = ("create", "update", "delete", "enable", "setIamPolicy", "actAs", "cancel")
+    held = permissions({**roles.PREVIEW_PROJECT_ROLES, **roles.PREVIEW_BILLING_ROLES})
+    assert not [p for p in held if p.rsplit(".", 1)[-1] in writes]

@@ -1,0 +1,71 @@
+"""Permissions of the predefined roles this project grants, as Google's IAM reference lists them.
+
+Only the permissions the tests reason about are listed (a subset of each role). Sources:
+https://cloud.google.com/iam/docs/roles-permissions (per-service pages: storage, serviceusage, billing,
+pubsub, iam, cloudfunctions, aiplatform, resourcemanager) and, for the legacy storage roles,
+https://cloud.google.com/storage/docs/access-control/iam-roles.
+"""
+
+ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
+    # Cloud Storage
+    "roles/storage.objectAdmin": frozenset(
+        {"storage.objects.create", "storage.objects.delete", "storage.objects.get", "storage.objects.list"}
+    ),
+    "roles/storage.objectViewer": frozenset({"storage.objects.get", "storage.objects.list"}),
+    "roles/storage.legacyBucketReader": frozenset({"storage.buckets.get", "storage.objects.list"}),
+    "roles/storage.bucketViewer": frozenset({"storage.buckets.get", "storage.buckets.list"}),
+    "roles/storage.admin": frozenset(
+        {"storage.buckets.create", "storage.buckets.get", "storage.objects.create"}
+    ),
+    # Service Usage (https://cloud.google.com/service-usage/docs/access-control)
+    "roles/serviceusage.serviceUsageViewer": frozenset(
+        {"serviceusage.services.get", "serviceusage.services.list"}
+    ),
+    "roles/serviceusage.serviceUsageConsumer": frozenset(
+        {"serviceusage.services.get", "serviceusage.services.list", "serviceusage.services.use"}
+    ),
+    "roles/serviceusage.serviceUsageAdmin": frozenset(
+        {
+            "serviceusage.services.enable",
+            "serviceusage.services.get",
+            "serviceusage.services.use",
+            "cloudquotas.quotas.get",
+        }
+    ),
+    # Cloud Billing
+    "roles/billing.viewer": frozenset({"billing.budgets.get", "billing.budgets.list"}),
+    "roles/billing.costsManager": frozenset(
+        {"billing.budgets.create", "billing.budgets.get", "billing.budgets.update"}
+    ),
+    # Resource Manager
+    "roles/browser": frozenset({"resourcemanager.projects.get"}),
+    "roles/resourcemanager.projectIamAdmin": frozenset(
+        {"resourcemanager.projects.getIamPolicy", "resourcemanager.projects.setIamPolicy"}
+    ),
+    # IAM
+    "roles/iam.serviceAccountViewer": frozenset({"iam.serviceAccounts.get", "iam.serviceAccounts.list"}),
+    "roles/iam.serviceAccountAdmin": frozenset({"iam.serviceAccounts.create", "iam.serviceAccounts.get"}),
+    "roles/iam.serviceAccountUser": frozenset({"iam.serviceAccounts.actAs"}),
+    # Pub/Sub, Cloud Functions, Vertex AI
+    "roles/pubsub.viewer": frozenset({"pubsub.topics.get"}),
+    "roles/pubsub.admin": frozenset({"pubsub.topics.create", "pubsub.topics.get"}),
+    "roles/cloudfunctions.viewer": frozenset({"cloudfunctions.functions.get"}),
+    "roles/cloudfunctions.developer": frozenset(
+        {"cloudfunctions.functions.create", "cloudfunctions.functions.get"}
+    ),
+    "roles/aiplatform.viewer": frozenset({"aiplatform.customJobs.get", "aiplatform.customJobs.list"}),
+    "roles/aiplatform.user": frozenset(
+        {
+            "aiplatform.customJobs.cancel",
+            "aiplatform.customJobs.create",
+            "aiplatform.customJobs.delete",
+            "aiplatform.customJobs.get",
+            "aiplatform.customJobs.list",
+        }
+    ),
+}
+
+
+def permissions(roles: object) -> set[str]:
+    """Union of the listed permissions of `roles` (roles not listed here contribute nothing)."""
+    return set().union(*(ROLE_PERMISSIONS.get(role, frozenset()) for role in roles))  # type: ignore[union-attr]

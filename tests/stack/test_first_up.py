@@ -1,0 +1,203 @@
+"""What Google Cloud enforces and the mock runtime does not: invariants a fresh project's first `pulumi up`
+(and a second stack, and destroy + up) depends on. Each would have caught one of issue 10's defects."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from infra import budget, identity, killswitch, registry
+from infra.stack import build
+from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
+from tests.iam_facts import permissions
+from tests.stack.conftest import cached_run, stack_config
+
+SERVICE_IDENTITY = "gcp:projects/serviceIdentity:ServiceIdentity"
+SLEEP = "time:index/sleep:Sleep"
+# The longest names the configuration accepts: a 30-character project id and a 15-character stack.
+LONGEST_PROJECT = "p" + "-" * 2 + "x" * 26 + "9"
+LONGEST_STACK = "s" + "t" * 14
+
+# (type, input) -> (pattern, source). The pattern encodes the API's length and character limits.
+NAME_LIMITS: dict[tuple[str, str], tuple[str, str]] = {
+    ("gcp:storage/bucket:Bucket", "name"): (
+        r"[a-z0-9][-a-z0-9_.]{1,61}[a-z0-9]",
+        "https://cloud.google.com/storage/docs/buckets#naming",
+    ),
+    ("gcp:serviceaccount/account:Account", "accountId"): (
+        r"[a-z][-a-z0-9]{4,28}[a-z0-9]",
+        "https://cloud.google.com/iam/docs/service-accounts-create",
+    ),
+    ("gcp:artifactregistry/repository:Repository", "repositoryId"): (
+        r"[a-z][-a-z0-9]{0,61}[a-z0-9]",
+        "https://cloud.google.com/artifact-registry/docs/repositories/create-repos",
+    ),
+    ("gcp:pubsub/topic:Topic", "name"): (
+        r"[A-Za-z][-A-Za-z0-9_.~+%]{2,254}",
+        "https://cloud.google.com/pubsub/docs/pubsub-basics#resource_names",
+    ),
+    ("gcp:billing/budget:Budget", "displayName"): (
+        r".{1,60}",
+        "https://cloud.google.com/billing/docs/reference/budget/rest/v1/billingAccounts.budgets",
+    ),
+    ("gcp:cloudfunctionsv2/function:Function", "name"): (
+        r"[a-z][-a-z0-9]{0,61}[a-z0-9]",
+        "https://cloud.google.com/functions/docs/reference/rest/v2/projects.locations.functions",
+    ),
+    ("gcp:vertex/aiTensorboard:AiTensorboard", "displayName"): (
+        r".{1,128}",
+        "https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.tensorboards",
+    ),
+}
+
+
+def longest_run(stack_file: str) -> MockedRun:
+    cfg = stack_config(stack_file, gcpProject=LONGEST_PROJECT)
+    cfg = type(cfg)(**{**cfg.__dict__, "stack": LONGEST_STACK})
+    return run_program(lambda: build(cfg), project="vertex-training", stack=LONGEST_STACK)
+
+
+def member(run: MockedRun, account: Registered) -> str:
+    project = account.inputs["project"]
+    return f"serviceAccount:{account.inputs['accountId']}@{project}.iam.gserviceaccount.com"
+
+
+def account(run: MockedRun, prefix: str) -> Registered:
+    (found,) = [
+        a
+        for a in run.by_type("gcp:serviceaccount/account:Account")
+        if a.inputs["accountId"].startswith(prefix)
+    ]
+    return found
+
+
+def grants_of(run: MockedRun, principal: str) -> list[Registered]:
+    return [r for r in run.resources if r.inputs.get("member") == principal]
+
+
+def test_the_job_identity_can_read_its_buckets_metadata(cloud_stack: tuple[str, MockedRun]) -> None:
+    """TensorFlow's GCS filesystem GETs the bucket when it makes the output folders (storage.buckets.get)."""
+    stack, run = cloud_stack
+    job = member(run, account(run, identity.account_id(stack)))
+    bucket = stack_config(stack).bucket_name
+    on_bucket = [g for g in grants_of(run, job) if g.type == "gcp:storage/bucketIAMMember:BucketIAMMember"]
+    assert {g.inputs["bucket"] for g in on_bucket} == {bucket}, "grants on this bucket only"
+    needed = {"storage.buckets.get", "storage.objects.create", "storage.objects.get", "storage.objects.list"}
+    needed.add("storage.objects.delete")
+    assert needed <= permissions(g.inputs["role"] for g in on_bucket)
+
+
+@pytest.mark.parametrize("stack_file", ["dev", "prod"])
+def test_every_name_fits_its_api_limit_for_the_longest_project_and_stack(stack_file: str) -> None:
+    run = longest_run(stack_file)
+    checked = set()
+    for resource in run.resources:
+        for (typ, key), (pattern, source) in NAME_LIMITS.items():
+            if resource.type == typ:
+                value = resource.inputs[key]
+                assert re.fullmatch(pattern, value), f"{typ}.{key} = {value!r} ({len(value)}) breaks {source}"
+                checked.add((typ, key))
+        for key, value in (resource.inputs.get("labels") or {}).items():
+            assert len(key) <= 63 and len(str(value)) <= 63, f"label {key}={value} on {resource.name}"
+    expected = set(NAME_LIMITS) - (
+        {("gcp:vertex/aiTensorboard:AiTensorboard", "displayName")} if stack_file == "dev" else set()
+    )
+    assert checked == expected, "every limited name was seen"
+    assert len(budget.display_name(LONGEST_STACK, LONGEST_PROJECT)) <= budget.DISPLAY_NAME_MAX
+
+
+def test_two_stacks_in_one_project_use_distinct_repositories() -> None:
+    assert registry.repository_id("dev") != registry.repository_id("prod")
+    repositories = {
+        cached_run(s).one("gcp:artifactregistry/repository:Repository").inputs["repositoryId"]
+        for s in ("dev", "prod")
+    }
+    assert len(repositories) == 2
+
+
+def test_the_image_is_referenced_by_digest_alone(cloud_stack: tuple[str, MockedRun]) -> None:
+    stack, run = cloud_stack
+    cfg = stack_config(stack)
+    ref = run.outputs["image_ref"]
+    host = f"{cfg.region}-docker.pkg.dev/{cfg.gcp_project}/{registry.repository_id(stack)}"
+    assert re.fullmatch(re.escape(host) + r"/trainer@sha256:[0-9a-f]{64}", ref), ref
+
+
+def test_the_function_build_identity_exists_with_exactly_its_grants(
+    cloud_stack: tuple[str, MockedRun],
+) -> None:
+    stack, run = cloud_stack
+    cfg = stack_config(stack)
+    build_account = account(run, "vt-build-")
+    principal = member(run, build_account)
+    function = run.one("gcp:cloudfunctionsv2/function:Function")
+    assert function.inputs["buildConfig"]["serviceAccount"].endswith("/" + principal.split(":", 1)[1])
+    grants = {(g.type.rsplit(":", 1)[-1], g.inputs["role"]) for g in grants_of(run, principal)}
+    assert grants == {
+        ("IAMMember", killswitch.BUILD_PROJECT_ROLE),
+        ("RepositoryIamMember", killswitch.BUILD_REPOSITORY_ROLE),
+        ("BucketIAMMember", killswitch.BUILD_SOURCE_ROLE),
+    }
+    repository = run.one("gcp:artifactregistry/repository:Repository")
+    (image_grant,) = [g for g in grants_of(run, principal) if g.type.endswith("RepositoryIamMember")]
+    assert image_grant.inputs["repository"] == function.inputs["buildConfig"]["dockerRepository"]
+    assert image_grant.inputs["repository"].endswith(
+        f"/repositories/{repository.inputs['repositoryId']}"
+    ) or (
+        image_grant.inputs["repository"] == f"{repository.name}-id"  # mocked ids are "<name>-id"
+    )
+    (source_grant,) = [g for g in grants_of(run, principal) if g.type.endswith("BucketIAMMember")]
+    assert source_grant.inputs["bucket"] == cfg.bucket_name and "condition" in source_grant.inputs
+
+
+def test_service_identities_exist_before_the_resources_that_need_them(
+    cloud_stack: tuple[str, MockedRun],
+) -> None:
+    _, run = cloud_stack
+    agents = {r.inputs["service"]: r for r in run.by_type(SERVICE_IDENTITY)}
+    assert set(agents) == {"eventarc.googleapis.com", "pubsub.googleapis.com"}
+    agent_role = [
+        g
+        for g in run.by_type("gcp:projects/iAMMember:IAMMember")
+        if g.inputs["role"] == "roles/eventarc.serviceAgent"
+    ]
+    assert [g.inputs["member"] for g in agent_role] == [
+        "serviceAccount:service-123456789012@gcp-sa-eventarc.iam.gserviceaccount.com"
+    ]
+    iam_wait = next(s for s in run.by_type(SLEEP) if s.name.startswith("service-agents"))
+    assert {a.urn for a in agents.values()} | {agent_role[0].urn} <= set(iam_wait.dependencies)
+    function = run.one("gcp:cloudfunctionsv2/function:Function")
+    assert iam_wait.urn in function.dependencies, "the trigger is created after the agents' grants propagate"
+
+
+def waits_for(run: MockedRun, resource: Registered) -> set[str]:
+    """Every URN `resource` waits for, directly or through what it waits for."""
+    by_urn = {r.urn: r for r in run.resources}
+    seen: set[str] = set()
+    pending = list(resource.dependencies)
+    while pending:
+        urn = pending.pop()
+        if urn not in seen:
+            seen.add(urn)
+            pending.extend(by_urn[urn].dependencies if urn in by_urn else [])
+    return seen
+
+
+def test_everything_waits_for_the_apis_to_propagate(cloud_stack: tuple[str, MockedRun]) -> None:
+    _, run = cloud_stack
+    api_wait = next(s for s in run.by_type(SLEEP) if s.name.startswith("apis"))
+    services = {s.urn for s in run.by_type("gcp:projects/service:Service")}
+    assert services <= set(api_wait.dependencies)
+    apis = run.one("vertex-training:stack:Apis").urn
+    for resource in run.resources:
+        if resource.custom and resource.parent != apis and not resource.type.startswith("pulumi:providers"):
+            assert api_wait.urn in waits_for(run, resource), f"{resource.type} {resource.name} may run early"
+
+
+def test_no_stack_owns_a_custom_role(cloud_stack: tuple[str, MockedRun]) -> None:
+    """Destroy + up and new stack names never hit IAM's 37-day block on a deleted role's id."""
+    stack, run = cloud_stack
+    assert not run.by_type("gcp:projects/iAMCustomRole:IAMCustomRole")
+    role = killswitch.role_name(stack_config(stack).gcp_project)
+    assert role in {g.inputs["role"] for g in run.by_type("gcp:projects/iAMMember:IAMMember")}
