@@ -32,7 +32,7 @@ PREVIEW_BILLING_ROLES: dict[str, str] = {
 # Everything `pulumi up` / `pulumi destroy` of the main stack does, and nothing project-wide beyond it.
 DEPLOY_PROJECT_ROLES: dict[str, str] = {
     "roles/serviceusage.serviceUsageAdmin": (
-        "enable the stack's APIs, generate service agents, bill Budgets API calls to the project, "
+        "enable the stack's APIs, bill Budgets API calls to the project, "
         "read GPU quotas (cloudquotas.quotas.get) before submitting a job"
     ),
     "roles/storage.admin": "create the training bucket and its IAM; upload the kill-switch source",
@@ -48,6 +48,13 @@ DEPLOY_PROJECT_ROLES: dict[str, str] = {
 }
 DEPLOY_BILLING_ROLES: dict[str, str] = {
     "roles/billing.costsManager": "create and update the project's budget on the billing account",
+}
+
+# Permissions no narrow predefined role holds (Service Usage Admin enables services but cannot generate their
+# agents: https://cloud.google.com/iam/docs/roles-permissions/serviceusage): a custom role of the bootstrap.
+DEPLOY_EXTRA_ROLE_ID = "vertexTrainingDeploy"
+DEPLOY_EXTRA_PERMISSIONS: dict[str, str] = {
+    "serviceusage.services.generateServiceIdentity": "create Eventarc's and Pub/Sub's service agents",
 }
 
 # The main stack's project-level grants: its job identity (TensorBoard uploads need aiplatform.user), the
@@ -68,7 +75,7 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": "roles/artifactregistry.admin",
     "docker-build:index:Image": "roles/artifactregistry.admin",
     "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountAdmin",
-    "gcp:projects/serviceIdentity:ServiceIdentity": "roles/serviceusage.serviceUsageAdmin",
+    "gcp:projects/serviceIdentity:ServiceIdentity": DEPLOY_EXTRA_ROLE_ID,
     "gcp:projects/iAMMember:IAMMember": "roles/resourcemanager.projectIamAdmin",
     "gcp:pubsub/topic:Topic": "roles/pubsub.admin",
     "gcp:pubsub/topicIAMMember:TopicIAMMember": "roles/pubsub.admin",

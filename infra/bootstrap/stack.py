@@ -124,6 +124,23 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
     )
 
     provider_name = federation.provider_name
+    extras = gcp.projects.IAMCustomRole(
+        "deploy-extras-role",
+        project=cfg.project,
+        role_id=roles.DEPLOY_EXTRA_ROLE_ID,
+        title="Vertex training deploy extras",
+        description="Permissions of vt-ci-deploy that no narrow predefined role holds.",
+        permissions=list(roles.DEPLOY_EXTRA_PERMISSIONS),
+        stage="GA",
+        opts=pulumi.ResourceOptions(depends_on=apis, protect=True),
+    )
+    gcp.projects.IAMMember(
+        "deploy-extras",
+        project=cfg.project,
+        role=extras.name,
+        member=deploy.email.apply(lambda email: f"serviceAccount:{email}"),
+    )
+
     return {
         "workloadIdentityProvider": provider_name,
         "previewServiceAccount": preview.email,

@@ -112,7 +112,12 @@ def test_preview_identity_is_read_only(run: MockedRun) -> None:
 def test_deploy_identity_has_what_up_needs_and_can_grant_only_the_stacks_roles(run: MockedRun) -> None:
     member = member_of(run, "deploy")
     project = grants(run, PROJECT_MEMBER, member)
-    assert sorted(g.inputs["role"] for g in project) == sorted(DEPLOY_ROLES)
+    extras = "projects/my-gcp-project/roles/vertexTrainingDeploy"
+    assert sorted(g.inputs["role"] for g in project) == sorted({*DEPLOY_ROLES, extras})
+    (extras_role,) = [
+        r for r in run.by_type("gcp:projects/iAMCustomRole:IAMCustomRole") if r.name == "deploy-extras-role"
+    ]
+    assert extras_role.inputs["permissions"] == ["serviceusage.services.generateServiceIdentity"]
     conditioned = {g.inputs["role"]: g.inputs["condition"] for g in project if "condition" in g.inputs}
     assert set(conditioned) == {"roles/resourcemanager.projectIamAdmin"}
     assert conditioned["roles/resourcemanager.projectIamAdmin"]["expression"] == (
@@ -180,7 +185,9 @@ def test_deploy_environment_follows_the_deploy_stack_and_the_condition_does_not(
 
 def test_the_kill_switch_role_lives_in_the_bootstrap_stack(run: MockedRun) -> None:
     """Protected and shared: destroying a main stack never soft-deletes it (ids blocked 7-37 days)."""
-    role = run.one("gcp:projects/iAMCustomRole:IAMCustomRole")
+    (role,) = [
+        r for r in run.by_type("gcp:projects/iAMCustomRole:IAMCustomRole") if r.name == "kill-switch-role"
+    ]
     assert role.protect
     assert role.inputs["roleId"] == killswitch.ROLE_ID
     assert sorted(role.inputs["permissions"]) == sorted(killswitch.PERMISSIONS)
@@ -291,6 +298,7 @@ def test_ci_roles_cover_every_resource_the_main_stack_declares(stack: str) -> No
     deploy_roles = set(roles.DEPLOY_PROJECT_ROLES) | set(roles.DEPLOY_BILLING_ROLES)
     preview_roles = set(roles.PREVIEW_PROJECT_ROLES) | set(roles.PREVIEW_BILLING_ROLES)
     assert types <= set(roles.DEPLOY_ROLE_FOR_TYPE), "types the deploy identity has no role for"
+    deploy_roles.add(roles.DEPLOY_EXTRA_ROLE_ID)
     assert types <= set(roles.PREVIEW_ROLE_FOR_TYPE), "types the preview identity cannot refresh"
     assert {roles.DEPLOY_ROLE_FOR_TYPE[t] for t in types} <= deploy_roles
     assert {roles.PREVIEW_ROLE_FOR_TYPE[t] for t in types} <= preview_roles
