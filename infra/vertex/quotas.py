@@ -7,6 +7,8 @@ QuotaInfo's `dimensions_infos` holds the value per region, and an entry without 
 default for every region not listed. Quota ids follow the names Vertex AI reports in its quota errors
 ("The following quotas are exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion"); their metrics are
 `aiplatform.googleapis.com/custom_model_training[_preemptible]_nvidia_<gpu>_gpus`.
+The check compares the job with the quota's value (the limit), not with what other running jobs leave free:
+it catches the "0 on a new project" case at once; a busy quota still shows as a queued job.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.api_core import exceptions as gexc
+from google.auth import exceptions as auth_exceptions
 from google.cloud import cloudquotas_v1
 from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQuotasGrpcTransport
 
@@ -108,7 +111,12 @@ def check_gpu_quota(props: Mapping[str, Any]) -> None:
     if not needs:
         return
     project, region = props["project"], props["region"]
-    client = cloudquotas_v1.CloudQuotasClient(**client_kwargs(CloudQuotasGrpcTransport, ENDPOINT))
+    try:
+        client = cloudquotas_v1.CloudQuotasClient(**client_kwargs(CloudQuotasGrpcTransport, ENDPOINT))
+    except auth_exceptions.GoogleAuthError as exc:
+        # Submitting the job reports missing credentials with its own advice.
+        _warn(f"no credentials to read quotas ({exc})")
+        return
     for need in needs:
         name = f"projects/{project}/locations/global/services/{SERVICE}/quotaInfos/{need.quota_id}"
         try:

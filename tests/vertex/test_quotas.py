@@ -128,3 +128,17 @@ def test_the_fake_answers_as_the_api_reference_describes(services) -> None:
         client.get_quota_info(name=f"{parent}/quotaInfos/NoSuchQuota")
     with pytest.raises(gexc.InvalidArgument):
         client.get_quota_info(name="projects/x/quotaInfos/y")
+
+
+def test_missing_credentials_warn_and_leave_the_error_to_submission(monkeypatch, capsys) -> None:
+    """Without the emulator and without Application Default Credentials the check steps aside."""
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    def no_credentials(*_args, **_kwargs):
+        raise DefaultCredentialsError("Your default credentials were not found.")
+
+    monkeypatch.delenv("VERTEX_AI_EMULATOR_HOST", raising=False)
+    monkeypatch.setattr(google.auth, "default", no_credentials)
+    quotas.check_gpu_quota(job_props())
+    assert "no credentials to read quotas" in capsys.readouterr().err
