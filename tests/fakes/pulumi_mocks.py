@@ -44,7 +44,8 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
     if typ.startswith("docker-build:index:Image"):
         digest = "sha256:" + hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()
         tags = inputs.get("tags") or [f"mock/{name}"]
-        return {"digest": digest, "ref": f"{tags[0].split(':')[0]}@{digest}"}
+        # docker-build's `ref`: "a single fully-qualified tag including the build's digest" (its API docs).
+        return {"digest": digest, "ref": f"{tags[0]}@{digest}"}
     if typ == "gcp:artifactregistry/repository:Repository":
         host = f"{inputs.get('location')}-docker.pkg.dev"
         return {"registryUri": f"{host}/{project}/{inputs.get('repositoryId')}"}

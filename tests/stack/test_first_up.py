@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,7 @@ from infra import budget, identity, killswitch, registry
 from infra.stack import build
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 from tests.iam_facts import permissions
-from tests.stack.conftest import cached_run, stack_config
+from tests.stack.conftest import ROOT, cached_run, stack_config
 
 SERVICE_IDENTITY = "gcp:projects/serviceIdentity:ServiceIdentity"
 SLEEP = "time:index/sleep:Sleep"
@@ -201,3 +202,26 @@ def test_no_stack_owns_a_custom_role(cloud_stack: tuple[str, MockedRun]) -> None
     assert not run.by_type("gcp:projects/iAMCustomRole:IAMCustomRole")
     role = killswitch.role_name(stack_config(stack).gcp_project)
     assert role in {g.inputs["role"] for g in run.by_type("gcp:projects/iAMMember:IAMMember")}
+
+
+def ending_at_zero(stack: str) -> str:
+    """The commands docs/stack.md gives for `stack` under "Ending at zero"."""
+    text = (ROOT / "docs" / "stack.md").read_text()
+    section = text.split("## Ending at zero", 1)[1].split("\n## ", 1)[0]
+    block = section.split(f"**`{stack}`**", 1)[1]
+    return re.split(r"\n\*\*`", block, maxsplit=1)[0]
+
+
+@pytest.mark.parametrize("stack", ["local", "dev", "prod"])
+def test_the_docs_say_how_each_stack_ends_at_zero(stack: str) -> None:
+    """What `pulumi destroy` refuses or leaves behind for a stack has a command in its block."""
+    run, cfg, commands = cached_run(stack), stack_config(stack), ending_at_zero(stack)
+    assert f"pulumi destroy --stack {stack}" in commands and f"pulumi stack rm {stack}" in commands
+    if any(r.protect for r in run.resources):
+        assert f"pulumi state unprotect --all --stack {stack}" in commands
+    if not cfg.is_local and not cfg.force_destroy:
+        assert 'gcloud storage rm --recursive "gs://$BUCKET/**"' in commands, "a bucket with objects stays"
+    if cfg.is_local:
+        assert f"rm -rf {Path(cfg.local_dir).relative_to(ROOT)}" in commands
+    if cfg.kill_switch and not cfg.is_local:
+        assert "gcf-v2-sources" in commands
