@@ -1,7 +1,5 @@
 """The GPU quota pre-check: the real CloudQuotasClient against a fake Cloud Quotas service."""
 
-from collections.abc import Iterator
-
 import pytest
 from google.api_core import exceptions as gexc
 from google.cloud import cloudquotas_v1
@@ -21,12 +19,10 @@ T4_METRIC = "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus"
 
 
 @pytest.fixture
-def services(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeJobService, FakeCloudQuotas]]:
-    """A fake JobService and a fake Cloud Quotas on one port, as VERTEX_AI_EMULATOR_HOST."""
-    jobs, fake_quotas = FakeJobService(), FakeCloudQuotas()
-    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", jobs.start(fake_quotas.handler()))
-    yield jobs, fake_quotas
-    jobs.stop()
+def services(
+    fake_vertex_and_quotas: tuple[FakeJobService, FakeCloudQuotas],
+) -> tuple[FakeJobService, FakeCloudQuotas]:
+    return fake_vertex_and_quotas
 
 
 def create(**overrides):
