@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from infra import budget, identity, killswitch, registry
+from infra.config import ConfigError, load_config
 from infra.stack import build
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 from tests.iam_facts import permissions
-from tests.stack.conftest import ROOT, cached_run, stack_config
+from tests.stack.conftest import ROOT, cached_run, stack_config, stack_values
 
 SERVICE_IDENTITY = "gcp:projects/serviceIdentity:ServiceIdentity"
 SLEEP = "time:index/sleep:Sleep"
@@ -54,8 +55,8 @@ NAME_LIMITS: dict[tuple[str, str], tuple[str, str]] = {
 
 
 def longest_run(stack_file: str) -> MockedRun:
-    cfg = stack_config(stack_file, gcpProject=LONGEST_PROJECT)
-    cfg = type(cfg)(**{**cfg.__dict__, "stack": LONGEST_STACK})
+    cfg = load_config(stack_values(stack_file, gcpProject=LONGEST_PROJECT), LONGEST_STACK)
+    assert (len(cfg.gcp_project), len(cfg.stack)) == (30, 15), "the longest the configuration accepts"
     return run_program(lambda: build(cfg), project="vertex-training", stack=LONGEST_STACK)
 
 
@@ -106,6 +107,14 @@ def test_every_name_fits_its_api_limit_for_the_longest_project_and_stack(stack_f
     )
     assert checked == expected, "every limited name was seen"
     assert len(budget.display_name(LONGEST_STACK, LONGEST_PROJECT)) <= budget.DISPLAY_NAME_MAX
+
+
+def test_nothing_longer_is_accepted() -> None:
+    """The limits above hold because the configuration refuses longer project ids and stack names."""
+    with pytest.raises(ConfigError):
+        load_config(stack_values("dev", gcpProject=LONGEST_PROJECT + "x"), LONGEST_STACK)
+    with pytest.raises(ConfigError):
+        load_config(stack_values("dev", gcpProject=LONGEST_PROJECT), LONGEST_STACK + "x")
 
 
 def test_two_stacks_in_one_project_use_distinct_repositories() -> None:
