@@ -94,8 +94,8 @@ def _shortfall(need: GpuNeed, info: cloudquotas_v1.QuotaInfo, value: int, projec
         f"Request at least {need.count} at {request_url(project)} "
         f"(filter on {need.quota_id}, region {region}), or: gcloud beta quotas preferences create "
         f"--service={SERVICE} --quota-id={need.quota_id} --dimensions=region={region} "
-        f"--preferred-value={need.count} --project={project} --email=<you>. New projects often get 0; "
-        "approval takes minutes to days. Or choose another region, accelerator or `spot` setting with quota."
+        f"--preferred-value={need.count} --project={project} --email=<you>. New projects start at 0 and "
+        "approval is not immediate; or choose another region, accelerator or `spot` setting that has quota."
     )
 
 
