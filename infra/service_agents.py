@@ -4,9 +4,11 @@ Eventarc's agent is created lazily on first use and its role arrives minutes lat
 first Pub/Sub-triggered function fails with "Permission denied while using the Eventarc Service Agent ... it
 may take a few minutes" (hashicorp/terraform-provider-google#14584, #25294; pulumi/pulumi-gcp#1290).
 Generating the identities explicitly (`projects.ServiceIdentity`, serviceusage generateServiceIdentity; no
-separate beta provider is needed: pulumi-gcp is built from the google-beta provider), granting Eventarc's its
-documented role (https://cloud.google.com/eventarc/docs/access-control#service-agent) and waiting for IAM
-propagation makes the first `pulumi up` pass without a second try.
+separate beta provider is needed: pulumi-gcp is built from the google-beta provider), granting Eventarc's the
+Eventarc Service Agent role that Google otherwise grants only "when you first create Eventarc resources"
+(https://cloud.google.com/eventarc/standard/docs/functions/roles-permissions), and waiting for IAM propagation
+makes the first `pulumi up` pass without a second try. The same page: Pub/Sub direct events need no Event
+Receiver role on the trigger's account; a Pub/Sub agent enabled before 8 April 2021 needs Token Creator.
 """
 
 from __future__ import annotations
