@@ -34,9 +34,13 @@ PERMISSIONS = (
 ROLE_ID = "vertexTrainingKillSwitch"
 ROLE_TITLE = "Vertex training kill switch"
 ROLE_DESCRIPTION = "List and cancel Vertex AI custom jobs; nothing else."
-# What a function build needs, on exactly its resources (the 2nd gen version of
-# https://cloud.google.com/functions/docs/securing/build-custom-sa): write build logs, push the image to the
-# stack's repository, read the source archive. Not the default Cloud Build identity: since 2024 that is the
+# What a function build needs, on exactly its resources (https://cloud.google.com/functions/docs/securing/
+# build-custom-sa, https://cloud.google.com/run/docs/configuring/services/build-service-account): write build
+# logs, push the image to the stack's repository, read the source. Cloud Functions copies the source into its
+# own bucket `gcf-v2-sources-<project number>-<region>` (https://cloud.google.com/functions/docs/building) and
+# builds from there, so the read is a project grant under an IAM condition naming exactly that bucket and the
+# stack's `kill-switch/` objects (not a grant on a bucket that only exists after the first deploy).
+# Not the default Cloud Build identity: since 2024 that is the
 # Compute Engine default account, which gets no roles where iam.automaticIamGrantsForDefaultServiceAccounts
 # is enforced (https://cloud.google.com/build/docs/cloud-build-service-account-updates).
 BUILD_PROJECT_ROLE = "roles/logging.logWriter"
@@ -93,11 +97,20 @@ def role_name(project: str) -> str:
     return f"projects/{project}/roles/{ROLE_ID}"
 
 
-def source_condition(bucket: str) -> dict[str, str]:
-    """IAM condition: only the kill switch's source objects, not the training data in the same bucket."""
+def gcf_sources_bucket(project_number: str, region: str) -> str:
+    return f"gcf-v2-sources-{project_number}-{region}"
+
+
+def source_condition(bucket: str, project_number: str, region: str) -> dict[str, str]:
+    """IAM condition: the function's source copies and archive only, not the training data."""
+    sources = f"projects/_/buckets/{gcf_sources_bucket(project_number, region)}"
+    archive = f"projects/_/buckets/{bucket}/objects/{SOURCE_PREFIX}"
     return {
-        "title": "kill switch source only",
-        "expression": f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{SOURCE_PREFIX}")',
+        "title": "kill switch sources only",
+        "expression": (
+            f'resource.name == "{sources}" || resource.name.startsWith("{sources}/") '
+            f'|| resource.name.startsWith("{archive}")'
+        ),
     }
 
 
@@ -250,12 +263,14 @@ class KillSwitch(pulumi.ComponentResource):
                 member=build.member,
                 opts=child,
             ),
-            gcp.storage.BucketIAMMember(
+            gcp.projects.IAMMember(
                 f"{name}-build-source",
-                bucket=args.bucket,
+                project=args.project,
                 role=BUILD_SOURCE_ROLE,
                 member=build.member,
-                condition=pulumi.Output.from_input(args.bucket).apply(source_condition),
+                condition=pulumi.Output.all(
+                    args.bucket, gcp.organizations.get_project_output(project_id=args.project).number
+                ).apply(lambda values: source_condition(values[0], values[1], args.region)),
                 opts=child,
             ),
         ]

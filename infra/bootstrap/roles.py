@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from infra.identity import PROJECT_ROLES, TENSORBOARD_ROLE
-from infra.killswitch import BUILD_PROJECT_ROLE, role_name
+from infra.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE, role_name
 from infra.service_agents import AGENT_ROLES
 from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
 
@@ -60,7 +60,9 @@ DEPLOY_EXTRA_PERMISSIONS: dict[str, str] = {
 # The main stack's project-level grants: its job identity (TensorBoard uploads need aiplatform.user), the
 # function's build identity, and Eventarc's service agent.
 MAIN_STACK_PROJECT_ROLES = tuple(
-    dict.fromkeys((*PROJECT_ROLES, TENSORBOARD_ROLE, BUILD_PROJECT_ROLE, *AGENT_ROLES.values()))
+    dict.fromkeys(
+        (*PROJECT_ROLES, TENSORBOARD_ROLE, BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE, *AGENT_ROLES.values())
+    )
 )
 
 # Which role lets each identity manage (deploy) or read (preview, for refresh) each resource type the main

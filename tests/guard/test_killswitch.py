@@ -19,7 +19,6 @@ TOPIC = "projects/test-project/topics/vertex-training-dev-budget"
 FUNCTION = "gcp:cloudfunctionsv2/function:Function"
 ACCOUNT = "gcp:serviceaccount/account:Account"
 PROJECT_MEMBER = "gcp:projects/iAMMember:IAMMember"
-BUCKET_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 REPOSITORY_MEMBER = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
 REPOSITORY = "projects/test-project/locations/us-central1/repositories/vertex-training-dev"
 RUN_INVOKER = "gcp:cloudrunv2/serviceIamMember:ServiceIamMember"
@@ -60,7 +59,6 @@ def test_every_resource_is_a_child_of_the_component(run: MockedRun) -> None:
         PROJECT_MEMBER,
         RUN_INVOKER,
         OBJECT,
-        BUCKET_MEMBER,
         REPOSITORY_MEMBER,
     }
     assert not run.by_type("gcp:projects/iAMCustomRole:IAMCustomRole"), "the role outlives every stack"
@@ -116,19 +114,20 @@ def test_the_build_runs_as_its_own_identity_with_exactly_its_grants(run: MockedR
     assert grants == {
         (PROJECT_MEMBER, "roles/logging.logWriter"),
         (REPOSITORY_MEMBER, "roles/artifactregistry.writer"),
-        (BUCKET_MEMBER, "roles/storage.objectViewer"),
+        (PROJECT_MEMBER, "roles/storage.objectViewer"),
     }
     (repository,) = run.by_type(REPOSITORY_MEMBER)
     assert repository.inputs["repository"] == run.one(FUNCTION).inputs["buildConfig"]["dockerRepository"]
-    (source,) = run.by_type(BUCKET_MEMBER)
+    (source,) = [g for g in run.by_type(PROJECT_MEMBER) if g.inputs["role"] == "roles/storage.objectViewer"]
     archive = run.one(OBJECT).inputs
-    assert source.inputs["bucket"] == archive["bucket"]
-    # Only the archive's prefix: the build identity cannot read the training data beside it.
-    expression = source.inputs["condition"]["expression"]
-    assert expression == (
-        f'resource.name.startsWith("projects/_/buckets/{archive["bucket"]}/objects/{killswitch.SOURCE_PREFIX}")'
-    )
     assert archive["name"].startswith(killswitch.SOURCE_PREFIX)
+    # Only Cloud Functions' source copies (project number 123456789012 in the mocks) and the archive's prefix:
+    # the build identity cannot read the training data beside the archive, nor any other bucket.
+    sources = "projects/_/buckets/gcf-v2-sources-123456789012-us-central1"
+    assert source.inputs["condition"]["expression"] == (
+        f'resource.name == "{sources}" || resource.name.startsWith("{sources}/") '
+        f'|| resource.name.startsWith("projects/_/buckets/{archive["bucket"]}/objects/kill-switch/")'
+    )
     for grant in (r for r in run.resources if r.inputs.get("member") == member):
         assert grant.urn in run.one(FUNCTION).dependencies, "the build starts after its grants"
 

@@ -147,7 +147,7 @@ def test_the_function_build_identity_exists_with_exactly_its_grants(
     assert grants == {
         ("IAMMember", killswitch.BUILD_PROJECT_ROLE),
         ("RepositoryIamMember", killswitch.BUILD_REPOSITORY_ROLE),
-        ("BucketIAMMember", killswitch.BUILD_SOURCE_ROLE),
+        ("IAMMember", killswitch.BUILD_SOURCE_ROLE),
     }
     repository = run.one("gcp:artifactregistry/repository:Repository")
     (image_grant,) = [g for g in grants_of(run, principal) if g.type.endswith("RepositoryIamMember")]
@@ -157,8 +157,12 @@ def test_the_function_build_identity_exists_with_exactly_its_grants(
     ) or (
         image_grant.inputs["repository"] == f"{repository.name}-id"  # mocked ids are "<name>-id"
     )
-    (source_grant,) = [g for g in grants_of(run, principal) if g.type.endswith("BucketIAMMember")]
-    assert source_grant.inputs["bucket"] == cfg.bucket_name and "condition" in source_grant.inputs
+    (source_grant,) = [
+        g for g in grants_of(run, principal) if g.inputs["role"] == killswitch.BUILD_SOURCE_ROLE
+    ]
+    assert (
+        f"/buckets/{cfg.bucket_name}/objects/kill-switch/" in source_grant.inputs["condition"]["expression"]
+    )
 
 
 def test_service_identities_exist_before_the_resources_that_need_them(
