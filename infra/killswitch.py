@@ -36,11 +36,11 @@ ROLE_TITLE = "Vertex training kill switch"
 ROLE_DESCRIPTION = "List and cancel Vertex AI custom jobs; nothing else."
 # What a function build needs, on exactly its resources (https://cloud.google.com/functions/docs/securing/
 # build-custom-sa, https://cloud.google.com/run/docs/configuring/services/build-service-account): write build
-# logs, push the image to the stack's repository, read the source. Cloud Functions copies the source into its
-# own bucket `gcf-v2-sources-<project number>-<region>` (https://cloud.google.com/functions/docs/building) and
-# builds from there, so the read is a project grant under an IAM condition naming exactly that bucket and the
-# stack's `kill-switch/` objects (not a grant on a bucket that only exists after the first deploy).
-# Not the default Cloud Build identity: since 2024 that is the
+# logs, push the image to the stack's repository, read the source. Cloud Functions stores function code in its
+# own bucket `gcf-v2-sources-<project number>-<region>` (https://cloud.google.com/functions/docs/building), so
+# the read is one project grant under an IAM condition naming exactly that bucket and the stack's
+# `kill-switch/` archive objects: it covers either place the build reads from, and needs no grant on a bucket
+# that exists only after the first deploy. Not the default Cloud Build identity: since 2024 that is the
 # Compute Engine default account, which gets no roles where iam.automaticIamGrantsForDefaultServiceAccounts
 # is enforced (https://cloud.google.com/build/docs/cloud-build-service-account-updates).
 BUILD_PROJECT_ROLE = "roles/logging.logWriter"
