@@ -33,16 +33,17 @@ T = TypeVar("T")
 # Deadline of each API call: a hung connection then surfaces as DEADLINE_EXCEEDED, which is retried.
 CALL_TIMEOUT_SECONDS = 60.0
 LOG_TAIL_LINES = 40
+FIRST_RETRY_DELAY_SECONDS = 1.0
 
 
 class BuildApi:
     """The calls one image build needs; clients are made on first use (never pickled with the provider)."""
 
-    def __init__(self, props: Mapping[str, Any], first_retry_delay: float = 1.0) -> None:
+    def __init__(self, props: Mapping[str, Any]) -> None:
         self.props = props
         self.project = props["project"]
         self.parent = spec.parent(props)
-        self.first_retry_delay = first_retry_delay
+        self.first_retry_delay = FIRST_RETRY_DELAY_SECONDS
         self._builds: cloudbuild_v1.CloudBuildClient | None = None
         self._registry: artifactregistry_v1.ArtifactRegistryClient | None = None
         self._logging: LoggingServiceV2Client | None = None

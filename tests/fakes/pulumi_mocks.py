@@ -45,6 +45,10 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
         digest = "sha256:" + hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()
         tags = inputs.get("tags") or [f"mock/{name}"]
         return {"digest": digest, "ref": f"{tags[0].split(':')[0]}@{digest}"}
+    if typ == "pulumi-python:dynamic/cloudbuild:ImageBuild":
+        digest = "sha256:" + hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()
+        image = f"{inputs['region']}-docker.pkg.dev/{project}/{inputs['repository']}/{inputs['image_name']}"
+        return {"digest": digest, "image_ref": f"{image}@{digest}"}
     if typ == "gcp:artifactregistry/repository:Repository":
         host = f"{inputs.get('location')}-docker.pkg.dev"
         return {"registryUri": f"{host}/{project}/{inputs.get('repositoryId')}"}
