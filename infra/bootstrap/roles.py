@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD_TYPE
 from infra.identity import PROJECT_ROLES, TENSORBOARD_ROLE
 from infra.killswitch import guard_names
 from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
@@ -41,6 +42,8 @@ DEPLOY_PROJECT_ROLES: dict[str, str] = {
     "roles/cloudfunctions.developer": "deploy the kill-switch function with its Pub/Sub (Eventarc) trigger",
     "roles/run.admin": "grant the trigger's identity run.invoker on the function's Cloud Run service",
     "roles/aiplatform.user": "create, watch, cancel and delete CustomJobs; create the TensorBoard",
+    "roles/cloudbuild.builds.editor": "start, watch and adopt the trainer image's Cloud Build builds",
+    "roles/logging.viewer": "show the end of a failed image build's log (builds log to Cloud Logging only)",
 }
 DEPLOY_BILLING_ROLES: dict[str, str] = {
     "roles/billing.costsManager": "create and update the project's budget on the billing account",
@@ -71,6 +74,7 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:cloudfunctionsv2/function:Function": "roles/cloudfunctions.developer",
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/run.admin",
     _DYNAMIC: "roles/aiplatform.user",
+    IMAGE_BUILD_TYPE: "roles/cloudbuild.builds.editor",
 }
 PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:projects/service:Service": "roles/serviceusage.serviceUsageViewer",
@@ -91,6 +95,8 @@ PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:cloudfunctionsv2/function:Function": "roles/cloudfunctions.viewer",
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/iam.securityReviewer",
     _DYNAMIC: "roles/aiplatform.viewer",
+    # Refreshing the image looks its tag up in the registry.
+    IMAGE_BUILD_TYPE: "roles/artifactregistry.reader",
 }
 
 PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
