@@ -34,7 +34,12 @@ URN = f"urn:pulumi:dev::vertex-training::vertex-training:cloudbuild:CloudBuildIm
 
 
 def wire(values: dict[str, Any]) -> struct_pb2.Struct:
-    return asyncio.run(rpc.serialize_properties(values, {}))
+    # A private loop, as the host uses: asyncio.run would unset the main thread's loop that mocked runs use.
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(rpc.serialize_properties(values, {}))
+    finally:
+        loop.close()
 
 
 @pytest.fixture
