@@ -55,6 +55,8 @@ class CloudBuildImage(pulumi.ComponentResource):
             repository=repository,
             opts=children(self, opts),
         )
+        # The engine compares file assets by content hash only (sdk/go/common/resource/asset.go, Equals), so
+        # the absolute path differing between machines (a laptop, CI) does not touch the object.
         self.source = gcp.storage.BucketObject(
             "context",
             bucket=bucket,
