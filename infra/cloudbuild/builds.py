@@ -126,7 +126,10 @@ class BuildApi:
                 timeout=CALL_TIMEOUT_SECONDS,
                 retry=None,
             )
-            return operation.metadata.build
+            started = operation.metadata.build
+            if not started.name:  # the regional name is documented as set; derive it from the id if it is not
+                started.name = f"{self.parent}/builds/{started.id}"
+            return started
 
         return self._call(f"Creating a Cloud Build build in {self.parent}", submit)
 
