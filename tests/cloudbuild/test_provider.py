@@ -6,14 +6,17 @@ import subprocess
 import sys
 from typing import Any
 
+import google.auth
 import grpc
 import pytest
+from google.auth.credentials import AnonymousCredentials
 from google.cloud.devtools import cloudbuild_v1
 from pulumi.dynamic.dynamic import serialize_provider
 from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
 from infra.cloudbuild import spec
+from infra.cloudbuild.builds import BuildApi
 from infra.cloudbuild.errors import BuildError
 from infra.cloudbuild.provider import ImageBuildProvider
 from tests.fakes.cloudbuild import FakeCloudBuild
@@ -246,3 +249,20 @@ def test_the_serialized_provider_loads_in_a_fresh_process() -> None:
     )
     assert out.stdout.strip() == "infra.cloudbuild.provider.ImageBuildProvider"
     assert len(blob) < 2000, "the provider is pickled by reference, not by value"
+
+
+def test_without_the_emulator_clients_use_google_endpoints_and_regional_routing(
+    fake_cloudbuild: FakeCloudBuild, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """builds.create is served by cloudbuild.googleapis.com; the regional parent routes it (location)."""
+    ImageBuildProvider().create(props())
+    create = fake_cloudbuild.methods().index("CreateBuild")
+    assert "location=us-central1" in fake_cloudbuild.metadata[create]["x-goog-request-params"]
+    assert fake_cloudbuild.calls[create][1].parent == PARENT
+
+    monkeypatch.delenv("VERTEX_AI_EMULATOR_HOST")
+    monkeypatch.setattr(google.auth, "default", lambda *a, **k: (AnonymousCredentials(), "my-proj"))
+    api = BuildApi(spec.with_defaults(props()))
+    assert api.builds.transport._host == "cloudbuild.googleapis.com:443"
+    assert api.registry.transport._host == "artifactregistry.googleapis.com:443"
+    assert api.logging.transport._host == "logging.googleapis.com:443"

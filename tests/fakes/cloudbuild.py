@@ -81,6 +81,8 @@ class FakeCloudBuild:
         self.tags: dict[str, str] = {}
         self.logs: dict[str, list[str]] = {}
         self.calls: list[tuple[str, object]] = []
+        # The gRPC metadata of each call, in order (e.g. the x-goog-request-params routing header).
+        self.metadata: list[dict[str, str]] = []
         # Where created builds end after WORKING, and the log lines of a failing step.
         self.outcome: Status = Status.SUCCESS
         self.failure_log: list[str] = ["ERROR: failed to solve: process did not complete successfully"]
@@ -187,6 +189,7 @@ class FakeCloudBuild:
         def behaviour(request: object, context: grpc.ServicerContext) -> object:
             with self._lock:
                 self.calls.append((method, request))
+                self.metadata.append(dict(context.invocation_metadata()))
                 fault = self._take_fault(method)
                 if fault is not None and not fault.applied:
                     context.abort(fault.code, fault.message)
