@@ -266,3 +266,16 @@ def test_without_the_emulator_clients_use_google_endpoints_and_regional_routing(
     assert api.builds.transport._host == "cloudbuild.googleapis.com:443"
     assert api.registry.transport._host == "artifactregistry.googleapis.com:443"
     assert api.logging.transport._host == "logging.googleapis.com:443"
+
+
+def test_the_fake_shares_a_port_with_the_vertex_fake(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One VERTEX_AI_EMULATOR_HOST serves JobService and Cloud Build, as a whole-stack run would use it."""
+    from tests.fakes.vertex import FakeJobService
+
+    builds, jobs = FakeCloudBuild(), FakeJobService()
+    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", jobs.start(*builds.handlers()))
+    try:
+        result = ImageBuildProvider().create(props())
+    finally:
+        jobs.stop()
+    assert result.outs["digest"] == next(iter(builds.builds.values())).results.images[0].digest
