@@ -20,6 +20,8 @@ RUNNERS = ("vertex", "local")
 DATA_SOURCES = ("synthetic", "folder", "tfds")
 WEIGHTS = ("imagenet", "none")
 MIXED_PRECISION = ("auto", "on", "off")
+# cloudbuild: the image is built in Google Cloud (no local Docker); docker: built and pushed from here.
+IMAGE_BUILDERS = ("cloudbuild", "docker")
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -94,6 +96,7 @@ class StackConfig:
     tensorboard: bool
     kill_switch: bool
     kill_switch_threshold: float
+    image_builder: str = "cloudbuild"
 
     @property
     def is_local(self) -> bool:
@@ -340,6 +343,7 @@ KEYS = (
     "tensorboard",
     "killSwitch",
     "killSwitchThreshold",
+    "imageBuilder",
 )
 
 
@@ -455,4 +459,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         tensorboard=read.bool("tensorboard", False),
         kill_switch=read.bool("killSwitch", cloud) and cloud,
         kill_switch_threshold=threshold,
+        image_builder=read.str("imageBuilder", "cloudbuild", "cloudbuild", IMAGE_BUILDERS),
     )

@@ -7,6 +7,8 @@ import pulumi
 from infra import image as trainer_image
 from infra.apis import BASE_APIS, Apis
 from infra.budget import Budget
+from infra.cloudbuild.component import REQUIRED_APIS as CLOUD_BUILD_APIS
+from infra.cloudbuild.component import CloudBuildImage
 from infra.config import StackConfig
 from infra.identity import JobIdentity
 from infra.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
@@ -27,7 +29,16 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         return _build_local(cfg, job, labels)
 
     project = cfg.gcp_project
-    apis = Apis("apis", project, [*BASE_APIS, *(KILL_SWITCH_APIS if cfg.kill_switch else [])])
+    cloud_build = cfg.image_builder == "cloudbuild"
+    apis = Apis(
+        "apis",
+        project,
+        [
+            *BASE_APIS,
+            *(KILL_SWITCH_APIS if cfg.kill_switch else []),
+            *(CLOUD_BUILD_APIS if cloud_build else []),
+        ],
+    )
     after_apis = pulumi.ResourceOptions(depends_on=[apis])
     storage = TrainingBucket(
         "storage",
@@ -47,11 +58,24 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         labels=labels,
         opts=after_apis,
     )
-    image = trainer_image.TrainerImage(
-        "trainer-image",
-        repository_url=repository_url(project, cfg.region, repository_id(cfg.stack)),
-        labels=labels,
-        opts=pulumi.ResourceOptions(depends_on=[registry]),
+    image = (
+        CloudBuildImage(
+            "trainer-image",
+            project=project,
+            region=cfg.region,
+            stack=cfg.stack,
+            repository_id=repository_id(cfg.stack),
+            repository=registry.repository.repository_id,
+            bucket=storage.name,
+            opts=pulumi.ResourceOptions(depends_on=[apis, registry, storage]),
+        )
+        if cloud_build
+        else trainer_image.TrainerImage(
+            "trainer-image",
+            repository_url=repository_url(project, cfg.region, repository_id(cfg.stack)),
+            labels=labels,
+            opts=pulumi.ResourceOptions(depends_on=[registry]),
+        )
     )
     identity = JobIdentity(
         "identity",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD_TYPE
 from infra.identity import PROJECT_ROLES, TENSORBOARD_ROLE
 from infra.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE, role_name
 from infra.service_agents import AGENT_ROLES
@@ -45,6 +46,8 @@ DEPLOY_PROJECT_ROLES: dict[str, str] = {
     "roles/cloudfunctions.developer": "deploy the kill-switch function with its Pub/Sub (Eventarc) trigger",
     "roles/run.admin": "grant the trigger's identity run.invoker on the function's Cloud Run service",
     "roles/aiplatform.user": "create, watch, cancel and delete CustomJobs; create the TensorBoard",
+    "roles/cloudbuild.builds.editor": "start, watch and adopt the trainer image's Cloud Build builds",
+    "roles/logging.viewer": "show the end of a failed image build's log (builds log to Cloud Logging only)",
 }
 DEPLOY_BILLING_ROLES: dict[str, str] = {
     "roles/billing.costsManager": "create and update the project's budget on the billing account",
@@ -87,6 +90,7 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:cloudfunctionsv2/function:Function": "roles/cloudfunctions.developer",
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/run.admin",
     _DYNAMIC: "roles/aiplatform.user",
+    IMAGE_BUILD_TYPE: "roles/cloudbuild.builds.editor",
 }
 PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:projects/service:Service": "roles/serviceusage.serviceUsageViewer",
@@ -107,6 +111,8 @@ PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:cloudfunctionsv2/function:Function": "roles/cloudfunctions.viewer",
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/iam.securityReviewer",
     _DYNAMIC: "roles/aiplatform.viewer",
+    # Refreshing the image looks its tag up in the registry.
+    IMAGE_BUILD_TYPE: "roles/artifactregistry.reader",
 }
 
 # Types that make no Google Cloud call (pulumiverse-time's Sleep waits locally).

@@ -10,6 +10,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
+from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
 KEY_LABEL = "vertex-training-key"
@@ -73,6 +74,9 @@ MAX_LABELS = 64
 
 def is_unknown(value: Any) -> bool:
     """True when a preview left this value (or anything inside it) unknown."""
+    # Check and Diff deserialize with keep_unknowns=True: the engine's unknowns arrive as Unknown instances.
+    if isinstance(value, Unknown):
+        return True
     if isinstance(value, str):
         return value == UNKNOWN
     if isinstance(value, Mapping):

@@ -45,6 +45,8 @@ DEPLOY_ROLES = {
     "roles/cloudfunctions.developer",
     "roles/run.admin",
     "roles/aiplatform.user",
+    "roles/cloudbuild.builds.editor",
+    "roles/logging.viewer",
 }
 PROJECT_MEMBER = "gcp:projects/iAMMember:IAMMember"
 SA_MEMBER = "gcp:serviceaccount/iAMMember:IAMMember"

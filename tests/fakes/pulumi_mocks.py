@@ -30,9 +30,11 @@ class Registered:
     custom: bool
 
 
-def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+def _computed_outputs(typ: str, name: str, inputs: dict[str, Any], preview: bool) -> dict[str, Any]:
     """Values the real providers would compute, shaped enough for the stack's code to use."""
     project = inputs.get("project", "mock-project")
+    if typ.startswith("pulumi-python:dynamic") and preview:
+        return {}  # a preview runs no dynamic create: what it would output stays unknown
     if typ == "gcp:serviceaccount/account:Account":
         account_id = inputs.get("accountId", name)
         email = f"{account_id}@{project}.iam.gserviceaccount.com"
@@ -46,6 +48,10 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
         tags = inputs.get("tags") or [f"mock/{name}"]
         # docker-build's `ref`: "a single fully-qualified tag including the build's digest" (its API docs).
         return {"digest": digest, "ref": f"{tags[0]}@{digest}"}
+    if typ == "pulumi-python:dynamic/cloudbuild:ImageBuild":
+        digest = "sha256:" + hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()
+        image = f"{inputs['region']}-docker.pkg.dev/{project}/{inputs['repository']}/{inputs['image_name']}"
+        return {"digest": digest, "image_ref": f"{image}@{digest}"}
     if typ == "gcp:artifactregistry/repository:Repository":
         host = f"{inputs.get('location')}-docker.pkg.dev"
         return {"registryUri": f"{host}/{project}/{inputs.get('repositoryId')}"}
@@ -64,9 +70,12 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
 
 
 class _RecordingMocks(pulumi.runtime.Mocks):
+    def __init__(self, preview: bool = False) -> None:
+        self.preview = preview
+
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         outputs = {"name": args.name, **args.inputs}
-        outputs.update(_computed_outputs(args.typ, args.name, args.inputs))
+        outputs.update(_computed_outputs(args.typ, args.name, args.inputs, self.preview))
         return outputs.get("id", f"{args.name}-id"), outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -123,12 +132,12 @@ class MockedRun:
 
 
 def run_program(
-    program: Callable[[], Any], *, project: str = "vertex-training", stack: str = "dev"
+    program: Callable[[], Any], *, project: str = "vertex-training", stack: str = "dev", preview: bool = False
 ) -> MockedRun:
     """Run `program` (e.g. `lambda: build(cfg)`) under fresh mocks; return registrations and outputs."""
-    monitor = _RecordingMonitor(_RecordingMocks())
+    monitor = _RecordingMonitor(_RecordingMocks(preview))
     ROOT.set(None)  # set_mocks keeps an existing root Stack, which would carry the previous run's stack name
-    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     SETTINGS.rpc_manager.clear()
     SETTINGS.outputs.clear()
     run = MockedRun()

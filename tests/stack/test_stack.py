@@ -9,6 +9,7 @@ import pytest
 from pulumi.runtime import config as runtime_config
 
 from infra import identity, registry, storage
+from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
 from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
 from infra.vertex.resource import RESOURCE_TYPE
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
@@ -16,6 +17,7 @@ from tests.stack.conftest import cached_run, run_stack, stack_config, stack_valu
 
 DYNAMIC = RESOURCE_TYPE
 KILL_SWITCH = "vertex-training:guard:KillSwitch"
+CLOUD_BUILD_IMAGE = "vertex-training:cloudbuild:CloudBuildImage"
 # Every resource type the stack registers, by whether it carries resource labels (and under which input).
 LABELED = {
     "gcp:storage/bucket:Bucket": "labels",
@@ -40,14 +42,28 @@ UNLABELABLE = {
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember",
     "gcp:projects/serviceIdentity:ServiceIdentity",
     "time:index/sleep:Sleep",
+    # A Cloud Build build has no resource labels (its `tags` find it again instead).
+    IMAGE_BUILD,
     "pulumi:providers:gcp",
 }
 
 
 def own(run: MockedRun) -> list[Registered]:
-    """Resources this stack declares itself (the kill switch component's children are tested by its owner)."""
-    switch = [r.urn for r in run.by_type(KILL_SWITCH)]
-    return [r for r in run.resources if r.parent not in switch]
+    """Resources this stack declares itself (the kill switch's and the image build's insides are tested by
+    their owners: tests/guard, tests/cloudbuild)."""
+    outside = {r.urn for r in run.resources if r.type in (KILL_SWITCH, CLOUD_BUILD_IMAGE)}
+    inner = [r for r in run.resources if r.parent in outside]
+    while inner:
+        outside |= {r.urn for r in inner}
+        inner = [r for r in run.resources if r.parent in outside and r.urn not in outside]
+    return [r for r in run.resources if r.urn not in outside]
+
+
+def image_resource(run: MockedRun) -> Registered:
+    """The resource that pushes the trainer image: a Cloud Build build, or a local Docker build."""
+    found = run.by_type(IMAGE_BUILD) + run.by_type("docker-build:index:Image")
+    assert len(found) == 1, f"expected one image resource, found {[r.type for r in found]}"
+    return found[0]
 
 
 def inventory(run: MockedRun) -> Counter:
@@ -92,13 +108,12 @@ def test_cloud_inventory(stack: str, extra: dict[str, int]) -> None:
     run = cached_run(stack)
     apis = {"aiplatform", "artifactregistry", "billingbudgets", "cloudquotas", "cloudresourcemanager", "iam"}
     apis |= {"logging"}
-    apis |= {"monitoring", "pubsub", "storage"} | {a.split(".")[0] for a in KILL_SWITCH_APIS}
+    apis |= {"monitoring", "pubsub", "storage", "cloudbuild"} | {a.split(".")[0] for a in KILL_SWITCH_APIS}
     expected = Counter(
         {
             "gcp:projects/service:Service": len(apis),
             "gcp:storage/bucket:Bucket": 1,
             "gcp:artifactregistry/repository:Repository": 1,
-            "docker-build:index:Image": 1,
             "gcp:serviceaccount/account:Account": 1,
             "gcp:storage/bucketIAMMember:BucketIAMMember": 2,
             "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": 1,
@@ -117,6 +132,7 @@ def test_cloud_inventory(stack: str, extra: dict[str, int]) -> None:
     assert inventory(run) == expected
     assert {r.name for r in run.by_type("gcp:projects/service:Service")} == apis
     assert len(run.by_type(KILL_SWITCH)) == 1
+    assert len(run.by_type(CLOUD_BUILD_IMAGE)) == 1
 
 
 def test_components_parent_their_children(any_stack: tuple[str, MockedRun]) -> None:
@@ -241,7 +257,7 @@ def test_every_labelable_resource_is_labelled(any_stack: tuple[str, MockedRun]) 
 def test_jobs_run_after_data_image_and_iam(cloud_stack: tuple[str, MockedRun]) -> None:
     _, run = cloud_stack
     data, train = job(run, "data-prep"), job(run, "train")
-    image = run.one("docker-build:index:Image")
+    image = image_resource(run)
     identity_urn = run.one("vertex-training:stack:JobIdentity").urn
     grants = [r.urn for r in run.resources if r.parent == identity_urn and "member" in r.inputs]
     assert len(grants) >= 4
@@ -274,7 +290,9 @@ def test_jobs_are_wired_to_image_data_and_identity(cloud_stack: tuple[str, Mocke
     # Training runs the exact image by digest; data preparation the tag of its own code.
     assert chief["image_uri"] == run.outputs["image_ref"] and "@sha256:" in chief["image_uri"]
     assert ":data-" in data_pool["image_uri"]
-    assert data_pool["image_uri"] in run.one("docker-build:index:Image").inputs["tags"]
+    image = image_resource(run).inputs
+    tag = data_pool["image_uri"].rsplit(":", 1)[1]
+    assert tag in image["extra_tags"] and data_pool["image_uri"].startswith(chief["image_uri"].split("@")[0])
     for inputs in (data, train):
         assert inputs["runner"] == "vertex" and inputs["region"] == cfg.region
         assert inputs["service_account"] == run.outputs["job_service_account"]

@@ -1,0 +1,1 @@
+"""Build the trainer image in Cloud Build: context archive, build provider, builder identity, component."""

@@ -1,0 +1,86 @@
+"""CloudBuildImage: upload the trainer's context archive, build it in Cloud Build as its own account."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulumi
+import pulumi_gcp as gcp
+
+from infra.cloudbuild import context as build_context
+from infra.cloudbuild.identity import BuilderIdentity
+from infra.cloudbuild.resource import ImageBuild, ImageBuildArgs
+from infra.image import IMAGE_NAME, TRAINER_DIR, data_code_hash
+from infra.options import children
+from infra.registry import repository_url
+
+# Where archives are written locally before upload, and their prefix in the stack bucket.
+ARCHIVE_DIR = Path(__file__).resolve().parents[2] / ".local" / "cloudbuild"
+SOURCE_PREFIX = "cloudbuild/"
+BUILD_TIMEOUT_SECONDS = 3600
+REQUIRED_APIS = ("cloudbuild.googleapis.com",)
+
+
+class CloudBuildImage(pulumi.ComponentResource):
+    """The same surface as TrainerImage: `ref` (image@digest, unknown in preview), `data_uri`, `image`."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        project: str,
+        region: str,
+        stack: str,
+        repository_id: str,
+        repository: pulumi.Input[str],
+        bucket: pulumi.Input[str],
+        context: Path = TRAINER_DIR,
+        archive_dir: Path = ARCHIVE_DIR,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("vertex-training:cloudbuild:CloudBuildImage", name, None, opts)
+        self.tag = build_context.archive_tag(context)
+        url = repository_url(project, region, repository_id)
+        self.uri = f"{url}/{IMAGE_NAME}:{self.tag}"
+        data_tag = f"data-{data_code_hash(context)}"
+        self.data_uri = f"{url}/{IMAGE_NAME}:{data_tag}"
+        archive = build_context.write_archive(archive_dir, context)
+        self.identity = BuilderIdentity(
+            "builder",
+            project=project,
+            region=region,
+            stack=stack,
+            bucket=bucket,
+            source_prefix=SOURCE_PREFIX,
+            repository=repository,
+            opts=children(self, opts),
+        )
+        # The engine compares file assets by content hash only (sdk/go/common/resource/asset.go, Equals), so
+        # the absolute path differing between machines (a laptop, CI) does not touch the object.
+        self.source = gcp.storage.BucketObject(
+            "context",
+            bucket=bucket,
+            name=f"{SOURCE_PREFIX}{archive.name}",
+            source=pulumi.FileAsset(str(archive)),
+            content_type="application/gzip",
+            opts=children(self, opts),
+        )
+        self.image = ImageBuild(
+            "image",
+            ImageBuildArgs(
+                project=project,
+                region=region,
+                repository=repository,
+                image_name=IMAGE_NAME,
+                tag=self.tag,
+                extra_tags=[data_tag],
+                source_bucket=self.source.bucket,
+                source_object=self.source.name,
+                service_account=self.identity.email,
+                timeout_seconds=BUILD_TIMEOUT_SECONDS,
+            ),
+            opts=children(self, opts, depends_on=[self.source, *self.identity.grants]),
+        )
+        self.ref = self.image.image_ref
+        self.digest = self.image.digest
+        self.register_outputs({"ref": self.ref, "digest": self.digest, "tag": self.tag})

@@ -1,0 +1,83 @@
+"""The image builder's service account and its three grants (no keys, no default Cloud Build account)."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from infra.options import children
+
+# Push to this one repository.
+REPOSITORY_ROLE = "roles/artifactregistry.writer"
+# Read the uploaded build context, and only it: conditioned on the context prefix of the stack bucket.
+SOURCE_ROLE = "roles/storage.objectViewer"
+# A build run as a user-specified account must log to Cloud Logging or a user bucket
+# (https://cloud.google.com/build/docs/securing-builds/configure-user-specified-service-accounts).
+LOG_ROLE = "roles/logging.logWriter"
+
+
+def account_id(stack: str) -> str:
+    return f"vt-{stack}-build"
+
+
+def source_condition(bucket: str, prefix: str) -> dict[str, str]:
+    """IAM condition limiting object reads to `prefix` in `bucket` (uniform bucket-level access allows it)."""
+    return {
+        "title": "build-context-only",
+        "description": "Only the Cloud Build context archives of this stack.",
+        "expression": f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}")',
+    }
+
+
+class BuilderIdentity(pulumi.ComponentResource):
+    """`grants` lists every IAM member resource: the build waits for them, so it starts with its rights."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        project: str,
+        region: str,
+        stack: str,
+        bucket: pulumi.Input[str],
+        source_prefix: str,
+        repository: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("vertex-training:cloudbuild:BuilderIdentity", name, None, opts)
+        child = children(self, opts)
+        self.account = gcp.serviceaccount.Account(
+            "build-sa",
+            project=project,
+            account_id=account_id(stack),
+            display_name=f"vertex-training {stack} image builds",
+            description="Runs this stack's Cloud Build builds of the trainer image (managed by Pulumi).",
+            opts=child,
+        )
+        member = self.account.email.apply(lambda email: f"serviceAccount:{email}")
+        self.grants: list[pulumi.Resource] = [
+            gcp.artifactregistry.RepositoryIamMember(
+                "build-repository-writer",
+                project=project,
+                location=region,
+                repository=repository,
+                role=REPOSITORY_ROLE,
+                member=member,
+                opts=child,
+            ),
+            gcp.storage.BucketIAMMember(
+                "build-context-reader",
+                bucket=bucket,
+                role=SOURCE_ROLE,
+                member=member,
+                condition=pulumi.Output.from_input(bucket).apply(
+                    lambda b: source_condition(b, source_prefix)
+                ),
+                opts=child,
+            ),
+            gcp.projects.IAMMember(
+                "build-logging-logwriter", project=project, role=LOG_ROLE, member=member, opts=child
+            ),
+        ]
+        self.email = self.account.email
+        self.register_outputs({"email": self.email})

@@ -1,0 +1,43 @@
+"""The trainer image built by Cloud Build as a Pulumi resource: typed args in, digest and ref out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi.dynamic
+
+from infra.cloudbuild.provider import ImageBuildProvider
+
+# The type token the engine (and the mock runtime) sees; changing it would replace every existing image.
+RESOURCE_TYPE = "pulumi-python:dynamic/cloudbuild:ImageBuild"
+
+
+@dataclass
+class ImageBuildArgs:
+    project: str
+    region: str
+    repository: pulumi.Input[str]
+    image_name: str
+    tag: str
+    source_bucket: pulumi.Input[str]
+    source_object: pulumi.Input[str]
+    service_account: pulumi.Input[str]
+    extra_tags: list[str] = field(default_factory=list)
+    timeout_seconds: int = 3600
+    poll_interval_seconds: float = 15.0
+
+
+class ImageBuild(pulumi.dynamic.Resource, module="cloudbuild", name="ImageBuild"):
+    """`pulumi up` builds and pushes the image (or finds it already pushed); `digest` is known after."""
+
+    digest: pulumi.Output[str]
+    image_ref: pulumi.Output[str]
+    build_name: pulumi.Output[str]
+    log_url: pulumi.Output[str]
+
+    def __init__(self, name: str, args: ImageBuildArgs, opts: pulumi.ResourceOptions | None = None):
+        props: dict[str, Any] = dict(vars(args))
+        outputs = dict.fromkeys(("digest", "image_ref", "build_name", "log_url"))
+        super().__init__(ImageBuildProvider(), name, {**props, **outputs}, opts)
