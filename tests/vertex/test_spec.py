@@ -35,7 +35,7 @@ def test_one_gpu_job_spec():
     assert job.job_spec.scheduling.strategy == Strategy.STANDARD
     assert not job.job_spec.scheduling.restart_job_on_worker_restart
     assert job.job_spec.tensorboard == ""
-    assert job.labels["pulumi-stack"] == "dev"
+    assert job.labels["pulumi_stack"] == "dev"
     assert job.labels[spec.KEY_LABEL] == spec.job_key(spec.with_defaults(job_props()))
 
 
