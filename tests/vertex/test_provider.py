@@ -6,13 +6,15 @@ import threading
 import google.auth
 import grpc
 import pytest
+from google.api_core import exceptions as gexc
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
+from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
 from infra.vertex import provider as provider_module
 from infra.vertex import spec
-from infra.vertex.errors import JobError
+from infra.vertex.errors import JobError, with_retry
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.vertex_runner import VertexRunner
 from tests.vertex.props import PROJECT, REGION, job_props, pool
@@ -416,6 +418,31 @@ def test_diff_unknown_preview_input_is_a_replacement(provider):
     new = news(provider, worker_pools=[pool(image_uri=UNKNOWN)])
     result = provider.diff("id", stored_outputs(provider), new)
     assert result.replaces == ["worker_pools"]
+
+
+@pytest.mark.parametrize("unknown", [Unknown(), UNKNOWN], ids=["Unknown object", "sentinel string"])
+def test_diff_replaces_only_for_unknown_inputs_that_replace(provider, unknown):
+    olds = provider.check({}, job_props()).inputs
+    image = provider.diff("id", olds, job_props(worker_pools=[pool(image_uri=unknown)]))
+    assert (image.changes, image.replaces) == (True, ["worker_pools"])
+    args = provider.diff("id", olds, job_props(worker_pools=[pool(args=["--x", unknown])]))
+    assert args.replaces == ["worker_pools"]
+    for in_place in ("wait", "poll_interval_seconds", "queue_timeout_seconds"):
+        diff = provider.diff("id", olds, job_props(**{in_place: unknown}))
+        assert (diff.changes, diff.replaces) == (True, None), in_place
+
+
+def test_http_429_is_retried_like_a_rate_limit(monkeypatch):
+    monkeypatch.setattr("time.sleep", lambda _s: None)
+    calls = []
+
+    def call():
+        calls.append(1)
+        if len(calls) < 3:
+            raise gexc.TooManyRequests("Too many requests")
+        return "ok"
+
+    assert with_retry(call, "Listing", 0.01) == "ok" and len(calls) == 3
 
 
 def test_diff_treats_pulumi_doubles_as_the_same_numbers(provider):
