@@ -216,7 +216,8 @@ def test_interrupted_up_leaves_the_job_running_and_the_next_host_adopts_it(fake_
     fake_vertex.set_state(name, JobState.JOB_STATE_RUNNING)
     how = first.interrupt_like_the_engine()  # Ctrl-C: SIGINT to the group, 5 s, SIGKILL
     waiting.join(timeout=30)
-    assert errors and first.group_members() == [], how
+    # SIGINT alone does not end a host whose create is waiting (its worker threads are joined at exit).
+    assert how == "killed" and errors and first.group_members() == []
     assert fake_vertex.jobs[name].state == JobState.JOB_STATE_RUNNING  # the job runs on, billing
 
     second = start_host(VERTEX_AI_EMULATOR_HOST=address)
