@@ -30,6 +30,8 @@ from infra.vertex.status import JobStatus
 
 # Time on top of the job's running-time cap (which Vertex enforces itself) before the provider cancels it.
 DEADLINE_GRACE_SECONDS = 600.0
+# How often a waiting create re-reads its deadline, which moves when the job starts running.
+DEADLINE_RECHECK_SECONDS = 300.0
 # How long delete (and a timeout's cancel) waits for a cancelled job to reach a terminal state.
 CANCEL_WAIT_SECONDS = 900.0
 POLL_CAP_SECONDS = 60.0
@@ -151,8 +153,10 @@ def _cancel_overrun(runner: Runner, status: JobStatus, props: dict[str, Any]) ->
 def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
     """Wait for a terminal state; raise unless it succeeded. A job past its deadline is cancelled first."""
     while not status.terminal:
-        # The deadline moves when the job starts running: poll to the current one, then look again.
-        status = _poll(runner, status, props, _deadline(status, props))
+        # The deadline moves when the job starts (or resumes) running: poll a while, then look at it again.
+        status = _poll(
+            runner, status, props, min(_deadline(status, props), time.time() + DEADLINE_RECHECK_SECONDS)
+        )
         if not status.terminal and time.time() >= _deadline(status, props):
             raise _cancel_overrun(runner, status, props)
     if status.state != "JOB_STATE_SUCCEEDED":

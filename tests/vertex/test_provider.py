@@ -282,6 +282,18 @@ def test_job_that_never_starts_is_cancelled_after_the_queue_timeout(fake_vertex,
     assert "\n" not in message
 
 
+def test_paused_job_that_resumes_is_held_to_its_running_deadline(fake_vertex, provider, monkeypatch):
+    monkeypatch.setattr(provider_module, "DEADLINE_GRACE_SECONDS", 0.0)
+    monkeypatch.setattr(provider_module, "DEADLINE_RECHECK_SECONDS", 0.2)
+    fake_vertex.auto_advance = False
+    name = seed(fake_vertex, JobState.JOB_STATE_PAUSED, timeout_seconds=1)
+    fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)
+    threading.Timer(0.5, fake_vertex.set_state, (name, JobState.JOB_STATE_RUNNING)).start()
+    with pytest.raises(JobError, match="ran past timeout_seconds=1"):
+        create(provider, timeout_seconds=1, poll_interval_seconds=0.1)
+    assert fake_vertex.jobs[name].state == JobState.JOB_STATE_CANCELLED
+
+
 def test_paused_job_is_not_held_to_a_deadline(provider):
     paused = provider_module.JobStatus(
         "job", "JOB_STATE_PAUSED", "url", create_time="2020-01-01T00:00:00+00:00", start_time=""
