@@ -225,3 +225,29 @@ def test_interrupted_up_leaves_the_job_running_and_the_next_host_adopts_it(fake_
     assert "adopting" in second.stderr()
     second.delete(adopted.id, adopted.properties)
     assert fake_vertex.jobs == {}
+
+
+def test_the_host_runs_at_most_four_waiting_creates_at_once(fake_vertex, start_host):
+    # pulumi/dynamic/__main__.py serves on ThreadPoolExecutor(max_workers=4): a fifth waiting job queues.
+    host = start_host(VERTEX_AI_EMULATOR_HOST=os.environ["VERTEX_AI_EMULATOR_HOST"])
+    fake_vertex.auto_advance = False
+    shapes = [known(JobShape(args=("--epochs", str(n)))) for n in range(5)]
+    inputs = [host.check(recorded(shape, preview=False)).inputs for shape in shapes]
+    threads = [threading.Thread(target=host.create, args=(props,)) for props in inputs]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 30
+    while len(fake_vertex.jobs) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    assert len(fake_vertex.jobs) == 4  # the fifth create has not even started
+    first = next(iter(fake_vertex.jobs))
+    fake_vertex.set_state(first, JobState.JOB_STATE_SUCCEEDED)
+    while len(fake_vertex.jobs) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(fake_vertex.jobs) == 5
+    for name in list(fake_vertex.jobs):
+        fake_vertex.set_state(name, JobState.JOB_STATE_SUCCEEDED)
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in threads)
