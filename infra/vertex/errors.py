@@ -1,4 +1,4 @@
-"""Provider errors, retries of transient API failures, and actionable messages for permanent ones."""
+"""Provider errors, retries of transient failures and rate limits, and actionable messages for the rest."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ _NO_CAPACITY = re.compile(
     r"|not enough resources|capacity",
     re.IGNORECASE,
 )
-RESOURCE_EXHAUSTED_CODE = 8
 
 
 class JobError(Exception):
