@@ -88,6 +88,7 @@ class StackConfig:
     data_machine_type: str
     spot: bool
     timeout_seconds: int
+    queue_timeout_seconds: int
     data: DataConfig
     hyperparameters: Hyperparameters
     budget: BudgetConfig | None
@@ -327,6 +328,7 @@ KEYS = (
     "dataMachineType",
     "spot",
     "timeoutSeconds",
+    "queueTimeoutSeconds",
     "dataSource",
     "dataFolder",
     "dataCount",
@@ -433,6 +435,9 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
 
     timeout = read.number("timeoutSeconds", 7200, int, "7200")
     _positive("timeoutSeconds", timeout, "7200", maximum=MAX_TIMEOUT_SECONDS)
+    # How long a job may wait for quota or Spot capacity before it is cancelled (it bills nothing meanwhile).
+    queue_timeout = read.number("queueTimeoutSeconds", 3600, int, "3600")
+    _positive("queueTimeoutSeconds", queue_timeout, "3600", maximum=MAX_TIMEOUT_SECONDS)
     threshold = read.number("killSwitchThreshold", 1.0, float, "1.0")
     _positive("killSwitchThreshold", threshold, "1.0", maximum=10)
 
@@ -451,6 +456,7 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         data_machine_type=data_machine_type,
         spot=read.bool("spot", False),
         timeout_seconds=timeout,
+        queue_timeout_seconds=queue_timeout,
         data=_data(read, runner),
         hyperparameters=_hyperparameters(read),
         budget=_budget(read, required=cloud),

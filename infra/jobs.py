@@ -124,6 +124,7 @@ class TrainingJobs(pulumi.ComponentResource):
             "service_account": service_account,
             "labels": labels,
             "timeout_seconds": cfg.timeout_seconds,
+            "queue_timeout_seconds": cfg.queue_timeout_seconds,
             "spot": cfg.spot,
             "runner": cfg.runner,
             "poll_interval_seconds": 5.0 if cfg.is_local else 30.0,

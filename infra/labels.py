@@ -5,4 +5,4 @@ from __future__ import annotations
 
 def stack_labels(pulumi_project: str, pulumi_stack: str) -> dict[str, str]:
     """Labels that let billing reports and the kill switch find this stack's resources."""
-    return {"managed-by": "pulumi", "pulumi-project": pulumi_project, "pulumi-stack": pulumi_stack}
+    return {"managed-by": "pulumi", "pulumi_project": pulumi_project, "pulumi_stack": pulumi_stack}

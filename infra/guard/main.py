@@ -147,15 +147,15 @@ def over_threshold(notification: Notification, threshold: float) -> bool:
 
 def job_filter(pulumi_project: str, pulumi_stack: str) -> str:
     states = " OR ".join(f'state="{s}"' for s in LIVE_STATES)
-    return f'labels.pulumi-project="{pulumi_project}" AND labels.pulumi-stack="{pulumi_stack}" AND ({states})'
+    return f'labels.pulumi_project="{pulumi_project}" AND labels.pulumi_stack="{pulumi_stack}" AND ({states})'
 
 
 def is_ours_and_live(job: aiplatform_v1.CustomJob, config: GuardConfig) -> bool:
     """Second check after the server-side filter: never cancel a job the filter let through by mistake."""
     labels = dict(job.labels)
     return (
-        labels.get("pulumi-project") == config.pulumi_project
-        and labels.get("pulumi-stack") == config.pulumi_stack
+        labels.get("pulumi_project") == config.pulumi_project
+        and labels.get("pulumi_stack") == config.pulumi_stack
         and aiplatform_v1.JobState(job.state).name in LIVE_STATES
     )
 

@@ -1,4 +1,4 @@
-"""Provider errors, retries of transient API failures, and actionable messages for permanent ones."""
+"""Provider errors, retries of transient failures and rate limits, and actionable messages for the rest."""
 
 from __future__ import annotations
 
@@ -16,29 +16,62 @@ TRANSIENT = (gexc.ServiceUnavailable, gexc.DeadlineExceeded)
 RETRY_ATTEMPTS = 8
 RETRY_CAP_SECONDS = 30.0
 _QUOTA = re.compile(r"aiplatform\.googleapis\.com/[A-Za-z0-9_]+")
+# A resource quota of custom training (GPUs, CPUs): waiting does not free it, so it is not retried.
+_TRAINING_QUOTA = re.compile(r"custom_model_training")
+# How a job failure reads when Vertex could not get the machines: quota (code 8), capacity, Spot stockout.
+_NO_CAPACITY = re.compile(
+    r"quota|insufficient|stockout|resource_pool_exhausted|resources? (are|is) (not available|exhausted)"
+    r"|not enough resources|capacity",
+    re.IGNORECASE,
+)
 
 
 class JobError(Exception):
-    """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request."""
+    """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request.
+
+    `api_error` keeps the Google API error it explains: it is raised `from None` (the dynamic-provider host
+    prints the whole chain), so callers that need the cause read it here.
+    """
+
+    def __init__(self, message: str, api_error: gexc.GoogleAPICallError | None = None):
+        super().__init__(message)
+        self.api_error = api_error
 
 
 class JobGone(JobError):
     """The job being watched no longer exists (deleted outside this provider)."""
 
 
+def _code_name(exc: gexc.GoogleAPICallError) -> str:
+    return exc.grpc_status_code.name if exc.grpc_status_code is not None else str(exc.code)
+
+
+def is_rate_limit(exc: Exception) -> bool:
+    """HTTP 429 / RESOURCE_EXHAUSTED that is not a training resource quota: too many requests per minute."""
+    return isinstance(exc, gexc.TooManyRequests) and not _TRAINING_QUOTA.search(exc.message or "")
+
+
 def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
-    """Run `call`, retrying UNAVAILABLE / DEADLINE_EXCEEDED with exponential backoff from `first_delay`."""
+    """Run `call`, retrying UNAVAILABLE / DEADLINE_EXCEEDED and rate limits with backoff from `first_delay`.
+
+    A rate limit that persists is raised as it came, for `explain` to turn into quota advice.
+    """
     delay = first_delay
     for attempt in range(1, RETRY_ATTEMPTS + 1):
         try:
             return call()
-        except TRANSIENT as exc:
-            if attempt == RETRY_ATTEMPTS:
+        except gexc.GoogleAPICallError as exc:
+            if not isinstance(exc, TRANSIENT) and not is_rate_limit(exc):
+                raise
+            if attempt == RETRY_ATTEMPTS and isinstance(exc, TRANSIENT):
                 raise JobError(
-                    f"{what} failed {attempt} times with a transient error ({exc.grpc_status_code.name}): "
-                    f"{exc.message}. Vertex AI may be degraded; run `pulumi up` again later."
-                ) from exc
-            print(f"{what}: {exc.grpc_status_code.name}, retrying in {delay:g}s", file=sys.stderr)
+                    f"{what} failed {attempt} times with a transient error ({_code_name(exc)}): "
+                    f"{exc.message}. Vertex AI may be degraded; run `pulumi up` again later.",
+                    exc,
+                ) from None
+            if attempt == RETRY_ATTEMPTS:
+                raise
+            print(f"{what}: {_code_name(exc)}, retrying in {delay:g}s", file=sys.stderr)
             time.sleep(delay)
             delay = min(delay * 2, RETRY_CAP_SECONDS)
     raise AssertionError("unreachable")
@@ -47,40 +80,67 @@ def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
 def explain(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) -> JobError:
     """A JobError telling the user what the permanent API error means and what to do about it."""
     message = exc.message or str(exc)
+    return JobError(_explanation(exc, message, what, project, region), exc)
+
+
+def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project: str, region: str) -> str:
+    if is_rate_limit(exc):
+        return (
+            f"{what} was rate limited {RETRY_ATTEMPTS} times in a row (429 RESOURCE_EXHAUSTED): {message} "
+            f"Project {project} is using up its Vertex AI API request quota in {region}: wait a few "
+            "minutes and run `pulumi up` again, run fewer stacks or jobs at once in this project, or "
+            "request a higher quota at "
+            f" https://console.cloud.google.com/iam-admin/quotas?project={project}."
+        )
     if isinstance(exc, gexc.ResourceExhausted):
         quotas = sorted(set(_QUOTA.findall(message)))
         quota = ", ".join(quotas) if quotas else "a Vertex AI custom training quota"
-        hint = (
-            f"{what} hit a quota in project {project}, region {region}: {quota}. {message}\n"
+        return (
+            f"{what} hit a quota in project {project}, region {region}: {quota}. {message} "
             f"Request more at https://console.cloud.google.com/iam-admin/quotas?project={project}, "
             "or use Spot VMs (spot: true draws on the separate preemptible quota), another region with "
             "free quota, or a smaller machine / fewer accelerators."
         )
-        return JobError(hint)
     if isinstance(exc, gexc.PermissionDenied):
-        return JobError(
-            f"{what} was denied in project {project}: {message}\n"
+        return (
+            f"{what} was denied in project {project}: {message} "
             "The identity running Pulumi needs roles/aiplatform.user on the project and "
             "roles/iam.serviceAccountUser on the job's service account; check both, and that the "
             "Vertex AI API (aiplatform.googleapis.com) is enabled."
         )
     if isinstance(exc, gexc.Unauthenticated):
-        return JobError(
-            f"{what} was not authenticated: {message}\n"
+        return (
+            f"{what} was not authenticated: {message} "
             "Run `gcloud auth application-default login` (or give CI a workload identity) and retry."
         )
     if isinstance(exc, gexc.InvalidArgument):
-        return JobError(
-            f"Vertex AI rejected the job spec ({what}): {message}\n"
+        return (
+            f"Vertex AI rejected the job spec ({what}): {message} "
             f"Check the machine type, accelerator type/count and image for region {region}."
         )
     if isinstance(exc, gexc.FailedPrecondition):
-        return JobError(
-            f"{what} failed a precondition in project {project}, region {region}: {message}\n"
+        return (
+            f"{what} failed a precondition in project {project}, region {region}: {message} "
             "Check that the Vertex AI API is enabled and billing is active for the project."
         )
     if isinstance(exc, gexc.NotFound):
-        return JobError(f"{what}: not found: {message}\nCheck the project {project!r} and region {region!r}.")
-    return JobError(
-        f"{what} failed ({exc.grpc_status_code.name if exc.grpc_status_code else exc.code}): {message}"
+        return f"{what}: not found: {message} Check the project {project!r} and region {region!r}."
+    return f"{what} failed ({_code_name(exc)}): {message}"
+
+
+def job_failure_hint(error: str, project: str, region: str, spot: bool) -> str:
+    """What to do when a job failed because Vertex could not get its machines (quota, capacity, stockout)."""
+    if not _NO_CAPACITY.search(error):
+        return ""
+    spot_hint = (
+        " Spot VMs were requested: Spot capacity may be exhausted in this region; retry later, set spot: "
+        "false, or use another region."
+        if spot
+        else ""
+    )
+    return (
+        f"This looks like missing quota or capacity for the job's machines in {region}: check "
+        "the custom_model_training quotas at "
+        f"https://console.cloud.google.com/iam-admin/quotas?project={project} and request more, or try "
+        f"another region or a smaller machine / fewer accelerators.{spot_hint}"
     )

@@ -23,6 +23,9 @@ from infra.vertex.status import ADOPTABLE_STATES, TERMINAL_STATES, JobStatus, no
 
 LOCAL_PREFIX = "local/"
 LOCAL_RECORDS = ".vertex-training-local"
+# `python -m`/`-c` put the working directory first on sys.path; the provider's (the Pulumi program's) must not
+# shadow installed packages in the supervisor or the replicas, which inherit this (Python >= 3.11).
+SAFE_PATH_ENV = {"PYTHONSAFEPATH": "1"}
 
 
 def _free_port() -> int:
@@ -111,6 +114,7 @@ class LocalRunner:
         with open(job_dir / "supervisor.log", "ab") as log:
             supervisor = subprocess.Popen(
                 [sys.executable, "-m", "infra.vertex.local_supervisor", str(job_dir)],
+                env={**os.environ, **SAFE_PATH_ENV},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

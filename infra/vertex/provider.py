@@ -7,6 +7,7 @@ It holds no state; runners (and their gRPC clients) are made inside each method.
 from __future__ import annotations
 
 import datetime
+import math
 import sys
 import time
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from pulumi.dynamic import (
     CheckFailure,
     CheckResult,
+    ConfigureRequest,
     CreateResult,
     DiffResult,
     ReadResult,
@@ -22,17 +24,29 @@ from pulumi.dynamic import (
 )
 
 from infra.vertex import spec
-from infra.vertex.errors import JobError, JobGone
+from infra.vertex.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.quotas import check_gpu_quota
 from infra.vertex.runners import Runner, runner_for
 from infra.vertex.status import JobStatus
 
-# Time on top of the job's own timeout for queueing, provisioning and teardown before the provider cancels it.
-DEADLINE_GRACE_SECONDS = 1800.0
+# Time on top of the job's running-time cap (which Vertex enforces itself) before the provider cancels it.
+DEADLINE_GRACE_SECONDS = 600.0
+# How often a waiting create re-reads its deadline, which moves when the job starts running.
+DEADLINE_RECHECK_SECONDS = 300.0
 # How long delete (and a timeout's cancel) waits for a cancelled job to reach a terminal state.
 CANCEL_WAIT_SECONDS = 900.0
 POLL_CAP_SECONDS = 60.0
 POLL_GROWTH = 1.5
+
+
+def _plain_errors() -> None:
+    """Make a provider error reach the CLI as its own paragraph, without a Python traceback.
+
+    The host answers a failed call with `traceback.format_exc()` (pulumi/dynamic/__main__.py,
+    `_abort_with_traceback`); with no frames that is `<type>: <message>`. Our errors are raised `from None`
+    and carry their cause's text, so nothing is lost.
+    """
+    sys.tracebacklimit = 0
 
 
 def _log(props: dict[str, Any], message: str) -> None:
@@ -55,13 +69,24 @@ def _outputs(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
     }
 
 
-def _deadline(status: JobStatus, timeout_seconds: float) -> float:
-    """Wall-clock time after which a job that is still live has overrun (measured from its creation)."""
+def _timestamp(iso_time: str) -> float:
     try:
-        created = datetime.datetime.fromisoformat(status.create_time).timestamp()
+        return datetime.datetime.fromisoformat(iso_time).timestamp()
     except ValueError:
-        created = time.time()
-    return created + timeout_seconds + DEADLINE_GRACE_SECONDS
+        return time.time()
+
+
+def _deadline(status: JobStatus, props: dict[str, Any]) -> float:
+    """Wall-clock time after which a live job has overrun.
+
+    Before it starts: queue_timeout_seconds after creation. Once started: timeout_seconds (Vertex's
+    `scheduling.timeout`, a cap on running time) plus grace after start_time. A PAUSED job runs nothing.
+    """
+    if status.state == "JOB_STATE_PAUSED":
+        return math.inf
+    if status.start_time:
+        return _timestamp(status.start_time) + props["timeout_seconds"] + DEADLINE_GRACE_SECONDS
+    return _timestamp(status.create_time) + props["queue_timeout_seconds"]
 
 
 def _poll(runner: Runner, status: JobStatus, props: dict[str, Any], until: float) -> JobStatus:
@@ -83,24 +108,58 @@ def _poll(runner: Runner, status: JobStatus, props: dict[str, Any], until: float
 
 
 def _failure(props: dict[str, Any], status: JobStatus) -> JobError:
+    error = status.error or "no error message was reported"
+    hint = ""
+    if props.get("runner") == "vertex":
+        hint = job_failure_hint(error, props["project"], props["region"], bool(props.get("spot")))
     return JobError(
-        f"Training job {status.name} ({props.get('display_name')}) ended {status.state}: "
-        f"{status.error or 'no error message was reported'}\nDetails and logs: {status.console_url}"
+        f"Training job {status.name} ({props.get('display_name')}) ended {status.state}: {error} "
+        f"{hint + ' ' if hint else ''}Details and logs: {status.console_url}"
     )
+
+
+def _machines(pool: dict[str, Any]) -> str:
+    kind = pool.get("accelerator_type")
+    gpus = f" + {pool.get('accelerator_count')} x {kind}" if kind else ""
+    return f"{pool.get('replica_count', 1)} x {pool.get('machine_type')}{gpus}"
+
+
+def _overrun(props: dict[str, Any], status: JobStatus) -> str:
+    """Why a live job was cancelled: it never started within queue_timeout_seconds, or ran too long."""
+    job = f"Training job {status.name} ({props.get('display_name')})"
+    if status.start_time:
+        return (
+            f"{job} ran past timeout_seconds={props['timeout_seconds']} plus {DEADLINE_GRACE_SECONDS:.0f}s "
+            f"grace and was cancelled (now {status.state}). Details and logs: {status.console_url}"
+        )
+    pools = ", ".join(_machines(pool) for pool in props["worker_pools"])
+    project, spot = props.get("project"), props.get("spot")
+    return (
+        f"{job} did not start within queue_timeout_seconds={props['queue_timeout_seconds']} and was "
+        f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
+        f"region {props.get('region')}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
+        "Fix: request the custom_model_training quota at "
+        f"https://console.cloud.google.com/iam-admin/quotas?project={project}, use another region"
+        f"{', set spot: false' if spot else ''}, or allow a longer wait with the stack config key "
+        f"queueTimeoutSeconds. Details: {status.console_url}"
+    )
+
+
+def _cancel_overrun(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobError:
+    _log(props, f"{status.name} overran its deadline ({status.state}); cancelling it")
+    runner.cancel(status.name)
+    return JobError(_overrun(props, _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)))
 
 
 def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
     """Wait for a terminal state; raise unless it succeeded. A job past its deadline is cancelled first."""
-    status = _poll(runner, status, props, _deadline(status, props["timeout_seconds"]))
-    if not status.terminal:
-        _log(props, f"{status.name} outlived its timeout of {props['timeout_seconds']}s; cancelling it")
-        runner.cancel(status.name)
-        status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
-        raise JobError(
-            f"Training job {status.name} ({props.get('display_name')}) ran past timeout_seconds="
-            f"{props['timeout_seconds']} plus {DEADLINE_GRACE_SECONDS:.0f}s grace and was cancelled "
-            f"(now {status.state}).\nDetails and logs: {status.console_url}"
+    while not status.terminal:
+        # The deadline moves when the job starts (or resumes) running: poll a while, then look at it again.
+        status = _poll(
+            runner, status, props, min(_deadline(status, props), time.time() + DEADLINE_RECHECK_SECONDS)
         )
+        if not status.terminal and time.time() >= _deadline(status, props):
+            raise _cancel_overrun(runner, status, props)
     if status.state != "JOB_STATE_SUCCEEDED":
         raise _failure(props, status)
     return status
@@ -112,6 +171,10 @@ def _differs(old: Any, new: Any) -> bool:
 
 class CustomJobProvider(ResourceProvider):
     """Create/read/update/delete a training job from the contract's snake_case props."""
+
+    def configure(self, req: ConfigureRequest) -> None:
+        # Only the dynamic-provider host calls configure, once per process.
+        _plain_errors()
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         props = spec.with_defaults(news)

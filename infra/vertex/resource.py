@@ -25,6 +25,7 @@ class WorkerPool:
     accelerator_type: str | None = None  # Vertex enum name, e.g. "NVIDIA_TESLA_T4"
     accelerator_count: int = 0
     boot_disk_size_gb: int = 100
+    boot_disk_type: str | None = None  # unset: the machine type's default disk
 
 
 @dataclass
@@ -43,6 +44,7 @@ class CustomJobArgs:
     wait: bool = True
     poll_interval_seconds: float = 30.0
     runner: str = "vertex"  # "vertex" | "local"
+    queue_timeout_seconds: int | None = None  # how long it may wait to start (default: spec.DEFAULTS)
 
 
 def to_props(args: CustomJobArgs) -> dict[str, Any]:

@@ -13,10 +13,11 @@ from google.protobuf import duration_pb2
 from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
-KEY_LABEL = "vertex-training-key"
+# Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
+KEY_LABEL = "vertex_training_key"
 RUNNERS = ("vertex", "local")
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
-IN_PLACE_INPUTS = frozenset({"wait", "poll_interval_seconds"})
+IN_PLACE_INPUTS = frozenset({"wait", "poll_interval_seconds", "queue_timeout_seconds"})
 INPUTS = (
     "project",
     "region",
@@ -32,6 +33,7 @@ INPUTS = (
     "wait",
     "poll_interval_seconds",
     "runner",
+    "queue_timeout_seconds",
 )
 OUTPUTS = ("job_name", "state", "console_url", "model_dir", "create_time", "start_time", "end_time", "error")
 DEFAULTS: dict[str, Any] = {
@@ -41,6 +43,8 @@ DEFAULTS: dict[str, Any] = {
     "wait": True,
     "poll_interval_seconds": 30.0,
     "runner": "vertex",
+    # How long a job may wait to start (queued for quota or Spot capacity) before it is cancelled.
+    "queue_timeout_seconds": 3600,
 }
 POOL_DEFAULTS: dict[str, Any] = {
     "args": [],
@@ -73,8 +77,11 @@ MAX_LABELS = 64
 
 
 def is_unknown(value: Any) -> bool:
-    """True when a preview left this value (or anything inside it) unknown."""
-    # Check and Diff deserialize with keep_unknowns=True: the engine's unknowns arrive as Unknown instances.
+    """True when a preview left this value (or anything inside it) unknown.
+
+    The dynamic-provider host hands Check/Diff `pulumi.output.Unknown` objects (it deserializes with
+    keep_unknowns=True); other paths, and older hosts, give the sentinel string.
+    """
     if isinstance(value, Unknown):
         return True
     if isinstance(value, str):
@@ -187,6 +194,12 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.append(
             ("timeout_seconds", "timeout_seconds is required: the hard cap on the job's run time")
         )
+    if known("queue_timeout_seconds"):
+        queue = props["queue_timeout_seconds"]
+        if isinstance(queue, bool) or not isinstance(queue, int | float) or queue <= 0:
+            failures.append(
+                ("queue_timeout_seconds", f"queue_timeout_seconds must be a positive number, not {queue!r}")
+            )
     if known("poll_interval_seconds"):
         poll = props["poll_interval_seconds"]
         if isinstance(poll, bool) or not isinstance(poll, int | float) or poll <= 0:
@@ -288,6 +301,9 @@ def _pool_failures(index: int, pool: Any, require_command: bool) -> list[tuple[s
         failures.append((f"{where}.args", "args must be a list of strings"))
     if known("env") and not isinstance(pool["env"], Mapping):
         failures.append((f"{where}.env", "env must be a map of strings"))
+    disk_type = pool.get("boot_disk_type")
+    if known("boot_disk_type") and (not isinstance(disk_type, str) or not disk_type):
+        failures.append((f"{where}.boot_disk_type", "boot_disk_type must be a disk type name, e.g. pd-ssd"))
     if known("boot_disk_size_gb"):
         disk = pool["boot_disk_size_gb"]
         if isinstance(disk, bool) or not isinstance(disk, int) or disk < 100:
@@ -373,8 +389,10 @@ def _pool_spec(pool: Mapping[str, Any]) -> aiplatform_v1.WorkerPoolSpec:
     return aiplatform_v1.WorkerPoolSpec(
         machine_spec=machine,
         replica_count=int(pool.get("replica_count", 1)),
+        # Unset unless configured: Vertex then picks the machine type's default disk (not pd-ssd everywhere).
         disk_spec=aiplatform_v1.DiskSpec(
-            boot_disk_type="pd-ssd", boot_disk_size_gb=int(pool.get("boot_disk_size_gb", 100))
+            boot_disk_type=pool.get("boot_disk_type", ""),
+            boot_disk_size_gb=int(pool.get("boot_disk_size_gb", 100)),
         ),
         container_spec=aiplatform_v1.ContainerSpec(
             image_uri=pool["image_uri"],

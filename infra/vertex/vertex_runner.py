@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 from typing import Any
 
+import grpc
 from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
@@ -15,6 +17,9 @@ from infra.vertex.status import ADOPTABLE_STATES, JobStatus, iso
 
 # Deadline of each API call: a hung connection then surfaces as DEADLINE_EXCEEDED, which is retried.
 CALL_TIMEOUT_SECONDS = 60.0
+# How long delete waits for Vertex's long-running delete operation.
+DELETE_WAIT_SECONDS = 300.0
+_CODE_NAMES = {code.value[0]: code.name for code in grpc.StatusCode}
 
 
 class VertexRunner:
@@ -36,9 +41,10 @@ class VertexRunner:
         return self._client
 
     def console_url(self, name: str) -> str:
+        # As google-cloud-aiplatform 2.7.0 builds it (jobs.py: _Job._dashboard_uri, CustomJob._job_type).
         job_id = name.rsplit("/", 1)[-1]
         return (
-            f"https://console.cloud.google.com/vertex-ai/locations/{self.region}/training/{job_id}/cpu"
+            f"https://console.cloud.google.com/agent-platform/locations/{self.region}/training/{job_id}"
             f"?project={self.project}"
         )
 
@@ -47,7 +53,7 @@ class VertexRunner:
             name=job.name,
             state=job.state.name,
             console_url=self.console_url(job.name),
-            error=job.error.message if job.error else "",
+            error=error_text(job),
             create_time=iso(job.create_time),
             start_time=iso(job.start_time),
             end_time=iso(job.end_time),
@@ -58,7 +64,8 @@ class VertexRunner:
         try:
             return with_retry(call, what, self.first_retry_delay)
         except gexc.GoogleAPICallError as exc:
-            raise explain(exc, what, self.project, self.region) from exc
+            # From None: the host prints the whole exception chain; the explanation keeps the cause's text.
+            raise explain(exc, what, self.project, self.region) from None
 
     def create(self, job: aiplatform_v1.CustomJob) -> JobStatus:
         key = job.labels[spec.KEY_LABEL]
@@ -88,7 +95,7 @@ class VertexRunner:
                 )
             )
         except JobError as exc:
-            if isinstance(exc.__cause__, gexc.NotFound):
+            if isinstance(exc.api_error, gexc.NotFound):
                 return None
             raise
 
@@ -115,17 +122,38 @@ class VertexRunner:
             )
         except JobError as exc:
             # NotFound: nothing to stop. FailedPrecondition: already terminal or already cancelling.
-            if not isinstance(exc.__cause__, gexc.NotFound | gexc.FailedPrecondition):
+            if not isinstance(exc.api_error, gexc.NotFound | gexc.FailedPrecondition):
                 raise
 
     def delete(self, name: str) -> None:
         try:
-            self._call(
+            operation = self._call(
                 f"Deleting {name}",
-                lambda: self.client.delete_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS).result(
-                    timeout=300
-                ),
+                lambda: self.client.delete_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS),
             )
         except JobError as exc:
-            if not isinstance(exc.__cause__, gexc.NotFound):
+            if not isinstance(exc.api_error, gexc.NotFound):
                 raise
+            return
+        self._await_deletion(name, operation)
+
+    def _await_deletion(self, name: str, operation: Any) -> None:
+        try:
+            operation.result(timeout=DELETE_WAIT_SECONDS)
+        except (concurrent.futures.TimeoutError, gexc.RetryError):
+            raise JobError(
+                f"Vertex AI accepted the deletion of {name} but it had not finished after "
+                f"{DELETE_WAIT_SECONDS:.0f}s (operation {operation.operation.name}). Check "
+                f"{self.console_url(name)}; once the job is gone, run `pulumi refresh` (or `pulumi destroy` "
+                "again) so the stack forgets it."
+            ) from None
+        except gexc.GoogleAPICallError as exc:
+            if not isinstance(exc, gexc.NotFound):
+                raise explain(exc, f"Deleting {name}", self.project, self.region) from None
+
+
+def error_text(job: aiplatform_v1.CustomJob) -> str:
+    """The job's error with its google.rpc code kept (8 = RESOURCE_EXHAUSTED: quota or capacity)."""
+    if not job.error or not (job.error.message or job.error.code):
+        return ""
+    return f"{job.error.message} (error code {job.error.code} {_CODE_NAMES.get(job.error.code, 'UNKNOWN')})"

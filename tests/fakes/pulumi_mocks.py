@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+from google.protobuf import struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.settings import ROOT, SETTINGS
@@ -28,13 +29,13 @@ class Registered:
     protect: bool
     retain_on_delete: bool
     custom: bool
+    # The inputs exactly as the SDK serialized them (unknowns as the sentinel, secrets as secret objects).
+    struct: struct_pb2.Struct = field(default_factory=struct_pb2.Struct)
 
 
-def _computed_outputs(typ: str, name: str, inputs: dict[str, Any], preview: bool) -> dict[str, Any]:
+def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """Values the real providers would compute, shaped enough for the stack's code to use."""
     project = inputs.get("project", "mock-project")
-    if typ.startswith("pulumi-python:dynamic") and preview:
-        return {}  # a preview runs no dynamic create: what it would output stays unknown
     if typ == "gcp:serviceaccount/account:Account":
         account_id = inputs.get("accountId", name)
         email = f"{account_id}@{project}.iam.gserviceaccount.com"
@@ -71,11 +72,15 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any], preview: bool
 
 class _RecordingMocks(pulumi.runtime.Mocks):
     def __init__(self, preview: bool = False) -> None:
+        super().__init__()
         self.preview = preview
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         outputs = {"name": args.name, **args.inputs}
-        outputs.update(_computed_outputs(args.typ, args.name, args.inputs, self.preview))
+        if self.preview:
+            # As in a first preview: nothing exists yet, so whatever the provider computes stays unknown.
+            return "", outputs
+        outputs.update(_computed_outputs(args.typ, args.name, args.inputs))
         return outputs.get("id", f"{args.name}-id"), outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -105,6 +110,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                     protect=bool(request.protect),
                     retain_on_delete=bool(request.retainOnDelete),
                     custom=bool(request.custom),
+                    struct=request.object,
                 )
             )
         return response
@@ -132,9 +138,16 @@ class MockedRun:
 
 
 def run_program(
-    program: Callable[[], Any], *, project: str = "vertex-training", stack: str = "dev", preview: bool = False
+    program: Callable[[], Any],
+    *,
+    project: str = "vertex-training",
+    stack: str = "dev",
+    preview: bool = False,
 ) -> MockedRun:
-    """Run `program` (e.g. `lambda: build(cfg)`) under fresh mocks; return registrations and outputs."""
+    """Run `program` (e.g. `lambda: build(cfg)`) under fresh mocks; return registrations and outputs.
+
+    preview=True: a first `pulumi preview`, where outputs that providers compute are unknown.
+    """
     monitor = _RecordingMonitor(_RecordingMocks(preview))
     ROOT.set(None)  # set_mocks keeps an existing root Stack, which would carry the previous run's stack name
     pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=preview, monitor=monitor)

@@ -65,6 +65,8 @@ class FakeJobService:
         # Where created jobs end after RUNNING, and the error they carry when that is FAILED.
         self.outcome: JobState = JobState.JOB_STATE_SUCCEEDED
         self.outcome_error: str = ""
+        # google.rpc code of that error (13 INTERNAL; Vertex reports quota and capacity failures as 8).
+        self.outcome_error_code: int = 13
         # False: created jobs stay in their state until set_state (for tests that need a long-running job).
         self.auto_advance: bool = True
         self._advancing: set[str] = set()
@@ -127,9 +129,11 @@ class FakeJobService:
             self._enter(stored, state)
             return stored.name
 
-    def set_state(self, name: str, state: JobState, error_message: str | None = None) -> None:
+    def set_state(
+        self, name: str, state: JobState, error_message: str | None = None, error_code: int = 13
+    ) -> None:
         with self._lock:
-            self._enter(self.jobs[name], state, error_message)
+            self._enter(self.jobs[name], state, error_message, error_code)
 
     def fail(
         self,
@@ -200,7 +204,13 @@ class FakeJobService:
             queue.pop(0)
         return fault
 
-    def _enter(self, job: aiplatform_v1.CustomJob, state: JobState, error_message: str | None = None) -> None:
+    def _enter(
+        self,
+        job: aiplatform_v1.CustomJob,
+        state: JobState,
+        error_message: str | None = None,
+        error_code: int = 13,
+    ) -> None:
         job.state = state
         job.update_time = _now()
         if state == JobState.JOB_STATE_RUNNING and not job.start_time:
@@ -208,7 +218,7 @@ class FakeJobService:
         if state in TERMINAL:
             job.end_time = _now()
         if error_message:
-            job.error = status_pb2.Status(code=13, message=error_message)
+            job.error = status_pb2.Status(code=error_code, message=error_message)
 
     def _lookup(self, name: str) -> aiplatform_v1.CustomJob:
         if name not in self.jobs:
@@ -223,9 +233,8 @@ class FakeJobService:
             self._enter(job, _NEXT[job.state])
         elif job.name in self._advancing and job.state == JobState.JOB_STATE_RUNNING:
             failed = self.outcome == JobState.JOB_STATE_FAILED
-            self._enter(
-                job, self.outcome, (self.outcome_error or "replica exited with code 1") if failed else None
-            )
+            message = (self.outcome_error or "replica exited with code 1") if failed else None
+            self._enter(job, self.outcome, message, self.outcome_error_code)
 
     # --- methods -------------------------------------------------------------------------------------
     def _create(self, request: aiplatform_v1.CreateCustomJobRequest) -> aiplatform_v1.CustomJob:

@@ -70,7 +70,7 @@ def notify(payload: dict[str, Any]) -> None:
 
 
 def seed(fake: FakeJobService, stack: str, state: JobState, parent: str = PARENT, project: str = "") -> str:
-    labels = {"managed-by": "pulumi", "pulumi-project": project or "vertex-training", "pulumi-stack": stack}
+    labels = {"managed-by": "pulumi", "pulumi_project": project or "vertex-training", "pulumi_stack": stack}
     return fake.add_job(parent, aiplatform_v1.CustomJob(display_name=f"{stack}-job", labels=labels), state)
 
 
@@ -110,8 +110,8 @@ def test_over_budget_cancels_exactly_this_stacks_live_jobs(
     # One list in the stack's region, filtered server-side on this stack's labels and live states.
     (list_request,) = [req for method, req in fake_vertex.calls if method == "ListCustomJobs"]
     assert list_request.parent == PARENT
-    assert 'labels.pulumi-stack="dev"' in list_request.filter
-    assert 'labels.pulumi-project="vertex-training"' in list_request.filter
+    assert 'labels.pulumi_stack="dev"' in list_request.filter
+    assert 'labels.pulumi_project="vertex-training"' in list_request.filter
     records = logs(capsys)
     assert sorted(r["job"] for r in records if r["message"] == "cancelled job") == sorted(ours)
     assert all(r["severity"] == "NOTICE" for r in records if r["message"] == "cancelled job")
@@ -260,12 +260,12 @@ def test_threshold_is_a_fraction_of_the_budget(
 
 def test_only_labelled_live_jobs_pass_the_second_check() -> None:
     config = main.load_config(ENV)
-    labels = {"pulumi-project": "vertex-training", "pulumi-stack": "dev"}
+    labels = {"pulumi_project": "vertex-training", "pulumi_stack": "dev"}
 
     def job(state: JobState, **override: str) -> aiplatform_v1.CustomJob:
         return aiplatform_v1.CustomJob(labels={**labels, **override}, state=state)
 
     assert main.is_ours_and_live(job(JobState.JOB_STATE_RUNNING), config)
-    assert not main.is_ours_and_live(job(JobState.JOB_STATE_RUNNING, **{"pulumi-stack": "dev2"}), config)
+    assert not main.is_ours_and_live(job(JobState.JOB_STATE_RUNNING, **{"pulumi_stack": "dev2"}), config)
     assert not main.is_ours_and_live(job(JobState.JOB_STATE_CANCELLING), config)
     assert not main.is_ours_and_live(aiplatform_v1.CustomJob(state=JobState.JOB_STATE_RUNNING), config)

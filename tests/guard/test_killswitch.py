@@ -14,7 +14,7 @@ from infra.guard import main
 from infra.killswitch import KillSwitch, KillSwitchArgs
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 
-LABELS = {"managed-by": "pulumi", "pulumi-project": "vertex-training", "pulumi-stack": "dev"}
+LABELS = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": "dev"}
 TOPIC = "projects/test-project/topics/vertex-training-dev-budget"
 FUNCTION = "gcp:cloudfunctionsv2/function:Function"
 ACCOUNT = "gcp:serviceaccount/account:Account"

@@ -13,7 +13,7 @@ from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
 from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
 from infra.vertex.resource import RESOURCE_TYPE
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
-from tests.stack.conftest import cached_run, run_stack, stack_config, stack_values
+from tests.stack.conftest import ROOT, cached_run, run_stack, stack_config, stack_values
 
 DYNAMIC = RESOURCE_TYPE
 KILL_SWITCH = "vertex-training:guard:KillSwitch"
@@ -245,7 +245,7 @@ def test_budget_thresholds_and_topic(cloud_stack: tuple[str, MockedRun]) -> None
 
 def test_every_labelable_resource_is_labelled(any_stack: tuple[str, MockedRun]) -> None:
     stack, run = any_stack
-    expected = {"managed-by": "pulumi", "pulumi-project": "vertex-training", "pulumi-stack": stack}
+    expected = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": stack}
     for resource in (r for r in run.resources if r.custom):
         known = resource.type in LABELED or resource.type in UNLABELABLE
         assert known, f"decide whether {resource.type} is labelable"
@@ -347,8 +347,8 @@ def test_a_trainer_change_replaces_only_the_training_job(monkeypatch: pytest.Mon
 
 
 def test_main_reads_pulumi_config_strings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """infra/__main__.py, as the Pulumi CLI runs it: config values arrive as strings."""
+    """The root __main__.py, as the Pulumi CLI runs it: config values arrive as strings."""
     strings = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in stack_values("local").items()}
     monkeypatch.setattr(runtime_config, "CONFIG", type(runtime_config.CONFIG)("test_config", default=strings))
-    run = run_program(lambda: runpy.run_module("infra.__main__", run_name="__main__"), stack="local")
+    run = run_program(lambda: runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__"), stack="local")
     assert _job_inputs(run) == _job_inputs(cached_run("local"))

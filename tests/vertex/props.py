@@ -29,7 +29,7 @@ def job_props(**overrides: Any) -> dict[str, Any]:
         "worker_pools": [pool()],
         "service_account": f"trainer@{PROJECT}.iam.gserviceaccount.com",
         "base_output_dir": "gs://demo-bucket/runs/1",
-        "labels": {"managed-by": "pulumi", "pulumi-project": "vertex-training", "pulumi-stack": "dev"},
+        "labels": {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": "dev"},
         "timeout_seconds": 3600,
         "spot": False,
         "restart_on_worker_restart": False,

@@ -22,7 +22,7 @@ def client(fake_vertex):
 
 def labelled(project: str, stack: str) -> aiplatform_v1.CustomJob:
     return aiplatform_v1.CustomJob(
-        display_name=f"{project}-{stack}", labels={"pulumi-project": project, "pulumi-stack": stack}
+        display_name=f"{project}-{stack}", labels={"pulumi_project": project, "pulumi_stack": stack}
     )
 
 
@@ -37,12 +37,12 @@ def test_list_filter_subset(fake_vertex: FakeJobService, client):
     done = fake_vertex.add_job(PARENT, labelled("vertex-training", "dev"), JobState.JOB_STATE_SUCCEEDED)
     other_stack = fake_vertex.add_job(PARENT, labelled("vertex-training", "prod"))
     fake_vertex.add_job("projects/p/locations/europe-west4", labelled("vertex-training", "dev"))
-    stack = 'labels.pulumi-project="vertex-training" AND labels.pulumi-stack="dev"'
+    stack = 'labels.pulumi_project="vertex-training" AND labels.pulumi_stack="dev"'
     live = '(state="JOB_STATE_RUNNING" OR state="JOB_STATE_PENDING" OR state="JOB_STATE_QUEUED")'
     assert names(client, stack) == {running, pending, done}
     assert names(client, f"{stack} AND {live}") == {running, pending}
     assert names(client, f'{stack} AND NOT state="JOB_STATE_SUCCEEDED"') == {running, pending}
-    assert names(client, 'labels.pulumi-stack!="dev"') == {other_stack}
+    assert names(client, 'labels.pulumi_stack!="dev"') == {other_stack}
     assert names(client, "") == {running, pending, done, other_stack}
     with pytest.raises(gexc.InvalidArgument):
         names(client, "create_time>2020")

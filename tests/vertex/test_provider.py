@@ -1,15 +1,20 @@
 """CustomJobProvider against a fake Vertex JobService, through the real JobServiceClient."""
 
+import datetime
+import threading
+
 import google.auth
 import grpc
 import pytest
+from google.api_core import exceptions as gexc
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
+from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
 from infra.vertex import provider as provider_module
 from infra.vertex import spec
-from infra.vertex.errors import JobError
+from infra.vertex.errors import JobError, with_retry
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.vertex_runner import VertexRunner
 from tests.vertex.props import PROJECT, REGION, job_props, pool
@@ -41,8 +46,10 @@ def test_create_waits_to_success_and_reports_states(fake_vertex, provider, capsy
     outs = result.outs
     assert outs["job_name"] == result.id
     assert outs["state"] == "JOB_STATE_SUCCEEDED"
-    assert outs["console_url"].startswith(
-        f"https://console.cloud.google.com/vertex-ai/locations/{REGION}/training/"
+    # As the pinned google-cloud-aiplatform (2.7.0, jobs.py _dashboard_uri) builds it.
+    job_id = result.id.rsplit("/", 1)[-1]
+    assert outs["console_url"] == (
+        f"https://console.cloud.google.com/agent-platform/locations/{REGION}/training/{job_id}?project={PROJECT}"
     )
     assert outs["model_dir"] == "gs://demo-bucket/runs/1/model/"
     assert outs["create_time"] and outs["start_time"] and outs["end_time"] and outs["error"] == ""
@@ -72,7 +79,81 @@ def test_failed_job_raises_with_name_error_and_link(fake_vertex, provider):
     assert name in message
     assert "JOB_STATE_FAILED" in message
     assert "exited with a non-zero status of 1: OOM" in message
-    assert f"training/{name.rsplit('/', 1)[-1]}/cpu?project={PROJECT}" in message
+    assert f"training/{name.rsplit('/', 1)[-1]}?project={PROJECT}" in message
+    assert "(error code 13 INTERNAL)" in message
+    assert "quota" not in message  # no capacity hint for an ordinary failure
+    assert "Traceback" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("error", "spot"),
+    [
+        ("The following quota metrics exceed quota limits: " + QUOTA, False),
+        ("Resources are insufficient in region: us-central1. Please try a different region.", False),
+        ("Job failed: ZONE_RESOURCE_POOL_EXHAUSTED (stockout) for Spot VMs", True),
+    ],
+)
+def test_job_failing_for_quota_or_capacity_gets_a_hint_and_keeps_its_code(fake_vertex, provider, error, spot):
+    fake_vertex.outcome = JobState.JOB_STATE_FAILED
+    fake_vertex.outcome_error = error
+    fake_vertex.outcome_error_code = 8
+    with pytest.raises(JobError) as raised:
+        create(provider, spot=spot)
+    message = str(raised.value)
+    assert error in message and "(error code 8 RESOURCE_EXHAUSTED)" in message
+    assert f"iam-admin/quotas?project={PROJECT}" in message and "another region" in message
+    assert ("set spot: false" in message) == spot
+    (job,) = fake_vertex.jobs.values()
+    assert (
+        provider.read(job.name, {**job_props(), "job_name": job.name})
+        .outs["error"]
+        .endswith("(error code 8 RESOURCE_EXHAUSTED)")
+    )
+
+
+def test_rate_limit_is_retried(fake_vertex, provider):
+    fake_vertex.fail(
+        "CreateCustomJob",
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        times=2,
+        message="Quota exceeded for quota metric 'Resource management requests' and limit 'per minute'",
+    )
+    assert create(provider).outs["state"] == "JOB_STATE_SUCCEEDED"
+    assert fake_vertex.methods().count("CreateCustomJob") == 2 + 1
+
+
+def test_persistent_rate_limit_ends_with_quota_advice(fake_vertex, provider, monkeypatch):
+    monkeypatch.setattr("infra.vertex.errors.RETRY_ATTEMPTS", 3)
+    fake_vertex.fail("ListCustomJobs", grpc.StatusCode.RESOURCE_EXHAUSTED, times=3, message="rate limited")
+    with pytest.raises(JobError) as raised:
+        create(provider)
+    message = str(raised.value)
+    assert "rate limited 3 times" in message and "request quota" in message
+    assert f"iam-admin/quotas?project={PROJECT}" in message
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__  # no chained traceback
+    assert fake_vertex.methods() == ["ListCustomJobs"] * 3
+
+
+def test_delete_operation_that_does_not_finish_is_an_actionable_error(fake_vertex, provider, monkeypatch):
+    outs = create(provider).outs
+
+    def never_done(self, timeout=None, **_):
+        raise TimeoutError("Operation did not complete within the designated timeout.")
+
+    monkeypatch.setattr("google.api_core.operation.Operation.result", never_done)
+    with pytest.raises(JobError) as raised:
+        provider.delete(outs["job_name"], outs)
+    message = str(raised.value)
+    assert outs["job_name"] in message and "had not finished after 300s" in message
+    assert "pulumi refresh" in message and outs["console_url"] in message
+
+
+def test_boot_disk_type_is_left_to_vertex_unless_configured(fake_vertex, provider):
+    create(provider, worker_pools=[pool(), pool(boot_disk_type="hyperdisk-balanced", replica_count=2)])
+    (job,) = fake_vertex.jobs.values()
+    disks = [p.disk_spec for p in job.job_spec.worker_pool_specs]
+    assert [d.boot_disk_type for d in disks] == ["", "hyperdisk-balanced"]
+    assert [d.boot_disk_size_gb for d in disks] == [100, 100]
 
 
 def test_quota_error_names_the_quota_and_the_ways_out(fake_vertex, provider):
@@ -166,12 +247,58 @@ def test_failed_or_cancelled_job_with_same_key_is_not_adopted(fake_vertex, provi
 def test_job_past_its_timeout_is_cancelled_then_raises(fake_vertex, provider, monkeypatch):
     monkeypatch.setattr(provider_module, "DEADLINE_GRACE_SECONDS", 0.0)
     fake_vertex.auto_advance = False
+    name = seed(fake_vertex, JobState.JOB_STATE_RUNNING, timeout_seconds=1, poll_interval_seconds=0.2)
     with pytest.raises(JobError, match="ran past timeout_seconds=1") as raised:
         create(provider, timeout_seconds=1, poll_interval_seconds=0.2)
-    (job,) = fake_vertex.jobs.values()
     assert "CancelCustomJob" in fake_vertex.methods()
-    assert job.state == JobState.JOB_STATE_CANCELLED
+    assert fake_vertex.jobs[name].state == JobState.JOB_STATE_CANCELLED
     assert "JOB_STATE_CANCELLED" in str(raised.value)
+
+
+def test_running_deadline_starts_when_the_job_starts_not_when_it_was_queued(fake_vertex, provider):
+    # Failure 5: a job queued longer than its timeout (waiting for Spot capacity) is not "past its timeout".
+    fake_vertex.auto_advance = False
+    name = seed(fake_vertex, JobState.JOB_STATE_QUEUED, timeout_seconds=1)
+    fake_vertex.jobs[name].create_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=2)
+    finished = threading.Timer(1.5, fake_vertex.set_state, (name, JobState.JOB_STATE_SUCCEEDED))
+    threading.Timer(0.3, fake_vertex.set_state, (name, JobState.JOB_STATE_RUNNING)).start()
+    finished.start()
+    outs = create(provider, timeout_seconds=1, poll_interval_seconds=0.1, queue_timeout_seconds=36000).outs
+    assert outs["state"] == "JOB_STATE_SUCCEEDED"
+    assert "CancelCustomJob" not in fake_vertex.methods()
+
+
+def test_job_that_never_starts_is_cancelled_after_the_queue_timeout(fake_vertex, provider):
+    fake_vertex.auto_advance = False
+    name = seed(fake_vertex, JobState.JOB_STATE_QUEUED, spot=True)
+    with pytest.raises(JobError) as raised:
+        create(provider, spot=True, queue_timeout_seconds=1, poll_interval_seconds=0.1)
+    assert fake_vertex.jobs[name].state == JobState.JOB_STATE_CANCELLED
+    message = str(raised.value)
+    assert "did not start within queue_timeout_seconds=1" in message
+    assert "no free quota for 1 x n1-standard-8 + 1 x NVIDIA_TESLA_T4" in message
+    assert f"project {PROJECT}, region {REGION}" in message and "no Spot VM capacity" in message
+    assert "queueTimeoutSeconds" in message and "set spot: false" in message
+    assert "\n" not in message
+
+
+def test_paused_job_that_resumes_is_held_to_its_running_deadline(fake_vertex, provider, monkeypatch):
+    monkeypatch.setattr(provider_module, "DEADLINE_GRACE_SECONDS", 0.0)
+    monkeypatch.setattr(provider_module, "DEADLINE_RECHECK_SECONDS", 0.2)
+    fake_vertex.auto_advance = False
+    name = seed(fake_vertex, JobState.JOB_STATE_PAUSED, timeout_seconds=1)
+    fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)
+    threading.Timer(0.5, fake_vertex.set_state, (name, JobState.JOB_STATE_RUNNING)).start()
+    with pytest.raises(JobError, match="ran past timeout_seconds=1"):
+        create(provider, timeout_seconds=1, poll_interval_seconds=0.1)
+    assert fake_vertex.jobs[name].state == JobState.JOB_STATE_CANCELLED
+
+
+def test_paused_job_is_not_held_to_a_deadline(provider):
+    paused = provider_module.JobStatus(
+        "job", "JOB_STATE_PAUSED", "url", create_time="2020-01-01T00:00:00+00:00", start_time=""
+    )
+    assert provider_module._deadline(paused, spec.with_defaults(job_props())) == float("inf")
 
 
 def test_delete_of_running_job_cancels_waits_then_deletes(fake_vertex, provider):
@@ -303,6 +430,31 @@ def test_diff_unknown_preview_input_is_a_replacement(provider):
     new = news(provider, worker_pools=[pool(image_uri=UNKNOWN)])
     result = provider.diff("id", stored_outputs(provider), new)
     assert result.replaces == ["worker_pools"]
+
+
+@pytest.mark.parametrize("unknown", [Unknown(), UNKNOWN], ids=["Unknown object", "sentinel string"])
+def test_diff_replaces_only_for_unknown_inputs_that_replace(provider, unknown):
+    olds = provider.check({}, job_props()).inputs
+    image = provider.diff("id", olds, job_props(worker_pools=[pool(image_uri=unknown)]))
+    assert (image.changes, image.replaces) == (True, ["worker_pools"])
+    args = provider.diff("id", olds, job_props(worker_pools=[pool(args=["--x", unknown])]))
+    assert args.replaces == ["worker_pools"]
+    for in_place in ("wait", "poll_interval_seconds", "queue_timeout_seconds"):
+        diff = provider.diff("id", olds, job_props(**{in_place: unknown}))
+        assert (diff.changes, diff.replaces) == (True, None), in_place
+
+
+def test_http_429_is_retried_like_a_rate_limit(monkeypatch):
+    monkeypatch.setattr("time.sleep", lambda _s: None)
+    calls = []
+
+    def call():
+        calls.append(1)
+        if len(calls) < 3:
+            raise gexc.TooManyRequests("Too many requests")
+        return "ok"
+
+    assert with_retry(call, "Listing", 0.01) == "ok" and len(calls) == 3
 
 
 def test_diff_treats_pulumi_doubles_as_the_same_numbers(provider):

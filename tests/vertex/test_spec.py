@@ -1,9 +1,13 @@
 """spec.py: props -> aiplatform_v1.CustomJob, defaults, the job key, and every check() rejection."""
 
+import re
+
 import pytest
 from google.cloud import aiplatform_v1
+from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
+from infra.labels import stack_labels
 from infra.vertex import spec
 from tests.vertex.props import job_props, pool
 
@@ -35,7 +39,7 @@ def test_one_gpu_job_spec():
     assert job.job_spec.scheduling.strategy == Strategy.STANDARD
     assert not job.job_spec.scheduling.restart_job_on_worker_restart
     assert job.job_spec.tensorboard == ""
-    assert job.labels["pulumi-stack"] == "dev"
+    assert job.labels["pulumi_stack"] == "dev"
     assert job.labels[spec.KEY_LABEL] == spec.job_key(spec.with_defaults(job_props()))
 
 
@@ -209,3 +213,38 @@ def test_unknown_preview_values_are_not_rejected():
     assert spec.validate(props) == []
     assert spec.validate(spec.with_defaults(job_props(worker_pools=UNKNOWN))) == []
     assert spec.validate(spec.with_defaults(job_props(worker_pools=[pool(), UNKNOWN]))) == []
+
+
+@pytest.mark.parametrize("unknown", [Unknown(), UNKNOWN], ids=["Unknown object", "sentinel string"])
+def test_unknowns_in_every_form_pass_check(unknown):
+    # Failure 1: the host gives check pulumi.output.Unknown objects (keep_unknowns=True), not the sentinel.
+    forms = [
+        {"service_account": unknown, "project": unknown, "display_name": unknown, "base_output_dir": unknown},
+        {"wait": unknown, "spot": unknown, "timeout_seconds": unknown, "runner": unknown},
+        {"queue_timeout_seconds": unknown, "poll_interval_seconds": unknown, "labels": unknown},
+        {"labels": {"pulumi_stack": unknown}},
+        {"worker_pools": unknown},
+        {"worker_pools": [pool(), unknown]},
+        {"worker_pools": [pool(image_uri=unknown, args=unknown, env=unknown, command=unknown)]},
+        {"worker_pools": [pool(args=["--data-dir", unknown], env={"A": unknown}, machine_type=unknown)]},
+        {"worker_pools": [pool(accelerator_type=unknown, accelerator_count=unknown, replica_count=unknown)]},
+        {"worker_pools": [pool(boot_disk_type=unknown, boot_disk_size_gb=unknown)]},
+    ]
+    for overrides in forms:
+        props = spec.with_defaults(job_props(**overrides))
+        assert spec.validate(props) == [], overrides
+        assert all(spec.is_unknown(v) for v in overrides.values())
+
+
+def test_known_values_are_not_unknown():
+    assert not spec.is_unknown(spec.with_defaults(job_props()))
+    assert spec.is_unknown({"a": [1, {"b": Unknown()}]})
+
+
+def test_label_keys_named_in_list_filters_use_only_simple_characters():
+    # Vertex documents list filters on simple label keys; the job key and the kill switch's stack labels.
+    filtered = [spec.KEY_LABEL, *(stack_labels("vertex-training", "dev").keys() - {"managed-by"})]
+    for key in filtered:
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", key), key
+    assert {"pulumi_project", "pulumi_stack"} <= stack_labels("vertex-training", "dev").keys()
+    assert spec.build_custom_job(spec.with_defaults(job_props())).labels[spec.KEY_LABEL]
