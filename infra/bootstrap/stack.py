@@ -18,6 +18,7 @@ from infra.bootstrap.federation import (
 )
 from infra.bootstrap.identity import CiIdentity, CiIdentityArgs
 from infra.bootstrap.state import StateBackend, StateBackendArgs
+from infra.labels import stack_labels
 
 # What federation, impersonation, KMS and state need before the deploy identity can enable the rest.
 REQUIRED_APIS = [
@@ -34,11 +35,7 @@ DEPLOY_ACCOUNT_ID = "vt-ci-deploy"
 
 
 def build(cfg: BootstrapConfig) -> dict[str, Any]:
-    labels = {
-        "managed-by": "pulumi",
-        "pulumi-project": NAMESPACE,
-        "pulumi-stack": pulumi.get_stack(),
-    }
+    labels = stack_labels(NAMESPACE, pulumi.get_stack())
     apis = [
         gcp.projects.Service(
             f"api-{api.split('.')[0]}",

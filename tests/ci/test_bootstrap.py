@@ -206,8 +206,8 @@ def test_state_bucket_and_secrets_key_are_hardened_and_protected(run: MockedRun)
     assert bucket.inputs["forceDestroy"] is False
     assert bucket.inputs["labels"] == {
         "managed-by": "pulumi",
-        "pulumi-project": "vertex-training-bootstrap",
-        "pulumi-stack": "ci",
+        "pulumi_project": "vertex-training-bootstrap",
+        "pulumi_stack": "ci",
     }
     key = run.one("gcp:kms/cryptoKey:CryptoKey")
     assert key.inputs["purpose"] == "ENCRYPT_DECRYPT" and key.inputs["rotationPeriod"] == "7776000s"
