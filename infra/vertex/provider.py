@@ -21,10 +21,12 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from infra.vertex import spec
+from infra.vertex import restarts, spec
 from infra.vertex.errors import JobError, JobGone
+from infra.vertex.run_report import run_outputs, summary_line
 from infra.vertex.runners import Runner, runner_for
 from infra.vertex.status import JobStatus
+from infra.vertex.watch import Watcher, watcher
 
 # Time on top of the job's own timeout for queueing, provisioning and teardown before the provider cancels it.
 DEADLINE_GRACE_SECONDS = 1800.0
@@ -51,6 +53,7 @@ def _outputs(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
         "start_time": status.start_time,
         "end_time": status.end_time,
         "error": status.error,
+        **run_outputs(props, status, lambda message: _log(props, message)),
     }
 
 
@@ -63,8 +66,13 @@ def _deadline(status: JobStatus, timeout_seconds: float) -> float:
     return created + timeout_seconds + DEADLINE_GRACE_SECONDS
 
 
-def _poll(runner: Runner, status: JobStatus, props: dict[str, Any], until: float) -> JobStatus:
-    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr."""
+def _poll(
+    runner: Runner, status: JobStatus, props: dict[str, Any], until: float, watch: Watcher | None = None
+) -> JobStatus:
+    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr.
+
+    `watch` prints the job's new log lines and, while it waits for machines, a heartbeat after each poll.
+    """
     interval = float(props["poll_interval_seconds"])
     cap = max(interval, POLL_CAP_SECONDS)
     while not status.terminal and time.time() < until:
@@ -78,6 +86,8 @@ def _poll(runner: Runner, status: JobStatus, props: dict[str, Any], until: float
         if current.state != status.state:
             _log(props, f"{current.name}: {current.state}")
         status = current
+        if watch is not None:
+            watch.tick(status)
     return status
 
 
@@ -88,9 +98,38 @@ def _failure(props: dict[str, Any], status: JobStatus) -> JobError:
     )
 
 
+def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobStatus:
+    """The next attempt of a job that lost its machines; it resumes from the same checkpoint directory."""
+    attempt = restarts.Attempt.of(ended).next(ended)
+    _log(
+        props,
+        f"{ended.name} lost its machines ({ended.error}); submitting attempt {attempt.number} of "
+        f"{1 + restarts.max_restarts(props)}; it resumes from the checkpoints in {props['base_output_dir']}",
+    )
+    status = runner.create(restarts.resubmission(spec.build_custom_job(props), attempt))
+    _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+    return status
+
+
 def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
-    """Wait for a terminal state; raise unless it succeeded. A job past its deadline is cancelled first."""
-    status = _poll(runner, status, props, _deadline(status, props["timeout_seconds"]))
+    """Wait for a terminal state; raise unless it succeeded. A job past its deadline is cancelled first.
+
+    A job that Spot preemption or a stockout ended is submitted again, up to max_restarts times.
+    """
+    while True:
+        status = _wait_attempt(runner, status, props)
+        if status.state == "JOB_STATE_SUCCEEDED":
+            return status
+        if not restarts.may_restart(props, status):
+            raise _failure(props, status)
+        status = _resubmit(runner, status, props)
+
+
+def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
+    """One attempt to its terminal state, its log and heartbeat on stderr; cancelled past its deadline."""
+    watch = watcher(props, status, lambda line: _log(props, line))
+    status = _poll(runner, status, props, _deadline(status, props["timeout_seconds"]), watch)
+    watch.finish()
     if not status.terminal:
         _log(props, f"{status.name} outlived its timeout of {props['timeout_seconds']}s; cancelling it")
         runner.cancel(status.name)
@@ -100,9 +139,14 @@ def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus
             f"{props['timeout_seconds']} plus {DEADLINE_GRACE_SECONDS:.0f}s grace and was cancelled "
             f"(now {status.state}).\nDetails and logs: {status.console_url}"
         )
-    if status.state != "JOB_STATE_SUCCEEDED":
-        raise _failure(props, status)
     return status
+
+
+def _finished(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
+    """The outputs of a job that was waited for, announced in one summary line."""
+    outputs = _outputs(props, status)
+    _log(props, summary_line(outputs, restarts.Attempt.of(status).number, bool(props.get("spot"))))
+    return outputs
 
 
 def _differs(old: Any, new: Any) -> bool:
@@ -137,6 +181,7 @@ class CustomJobProvider(ResourceProvider):
             _log(props, f"created {status.name} ({status.state}): {status.console_url}")
         if props["wait"]:
             status = _wait(runner, status, props)
+            return CreateResult(status.name, _finished(props, status))
         return CreateResult(status.name, _outputs(props, status))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -156,6 +201,7 @@ class CustomJobProvider(ResourceProvider):
             )
         if props["wait"]:
             status = _wait(runner, status, props)
+            return UpdateResult(_finished(props, status))
         return UpdateResult(_outputs(props, status))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:

@@ -12,10 +12,12 @@ from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
 from pulumi.runtime.rpc import UNKNOWN
 
+from infra.vertex import restarts
+
 KEY_LABEL = "vertex-training-key"
 RUNNERS = ("vertex", "local")
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
-IN_PLACE_INPUTS = frozenset({"wait", "poll_interval_seconds"})
+IN_PLACE_INPUTS = frozenset({"wait", "poll_interval_seconds", "max_restarts"})
 INPUTS = (
     "project",
     "region",
@@ -31,8 +33,21 @@ INPUTS = (
     "wait",
     "poll_interval_seconds",
     "runner",
+    "max_restarts",
 )
-OUTPUTS = ("job_name", "state", "console_url", "model_dir", "create_time", "start_time", "end_time", "error")
+OUTPUTS = (
+    "job_name",
+    "state",
+    "console_url",
+    "model_dir",
+    "create_time",
+    "start_time",
+    "end_time",
+    "error",
+    "duration_seconds",
+    "estimated_cost_usd",
+    "metrics",
+)
 DEFAULTS: dict[str, Any] = {
     "labels": {},
     "spot": False,
@@ -40,6 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "wait": True,
     "poll_interval_seconds": 30.0,
     "runner": "vertex",
+    "max_restarts": restarts.DEFAULT_MAX_RESTARTS,
 }
 POOL_DEFAULTS: dict[str, Any] = {
     "args": [],
@@ -194,6 +210,8 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
             failures.append((flag, f"{flag} must be true or false, not {props[flag]!r}"))
     if known("labels"):
         failures.extend(_label_failures(props["labels"]))
+    if known("max_restarts"):
+        failures.extend(restarts.validation_failures(props))
     if (
         "worker_pools" in props
         and is_unknown(props["worker_pools"])
