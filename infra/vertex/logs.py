@@ -151,9 +151,9 @@ class CloudJobLog:
         self.calls += 1
         try:
             # The pager holds the first page only; further pages would be further calls (next poll's job).
-            entries = list(
-                self.client.list_log_entries(request=request, timeout=CALL_TIMEOUT_SECONDS).entries
-            )
+            # retry=None: the library's default retry could turn one poll into several calls.
+            response = self.client.list_log_entries(request=request, retry=None, timeout=CALL_TIMEOUT_SECONDS)
+            entries = list(response.entries)
         except gexc.PermissionDenied as exc:
             self._disabled = True
             self.warn(
