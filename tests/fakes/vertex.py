@@ -65,6 +65,9 @@ class FakeJobService:
         # Where created jobs end after RUNNING, and the error they carry when that is FAILED.
         self.outcome: JobState = JobState.JOB_STATE_SUCCEEDED
         self.outcome_error: str = ""
+        # Outcomes (state, error) of the next created jobs, in creation order; then `outcome` again.
+        self.outcomes: list[tuple[JobState, str]] = []
+        self._job_outcomes: dict[str, tuple[JobState, str]] = {}
         # False: created jobs stay in their state until set_state (for tests that need a long-running job).
         self.auto_advance: bool = True
         self._advancing: set[str] = set()
@@ -222,10 +225,9 @@ class FakeJobService:
         elif job.name in self._advancing and job.state in _NEXT:
             self._enter(job, _NEXT[job.state])
         elif job.name in self._advancing and job.state == JobState.JOB_STATE_RUNNING:
-            failed = self.outcome == JobState.JOB_STATE_FAILED
-            self._enter(
-                job, self.outcome, (self.outcome_error or "replica exited with code 1") if failed else None
-            )
+            outcome, error = self._job_outcomes.get(job.name, (self.outcome, self.outcome_error))
+            failed = outcome == JobState.JOB_STATE_FAILED
+            self._enter(job, outcome, (error or "replica exited with code 1") if failed else None)
 
     # --- methods -------------------------------------------------------------------------------------
     def _create(self, request: aiplatform_v1.CreateCustomJobRequest) -> aiplatform_v1.CustomJob:
@@ -238,6 +240,8 @@ class FakeJobService:
         job.create_time = _now()
         self.jobs[job.name] = job
         self._enter(job, JobState.JOB_STATE_QUEUED)
+        if self.outcomes:
+            self._job_outcomes[job.name] = self.outcomes.pop(0)
         if self.auto_advance:
             self._advancing.add(job.name)
         return aiplatform_v1.CustomJob(job)
