@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,13 @@ CALL_TIMEOUT_SECONDS = 30.0
 # After the job ends the rest is read page after page, up to this many calls.
 FINAL_PAGES = 10
 TASK_LABEL = "ml.googleapis.com/task_name"
+# TensorFlow's C++ start-up lines that absl prints before it reads any setting: seen here with TF 2.21,
+# neither TF_CPP_MIN_LOG_LEVEL nor ABSL_MIN_LOG_LEVEL nor GLOG_minloglevel quiets them. Info level only:
+# C++ warnings and errors still show.
+_STARTUP_NOISE = re.compile(
+    r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|I\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] .*"
+)
 
 
 class JobLog(Protocol):
@@ -53,7 +61,9 @@ def replica_name(task: str) -> str:
 
 
 def prefixed(replica: str, text: str) -> list[str]:
-    return [f"{replica}| {line}" for line in text.rstrip("\n").splitlines() or [""]]
+    """`text`'s lines as `replica| line`, without TensorFlow's C++ start-up noise."""
+    lines = text.rstrip("\n").splitlines() or [""]
+    return [f"{replica}| {line}" for line in lines if not _STARTUP_NOISE.fullmatch(line)]
 
 
 def entry_text(entry: LogEntry) -> str:

@@ -43,6 +43,7 @@ class CustomJobArgs:
     wait: bool = True
     poll_interval_seconds: float = 30.0
     runner: str = "vertex"  # "vertex" | "local"
+    max_restarts: int | None = None  # new attempts after Spot preemption / stockout (provider default 3)
 
 
 def to_props(args: CustomJobArgs) -> dict[str, Any]:
@@ -63,6 +64,9 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
     start_time: pulumi.Output[str]
     end_time: pulumi.Output[str]
     error: pulumi.Output[str]
+    duration_seconds: pulumi.Output[float]
+    estimated_cost_usd: pulumi.Output[float | None]
+    metrics: pulumi.Output[dict[str, Any] | None]
 
     def __init__(self, name: str, args: CustomJobArgs, opts: pulumi.ResourceOptions | None = None):
         outputs = dict.fromkeys(
@@ -75,6 +79,9 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
                 "start_time",
                 "end_time",
                 "error",
+                "duration_seconds",
+                "estimated_cost_usd",
+                "metrics",
             )
         )
         super().__init__(CustomJobProvider(), name, {**to_props(args), **outputs}, opts)
