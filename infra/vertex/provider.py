@@ -83,11 +83,11 @@ def _poll(
             raise JobGone(
                 f"Job {status.name} disappeared while being watched; was it deleted outside Pulumi?"
             )
+        if watch is not None:
+            watch.tick(current)  # first: the log lines that led to a new state come before it
         if current.state != status.state:
             _log(props, f"{current.name}: {current.state}")
         status = current
-        if watch is not None:
-            watch.tick(status)
     return status
 
 

@@ -155,3 +155,30 @@ def test_create_prints_the_job_log_while_it_runs(fake_google, capsys):
     line = "[train-densenet] chief-0| head epoch 1/3 accuracy=0.61 (12.0s)"
     assert err.count(line) == 1
     assert err.index(line) < err.index(f"{name}: JOB_STATE_SUCCEEDED")
+
+
+def test_one_logging_call_per_poll_while_the_job_runs_none_while_queued(fake_google):
+    """The figure behind "Logging calls per hour": one per poll once machines exist, plus one at the end."""
+    fake_google.jobs.auto_advance = False
+    provider = CustomJobProvider()
+    props = provider.check({}, job_props(poll_interval_seconds=0.02)).inputs
+    thread = threading.Thread(target=lambda: provider.create(props))
+    thread.start()
+    while not fake_google.jobs.jobs:
+        time.sleep(0.01)
+    (name,) = fake_google.jobs.jobs
+
+    def gets() -> int:
+        return fake_google.jobs.methods().count("GetCustomJob")
+
+    while gets() < 3:
+        time.sleep(0.01)
+    assert fake_google.logs.calls == []  # queued: nothing to read yet
+    fake_google.jobs.set_state(name, JobState.JOB_STATE_RUNNING)
+    running_from = gets()
+    while gets() < running_from + 4:
+        time.sleep(0.01)
+    fake_google.jobs.set_state(name, JobState.JOB_STATE_SUCCEEDED)
+    thread.join(timeout=30)
+    polls_running = gets() - running_from  # the last one saw SUCCEEDED
+    assert polls_running - 1 <= len(fake_google.logs.calls) <= polls_running + 1
