@@ -122,6 +122,7 @@ class CloudJobLog:
     _client: Any = field(default=None, init=False)
     _disabled: bool = field(default=False, init=False)
     _warned: bool = field(default=False, init=False)
+    _failing: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         self.position = LogPosition(self.since)
@@ -137,6 +138,8 @@ class CloudJobLog:
     def read(self, final: bool = False) -> list[str]:
         if not final:
             return self._read_page(final=False)[0]
+        if not self._disabled and not self._failing:
+            time.sleep(SETTLE_SECONDS)  # the job's last lines need the same time to become visible
         lines: list[str] = []
         for _ in range(FINAL_PAGES):
             page, full = self._read_page(final=True)
@@ -172,10 +175,12 @@ class CloudJobLog:
             )
             return [], False
         except gexc.GoogleAPICallError as exc:
+            self._failing = True
             if not self._warned:
                 self._warned = True
                 self.warn(f"live log: Cloud Logging failed ({exc.message}); retrying on later polls")
             return [], False
+        self._failing = False
         lines: list[str] = []
         for entry in entries:
             lines += prefixed(replica_name(entry_task(entry)), entry_text(entry))

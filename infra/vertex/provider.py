@@ -83,10 +83,13 @@ def _poll(
             raise JobGone(
                 f"Job {status.name} disappeared while being watched; was it deleted outside Pulumi?"
             )
-        if watch is not None:
-            watch.tick(current)  # first: the log lines that led to a new state come before it
-        if current.state != status.state:
+        changed = current.state != status.state
+        if changed and not current.terminal:
             _log(props, f"{current.name}: {current.state}")
+        if watch is not None:
+            watch.tick(current)
+        if changed and current.terminal:
+            _log(props, f"{current.name}: {current.state}")  # after the last log lines that led to it
         status = current
     return status
 
@@ -129,7 +132,6 @@ def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> J
     """One attempt to its terminal state, its log and heartbeat on stderr; cancelled past its deadline."""
     watch = watcher(props, status, lambda line: _log(props, line))
     status = _poll(runner, status, props, _deadline(status, props["timeout_seconds"]), watch)
-    watch.finish()
     if not status.terminal:
         _log(props, f"{status.name} outlived its timeout of {props['timeout_seconds']}s; cancelling it")
         runner.cancel(status.name)

@@ -37,8 +37,9 @@ class Watcher:
     heartbeat: Heartbeat = field(default_factory=Heartbeat)
 
     def tick(self, status: JobStatus) -> None:
+        """New log lines (all that is left once the job is terminal), then a heartbeat if one is due."""
         if status.state not in _NO_LOG_YET:
-            for line in self.log.read():
+            for line in self.log.read(final=status.terminal):
                 self.say(line)
         waited = self.heartbeat.due(status.state, self.clock())
         if waited is not None:
@@ -51,11 +52,6 @@ class Watcher:
                     status.console_url,
                 )
             )
-
-    def finish(self) -> None:
-        """The job is terminal: print what is left of its log."""
-        for line in self.log.read(final=True):
-            self.say(line)
 
 
 def watcher(props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Watcher:

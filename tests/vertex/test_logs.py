@@ -63,7 +63,8 @@ def test_entries_younger_than_the_settle_time_wait_for_the_next_poll(fake_google
     fake_google.logs.add(PROJECT, "1000", "settled", timestamp=at(60))
     fake_google.logs.add(PROJECT, "1000", "fresh", timestamp=at(1))
     assert log.read() == ["chief-0| settled"]
-    # When the job has ended, the rest is read without the upper bound.
+    # When the job has ended, the rest is read without the upper bound (after waiting the settle time).
+    monkeypatch.setattr(logs, "SETTLE_SECONDS", 0.0)
     assert log.read(final=True) == ["chief-0| fresh"]
 
 

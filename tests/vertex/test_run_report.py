@@ -1,25 +1,15 @@
 """The run's outputs (duration, cost, metrics.json) and the summary line that ends `pulumi up`."""
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
 from infra.vertex.restarts import ATTEMPT_LABEL
 from infra.vertex.run_report import run_outputs, summary_line
 from infra.vertex.status import JobStatus
-from tests.fakes.storage import FakeStorage
 from tests.vertex.props import job_props
 
 START, END = "2026-11-22T10:00:00+00:00", "2026-11-22T11:00:00+00:00"  # one hour running
-
-
-@pytest.fixture
-def fake_storage(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeStorage]:
-    storage = FakeStorage()
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage.start())
-    yield storage
-    storage.stop()
 
 
 def status(state="JOB_STATE_SUCCEEDED", labels=None):
