@@ -114,16 +114,16 @@ def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobSta
     return status
 
 
-def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
+def _wait(runner: Runner, status: JobStatus, props: dict[str, Any], resubmit: bool = True) -> JobStatus:
     """Wait for a terminal state; raise unless it succeeded. A job past its deadline is cancelled first.
 
-    A job that Spot preemption or a stockout ended is submitted again, up to max_restarts times.
+    With `resubmit`, a job that Spot preemption or a stockout ended is submitted again (max_restarts times).
     """
     while True:
         status = _wait_attempt(runner, status, props)
         if status.state == "JOB_STATE_SUCCEEDED":
             return status
-        if not restarts.may_restart(props, status):
+        if not resubmit or not restarts.may_restart(props, status):
             raise _failure(props, status)
         status = _resubmit(runner, status, props)
 
@@ -202,7 +202,8 @@ class CustomJobProvider(ResourceProvider):
                 f"Job {id_} no longer exists; run `pulumi refresh`, then `pulumi up` to run it again."
             )
         if props["wait"]:
-            status = _wait(runner, status, props)
+            # An update cannot change the resource's id, so it cannot move to a new attempt: it reports.
+            status = _wait(runner, status, props, resubmit=False)
             return UpdateResult(_finished(props, status))
         return UpdateResult(_outputs(props, status))
 
