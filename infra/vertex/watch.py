@@ -28,7 +28,7 @@ def job_log(props: dict[str, Any], status: JobStatus, say: Callable[[str], None]
 
 @dataclass
 class Watcher:
-    """Called after every poll of one attempt; at most one log read (one Logging call) per poll."""
+    """Called after every poll of one attempt: one Logging call per poll (the last one reads what is left)."""
 
     props: dict[str, Any]
     log: logs.JobLog
