@@ -16,11 +16,8 @@ from tests.vertex.props import PROJECT, REGION, job_props
 
 JobState = aiplatform_v1.JobState
 JOB = f"projects/{PROJECT}/locations/{REGION}/customJobs/1000"
-NOW = datetime.datetime.now(datetime.UTC)
-
-
 def at(seconds_ago: float) -> datetime.datetime:
-    return NOW - datetime.timedelta(seconds=seconds_ago)
+    return datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=seconds_ago)
 
 
 def job_log(warnings: list[str]) -> CloudJobLog:
@@ -46,7 +43,7 @@ def test_new_entries_across_polls_none_twice_none_lost_in_order(fake_google):
     assert log.read() == ["chief-0| first", "chief-0| second", "worker-0| worker says hi"]
     # Same timestamp as the last line printed, later insertId: new, and must not be skipped.
     last = fake.entries[PROJECT][-1]
-    fake.add(PROJECT, "1000", "same instant", timestamp=at(40), insert_id=last.insert_id + "z")
+    fake.add(PROJECT, "1000", "same instant", timestamp=last.timestamp, insert_id=last.insert_id + "z")
     fake.add(PROJECT, "1000", "line a\nline b", timestamp=at(30))
     assert log.read() == ["chief-0| same instant", "chief-0| line a", "chief-0| line b"]
     assert log.read() == []
