@@ -16,6 +16,8 @@ from tests.vertex.props import PROJECT, REGION, job_props
 
 JobState = aiplatform_v1.JobState
 JOB = f"projects/{PROJECT}/locations/{REGION}/customJobs/1000"
+
+
 def at(seconds_ago: float) -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=seconds_ago)
 
