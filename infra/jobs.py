@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from urllib.parse import quote
 
@@ -15,6 +17,18 @@ from infra.storage import CHECKPOINT_PREFIX, TMP_PREFIX
 from infra.vertex.resource import CustomJob, CustomJobArgs, WorkerPool
 
 LOCAL_SERVICE_ACCOUNT = "local"
+# TensorFlow's C++ INFO and WARNING lines would drown the trainer's own in the live log (ERROR still shows).
+QUIET_TF_CPP_LOG_LEVEL = "2"
+
+
+def job_env(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The jobs' environment: TensorFlow quiet unless TF_CPP_MIN_LOG_LEVEL is set where `pulumi up` runs.
+
+    That override is an input like any other: a changed value runs the jobs again. Unbuffered output makes
+    print() lines reach the log as they happen.
+    """
+    level = environ.get("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_CPP_LOG_LEVEL)
+    return {"TF_CPP_MIN_LOG_LEVEL": level, "PYTHONUNBUFFERED": "1"}
 
 
 def fingerprint(value: object) -> str:
@@ -139,6 +153,7 @@ class TrainingJobs(pulumi.ComponentResource):
                         image_uri=data_image,
                         command=["python", "-m", "trainer.create_tfrecords"],
                         args=data_args(cfg, job),
+                        env=job_env(),
                     )
                 ],
                 base_output_dir=job.data_output_dir,
@@ -151,6 +166,7 @@ class TrainingJobs(pulumi.ComponentResource):
             image_uri=train_image,
             command=["python", "-m", "trainer.task"],
             args=train_args(cfg, job),
+            env=job_env(),
             accelerator_type=cfg.accelerator_type,
             accelerator_count=cfg.accelerator_count,
         )

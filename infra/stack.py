@@ -189,4 +189,7 @@ def _job_outputs(job: JobPlan, jobs: TrainingJobs) -> dict[str, pulumi.Input]:
         "model_uri": jobs.train_job.model_dir,
         "console_url": jobs.train_job.console_url,
         "data_console_url": jobs.data_job.console_url,
+        "val_accuracy": jobs.train_job.metrics.apply(lambda m: (m or {}).get("val_accuracy")),
+        "train_duration_seconds": jobs.train_job.duration_seconds,
+        "train_estimated_cost_usd": jobs.train_job.estimated_cost_usd,
     }

@@ -23,11 +23,13 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from infra.vertex import spec
+from infra.vertex import restarts, spec
 from infra.vertex.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.quotas import check_gpu_quota
+from infra.vertex.run_report import run_outputs, summary_line
 from infra.vertex.runners import Runner, runner_for
 from infra.vertex.status import JobStatus
+from infra.vertex.watch import Watcher, watcher
 
 # Time on top of the job's running-time cap (which Vertex enforces itself) before the provider cancels it.
 DEADLINE_GRACE_SECONDS = 600.0
@@ -66,6 +68,7 @@ def _outputs(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
         "start_time": status.start_time,
         "end_time": status.end_time,
         "error": status.error,
+        **run_outputs(props, status, lambda message: _log(props, message)),
     }
 
 
@@ -89,8 +92,13 @@ def _deadline(status: JobStatus, props: dict[str, Any]) -> float:
     return _timestamp(status.create_time) + props["queue_timeout_seconds"]
 
 
-def _poll(runner: Runner, status: JobStatus, props: dict[str, Any], until: float) -> JobStatus:
-    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr."""
+def _poll(
+    runner: Runner, status: JobStatus, props: dict[str, Any], until: float, watch: Watcher | None = None
+) -> JobStatus:
+    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr.
+
+    `watch` prints the job's new log lines and, while it waits for machines, a heartbeat after each poll.
+    """
     interval = float(props["poll_interval_seconds"])
     cap = max(interval, POLL_CAP_SECONDS)
     while not status.terminal and time.time() < until:
@@ -101,8 +109,13 @@ def _poll(runner: Runner, status: JobStatus, props: dict[str, Any], until: float
             raise JobGone(
                 f"Job {status.name} disappeared while being watched; was it deleted outside Pulumi?"
             )
-        if current.state != status.state:
+        changed = current.state != status.state
+        if changed and not current.terminal:
             _log(props, f"{current.name}: {current.state}")
+        if watch is not None:
+            watch.tick(current)
+        if changed and current.terminal:
+            _log(props, f"{current.name}: {current.state}")  # after the last log lines that led to it
         status = current
     return status
 
@@ -151,18 +164,50 @@ def _cancel_overrun(runner: Runner, status: JobStatus, props: dict[str, Any]) ->
     return JobError(_overrun(props, _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)))
 
 
-def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
-    """Wait for a terminal state; raise unless it succeeded. A job past its deadline is cancelled first."""
+def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobStatus:
+    """The next attempt of a job that lost its machines; it resumes from the same checkpoint directory."""
+    attempt = restarts.Attempt.of(ended).next(ended)
+    _log(
+        props,
+        f"{ended.name} lost its machines ({ended.error}); submitting attempt {attempt.number} of "
+        f"{1 + restarts.max_restarts(props)}; it resumes from the checkpoints in {props['base_output_dir']}",
+    )
+    status = runner.create(restarts.resubmission(spec.build_custom_job(props), attempt))
+    _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+    return status
+
+
+def _wait(runner: Runner, status: JobStatus, props: dict[str, Any], resubmit: bool = True) -> JobStatus:
+    """Wait for a terminal state; raise unless it succeeded. A job past its deadline is cancelled first.
+
+    With `resubmit`, a job that Spot preemption or a stockout ended is submitted again (max_restarts times).
+    """
+    while True:
+        status = _wait_attempt(runner, status, props)
+        if status.state == "JOB_STATE_SUCCEEDED":
+            return status
+        if not resubmit or not restarts.may_restart(props, status):
+            raise _failure(props, status)
+        status = _resubmit(runner, status, props)
+
+
+def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
+    """One attempt to its terminal state, its log and heartbeat on stderr; cancelled past its deadline."""
+    watch = watcher(props, status, lambda line: _log(props, line))
     while not status.terminal:
         # The deadline moves when the job starts (or resumes) running: poll a while, then look at it again.
-        status = _poll(
-            runner, status, props, min(_deadline(status, props), time.time() + DEADLINE_RECHECK_SECONDS)
-        )
+        until = min(_deadline(status, props), time.time() + DEADLINE_RECHECK_SECONDS)
+        status = _poll(runner, status, props, until, watch)
         if not status.terminal and time.time() >= _deadline(status, props):
             raise _cancel_overrun(runner, status, props)
-    if status.state != "JOB_STATE_SUCCEEDED":
-        raise _failure(props, status)
     return status
+
+
+def _finished(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
+    """The outputs of a job that was waited for, announced in one summary line."""
+    outputs = _outputs(props, status)
+    _log(props, summary_line(outputs, restarts.Attempt.of(status).number, bool(props.get("spot"))))
+    return outputs
 
 
 def _differs(old: Any, new: Any) -> bool:
@@ -202,6 +247,7 @@ class CustomJobProvider(ResourceProvider):
             _log(props, f"created {status.name} ({status.state}): {status.console_url}")
         if props["wait"]:
             status = _wait(runner, status, props)
+            return CreateResult(status.name, _finished(props, status))
         return CreateResult(status.name, _outputs(props, status))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -220,7 +266,9 @@ class CustomJobProvider(ResourceProvider):
                 f"Job {id_} no longer exists; run `pulumi refresh`, then `pulumi up` to run it again."
             )
         if props["wait"]:
-            status = _wait(runner, status, props)
+            # An update cannot change the resource's id, so it cannot move to a new attempt: it reports.
+            status = _wait(runner, status, props, resubmit=False)
+            return UpdateResult(_finished(props, status))
         return UpdateResult(_outputs(props, status))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:

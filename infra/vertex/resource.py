@@ -45,6 +45,7 @@ class CustomJobArgs:
     poll_interval_seconds: float = 30.0
     runner: str = "vertex"  # "vertex" | "local"
     queue_timeout_seconds: int | None = None  # how long it may wait to start (default: spec.DEFAULTS)
+    max_restarts: int | None = None  # new attempts after Spot preemption / stockout (provider default 3)
 
 
 def to_props(args: CustomJobArgs) -> dict[str, Any]:
@@ -65,6 +66,9 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
     start_time: pulumi.Output[str]
     end_time: pulumi.Output[str]
     error: pulumi.Output[str]
+    duration_seconds: pulumi.Output[float]
+    estimated_cost_usd: pulumi.Output[float | None]
+    metrics: pulumi.Output[dict[str, Any] | None]
 
     def __init__(self, name: str, args: CustomJobArgs, opts: pulumi.ResourceOptions | None = None):
         outputs = dict.fromkeys(
@@ -77,6 +81,9 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
                 "start_time",
                 "end_time",
                 "error",
+                "duration_seconds",
+                "estimated_cost_usd",
+                "metrics",
             )
         )
         super().__init__(CustomJobProvider(), name, {**to_props(args), **outputs}, opts)

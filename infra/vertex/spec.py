@@ -13,11 +13,13 @@ from google.protobuf import duration_pb2
 from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
+from infra.vertex import restarts
+
 # Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
 KEY_LABEL = "vertex_training_key"
 RUNNERS = ("vertex", "local")
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
-IN_PLACE_INPUTS = frozenset({"wait", "poll_interval_seconds", "queue_timeout_seconds"})
+IN_PLACE_INPUTS = frozenset({"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts"})
 INPUTS = (
     "project",
     "region",
@@ -34,8 +36,21 @@ INPUTS = (
     "poll_interval_seconds",
     "runner",
     "queue_timeout_seconds",
+    "max_restarts",
 )
-OUTPUTS = ("job_name", "state", "console_url", "model_dir", "create_time", "start_time", "end_time", "error")
+OUTPUTS = (
+    "job_name",
+    "state",
+    "console_url",
+    "model_dir",
+    "create_time",
+    "start_time",
+    "end_time",
+    "error",
+    "duration_seconds",
+    "estimated_cost_usd",
+    "metrics",
+)
 DEFAULTS: dict[str, Any] = {
     "labels": {},
     "spot": False,
@@ -45,6 +60,7 @@ DEFAULTS: dict[str, Any] = {
     "runner": "vertex",
     # How long a job may wait to start (queued for quota or Spot capacity) before it is cancelled.
     "queue_timeout_seconds": 3600,
+    "max_restarts": restarts.DEFAULT_MAX_RESTARTS,
 }
 POOL_DEFAULTS: dict[str, Any] = {
     "args": [],
@@ -211,6 +227,8 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
             failures.append((flag, f"{flag} must be true or false, not {props[flag]!r}"))
     if known("labels"):
         failures.extend(_label_failures(props["labels"]))
+    if known("max_restarts"):
+        failures.extend(restarts.validation_failures(props))
     if (
         "worker_pools" in props
         and is_unknown(props["worker_pools"])
@@ -236,13 +254,19 @@ def _label_failures(labels: Any) -> list[tuple[str, str]]:
     if not isinstance(labels, Mapping):
         return [("labels", "labels must be a map of strings")]
     failures = []
-    if len(labels) > MAX_LABELS - 1:
-        failures.append(("labels", f"at most {MAX_LABELS - 1} labels (the provider adds {KEY_LABEL})"))
+    reserved = (KEY_LABEL, restarts.ATTEMPT_LABEL)
+    if len(labels) > MAX_LABELS - len(reserved):
+        failures.append(
+            (
+                "labels",
+                f"at most {MAX_LABELS - len(reserved)} labels (the provider adds {', '.join(reserved)})",
+            )
+        )
     for key, value in labels.items():
         if is_unknown(value):
             continue
-        if key == KEY_LABEL:
-            failures.append(("labels", f"label {KEY_LABEL!r} is reserved for the provider's job key"))
+        if key in reserved:
+            failures.append(("labels", f"label {key!r} is reserved for the provider"))
         elif not _LABEL_KEY.fullmatch(str(key)):
             failures.append(
                 (

@@ -67,6 +67,9 @@ class FakeJobService:
         self.outcome_error: str = ""
         # google.rpc code of that error (13 INTERNAL; Vertex reports quota and capacity failures as 8).
         self.outcome_error_code: int = 13
+        # Outcomes (state, error) of the next created jobs, in creation order; then `outcome` again.
+        self.outcomes: list[tuple[JobState, str]] = []
+        self._job_outcomes: dict[str, tuple[JobState, str]] = {}
         # False: created jobs stay in their state until set_state (for tests that need a long-running job).
         self.auto_advance: bool = True
         self._advancing: set[str] = set()
@@ -232,9 +235,10 @@ class FakeJobService:
         elif job.name in self._advancing and job.state in _NEXT:
             self._enter(job, _NEXT[job.state])
         elif job.name in self._advancing and job.state == JobState.JOB_STATE_RUNNING:
-            failed = self.outcome == JobState.JOB_STATE_FAILED
-            message = (self.outcome_error or "replica exited with code 1") if failed else None
-            self._enter(job, self.outcome, message, self.outcome_error_code)
+            outcome, error = self._job_outcomes.get(job.name, (self.outcome, self.outcome_error))
+            failed = outcome == JobState.JOB_STATE_FAILED
+            message = (error or "replica exited with code 1") if failed else None
+            self._enter(job, outcome, message, self.outcome_error_code)
 
     # --- methods -------------------------------------------------------------------------------------
     def _create(self, request: aiplatform_v1.CreateCustomJobRequest) -> aiplatform_v1.CustomJob:
@@ -247,6 +251,8 @@ class FakeJobService:
         job.create_time = _now()
         self.jobs[job.name] = job
         self._enter(job, JobState.JOB_STATE_QUEUED)
+        if self.outcomes:
+            self._job_outcomes[job.name] = self.outcomes.pop(0)
         if self.auto_advance:
             self._advancing.add(job.name)
         return aiplatform_v1.CustomJob(job)

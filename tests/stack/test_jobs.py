@@ -97,3 +97,18 @@ def test_logs_url_names_the_vertex_job() -> None:
     url = logs_url("projects/123/locations/us-central1/customJobs/987", "my-project")
     assert "987" in url and url.endswith("?project=my-project")
     assert logs_url("local/abc", "p") == "" and logs_url(None, "p") == ""
+
+
+def test_jobs_run_with_tensorflow_quiet_unless_overridden() -> None:
+    from infra.jobs import job_env
+
+    assert job_env({}) == {"TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
+    assert job_env({"TF_CPP_MIN_LOG_LEVEL": "0"})["TF_CPP_MIN_LOG_LEVEL"] == "0"
+    for pools in (job["worker_pools"] for job in _pools("local").values()):
+        assert pools[0]["env"]["PYTHONUNBUFFERED"] == "1" and "TF_CPP_MIN_LOG_LEVEL" in pools[0]["env"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_stack_exports_what_the_training_run_gave(stack: str) -> None:
+    outputs = cached_run(stack).outputs
+    assert {"val_accuracy", "train_duration_seconds", "train_estimated_cost_usd"} <= outputs.keys()

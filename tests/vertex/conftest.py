@@ -1,11 +1,31 @@
-"""Fixtures of the provider's tests."""
+"""Fixtures for the provider's Google clients: the fake JobService, with fake Logging / Quotas beside it."""
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 
+from infra.vertex import logs
+from tests.fakes.logging import FakeLoggingService
 from tests.fakes.quotas import FakeCloudQuotas
+from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex import FakeJobService
+
+
+@dataclass
+class FakeGoogle:
+    jobs: FakeJobService
+    logs: FakeLoggingService
+
+
+@pytest.fixture
+def fake_google(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGoogle]:
+    """JobService and LoggingServiceV2 on one port; VERTEX_AI_EMULATOR_HOST points the clients there."""
+    fake_logs = FakeLoggingService()
+    jobs = FakeJobService()
+    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", jobs.start(fake_logs.handler()))
+    yield FakeGoogle(jobs, fake_logs)
+    jobs.stop()
 
 
 @pytest.fixture
@@ -17,3 +37,18 @@ def fake_vertex_and_quotas(
     monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", jobs.start(quotas.handler()))
     yield jobs, quotas
     jobs.stop()
+
+
+@pytest.fixture(autouse=True)
+def fake_storage(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeStorage]:
+    """Every provider test reads a finished job's metrics.json from here, never from real Cloud Storage."""
+    storage = FakeStorage()
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage.start())
+    yield storage
+    storage.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_log_settle_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake log entries are visible at once: no time to settle (the tests of that set it themselves)."""
+    monkeypatch.setattr(logs, "SETTLE_SECONDS", 0.0)

@@ -98,7 +98,8 @@ def test_job_failing_for_quota_or_capacity_gets_a_hint_and_keeps_its_code(fake_v
     fake_vertex.outcome_error = error
     fake_vertex.outcome_error_code = 8
     with pytest.raises(JobError) as raised:
-        create(provider, spot=spot)
+        # max_restarts 0: capacity losses are not submitted again, so the first failure is the answer.
+        create(provider, spot=spot, max_restarts=0)
     message = str(raised.value)
     assert error in message and "(error code 8 RESOURCE_EXHAUSTED)" in message
     assert f"iam-admin/quotas?project={PROJECT}" in message and "another region" in message

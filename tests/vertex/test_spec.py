@@ -170,7 +170,7 @@ def failures(**overrides):
         ({"labels": {"team": "ML Ops"}}, "labels", "label value 'ML Ops'"),
         ({"labels": {"team": "x" * 64}}, "labels", "label value"),
         ({"labels": {spec.KEY_LABEL: "abc"}}, "labels", "reserved"),
-        ({"labels": {f"k{i}": "v" for i in range(64)}}, "labels", "at most 63"),
+        ({"labels": {f"k{i}": "v" for i in range(63)}}, "labels", "at most 62"),
         ({"base_output_dir": "/tmp/out"}, "base_output_dir", "gs:// URI"),
         ({"runner": "k8s"}, "runner", "one of vertex, local"),
         ({"project": ""}, "project", "required"),

@@ -1,0 +1,92 @@
+"""Submitting a job again when it lost its machines (Spot preemption, a stockout while starting), boundedly.
+
+What Vertex does (cloud.google.com/vertex-ai/docs/training/understanding-training-service, "Restart
+workers during the training job"): a worker whose VM goes away is restarted on another VM; a worker that keeps
+dying is restarted up to 5 times, then the whole job is retried up to 3 times and finally fails. For Spot VMs
+(cloud.google.com/vertex-ai/docs/predictions/use-spot-vms, "Preemption handling"): "When Spot VMs are
+preempted, the ... job fails with a STOCKOUT error". So a preemption that Vertex does not absorb ends the job
+FAILED with a stockout/preemption message; that (and only that) is worth a new attempt, which resumes from the
+checkpoint directory because it has the same base_output_dir.
+
+Every attempt carries the job's key label (so an interrupted `pulumi up` adopts the live attempt; failed ones
+are never adoptable) and ATTEMPT_LABEL = "<attempt>-<running seconds of the earlier attempts>", so the total
+running time survives a provider restart without any other record.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from infra.vertex.status import JobStatus
+
+ATTEMPT_LABEL = "vertex_training_attempt"
+DEFAULT_MAX_RESTARTS = 3
+_CAPACITY_LOSS = re.compile(
+    r"stockout|preempt|resources? (?:are|is) insufficient|does not have enough resources|"
+    r"resource_pool_exhausted|resource pool exhausted",
+    re.IGNORECASE,
+)
+_ATTEMPT = re.compile(r"(\d+)-(\d+)")
+
+
+def lost_capacity(status: JobStatus) -> bool:
+    """True when the job ended because its machines were taken away or could not be had."""
+    return status.state == "JOB_STATE_FAILED" and bool(_CAPACITY_LOSS.search(status.error))
+
+
+def running_seconds(status: JobStatus) -> float:
+    """How long this attempt ran (from RUNNING to its end, or to now while it runs)."""
+    if not status.start_time:
+        return 0.0
+    start = datetime.datetime.fromisoformat(status.start_time)
+    end = (
+        datetime.datetime.fromisoformat(status.end_time)
+        if status.end_time
+        else datetime.datetime.now(datetime.UTC)
+    )
+    return max(0.0, (end - start).total_seconds())
+
+
+@dataclass(frozen=True)
+class Attempt:
+    number: int  # 1 for the first submission
+    earlier_seconds: int  # running time of the attempts before this one
+
+    @classmethod
+    def of(cls, status: JobStatus) -> Attempt:
+        match = _ATTEMPT.fullmatch(status.labels.get(ATTEMPT_LABEL, ""))
+        return cls(int(match[1]), int(match[2])) if match else cls(1, 0)
+
+    def total_seconds(self, status: JobStatus) -> float:
+        return self.earlier_seconds + running_seconds(status)
+
+    def next(self, ended: JobStatus) -> Attempt:
+        return Attempt(self.number + 1, int(self.total_seconds(ended)))
+
+
+def max_restarts(props: Mapping[str, Any]) -> int:
+    return int(props.get("max_restarts", DEFAULT_MAX_RESTARTS))
+
+
+def may_restart(props: Mapping[str, Any], ended: JobStatus) -> bool:
+    return lost_capacity(ended) and Attempt.of(ended).number <= max_restarts(props)
+
+
+def resubmission(job: aiplatform_v1.CustomJob, attempt: Attempt) -> aiplatform_v1.CustomJob:
+    """The same job, labelled with its attempt (same key label, same base_output_dir: it resumes)."""
+    again = aiplatform_v1.CustomJob(job)
+    again.labels[ATTEMPT_LABEL] = f"{attempt.number}-{attempt.earlier_seconds}"
+    return again
+
+
+def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    value = props.get("max_restarts", DEFAULT_MAX_RESTARTS)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return [("max_restarts", f"max_restarts must be a whole number >= 0, not {value!r}")]
+    return []

@@ -1,0 +1,63 @@
+"""A tiny local training run through the provider: the trainer's epoch lines reach stderr as it waits."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from infra.vertex.provider import CustomJobProvider
+from tests.vertex.props import job_props, pool
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tmp_path_factory: pytest.TempPathFactory) -> str:
+    out = tmp_path_factory.mktemp("tiny") / "data"
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "trainer.create_tfrecords", "--source", "synthetic", "--count", "40"),
+            *("--image-size", "32", "--output", str(out)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return str(out)
+
+
+def test_local_run_shows_epoch_lines_before_create_returns_and_reports_metrics(tiny_data, tmp_path, capsys):
+    trainer = pool(
+        command=["python", "-m", "trainer.task"],
+        args=[
+            *("--data-dir", tiny_data, "--image-size", "32", "--weights", "none"),
+            *("--epochs", "2", "--fine-tune-epochs", "0", "--batch-size", "8"),
+        ],
+        env={"TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"},
+        accelerator_type=None,
+        accelerator_count=0,
+        machine_type="n1-standard-4",
+    )
+    props = job_props(
+        runner="local",
+        base_output_dir=str(tmp_path / "run"),
+        worker_pools=[trainer],
+        poll_interval_seconds=0.5,
+    )
+    provider = CustomJobProvider()
+    outs = provider.create(provider.check({}, props).inputs).outs
+    err = capsys.readouterr().err
+
+    assert outs["state"] == "JOB_STATE_SUCCEEDED"
+    epoch_lines = [line for line in err.splitlines() if "chief-0| " in line and " head epoch " in line]
+    assert [line.split(" head epoch ")[1][:3] for line in epoch_lines] == ["1/2", "2/2"]
+    assert all("val_accuracy=" in line and line.endswith("s)") for line in epoch_lines)
+    assert "absl::InitializeLog" not in err
+    # The closing summary comes after the log, and the outputs carry what the job wrote.
+    summary = err.strip().splitlines()[-1]
+    assert "JOB_STATE_SUCCEEDED after" in summary and "val_accuracy" in summary
+    assert err.index(epoch_lines[-1]) < err.index(summary)
+    written = json.loads((tmp_path / "run" / "model" / "metrics.json").read_text())
+    assert outs["metrics"] == written and 0.0 <= outs["metrics"]["val_accuracy"] <= 1.0
+    assert outs["duration_seconds"] > 0
+    assert "estimated_cost_usd" not in outs  # a local run has no Vertex price

@@ -1,0 +1,77 @@
+"""The run's outputs (duration, cost, metrics.json) and the summary line that ends `pulumi up`."""
+
+import json
+
+import pytest
+
+from infra.vertex.restarts import ATTEMPT_LABEL
+from infra.vertex.run_report import run_outputs, summary_line
+from infra.vertex.status import JobStatus
+from tests.vertex.props import job_props
+
+START, END = "2026-11-22T10:00:00+00:00", "2026-11-22T11:00:00+00:00"  # one hour running
+
+
+def status(state="JOB_STATE_SUCCEEDED", labels=None):
+    return JobStatus("projects/p/locations/l/customJobs/1", state, "url", "", START, START, END, labels or {})
+
+
+def test_metrics_are_read_from_the_gs_model_dir(fake_storage):
+    fake_storage.put(
+        "gs://demo-bucket/runs/1/model/metrics.json", json.dumps({"val_accuracy": 0.93}).encode()
+    )
+    warnings: list[str] = []
+    outs = run_outputs(job_props(), status(), warnings.append)
+    assert outs["metrics"] == {"val_accuracy": 0.93}
+    assert outs["duration_seconds"] == 3600.0
+    assert outs["estimated_cost_usd"] == pytest.approx(0.436998 + 0.4025, abs=1e-4)  # n1-standard-8 + T4
+    assert warnings == []
+
+
+def test_no_metrics_file_means_no_metrics_output(fake_storage):
+    outs = run_outputs(job_props(), status(), pytest.fail)
+    assert "metrics" not in outs
+
+
+def test_an_unreadable_metrics_file_warns_and_the_run_still_reports(fake_storage):
+    fake_storage.put("gs://demo-bucket/runs/1/model/metrics.json", b"{not json")
+    warnings: list[str] = []
+    outs = run_outputs(job_props(), status(), warnings.append)
+    assert "metrics" not in outs and outs["duration_seconds"] == 3600.0
+    assert len(warnings) == 1 and "metrics.json" in warnings[0]
+
+
+def test_a_failed_job_has_no_metrics_but_a_duration_and_cost():
+    outs = run_outputs(job_props(spot=True), status("JOB_STATE_FAILED"), pytest.fail)
+    assert "metrics" not in outs
+    assert outs["estimated_cost_usd"] == pytest.approx(0.0874 + 0.1610, abs=1e-4)
+
+
+def test_earlier_attempts_count_towards_duration_and_cost():
+    outs = run_outputs(job_props(), status("JOB_STATE_FAILED", {ATTEMPT_LABEL: "2-1800"}), pytest.fail)
+    assert outs["duration_seconds"] == 5400.0
+    assert outs["estimated_cost_usd"] == pytest.approx((0.436998 + 0.4025) * 1.5, abs=1e-4)
+
+
+def test_an_unpriced_machine_gives_no_cost_output():
+    props = job_props(worker_pools=[{"machine_type": "a3-highgpu-8g", "accelerator_type": "NVIDIA_H100_80GB",
+                                     "accelerator_count": 8, "replica_count": 1}])  # fmt: skip
+    outs = run_outputs(props, status("JOB_STATE_FAILED"), pytest.fail)
+    assert "estimated_cost_usd" not in outs
+
+
+def test_the_summary_line():
+    outs = {"state": "JOB_STATE_SUCCEEDED", "duration_seconds": 751.0, "runner": "vertex",
+            "metrics": {"val_accuracy": 0.93125, "val_loss": 0.2}, "estimated_cost_usd": 0.8812}  # fmt: skip
+    line = summary_line(outs, attempts=2, spot=True)
+    assert line == (
+        "JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9313 val_loss 0.2000; "
+        "estimated cost USD 0.88 (Spot list prices of 2026-11-22)"
+    )
+    unpriced = summary_line(
+        {"state": "JOB_STATE_SUCCEEDED", "duration_seconds": 5, "runner": "vertex"}, 1, False
+    )
+    assert unpriced == (
+        "JOB_STATE_SUCCEEDED after 5s running; no cost estimate "
+        "(machine, accelerator or region not in infra/vertex/pricing.py)"
+    )
