@@ -73,7 +73,7 @@ class BuildApi:
         try:
             return with_retry(call, what, self.first_retry_delay)
         except gexc.GoogleAPICallError as exc:
-            raise explain(exc, what, self.project) from exc
+            raise explain(exc, what, self.project) from None
 
     def pushed_digest(self) -> str | None:
         """The digest the registry holds under the content tag, or None when no image has that tag.
@@ -89,7 +89,7 @@ class BuildApi:
                 lambda: self.registry.get_tag(name=name, timeout=CALL_TIMEOUT_SECONDS, retry=None),
             )
         except BuildError as exc:
-            if isinstance(exc.__cause__, gexc.NotFound):
+            if isinstance(exc.api_error, gexc.NotFound):
                 return None
             raise
         return spec.digest_from_version(tag.version) if tag.version else None
@@ -157,7 +157,7 @@ class BuildApi:
             )
         except BuildError as exc:
             # NotFound: nothing to stop. FailedPrecondition: already finished.
-            if not isinstance(exc.__cause__, gexc.NotFound | gexc.FailedPrecondition):
+            if not isinstance(exc.api_error, gexc.NotFound | gexc.FailedPrecondition):
                 raise
 
     def log_tail(self, build: cloudbuild_v1.Build, lines: int = LOG_TAIL_LINES) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -14,10 +15,20 @@ T = TypeVar("T")
 TRANSIENT = (gexc.ServiceUnavailable, gexc.DeadlineExceeded)
 RETRY_ATTEMPTS = 8
 RETRY_CAP_SECONDS = 30.0
+# How builds.create reads in a project restricted to some regions (cloud.google.com/build/quotas).
+_REGION_RESTRICTED = re.compile(r"region|quota restrictions", re.IGNORECASE)
 
 
 class BuildError(Exception):
-    """The image build failed, timed out or was cancelled; or a Google API refused a request."""
+    """The image build failed, timed out or was cancelled; or a Google API refused a request.
+
+    `api_error` keeps the Google API error it explains: it is raised `from None` (the dynamic-provider host
+    prints the whole chain), so callers that need the cause read it here.
+    """
+
+    def __init__(self, message: str, api_error: gexc.GoogleAPICallError | None = None):
+        super().__init__(message)
+        self.api_error = api_error
 
 
 def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
@@ -30,8 +41,9 @@ def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
             if attempt == RETRY_ATTEMPTS:
                 raise BuildError(
                     f"{what} failed {attempt} times with a transient error ({exc.grpc_status_code.name}): "
-                    f"{exc.message}. The Google API may be degraded; run `pulumi up` again later."
-                ) from exc
+                    f"{exc.message}. The Google API may be degraded; run `pulumi up` again later.",
+                    exc,
+                ) from None
             print(f"{what}: {exc.grpc_status_code.name}, retrying in {delay:g}s", file=sys.stderr, flush=True)
             time.sleep(delay)
             delay = min(delay * 2, RETRY_CAP_SECONDS)
@@ -42,31 +54,40 @@ def explain(exc: gexc.GoogleAPICallError, what: str, project: str) -> BuildError
     """A BuildError saying what the permanent API error means and what to do about it."""
     message = exc.message or str(exc)
     if isinstance(exc, gexc.PermissionDenied):
-        return BuildError(
+        advice = (
             f"{what} was denied in project {project}: {message}\n"
             "The identity running Pulumi needs roles/cloudbuild.builds.editor on the project, "
             "roles/iam.serviceAccountUser on the builder service account (vt-<stack>-build) and "
             "roles/artifactregistry.reader on the repository; check those, and that the Cloud Build API "
             "(cloudbuild.googleapis.com) is enabled."
         )
-    if isinstance(exc, gexc.Unauthenticated):
-        return BuildError(
+    elif isinstance(exc, gexc.Unauthenticated):
+        advice = (
             f"{what} was not authenticated: {message}\n"
             "Run `gcloud auth application-default login` (or give CI a workload identity) and retry."
         )
-    if isinstance(exc, gexc.InvalidArgument):
-        return BuildError(f"Cloud Build rejected the request ({what}): {message}")
-    if isinstance(exc, gexc.FailedPrecondition):
-        return BuildError(
+    elif isinstance(exc, gexc.InvalidArgument):
+        advice = f"Cloud Build rejected the request ({what}): {message}"
+    elif isinstance(exc, gexc.FailedPrecondition) and _REGION_RESTRICTED.search(message):
+        # https://cloud.google.com/build/quotas, "Region restrictions for some projects".
+        advice = (
+            f"{what}: Cloud Build does not run builds in this region for project {project}: {message}\n"
+            "Some projects may build only in a few regions (e.g. us-central1, europe-west1, asia-east1); "
+            "use a stack region where builds run, or build on your machine with "
+            "`pulumi config set vertex-training:imageBuilder docker`."
+        )
+    elif isinstance(exc, gexc.FailedPrecondition):
+        advice = (
             f"{what} failed a precondition in project {project}: {message}\n"
             "Check that the Cloud Build API is enabled and billing is active for the project."
         )
-    if isinstance(exc, gexc.ResourceExhausted):
-        return BuildError(
+    elif isinstance(exc, gexc.ResourceExhausted):
+        advice = (
             f"{what} hit a Cloud Build quota in project {project}: {message}\n"
             "Wait for running builds to finish, or request more at "
             f"https://console.cloud.google.com/iam-admin/quotas?project={project}."
         )
-    return BuildError(
-        f"{what} failed ({exc.grpc_status_code.name if exc.grpc_status_code else exc.code}): {message}"
-    )
+    else:
+        code = exc.grpc_status_code.name if exc.grpc_status_code else exc.code
+        advice = f"{what} failed ({code}): {message}"
+    return BuildError(advice, exc)

@@ -14,6 +14,7 @@ from google.cloud.devtools import cloudbuild_v1
 from pulumi.dynamic import (
     CheckFailure,
     CheckResult,
+    ConfigureRequest,
     CreateResult,
     DiffResult,
     ReadResult,
@@ -24,6 +25,7 @@ from pulumi.dynamic import (
 from infra.cloudbuild import spec
 from infra.cloudbuild.builds import BuildApi
 from infra.cloudbuild.errors import BuildError
+from infra.host_errors import plain_errors
 
 # Time on top of the build's own timeout for queueing before the provider gives up and cancels it.
 QUEUE_GRACE_SECONDS = 1800.0
@@ -106,6 +108,10 @@ def _differs(old: Any, new: Any) -> bool:
 
 class ImageBuildProvider(ResourceProvider):
     """Create (build and push, or find already pushed) / read / delete the trainer image."""
+
+    def configure(self, req: ConfigureRequest) -> None:
+        # Only the dynamic-provider host calls configure; the image build is often its first resource.
+        plain_errors()
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         props = spec.with_defaults(news)

@@ -11,9 +11,14 @@ from google.api_core.client_options import ClientOptions
 EMULATOR_ENV = "VERTEX_AI_EMULATOR_HOST"
 
 
-def client_kwargs(transport_class: Any, api_endpoint: str) -> dict[str, Any]:
-    """Keyword arguments for a generated client: plain gRPC to the emulator, else `api_endpoint` with ADC."""
+def client_kwargs(
+    transport_class: Any, api_endpoint: str, quota_project: str | None = None
+) -> dict[str, Any]:
+    """Keyword arguments for a generated client: plain gRPC to the emulator, else `api_endpoint` with ADC.
+
+    `quota_project`: the project that client-based APIs bill a call to (sent as x-goog-user-project).
+    """
     emulator = os.environ.get(EMULATOR_ENV)
     if emulator:
         return {"transport": transport_class(channel=grpc.insecure_channel(emulator))}
-    return {"client_options": ClientOptions(api_endpoint=api_endpoint)}
+    return {"client_options": ClientOptions(api_endpoint=api_endpoint, quota_project_id=quota_project)}

@@ -23,9 +23,10 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
+from infra.host_errors import plain_errors
 from infra.vertex import restarts, spec
 from infra.vertex.errors import JobError, JobGone, job_failure_hint
-from infra.vertex.quotas import check_gpu_quota
+from infra.vertex.quotas import check_quota
 from infra.vertex.run_report import run_outputs, summary_line
 from infra.vertex.runners import Runner, runner_for
 from infra.vertex.status import JobStatus
@@ -39,16 +40,6 @@ DEADLINE_RECHECK_SECONDS = 300.0
 CANCEL_WAIT_SECONDS = 900.0
 POLL_CAP_SECONDS = 60.0
 POLL_GROWTH = 1.5
-
-
-def _plain_errors() -> None:
-    """Make a provider error reach the CLI as its own paragraph, without a Python traceback.
-
-    The host answers a failed call with `traceback.format_exc()` (pulumi/dynamic/__main__.py,
-    `_abort_with_traceback`); with no frames that is `<type>: <message>`. Our errors are raised `from None`
-    and carry their cause's text, so nothing is lost.
-    """
-    sys.tracebacklimit = 0
 
 
 def _log(props: dict[str, Any], message: str) -> None:
@@ -219,7 +210,7 @@ class CustomJobProvider(ResourceProvider):
 
     def configure(self, req: ConfigureRequest) -> None:
         # Only the dynamic-provider host calls configure, once per process.
-        _plain_errors()
+        plain_errors()
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         props = spec.with_defaults(news)
@@ -242,7 +233,7 @@ class CustomJobProvider(ResourceProvider):
         if status is not None:
             _log(props, f"adopting {status.name} ({status.state}), started earlier with the same inputs")
         else:
-            check_gpu_quota(props)
+            check_quota(props)
             status = runner.create(spec.build_custom_job(props))
             _log(props, f"created {status.name} ({status.state}): {status.console_url}")
         if props["wait"]:

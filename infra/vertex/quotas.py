@@ -1,7 +1,8 @@
-"""GPU quota pre-check: refuse a Vertex job at once when its region's training GPU quota cannot hold it.
+"""Quota pre-check: refuse a Vertex job at once when its region's training GPU or CPU quota cannot hold it.
 
-A new project's Vertex AI GPU quotas are 0 and Spot ("preemptible") GPUs have their own quotas; without this
-check such a job sits QUEUED until a timeout cancels it. Quotas are read with the Cloud Quotas API
+A new project's Vertex AI GPU quotas are 0 (its CPU quota may be 0 too) and Spot ("preemptible") machines
+have their own quotas; without this check such a job sits QUEUED until a timeout cancels it. Quotas are read
+with the Cloud Quotas API
 (https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/get): a
 QuotaInfo's `dimensions_infos` holds the value per region, and an entry without a region dimension is the
 default for every region not listed. Quota ids follow the names Vertex AI reports in its quota errors
@@ -13,6 +14,7 @@ it catches the "0 on a new project" case at once; a busy quota still shows as a 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -45,30 +47,60 @@ QUOTA_GPU_NAMES: dict[str, str] = {
 }
 
 
+# vCPUs per machine of the GPU families whose names do not end in the vCPU count (Compute Engine's
+# accelerator-optimized machine tables). Other predefined types end in it: n1-standard-8 has 8.
+_GPU_MACHINE_VCPUS_PER_GPU = {"a2-highgpu": 12, "a2-ultragpu": 12, "a3-highgpu": 26, "a3-megagpu": 26}
+_VCPUS_SUFFIX = re.compile(r"(?:n1|n2|n2d|e2|c2|c2d|c3|g2)-[a-z]+-(\d+)")
+_GPUS_SUFFIX = re.compile(r"([a-z0-9]+-[a-z]+)-(\d+)g")
+
+
 @dataclass(frozen=True)
-class GpuNeed:
-    """How many GPUs of one type a job holds at once, and whether on Spot VMs."""
+class QuotaNeed:
+    """How much of one Vertex custom-training quota a job holds at once."""
 
-    accelerator_type: str
+    quota_id: str
     count: int
-    spot: bool
-
-    @property
-    def quota_id(self) -> str:
-        kind = "Preemptible" if self.spot else ""
-        return f"CustomModelTraining{kind}{QUOTA_GPU_NAMES[self.accelerator_type]}GPUsPerProjectPerRegion"
+    what: str  # e.g. "Spot (preemptible) NVIDIA_TESLA_T4 GPU(s)"
 
 
-def gpu_needs(props: Mapping[str, Any]) -> list[GpuNeed]:
-    """GPUs per accelerator type over every pool (accelerators per replica x replicas)."""
-    counts: dict[str, int] = {}
+def gpu_quota_id(accelerator_type: str, spot: bool) -> str:
+    kind = "Preemptible" if spot else ""
+    return f"CustomModelTraining{kind}{QUOTA_GPU_NAMES[accelerator_type]}GPUsPerProjectPerRegion"
+
+
+def cpu_quota_id(spot: bool) -> str:
+    # Metric aiplatform.googleapis.com/custom_model_training[_preemptible]_cpus, named like the GPU quota ids.
+    return f"CustomModelTraining{'Preemptible' if spot else ''}CPUsPerProjectPerRegion"
+
+
+def machine_vcpus(machine_type: str) -> int | None:
+    """vCPUs of a predefined machine type, or None for a type this table does not know."""
+    if match := _VCPUS_SUFFIX.fullmatch(machine_type):
+        return int(match[1])
+    if (match := _GPUS_SUFFIX.fullmatch(machine_type)) and match[1] in _GPU_MACHINE_VCPUS_PER_GPU:
+        return _GPU_MACHINE_VCPUS_PER_GPU[match[1]] * int(match[2])
+    return None
+
+
+def quota_needs(props: Mapping[str, Any]) -> list[QuotaNeed]:
+    """GPUs per accelerator type and vCPUs over all pools (per replica x replicas); unknown types skipped."""
+    spot = bool(props.get("spot"))
+    gpus: dict[str, int] = {}
+    cpus = 0
     for pool in props.get("worker_pools") or []:
+        replicas = int(pool.get("replica_count", 1))
         kind = pool.get("accelerator_type")
-        if kind and pool.get("accelerator_count"):
-            counts[kind] = counts.get(kind, 0) + int(pool["accelerator_count"]) * int(
-                pool.get("replica_count", 1)
-            )
-    return [GpuNeed(kind, count, bool(props.get("spot"))) for kind, count in sorted(counts.items())]
+        if kind in QUOTA_GPU_NAMES and pool.get("accelerator_count"):
+            gpus[kind] = gpus.get(kind, 0) + int(pool["accelerator_count"]) * replicas
+        cpus += (machine_vcpus(str(pool.get("machine_type", ""))) or 0) * replicas
+    preemptible = "Spot (preemptible) " if spot else ""
+    needs = [
+        QuotaNeed(gpu_quota_id(kind, spot), count, f"{preemptible}{kind} GPU(s)")
+        for kind, count in sorted(gpus.items())
+    ]
+    if cpus:
+        needs.append(QuotaNeed(cpu_quota_id(spot), cpus, f"{preemptible}vCPUs"))
+    return needs
 
 
 def region_value(info: cloudquotas_v1.QuotaInfo, region: str) -> int | None:
@@ -87,34 +119,36 @@ def request_url(project: str) -> str:
     return f"https://console.cloud.google.com/iam-admin/quotas?project={project}&service={SERVICE}"
 
 
-def _shortfall(need: GpuNeed, info: cloudquotas_v1.QuotaInfo, value: int, project: str, region: str) -> str:
-    what = "Spot (preemptible) " if need.spot else ""
+def _shortfall(need: QuotaNeed, info: cloudquotas_v1.QuotaInfo, value: int, project: str, region: str) -> str:
     return (
-        f"Vertex AI quota {need.quota_id} ({info.metric or 'custom training GPUs'}) in project {project}, "
-        f"region {region} is {value}; this job needs {need.count} {what}{need.accelerator_type} GPU(s), "
+        f"Vertex AI quota {need.quota_id} ({info.metric or 'custom training'}) in project {project}, "
+        f"region {region} is {value}; this job needs {need.count} {need.what}, "
         "so it would wait in the queue until it times out.\n"
         f"Request at least {need.count} at {request_url(project)} "
         f"(filter on {need.quota_id}, region {region}), or: gcloud beta quotas preferences create "
         f"--service={SERVICE} --quota-id={need.quota_id} --dimensions=region={region} "
         f"--preferred-value={need.count} --project={project} --email=<you>. New projects start at 0 and "
-        "approval is not immediate; or choose another region, accelerator or `spot` setting that has quota."
+        "approval is not immediate; or choose another region, machine or `spot` setting that has quota."
     )
 
 
 def _warn(message: str) -> None:
-    print(f"GPU quota pre-check skipped: {message}", file=sys.stderr, flush=True)
+    print(f"Quota pre-check skipped: {message}", file=sys.stderr, flush=True)
 
 
-def check_gpu_quota(props: Mapping[str, Any]) -> None:
-    """JobError when a Vertex job needs more GPUs than its quota allows; a warning if it cannot be read."""
+def check_quota(props: Mapping[str, Any]) -> None:
+    """JobError when a Vertex job needs more GPUs or vCPUs than its quota allows; a warning if unreadable."""
     if props.get("runner", "vertex") != "vertex":
         return
-    needs = [n for n in gpu_needs(props) if n.accelerator_type in QUOTA_GPU_NAMES]
+    needs = quota_needs(props)
     if not needs:
         return
     project, region = props["project"], props["region"]
     try:
-        client = cloudquotas_v1.CloudQuotasClient(**client_kwargs(CloudQuotasGrpcTransport, ENDPOINT))
+        # Cloud Quotas is a client-based API: user credentials need a quota project to bill the call to
+        # (cloud.google.com/docs/quotas/set-quota-project); the job's own project is the natural one.
+        kwargs = client_kwargs(CloudQuotasGrpcTransport, ENDPOINT, quota_project=project)
+        client = cloudquotas_v1.CloudQuotasClient(**kwargs)
     except auth_exceptions.GoogleAuthError as exc:
         # Submitting the job reports missing credentials with its own advice.
         _warn(f"no credentials to read quotas ({exc})")
@@ -131,8 +165,9 @@ def check_gpu_quota(props: Mapping[str, Any]) -> None:
             return
         except gexc.GoogleAPICallError as exc:
             code = exc.grpc_status_code.name if exc.grpc_status_code else type(exc).__name__
+            # One quota id Google does not publish (NOT_FOUND) leaves the others worth reading.
             _warn(f"reading {need.quota_id} failed ({code}: {exc.message})")
-            return
+            continue
         value = region_value(info, region)
         # A negative value means unlimited; no entry for the region means Google publishes none to compare.
         if value is not None and 0 <= value < need.count:

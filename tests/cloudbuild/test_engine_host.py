@@ -100,3 +100,5 @@ def test_a_failed_build_reaches_the_engine_with_its_log(
     details = caught.value.details()
     assert "BuildError" in details and "ended FAILURE" in details
     assert "No matching distribution found for tensorflw" in details and "console.cloud.google.com" in details
+    # One paragraph for the user: the provider's configure() drops the host's traceback frames.
+    assert "Traceback" not in details and 'File "' not in details

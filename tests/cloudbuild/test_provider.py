@@ -176,6 +176,19 @@ def test_permission_denied_says_which_roles_are_missing(fake_cloudbuild: FakeClo
     assert not fake_cloudbuild.builds
 
 
+def test_a_region_where_the_project_cannot_build_says_so(fake_cloudbuild: FakeCloudBuild) -> None:
+    # Wording from cloud.google.com/build/quotas, "Region restrictions for some projects".
+    fake_cloudbuild.fail(
+        "CreateBuild",
+        grpc.StatusCode.FAILED_PRECONDITION,
+        message="due to quota restrictions, cannot run builds in this region",
+    )
+    with pytest.raises(BuildError, match=r"imageBuilder docker") as raised:
+        ImageBuildProvider().create(props())
+    assert raised.value.__cause__ is None and raised.value.api_error is not None
+    assert not fake_cloudbuild.builds
+
+
 def test_a_transient_fault_that_persists_gives_up_with_advice(
     fake_cloudbuild: FakeCloudBuild, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -170,10 +170,13 @@ class FakeCloudBuild:
         with self._lock:
             self._enter(self.builds[name], status)
 
-    def fail(self, method: str, code: grpc.StatusCode, times: int = 1, *, applied: bool = False) -> None:
+    def fail(
+        self, method: str, code: grpc.StatusCode, times: int = 1, *, applied: bool = False, message: str = ""
+    ) -> None:
         """Make the next `times` calls of `method` fail with `code` (applied: after taking effect)."""
         with self._lock:
-            self._faults.setdefault(method, []).append(_Fault(code, f"injected {code.name}", times, applied))
+            fault = _Fault(code, message or f"injected {code.name}", times, applied)
+            self._faults.setdefault(method, []).append(fault)
 
     def methods(self) -> list[str]:
         return [name for name, _ in self.calls]

@@ -1,4 +1,4 @@
-"""The GPU quota pre-check: the real CloudQuotasClient against a fake Cloud Quotas service."""
+"""The quota pre-check: the real CloudQuotasClient against a fake Cloud Quotas service."""
 
 import pytest
 from google.api_core import exceptions as gexc
@@ -16,6 +16,7 @@ from tests.vertex.props import PROJECT, REGION, job_props, pool
 T4 = "CustomModelTrainingT4GPUsPerProjectPerRegion"
 T4_SPOT = "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion"
 T4_METRIC = "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus"
+CPUS = "CustomModelTrainingCPUsPerProjectPerRegion"
 
 
 @pytest.fixture
@@ -72,7 +73,7 @@ def test_permission_denied_warns_once_and_submits(services, capsys: pytest.Captu
     jobs, fake_quotas = services
     fake_quotas.denied = True
     assert create().outs["state"] == "JOB_STATE_SUCCEEDED"
-    warnings = [line for line in capsys.readouterr().err.splitlines() if "quota pre-check" in line]
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "Quota pre-check" in line]
     assert len(warnings) == 1 and "roles/cloudquotas.viewer" in warnings[0]
     assert "CreateCustomJob" in jobs.methods()
 
@@ -84,11 +85,46 @@ def test_an_unpublished_quota_id_warns_and_submits(services, capsys: pytest.Capt
     assert "CreateCustomJob" in jobs.methods()
 
 
-def test_cpu_jobs_and_the_local_runner_read_no_quota(services, tmp_path) -> None:
+def test_cpu_jobs_are_checked_against_the_cpu_quota(services) -> None:
+    jobs, fake_quotas = services
+    cpu_only = [pool(accelerator_type=None, accelerator_count=0, machine_type="n1-standard-8")]
+    fake_quotas.set_quota(PROJECT, CPUS, default=4)
+    with pytest.raises(JobError, match=f"{CPUS}.*region {REGION} is 4; this job needs 8 vCPUs"):
+        create(worker_pools=cpu_only)
+    assert "CreateCustomJob" not in jobs.methods()
+    fake_quotas.set_quota(PROJECT, CPUS, default=8)
+    assert create(worker_pools=cpu_only).outs["state"] == "JOB_STATE_SUCCEEDED"
+
+
+def test_a_missing_cpu_quota_id_still_checks_the_gpus(services, capsys: pytest.CaptureFixture[str]) -> None:
     _, fake_quotas = services
-    create(worker_pools=[pool(accelerator_type=None, accelerator_count=0)])
-    quotas.check_gpu_quota({**job_props(), "runner": "local", "base_output_dir": str(tmp_path)})
+    fake_quotas.set_quota(PROJECT, T4, default=0)
+    with pytest.raises(JobError, match=T4):
+        create()
+    fake_quotas.set_quota(PROJECT, T4, default=1)
+    assert create().outs["state"] == "JOB_STATE_SUCCEEDED"
+    assert f"reading {CPUS} failed (NOT_FOUND" in capsys.readouterr().err
+
+
+def test_the_local_runner_reads_no_quota(services, tmp_path) -> None:
+    _, fake_quotas = services
+    quotas.check_quota({**job_props(), "runner": "local", "base_output_dir": str(tmp_path)})
     assert fake_quotas.calls == []
+
+
+@pytest.mark.parametrize(
+    ("machine", "vcpus"),
+    [
+        ("n1-standard-8", 8),
+        ("n1-highmem-16", 16),
+        ("g2-standard-12", 12),
+        ("a2-highgpu-2g", 24),
+        ("a3-highgpu-8g", 208),
+        ("ct5lp-hightpu-4t", None),
+    ],
+)
+def test_machine_vcpus_follow_compute_engine_machine_tables(machine: str, vcpus: int | None) -> None:
+    assert quotas.machine_vcpus(machine) == vcpus
 
 
 def test_an_adopted_job_is_not_checked_again(services) -> None:
@@ -104,7 +140,7 @@ def test_an_adopted_job_is_not_checked_again(services) -> None:
 def test_every_mapped_accelerator_has_a_quota_id_of_vertex_form() -> None:
     for kind in quotas.QUOTA_GPU_NAMES:
         for spot in (False, True):
-            quota_id = quotas.GpuNeed(kind, 1, spot).quota_id
+            quota_id = quotas.gpu_quota_id(kind, spot)
             assert quota_id.startswith("CustomModelTraining") and quota_id.endswith("GPUsPerProjectPerRegion")
             assert ("Preemptible" in quota_id) is spot
 
@@ -136,5 +172,5 @@ def test_missing_credentials_warn_and_leave_the_error_to_submission(monkeypatch,
 
     monkeypatch.delenv("VERTEX_AI_EMULATOR_HOST", raising=False)
     monkeypatch.setattr(google.auth, "default", no_credentials)
-    quotas.check_gpu_quota(job_props())
+    quotas.check_quota(job_props())
     assert "no credentials to read quotas" in capsys.readouterr().err
