@@ -12,6 +12,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra.options import children
+from infra.propagation import IAM_PROPAGATION, wait
 
 GUARD_DIR = Path(__file__).parent / "guard"
 # Only what the function runs: no __init__.py, no caches. main.py is the runtime's entry module.
@@ -215,8 +216,19 @@ class KillSwitch(pulumi.ComponentResource):
                 retry_policy="RETRY_POLICY_RETRY",
                 service_account_email=account.email,
             ),
-            # The identities must hold their permissions before the build and the first event.
-            opts=children(self, opts, depends_on=[grant, *self.build_grants]),
+            # The identities must hold their permissions before the build and the first event: wait for
+            # the new grants to propagate, or the first build fails to read its source.
+            opts=children(
+                self,
+                opts,
+                depends_on=[
+                    grant,
+                    *self.build_grants,
+                    wait(
+                        f"{name}-grants-propagation", IAM_PROPAGATION, [grant, *self.build_grants], self, opts
+                    ),
+                ],
+            ),
         )
         # The trigger's identity invokes only this function's Cloud Run service (same name as the function).
         gcp.cloudrunv2.ServiceIamMember(

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pulumi
 import pulumiverse_time as time
 
+from infra.options import children
+
 # "Changes to allow or deny policies typically propagate in 2 minutes, but could potentially take 7 minutes
 # or longer" (https://cloud.google.com/iam/docs/access-change-propagation). Two minutes covers the typical
 # case; a slower project fails with the service's own "may take a few minutes" message and a re-run passes.
@@ -17,8 +19,12 @@ IAM_PROPAGATION = "120s"
 API_PROPAGATION = "60s"
 
 
-def wait(name: str, duration: str, after: list[pulumi.Resource], parent: pulumi.Resource) -> time.Sleep:
-    """A Sleep created only once everything in `after` exists."""
-    return time.Sleep(
-        name, create_duration=duration, opts=pulumi.ResourceOptions(parent=parent, depends_on=after)
-    )
+def wait(
+    name: str,
+    duration: str,
+    after: list[pulumi.Resource],
+    parent: pulumi.ComponentResource,
+    opts: pulumi.ResourceOptions | None = None,
+) -> time.Sleep:
+    """A Sleep created only once everything in `after` (and what the parent's `opts` wait for) exists."""
+    return time.Sleep(name, create_duration=duration, opts=children(parent, opts, depends_on=after))

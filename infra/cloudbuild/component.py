@@ -12,6 +12,7 @@ from infra.cloudbuild.identity import BuilderIdentity
 from infra.cloudbuild.resource import ImageBuild, ImageBuildArgs
 from infra.image import IMAGE_NAME, TRAINER_DIR, data_code_hash
 from infra.options import children
+from infra.propagation import IAM_PROPAGATION, wait
 from infra.registry import repository_url
 
 # Where archives are written locally before upload, and their prefix in the stack bucket.
@@ -79,7 +80,16 @@ class CloudBuildImage(pulumi.ComponentResource):
                 service_account=self.identity.email,
                 timeout_seconds=BUILD_TIMEOUT_SECONDS,
             ),
-            opts=children(self, opts, depends_on=[self.source, *self.identity.grants]),
+            # A new builder's grants take minutes to apply; a build started at once fails to fetch its source.
+            opts=children(
+                self,
+                opts,
+                depends_on=[
+                    self.source,
+                    *self.identity.grants,
+                    wait("builder-grants-propagation", IAM_PROPAGATION, self.identity.grants, self, opts),
+                ],
+            ),
         )
         self.ref = self.image.image_ref
         self.digest = self.image.digest

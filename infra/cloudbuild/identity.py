@@ -21,11 +21,19 @@ def account_id(stack: str) -> str:
 
 
 def source_condition(bucket: str, prefix: str) -> dict[str, str]:
-    """IAM condition limiting object reads to `prefix` in `bucket` (uniform bucket-level access allows it)."""
+    """IAM condition limiting object reads to `prefix` in `bucket` (uniform bucket-level access allows it).
+
+    The bucket itself is named too: Cloud Build's source fetch lists the bucket (storage.objects.list is
+    checked against `projects/_/buckets/<bucket>`, e.g. GoogleCloudPlatform/bigquery-dlp-remote-function#70),
+    which reveals object names, not their contents.
+    """
     return {
         "title": "build-context-only",
         "description": "Only the Cloud Build context archives of this stack.",
-        "expression": f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}")',
+        "expression": (
+            f'resource.name == "projects/_/buckets/{bucket}" || '
+            f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}")'
+        ),
     }
 
 

@@ -45,8 +45,10 @@ def test_the_builder_has_exactly_three_narrow_grants(stack: str) -> None:
     )
     bucket = by_type["gcp:storage/bucketIAMMember:BucketIAMMember"]
     assert (bucket["bucket"], bucket["role"]) == (cfg.bucket_name, "roles/storage.objectViewer")
-    # Reads only the context archives, not the training data in the same bucket.
+    # Reads only the context archives, not the training data in the same bucket; lists the bucket, as the
+    # source fetch does (objects.list is checked against the bucket's own name).
     assert bucket["condition"]["expression"] == (
+        f'resource.name == "projects/_/buckets/{cfg.bucket_name}" || '
         f'resource.name.startsWith("projects/_/buckets/{cfg.bucket_name}/objects/{SOURCE_PREFIX}")'
     )
     project = by_type["gcp:projects/iAMMember:IAMMember"]
@@ -77,6 +79,9 @@ def test_the_build_gets_the_uploaded_archive_and_feeds_both_jobs(stack: str) -> 
     # The build starts after the upload and the grants; the jobs after the build.
     grants = [r.urn for r in run.resources if r.inputs.get("member") == builder_member(stack)]
     assert {upload.urn, *grants} <= set(build.dependencies)
+    # ... and after the grants had time to propagate.
+    [settle] = [r for r in run.by_type("time:index/sleep:Sleep") if r.parent == component.urn]
+    assert settle.urn in build.dependencies and set(grants) <= set(settle.dependencies)
     for name in ("data-prep", "train"):
         assert build.urn in job(run, name).dependencies
     chief = job(run, "train").inputs["worker_pools"][0]

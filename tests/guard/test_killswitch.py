@@ -41,6 +41,9 @@ def args(**override: object) -> KillSwitchArgs:
     return KillSwitchArgs(**values)  # type: ignore[arg-type]
 
 
+SLEEP = "time:index/sleep:Sleep"
+
+
 @pytest.fixture(scope="module")
 def run() -> MockedRun:
     def program() -> dict[str, pulumi.Output[str]]:
@@ -60,6 +63,7 @@ def test_every_resource_is_a_child_of_the_component(run: MockedRun) -> None:
         RUN_INVOKER,
         OBJECT,
         REPOSITORY_MEMBER,
+        SLEEP,
     }
     assert not run.by_type("gcp:projects/iAMCustomRole:IAMCustomRole"), "the role outlives every stack"
     assert all(r.parent == component.urn for r in children)
@@ -118,6 +122,10 @@ def test_the_build_runs_as_its_own_identity_with_exactly_its_grants(run: MockedR
     }
     (repository,) = run.by_type(REPOSITORY_MEMBER)
     assert repository.inputs["repository"] == run.one(FUNCTION).inputs["buildConfig"]["dockerRepository"]
+    # The function's build starts only after the new grants had time to propagate.
+    grant_urns = {r.urn for r in run.resources if r.inputs.get("member") == member}
+    (settle,) = run.by_type(SLEEP)
+    assert settle.urn in run.one(FUNCTION).dependencies and grant_urns <= set(settle.dependencies)
     (source,) = [g for g in run.by_type(PROJECT_MEMBER) if g.inputs["role"] == "roles/storage.objectViewer"]
     archive = run.one(OBJECT).inputs
     assert archive["name"].startswith(killswitch.SOURCE_PREFIX)
