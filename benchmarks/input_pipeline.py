@@ -16,6 +16,7 @@ import io
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -30,23 +31,35 @@ BATCH = 64
 SHARD = 256
 
 
-def photo_like(rng: np.random.Generator, height: int, width: int) -> np.ndarray:
-    """Smooth colour fields, a blob, mild noise: compresses and decodes like a photo, unlike pure noise."""
-    small = rng.uniform(0, 255, (6, 8, 3)).astype(np.uint8)
-    base = np.asarray(Image.fromarray(small).resize((width, height), Image.Resampling.BICUBIC), np.float32)
-    yy, xx = np.mgrid[0:height, 0:width]
-    cy, cx, r = (
-        rng.uniform(0.3, 0.7) * height,
-        rng.uniform(0.3, 0.7) * width,
-        rng.uniform(0.15, 0.35) * height,
-    )
-    base[(yy - cy) ** 2 + (xx - cx) ** 2 <= r * r] = rng.uniform(0, 255, 3)
-    return np.clip(base + rng.normal(0, 6, base.shape), 0, 255).astype(np.uint8)
+def sample_photos() -> list[np.ndarray]:
+    """The colour photographs scikit-image ships with its wheel (no download): real photographic content."""
+    import skimage.data
+
+    left, right, _ = skimage.data.stereo_motorcycle()
+    named = ("astronaut", "chelsea", "coffee", "hubble_deep_field", "immunohistochemistry", "retina")
+    named += ("rocket",)
+    return [getattr(skimage.data, name)() for name in named] + [left, right]
+
+
+def photo_views(rng: np.random.Generator, photos: list[np.ndarray], count: int) -> Iterator[np.ndarray]:
+    """`count` different 500x375 views (random 4:3 window at 50-100 % scale, random flip) of the photos."""
+    for i in range(count):
+        photo = photos[i % len(photos)]
+        h, w = photo.shape[:2]
+        scale = rng.uniform(0.5, 1.0)
+        ch = int(min(h, w * 3 / 4) * scale)
+        cw = int(ch * 4 / 3)
+        y, x = rng.integers(0, h - ch + 1), rng.integers(0, w - cw + 1)
+        view = Image.fromarray(photo[y : y + ch, x : x + cw]).resize((500, 375), Image.Resampling.BICUBIC)
+        if rng.uniform() < 0.5:
+            view = view.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        yield np.asarray(view)
 
 
 def write_datasets(root: Path, count: int) -> tuple[str, str]:
-    """Same source images, stored both ways; typical cats_vs_dogs photos are about 500x375."""
+    """Same photographs, stored both ways; typical cats_vs_dogs photos are about 500x375."""
     rng = np.random.default_rng(0)
+    views = photo_views(rng, sample_photos(), count)
     ours, ref = root / "trainer", root / "reference"
     ours.mkdir()
     ref.mkdir()
@@ -54,7 +67,7 @@ def write_datasets(root: Path, count: int) -> tuple[str, str]:
         if i % SHARD == 0:
             shard = f"train-{i // SHARD:05d}.tfrec"
             writers = (tf.io.TFRecordWriter(str(ours / shard)), tf.io.TFRecordWriter(str(ref / shard)))
-        pixels = photo_like(rng, 375, 500)
+        pixels = next(views)
         jpeg, h, w = images.to_stored_jpeg(pixels, SIZE)
         writers[0].write(records.serialize(jpeg, i % 2, h, w))
         squashed = Image.fromarray(pixels).resize((SIZE, SIZE), Image.Resampling.BICUBIC)
