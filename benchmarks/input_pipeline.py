@@ -1,7 +1,11 @@
 """Input pipeline throughput at 224 px, images/second/core: the trainer's pipeline vs a reference-style one.
 
-trainer:    JPEGs stored with shorter side 224 (aspect kept): decode a random 224x224 window, flip, batch
-reference:  JPEGs stored pre-augmented as 224x224 (squashed, flipped once); decode, batch
+trainer:    JPEGs stored with shorter side 224 (aspect kept): decode a random 224x224 window, batch as uint8
+            (the flip and the cast to float run inside the model, on the accelerator: not here)
+reference:  JPEGs stored pre-augmented as 224x224 (squashed, flipped once); decode, cast, batch
+
+The images are views of the colour photographs scikit-image ships (synthetic smooth images decode faster
+than photographs and flatter the figures).
 
 Both read the same way (interleaved TFRecord reads, shuffle, parallel map, prefetch) on a tf.data thread
 pool of --threads threads; the rate per core is the rate divided by that count.
@@ -35,10 +39,18 @@ def sample_photos() -> list[np.ndarray]:
     """The colour photographs scikit-image ships with its wheel (no download): real photographic content."""
     import skimage.data
 
-    left, right, _ = skimage.data.stereo_motorcycle()
-    named = ("astronaut", "chelsea", "coffee", "hubble_deep_field", "immunohistochemistry", "retina")
-    named += ("rocket",)
-    return [getattr(skimage.data, name)() for name in named] + [left, right]
+    d = skimage.data
+    left, right, _ = d.stereo_motorcycle()
+    named = [
+        d.astronaut,
+        d.chelsea,
+        d.coffee,
+        d.hubble_deep_field,
+        d.immunohistochemistry,
+        d.retina,
+        d.rocket,
+    ]
+    return [load() for load in named] + [left, right]
 
 
 def photo_views(rng: np.random.Generator, photos: list[np.ndarray], count: int) -> Iterator[np.ndarray]:
@@ -127,14 +139,14 @@ def main() -> None:
     per_core = {k: v / args.threads for k, v in best.items()}
     print(f"{args.images} images at {SIZE} px, batch {BATCH}, {args.threads} tf.data thread(s)")
     for name, label in (
-        ("trainer", "decode window+flip+batch"),
-        ("reference", "decode+batch, pre-augmented"),
+        ("trainer", "decode window+batch uint8"),
+        ("reference", "decode+cast+batch, pre-aug."),
     ):
         print(f"{name:9} ({label:27}): {best[name]:8.1f} img/s {per_core[name]:8.1f} img/s/core")
     ratio = best["trainer"] / best["reference"]
-    met = per_core["trainer"] >= 300 and ratio >= 0.8
+    met = per_core["trainer"] >= 300 and ratio >= 0.9
     verdict = "met" if met else "NOT met"
-    print(f"trainer / reference: {ratio:.2f}x   targets: >= 300 img/s/core, >= 0.8x -> {verdict}")
+    print(f"trainer / reference: {ratio:.2f}x   targets: >= 300 img/s/core, >= 0.9x -> {verdict}")
 
 
 if __name__ == "__main__":
