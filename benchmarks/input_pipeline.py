@@ -1,6 +1,6 @@
 """Input pipeline throughput at 224 px, images/second/core: the trainer's pipeline vs a reference-style one.
 
-trainer:    JPEGs stored with shorter side 224 (aspect kept): decode, take a random 224x224 window, batch as uint8
+trainer:    JPEGs stored with shorter side 224 (aspect kept): decode, random 224x224 window, batch as uint8
             (the flip and the cast to float run inside the model, on the accelerator: not here)
 reference:  JPEGs stored pre-augmented as 224x224 (squashed, flipped once); decode, cast, batch
 decode-only: the reference's records decoded and batched as uint8, no cast: the least CPU work possible per
