@@ -1,7 +1,13 @@
 """Input pipeline throughput at 224 px, images/second/core: the trainer's pipeline vs a reference-style one.
 
-trainer:    JPEGs stored with shorter side 224 (aspect kept): decode a random 224x224 window, flip, batch
-reference:  JPEGs stored pre-augmented as 224x224 (squashed, flipped once); decode, batch
+trainer:    JPEGs stored with shorter side 224 (aspect kept): decode, random 224x224 window, batch as uint8
+            (the flip and the cast to float run inside the model, on the accelerator: not here)
+reference:  JPEGs stored pre-augmented as 224x224 (squashed, flipped once); decode, cast, batch
+decode-only: the reference's records decoded and batched as uint8, no cast: the least CPU work possible per
+            image, printed so the ratio above can be read against it
+
+The images are views of the colour photographs scikit-image ships (synthetic smooth images decode faster
+than photographs and flatter the figures).
 
 Both read the same way (interleaved TFRecord reads, shuffle, parallel map, prefetch) on a tf.data thread
 pool of --threads threads; the rate per core is the rate divided by that count.
@@ -16,6 +22,7 @@ import io
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -30,23 +37,43 @@ BATCH = 64
 SHARD = 256
 
 
-def photo_like(rng: np.random.Generator, height: int, width: int) -> np.ndarray:
-    """Smooth colour fields, a blob, mild noise: compresses and decodes like a photo, unlike pure noise."""
-    small = rng.uniform(0, 255, (6, 8, 3)).astype(np.uint8)
-    base = np.asarray(Image.fromarray(small).resize((width, height), Image.Resampling.BICUBIC), np.float32)
-    yy, xx = np.mgrid[0:height, 0:width]
-    cy, cx, r = (
-        rng.uniform(0.3, 0.7) * height,
-        rng.uniform(0.3, 0.7) * width,
-        rng.uniform(0.15, 0.35) * height,
-    )
-    base[(yy - cy) ** 2 + (xx - cx) ** 2 <= r * r] = rng.uniform(0, 255, 3)
-    return np.clip(base + rng.normal(0, 6, base.shape), 0, 255).astype(np.uint8)
+def sample_photos() -> list[np.ndarray]:
+    """The colour photographs scikit-image ships with its wheel (no download): real photographic content."""
+    import skimage.data
+
+    d = skimage.data
+    left, right, _ = d.stereo_motorcycle()
+    named = [
+        d.astronaut,
+        d.chelsea,
+        d.coffee,
+        d.hubble_deep_field,
+        d.immunohistochemistry,
+        d.retina,
+        d.rocket,
+    ]
+    return [load() for load in named] + [left, right]
+
+
+def photo_views(rng: np.random.Generator, photos: list[np.ndarray], count: int) -> Iterator[np.ndarray]:
+    """`count` different 500x375 views (random 4:3 window at 50-100 % scale, random flip) of the photos."""
+    for i in range(count):
+        photo = photos[i % len(photos)]
+        h, w = photo.shape[:2]
+        scale = rng.uniform(0.5, 1.0)
+        ch = int(min(h, w * 3 / 4) * scale)
+        cw = int(ch * 4 / 3)
+        y, x = rng.integers(0, h - ch + 1), rng.integers(0, w - cw + 1)
+        view = Image.fromarray(photo[y : y + ch, x : x + cw]).resize((500, 375), Image.Resampling.BICUBIC)
+        if rng.uniform() < 0.5:
+            view = view.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        yield np.asarray(view)
 
 
 def write_datasets(root: Path, count: int) -> tuple[str, str]:
-    """Same source images, stored both ways; typical cats_vs_dogs photos are about 500x375."""
+    """Same photographs, stored both ways; typical cats_vs_dogs photos are about 500x375."""
     rng = np.random.default_rng(0)
+    views = photo_views(rng, sample_photos(), count)
     ours, ref = root / "trainer", root / "reference"
     ours.mkdir()
     ref.mkdir()
@@ -54,7 +81,7 @@ def write_datasets(root: Path, count: int) -> tuple[str, str]:
         if i % SHARD == 0:
             shard = f"train-{i // SHARD:05d}.tfrec"
             writers = (tf.io.TFRecordWriter(str(ours / shard)), tf.io.TFRecordWriter(str(ref / shard)))
-        pixels = photo_like(rng, 375, 500)
+        pixels = next(views)
         jpeg, h, w = images.to_stored_jpeg(pixels, SIZE)
         writers[0].write(records.serialize(jpeg, i % 2, h, w))
         squashed = Image.fromarray(pixels).resize((SIZE, SIZE), Image.Resampling.BICUBIC)
@@ -69,10 +96,11 @@ def write_datasets(root: Path, count: int) -> tuple[str, str]:
     return str(ours), str(ref)
 
 
-def reference_dataset(data_dir: str) -> tf.data.Dataset:
+def reference_dataset(data_dir: str, cast: bool = True) -> tf.data.Dataset:
     def decode(serialized: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         ex = records.parse(serialized)
-        image = tf.cast(tf.io.decode_jpeg(ex["image"], channels=3), tf.float32)
+        image = tf.io.decode_jpeg(ex["image"], channels=3)
+        image = tf.cast(image, tf.float32) if cast else image
         return tf.ensure_shape(image, [SIZE, SIZE, 3]), tf.cast(ex["label"], tf.float32)
 
     files = tf.data.Dataset.list_files(metadata.record_pattern(data_dir, "train"), shuffle=True)
@@ -106,22 +134,28 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ours, ref = write_datasets(Path(tmp), args.images)
         train_ds = data.train_dataset(ours, SIZE, BATCH)
-        ref_ds = reference_dataset(ref)
-        best = {"trainer": 0.0, "reference": 0.0}
-        for _ in range(args.rounds):  # alternate, so load from other processes hits both alike
-            best["trainer"] = max(best["trainer"], rate(train_ds, args.threads, args.batches))
-            best["reference"] = max(best["reference"], rate(ref_ds, args.threads, args.batches))
+        pipelines = {
+            "trainer": train_ds,
+            "reference": reference_dataset(ref),
+            "decode-only": reference_dataset(ref, cast=False),
+        }
+        best = dict.fromkeys(pipelines, 0.0)
+        for _ in range(args.rounds):  # alternate, so load from other processes hits all alike
+            for name, ds in pipelines.items():
+                best[name] = max(best[name], rate(ds, args.threads, args.batches))
     per_core = {k: v / args.threads for k, v in best.items()}
     print(f"{args.images} images at {SIZE} px, batch {BATCH}, {args.threads} tf.data thread(s)")
     for name, label in (
-        ("trainer", "decode window+flip+batch"),
-        ("reference", "decode+batch, pre-augmented"),
+        ("trainer", "decode window+batch uint8"),
+        ("reference", "decode+cast+batch, pre-aug."),
+        ("decode-only", "decode+batch uint8, pre-aug."),
     ):
-        print(f"{name:9} ({label:27}): {best[name]:8.1f} img/s {per_core[name]:8.1f} img/s/core")
+        print(f"{name:11} ({label:28}): {best[name]:8.1f} img/s {per_core[name]:8.1f} img/s/core")
     ratio = best["trainer"] / best["reference"]
-    met = per_core["trainer"] >= 300 and ratio >= 0.8
+    met = per_core["trainer"] >= 300 and ratio >= 0.9
     verdict = "met" if met else "NOT met"
-    print(f"trainer / reference: {ratio:.2f}x   targets: >= 300 img/s/core, >= 0.8x -> {verdict}")
+    print(f"trainer / reference: {ratio:.2f}x   targets: >= 300 img/s/core, >= 0.9x -> {verdict}")
+    print(f"trainer / decode-only: {best['trainer'] / best['decode-only']:.2f}x")
 
 
 if __name__ == "__main__":

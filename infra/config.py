@@ -22,6 +22,10 @@ WEIGHTS = ("imagenet", "none")
 MIXED_PRECISION = ("auto", "on", "off")
 # cloudbuild: the image is built in Google Cloud (no local Docker); docker: built and pushed from here.
 IMAGE_BUILDERS = ("cloudbuild", "docker")
+# The trainer's --backbone choices (trainer/backbones.py; the two packages never import each other).
+BACKBONES = ("densenet121", "resnet50", "efficientnetv2b0")
+# A TFDS name: `name`, optionally `/config` and `:version` (tfds.core.naming).
+_TFDS_NAME = re.compile(r"^[a-z][a-z0-9_]*(/[a-zA-Z0-9_.-]+)?(:[0-9.*]+)?$")
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -50,6 +54,7 @@ class DataConfig:
     image_size: int
     folder: str | None
     seed: int
+    tfds_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,8 @@ class Hyperparameters:
     learning_rate: float
     weights: str
     mixed_precision: str
+    backbone: str = BACKBONES[0]
+    num_classes: int | None = None  # checked against the data's class count before training starts
 
 
 @dataclass(frozen=True)
@@ -285,7 +292,18 @@ def _data(read: _Reader, runner: str) -> DataConfig:
             "imageSize", f"must be between 32 and 512 pixels, got {image_size}", _set_fix("imageSize", "224")
         )
     seed = read.number("dataSeed", 0, int, "0")
-    return DataConfig(source=source, count=count, image_size=image_size, folder=folder, seed=seed)
+    tfds_name = read.str("tfdsName", None, "cassava")
+    if tfds_name and source != "tfds":
+        raise ConfigError("tfdsName", f"is only used with dataSource tfds, not {source}", "remove it")
+    if tfds_name and not _TFDS_NAME.match(tfds_name):
+        raise ConfigError(
+            "tfdsName",
+            f"{tfds_name!r} is not a TensorFlow Datasets name like cassava or tf_flowers",
+            _set_fix("tfdsName", "cassava") + " (https://www.tensorflow.org/datasets/catalog/overview)",
+        )
+    return DataConfig(
+        source=source, count=count, image_size=image_size, folder=folder, seed=seed, tfds_name=tfds_name
+    )
 
 
 def _hyperparameters(read: _Reader) -> Hyperparameters:
@@ -307,7 +325,18 @@ def _hyperparameters(read: _Reader) -> Hyperparameters:
         learning_rate=learning_rate,
         weights=read.str("weights", "imagenet", "imagenet", WEIGHTS),
         mixed_precision=read.str("mixedPrecision", "auto", "auto", MIXED_PRECISION),
+        backbone=read.str("backbone", BACKBONES[0], BACKBONES[0], BACKBONES),
+        num_classes=_num_classes(read),
     )
+
+
+def _num_classes(read: _Reader) -> int | None:
+    value = read.number("numClasses", None, int, "5")
+    if value is not None and value < 2:
+        raise ConfigError(
+            "numClasses", f"must be at least 2, got {value}", _set_fix("numClasses", "5") + " or remove it"
+        )
+    return value
 
 
 KEYS = (
@@ -334,12 +363,15 @@ KEYS = (
     "dataCount",
     "imageSize",
     "dataSeed",
+    "tfdsName",
     "epochs",
     "fineTuneEpochs",
     "batchSize",
     "learningRate",
     "weights",
     "mixedPrecision",
+    "backbone",
+    "numClasses",
     "forceDestroy",
     "protect",
     "tensorboard",

@@ -85,6 +85,8 @@ def data_args(cfg: StackConfig, job: JobPlan) -> list[str]:
     args = ["--source", data.source]
     if data.folder:
         args += ["--folder", data.folder]
+    if data.tfds_name:
+        args += ["--tfds-name", data.tfds_name]
     if data.count is not None:
         args += ["--count", str(data.count)]
     return [*args, "--output", job.data_dir, "--image-size", str(data.image_size), "--seed", str(data.seed)]
@@ -103,6 +105,8 @@ def train_args(cfg: StackConfig, job: JobPlan) -> list[str]:
         "--learning-rate", repr(hp.learning_rate),
         "--weights", hp.weights,
         "--mixed-precision", hp.mixed_precision,
+        "--backbone", hp.backbone,
+        *(["--num-classes", str(hp.num_classes)] if hp.num_classes else []),
     ]  # fmt: skip
 
 

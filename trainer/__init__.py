@@ -1,4 +1,4 @@
-"""The training application: TFRecords preparation and DenseNet121 training (Docker build context)."""
+"""The training application: TFRecords preparation and transfer-learning training (Docker build context)."""
 
 import os
 

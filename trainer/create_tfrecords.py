@@ -13,7 +13,7 @@ import tensorflow as tf
 from trainer import metadata, records, sources
 from trainer.errors import TrainerError
 from trainer.images import UnreadableImage, to_stored_jpeg
-from trainer.split import split_items
+from trainer.split import given_split, split_items
 
 log = logging.getLogger("trainer.create_tfrecords")
 
@@ -22,6 +22,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m trainer.create_tfrecords", description=__doc__)
     p.add_argument("--source", choices=["tfds", "folder", "synthetic"], required=True)
     p.add_argument("--folder", help="with --source folder: one sub-folder of JPEG/PNG images per class")
+    p.add_argument(
+        "--tfds-name",
+        default=sources.DEFAULT_TFDS_NAME,
+        help="with --source tfds: the dataset, e.g. cats_vs_dogs, cassava, tf_flowers",
+    )
     p.add_argument(
         "--count", type=int, help="synthetic: images to make (default 400); folder, tfds: at most this many"
     )
@@ -36,7 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.source == "folder" and not args.folder:
         p.error("--source folder needs --folder DIR (one sub-folder of images per class)")
     if args.image_size < 32:
-        p.error(f"--image-size {args.image_size} is too small; DenseNet121 needs at least 32")
+        p.error(f"--image-size {args.image_size} is too small; the backbones need at least 32")
     if args.shard_size < 1:
         p.error("--shard-size must be at least 1")
     if not 0 < args.valid_fraction < 1:
@@ -50,7 +55,7 @@ def load_source(args: argparse.Namespace) -> sources.Source:
     if args.source == "folder":
         return sources.from_folder(args.folder, args.count)
     if args.source == "tfds":
-        return sources.from_tfds("cats_vs_dogs", args.count)
+        return sources.from_tfds(args.tfds_name, args.count, args.valid_fraction)
     return sources.synthetic(args.count or 400, args.image_size, args.seed)
 
 
@@ -104,15 +109,32 @@ def run(args: argparse.Namespace) -> metadata.Metadata:
     source = load_source(args)
     if not source.items:
         raise TrainerError("the source has no images; check --folder / --count")
+    if source.valid_items is None:
+        splits = split_items(source.items, args.valid_fraction, args.seed)
+    else:
+        splits = given_split(source.items, source.valid_items, args.seed)
+    created = not tf.io.gfile.exists(args.output)
     tf.io.gfile.makedirs(args.output)
-    splits = split_items(source.items, args.valid_fraction, args.seed)
+    try:
+        meta = write_splits(args, source, splits)
+    except BaseException:
+        remove_partial(args.output, created)  # nothing half-created: no shards without a metadata.json
+        raise
+    metadata.write(args.output, meta)  # last: a data dir without metadata.json is visibly incomplete
+    return meta
+
+
+def write_splits(
+    args: argparse.Namespace, source: sources.Source, splits: dict[str, list[sources.Item]]
+) -> metadata.Metadata:
     meta = metadata.Metadata(
         image_size=args.image_size,
         class_names=source.class_names,
         counts={},
-        source=args.source,
+        source=args.source if args.source != "tfds" else f"tfds:{args.tfds_name}",
         seed=args.seed,
-        valid_fraction=args.valid_fraction,
+        valid_fraction=args.valid_fraction if source.valid_items is None else 0.0,
+        valid_split="" if source.valid_items is None else sources.TFDS_VALID_SPLIT,
     )
     for split in metadata.SPLITS:
         counts, skipped, shards = write_split(
@@ -122,10 +144,23 @@ def run(args: argparse.Namespace) -> metadata.Metadata:
         meta.skipped += skipped
         meta.shards[split] = shards
         log.info("%s: %d images in %d shard(s), %d skipped", split, sum(counts.values()), shards, skipped)
+    empty = [name for name in source.class_names if not any(meta.counts[s][name] for s in metadata.SPLITS)]
+    if empty:
+        raise TrainerError(
+            f"class(es) {empty} have no readable images ({meta.skipped} unreadable file(s) skipped, see the "
+            "warnings above); replace those files with JPEG/PNG images, or remove the class"
+        )
     if meta.total("train") == 0 or meta.total("valid") == 0:
         raise TrainerError("no readable images left for both splits; check the source images")
-    metadata.write(args.output, meta)  # last: a data dir without metadata.json is visibly incomplete
     return meta
+
+
+def remove_partial(output: str, created: bool) -> None:
+    """Deletes the shards a failed run wrote (check_output made sure no earlier ones were there)."""
+    for path in tf.io.gfile.glob(posixpath.join(output, "*.tfrec")):
+        tf.io.gfile.remove(path)
+    if created and not tf.io.gfile.listdir(output):
+        tf.io.gfile.rmtree(output)
 
 
 def main(argv: list[str] | None = None) -> None:

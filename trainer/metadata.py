@@ -24,6 +24,8 @@ class Metadata:
     source: str = ""
     seed: int = 0
     valid_fraction: float = 0.0
+    # "validation" when the valid split is the source dataset's own (tfds), else "" (split here by fraction).
+    valid_split: str = ""
     storage: str = "jpeg, shorter side resized to image_size, aspect ratio kept, no augmentation"
     shards: dict[str, int] = field(default_factory=dict)
 

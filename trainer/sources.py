@@ -13,6 +13,12 @@ from trainer.errors import TrainerError
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
 SYNTHETIC_CLASSES = ["cats", "dogs"]
+# Ellipse colour per class in generated images: warm, cool, then more for tests with more classes.
+PALETTE = ((220, 90, 40), (40, 90, 220), (60, 200, 60), (220, 200, 40), (160, 60, 200))
+DEFAULT_TFDS_NAME = "cats_vs_dogs"
+# TFDS's conventional name for a held-out split meant for model selection (e.g. cassava's).
+TFDS_VALID_SPLIT = "validation"
+TFDS_CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,8 @@ class Item:
 class Source:
     class_names: list[str]
     items: list[Item]
+    # The dataset's own validation split, if it has one: then `items` is its training split, not split again.
+    valid_items: list[Item] | None = None
 
 
 def from_folder(folder: str, count: int | None = None) -> Source:
@@ -69,25 +77,51 @@ def _file_loader(path: str) -> Callable[[], bytes]:
     return load
 
 
-def from_tfds(name: str = "cats_vs_dogs", count: int | None = None) -> Source:
-    """A tfds image classification dataset (needs network access or a prepared TFDS_DATA_DIR)."""
+def from_tfds(name: str = DEFAULT_TFDS_NAME, count: int | None = None, valid_fraction: float = 0.2) -> Source:
+    """A tfds image classification dataset (needs network access or a prepared TFDS_DATA_DIR).
+
+    Uses the dataset's `validation` split where it has one (cassava does; cats_vs_dogs and tf_flowers have
+    only `train`, which is then split here). `count` caps the training split, and round(count x
+    valid_fraction) the validation split.
+    """
     import tensorflow_datasets as tfds
 
-    # Encoded bytes are kept instead of decoded arrays: the split needs all labels before writing.
-    ds, info = tfds.load(
-        name,
-        split="train",
-        as_supervised=True,
-        with_info=True,
-        decoders={"image": tfds.decode.SkipDecoding()},
-    )
-    items = [
-        Item(f"{name}:{i}", int(label), _constant(bytes(image)))
-        for i, (image, label) in enumerate(tfds.as_numpy(ds))
-    ]
+    try:
+        builder = tfds.builder(name)
+    except tfds.core.registered.DatasetNotFoundError:
+        raise TrainerError(
+            f"--tfds-name {name!r} is not a TensorFlow Datasets dataset; pick an image classification one "
+            f"from {TFDS_CATALOG}, e.g. cats_vs_dogs, cassava or tf_flowers"
+        ) from None
+    features = builder.info.features
+    if not {"image", "label"} <= set(features.keys()) or not hasattr(features["label"], "names"):
+        raise TrainerError(
+            f"--tfds-name {name!r} is not an image classification dataset (it needs an `image` and a class "
+            f"`label` feature); pick one from {TFDS_CATALOG}"
+        )
+    builder.download_and_prepare()
+    class_names = list(features["label"].names)
+    train = _tfds_items(builder, name, "train")
+    if TFDS_VALID_SPLIT not in builder.info.splits:
+        return Source(class_names, _limit(train, count, len(class_names)))
+    valid = _tfds_items(builder, name, TFDS_VALID_SPLIT)
+    valid_count = None if count is None else max(1, round(count * valid_fraction))
     return Source(
-        list(info.features["label"].names), _limit(items, count, info.features["label"].num_classes)
+        class_names,
+        _limit(train, count, len(class_names)),
+        _limit(valid, valid_count, len(class_names)),
     )
+
+
+def _tfds_items(builder: object, name: str, split: str) -> list[Item]:
+    """One split's examples as items holding the encoded image bytes (the split needs all labels first)."""
+    import tensorflow_datasets as tfds
+
+    ds = builder.as_dataset(split=split, decoders={"image": tfds.decode.SkipDecoding()})
+    return [
+        Item(f"{name}:{split}:{i}", int(ex["label"]), _constant(bytes(ex["image"])))
+        for i, ex in enumerate(tfds.as_numpy(ds))
+    ]
 
 
 def _constant(data: bytes) -> Callable[[], bytes]:
@@ -112,7 +146,7 @@ def _synthetic_loader(index: int, label: int, size: int, seed: int) -> Callable[
 
 
 def synthetic_image(rng: np.random.Generator, label: int, size: int) -> np.ndarray:
-    """A non-square image: class 0 has a warm (red) ellipse, class 1 a cool (blue) one, anywhere, any size."""
+    """A non-square image with an ellipse of the class's PALETTE colour (0 warm, 1 cool, ...), anywhere."""
     height = size
     width = int(size * rng.uniform(1.0, 1.5))  # non-square, so the aspect-ratio path is exercised
     image = rng.normal(110, 35, (height, width, 3))
@@ -120,8 +154,7 @@ def synthetic_image(rng: np.random.Generator, label: int, size: int) -> np.ndarr
     cy, cx = rng.uniform(0.3, 0.7) * height, rng.uniform(0.3, 0.7) * width
     ry, rx = rng.uniform(0.2, 0.4) * height, rng.uniform(0.2, 0.4) * width
     inside = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 <= 1.0
-    warm, cool = np.array([220, 90, 40]), np.array([40, 90, 220])
-    colour = (warm if label == 0 else cool) + rng.normal(0, 20, 3)
+    colour = np.array(PALETTE[label]) + rng.normal(0, 20, 3)
     image[inside] = colour + rng.normal(0, 15, (int(inside.sum()), 3))
     return np.clip(image, 0, 255).astype(np.uint8)
 

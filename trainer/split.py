@@ -30,3 +30,12 @@ def split_items(items: list[Item], valid_fraction: float, seed: int) -> dict[str
     rng.shuffle(train)  # shards mix classes, so a small shuffle buffer is enough at train time
     rng.shuffle(valid)
     return {"train": train, "valid": valid}
+
+
+def given_split(train: list[Item], valid: list[Item], seed: int) -> dict[str, list[Item]]:
+    """A dataset's own train/validation splits, each shuffled by key and seed (so shards mix classes)."""
+    rng = random.Random(seed)
+    splits = {"train": sorted(train, key=lambda it: it.key), "valid": sorted(valid, key=lambda it: it.key)}
+    for items in splits.values():
+        rng.shuffle(items)
+    return splits

@@ -1,4 +1,4 @@
-"""CLI: train DenseNet121 on the TFRecords (frozen-backbone head, then fine-tuning), export a SavedModel.
+"""CLI: fine-tune an ImageNet backbone on the TFRecords (frozen-backbone head, then the top block), export.
 
 Reads top to bottom: arguments -> data -> strategy and model -> one fit per phase (resumable) -> export.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer import data, distribute, export, metadata, model, phases
+from trainer import backbones, data, distribute, export, metadata, model, phases
 from trainer.errors import TrainerError
 from trainer.outputs import write_dir
 
@@ -56,6 +56,8 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
     )
     p.add_argument("--batch-size", type=int, default=32, help="per replica; global = this x replicas")
     p.add_argument("--image-size", type=int, help="must equal the data's image size (default: the data's)")
+    p.add_argument("--num-classes", type=int, help="must equal the data's class count (default: the data's)")
+    p.add_argument("--backbone", choices=list(backbones.BACKBONES), default=backbones.DEFAULT)
     p.add_argument("--weights", choices=["imagenet", "none"], default="imagenet")
     p.add_argument("--mixed-precision", choices=["auto", "on", "off"], default="auto")
     p.add_argument(
@@ -74,18 +76,27 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
     return args
 
 
-def check_data(meta: metadata.Metadata, data_dir: str, image_size: int | None) -> int:
-    """The training image size: the data's own; a different --image-size is an error naming both fixes."""
+def check_data(
+    meta: metadata.Metadata, data_dir: str, image_size: int | None, num_classes: int | None = None
+) -> int:
+    """The training image size: the data's own; a different --image-size or --num-classes is an error."""
     if image_size is not None and image_size != meta.image_size:
         raise TrainerError(
             f"--image-size {image_size} contradicts {data_dir}/metadata.json (image_size {meta.image_size}). "
             f"Pass --image-size {meta.image_size} (or omit it), or recreate the data with "
             f"`python -m trainer.create_tfrecords ... --image-size {image_size}`."
         )
-    if len(meta.class_names) != 2:
+    classes = len(meta.class_names)
+    if classes < 2:
         raise TrainerError(
-            f"{data_dir} has {len(meta.class_names)} classes {meta.class_names}; "
-            "this trainer's head is binary: prepare data with exactly two classes"
+            f"{data_dir} has {classes} class(es) {meta.class_names}; a classifier needs at least two: "
+            "prepare data with one sub-folder per class"
+        )
+    if num_classes is not None and num_classes != classes:
+        raise TrainerError(
+            f"--num-classes {num_classes} contradicts {data_dir}/metadata.json ({classes} classes: "
+            f"{meta.class_names}). Pass --num-classes {classes} (or omit it), or point --data-dir at the "
+            "data set you meant."
         )
     return meta.image_size
 
@@ -146,7 +157,8 @@ def phase_callbacks(
 
 def train(args: argparse.Namespace) -> dict:
     meta = metadata.read(args.data_dir)
-    size = check_data(meta, args.data_dir, args.image_size)
+    size = check_data(meta, args.data_dir, args.image_size, args.num_classes)
+    num_classes, backbone = len(meta.class_names), backbones.get(args.backbone)
     tf_config = os.environ.get("TF_CONFIG")
     role = distribute.role(tf_config)
     kind = distribute.strategy_kind(tf_config, len(tf.config.list_physical_devices("GPU")))
@@ -165,10 +177,12 @@ def train(args: argparse.Namespace) -> dict:
         )
     learning_rate = args.learning_rate * replicas
     log.info(
-        "%s-%d: strategy %s, %d replica(s), global batch %d, lr %g, mixed precision %s, image size %d, "
-        "%d train / %d valid images",
+        "%s-%d: %s, %d classes, strategy %s, %d replica(s), global batch %d, lr %g, mixed precision %s, "
+        "image size %d, %d train / %d valid images",
         role.task_type,
         role.task_id,
+        backbone.name,
+        num_classes,
         kind,
         replicas,
         global_batch,
@@ -182,7 +196,7 @@ def train(args: argparse.Namespace) -> dict:
     train_ds = data.train_dataset(args.data_dir, size, global_batch, workers)
     valid_ds = data.valid_dataset(args.data_dir, size, global_batch, workers)
     with strategy.scope():
-        net = model.build(size, None if args.weights == "none" else "imagenet")
+        net = model.build(size, None if args.weights == "none" else "imagenet", num_classes, backbone.name)
 
     history: dict[str, dict] = {}
     plan = plan_phases(args.epochs, args.fine_tune_epochs)
@@ -198,11 +212,10 @@ def train(args: argparse.Namespace) -> dict:
                 continue
             with strategy.scope():
                 if phase.name == "fine_tune":
-                    tuned = model.unfreeze_top(net)
+                    tuned = model.unfreeze_top(net, backbone.top_block)
                     log.info("fine-tuning %d backbone layers (BatchNorm frozen)", tuned)
-                model.compile_for(
-                    net, learning_rate * (FINE_TUNE_LR_FACTOR if phase.name == "fine_tune" else 1)
-                )
+                lr = learning_rate * (FINE_TUNE_LR_FACTOR if phase.name == "fine_tune" else 1)
+                model.compile_for(net, lr, num_classes)
             fit = net.fit(
                 train_ds,
                 validation_data=valid_ds,
@@ -222,10 +235,11 @@ def train(args: argparse.Namespace) -> dict:
     log.info("SavedModel written to %s; evaluating it on the validation split", args.model_dir)
     # Reported metrics are those of the exported SavedModel on the whole validation split.
     probs, labels = export.predict_saved_model(args.model_dir, data.valid_dataset(args.data_dir, size, 64))
-    metrics = export.binary_metrics(probs, labels) | {
+    metrics = export.classification_metrics(probs, labels, meta.class_names) | {
         "valid_images": len(labels),
         "image_size": size,
         "class_names": meta.class_names,
+        "backbone": backbone.name,
         "strategy": kind,
         "replicas": replicas,
         "global_batch_size": global_batch,

@@ -12,8 +12,8 @@ from infra.config import StackConfig, load_config
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = ("local", "dev", "prod")
-CLOUD_STACKS = ("dev", "prod")
+STACKS = ("local", "dev", "prod", "cassava")
+CLOUD_STACKS = ("dev", "prod", "cassava")
 
 
 def stack_values(stack: str, **overrides: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ def test_committed_stack_files_load(stack: str) -> None:
 
 
 def test_stack_files_differ_where_the_environments_do() -> None:
-    local, dev, prod = (stack_config(s) for s in STACKS)
+    local, dev, prod = (stack_config(s) for s in ("local", "dev", "prod"))
     assert local.budget is None and not local.kill_switch
     assert local.data.source == "synthetic" and local.data.image_size <= 96
     assert dev.spot and dev.force_destroy and not dev.protect and dev.kill_switch

@@ -82,3 +82,29 @@ def free_ports(n: int) -> list[int]:
 
 def epoch_lines(log: str, phase: str) -> list[str]:
     return [line for line in log.splitlines() if f" {phase} epoch " in line]
+
+
+def make_class_folder(
+    root: Path, classes: list[str], per_class: int, size: int = SIZE, seed: int = 3
+) -> Path:
+    """One sub-folder of generated PNG photos-to-be per class; class i's ellipse has sources.PALETTE[i]."""
+    import numpy as np
+    from PIL import Image
+
+    from trainer.sources import synthetic_image
+
+    rng = np.random.default_rng(seed)
+    for label, name in enumerate(classes):
+        (root / name).mkdir(parents=True)
+        for i in range(per_class):
+            Image.fromarray(synthetic_image(rng, label, size)).save(root / name / f"{i:03d}.png")
+    return root
+
+
+def make_folder_data(folder: Path, output: Path, *more: str, size: int = SIZE) -> dict:
+    """`create_tfrecords --source folder` in-process; returns the metadata as a dict."""
+    from trainer import create_tfrecords
+
+    args = ["--source", "folder", "--folder", str(folder), "--output", str(output), "--image-size", str(size)]
+    create_tfrecords.run(create_tfrecords.parse_args([*args, *more]))
+    return json.loads((output / "metadata.json").read_text())

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from tests.trainer.helpers import SIZE, make_synthetic
+from tests.trainer.helpers import SIZE, make_class_folder, make_synthetic
 from trainer import create_tfrecords, metadata, records
 from trainer.errors import TrainerError
 from trainer.sources import Item
@@ -170,3 +171,115 @@ def test_oversized_image_is_skipped_as_unreadable(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)  # PIL refuses images over twice this many pixels
     with pytest.raises(UnreadableImage):
         to_stored_jpeg(_jpeg_bytes((40, 40), (1, 2, 3)), 32)
+
+
+def _folder_args(folder: Path, output: Path, *more: str) -> list[str]:
+    return [
+        "--source",
+        "folder",
+        "--folder",
+        str(folder),
+        "--output",
+        str(output),
+        "--image-size",
+        "32",
+        *more,
+    ]
+
+
+def test_folder_with_many_classes_keeps_sorted_class_order(tmp_path: Path) -> None:
+    make_class_folder(tmp_path / "img", ["zebra", "ant", "moth", "bee"], per_class=5)
+    meta = create_tfrecords.run(create_tfrecords.parse_args(_folder_args(tmp_path / "img", tmp_path / "o")))
+    assert meta.class_names == ["ant", "bee", "moth", "zebra"]
+    assert meta.counts["valid"] == dict.fromkeys(meta.class_names, 1)
+    assert sorted({r["label"] for r in read_records(tmp_path / "o", "train")}) == [0, 1, 2, 3]
+
+
+def test_one_class_or_a_class_without_readable_images_is_a_clear_error(tmp_path: Path) -> None:
+    make_class_folder(tmp_path / "one", ["cats"], per_class=4)
+    with pytest.raises(TrainerError, match=r"has 1 class sub-folder\(s\); it needs .* at least two"):
+        create_tfrecords.run(create_tfrecords.parse_args(_folder_args(tmp_path / "one", tmp_path / "o1")))
+
+    make_class_folder(tmp_path / "bad", ["cats", "dogs"], per_class=4)
+    (tmp_path / "bad" / "owls").mkdir()
+    for i in range(3):
+        (tmp_path / "bad" / "owls" / f"{i}.jpg").write_bytes(b"not an image")
+    with pytest.raises(TrainerError, match=r"class\(es\) \['owls'\] have no readable images \(3 unreadable"):
+        create_tfrecords.run(create_tfrecords.parse_args(_folder_args(tmp_path / "bad", tmp_path / "o2")))
+    assert not (tmp_path / "o2").exists()  # the shards it had written are gone with the dir it made
+
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "notes.txt").write_text("a user's file")
+    with pytest.raises(TrainerError, match="owls"):
+        create_tfrecords.run(create_tfrecords.parse_args(_folder_args(tmp_path / "bad", tmp_path / "kept")))
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == ["notes.txt"]  # no shards, nothing lost
+
+
+def test_unknown_tfds_name_is_a_clear_error(tmp_path: Path) -> None:
+    """tfds.builder's own registry answers offline: no download is attempted for a name it does not know."""
+    args = create_tfrecords.parse_args(
+        ["--source", "tfds", "--tfds-name", "cassavaa", "--output", str(tmp_path / "o"), "--image-size", "32"]
+    )
+    with pytest.raises(
+        TrainerError, match=r"--tfds-name 'cassavaa' is not a TensorFlow Datasets dataset.*cassava"
+    ):
+        create_tfrecords.run(args)
+    assert not (tmp_path / "o").exists()
+    assert create_tfrecords.parse_args(
+        ["--source", "tfds", "--output", "o", "--image-size", "32"]
+    ).tfds_name == ("cats_vs_dogs")
+
+
+def _tfds_metadata(root: Path, name: str, version: str, splits: dict[str, int]) -> Path:
+    """The dataset_info.json TFDS writes after preparing a dataset (the split names are what matters here)."""
+    info = {
+        "name": name,
+        "version": version,
+        "splits": [{"name": s, "shardLengths": [str(n)]} for s, n in splits.items()],
+    }
+    (root / name / version).mkdir(parents=True)
+    (root / name / version / "dataset_info.json").write_text(json.dumps(info))
+    return root
+
+
+def test_tfds_cassava_uses_its_own_validation_split(tmp_path: Path) -> None:
+    """The real loading code under tfds.testing.mock_data: cassava's real builder and label names, random
+    images, and the split names of its real dataset_info (train 5,656 / validation 1,889 / test 1,885)."""
+    import tensorflow_datasets as tfds
+
+    meta_dir = _tfds_metadata(
+        tmp_path / "tfds", "cassava", "0.1.0", {"train": 5656, "validation": 1889, "test": 1885}
+    )
+    out = tmp_path / "o"
+    args = ["--source", "tfds", "--tfds-name", "cassava", "--output", str(out), "--image-size", "32"]
+    with tfds.testing.mock_data(num_examples=20, data_dir=str(meta_dir)):
+        meta = create_tfrecords.run(create_tfrecords.parse_args([*args, "--count", "15"]))
+    assert meta.class_names == ["cbb", "cbsd", "cgm", "cmd", "healthy"]
+    assert meta.valid_split == "validation" and meta.source == "tfds:cassava"
+    assert meta.total("train") == 15  # --count caps the training split ...
+    assert meta.total("valid") == 3  # ... and round(15 x 0.2) the validation split: not split from train
+    rows = read_records(out, "valid")
+    assert len(rows) == 3 and all(min(r["height"], r["width"]) == 32 for r in rows)
+
+
+def test_tfds_without_a_validation_split_is_split_here(tmp_path: Path) -> None:
+    """cats_vs_dogs has only `train`: the class-balanced split by --valid-fraction applies."""
+    import tensorflow_datasets as tfds
+
+    meta_dir = _tfds_metadata(tmp_path / "tfds", "cats_vs_dogs", "4.0.1", {"train": 23262})
+    args = [
+        "--source",
+        "tfds",
+        "--output",
+        str(tmp_path / "o"),
+        "--image-size",
+        "32",
+        "--valid-fraction",
+        "0.25",
+    ]
+    with tfds.testing.mock_data(num_examples=16, data_dir=str(meta_dir)):
+        meta = create_tfrecords.run(create_tfrecords.parse_args(args))
+    assert (
+        meta.class_names == ["cat", "dog"] and meta.valid_split == "" and meta.source == "tfds:cats_vs_dogs"
+    )
+    assert meta.total("train") + meta.total("valid") == 16 and meta.valid_fraction == 0.25

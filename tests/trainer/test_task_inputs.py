@@ -62,8 +62,24 @@ def test_data_dir_without_records_or_two_classes(tmp_path: Path) -> None:
         metadata.read(str(tmp_path / "d"))
     meta = json.loads((tmp_path / "d" / "metadata.json").read_text())
     meta["class_names"] = ["a", "b", "c"]
-    with pytest.raises(TrainerError, match="head is binary"):
+    assert task.check_data(metadata.Metadata(**meta), "d", None, 3) == 32  # three classes train
+    with pytest.raises(TrainerError, match=r"--num-classes 5 contradicts .*Pass --num-classes 3"):
+        task.check_data(metadata.Metadata(**meta), "d", None, 5)
+    meta["class_names"] = ["a"]
+    with pytest.raises(TrainerError, match="needs at least two"):
         task.check_data(metadata.Metadata(**meta), "d", None)
+
+
+def test_backbone_choices_are_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    from trainer import backbones
+
+    base = ["--data-dir", "d", "--model-dir", "m"]
+    assert task.parse_args(base, {}).backbone == "densenet121"
+    for name in backbones.BACKBONES:
+        assert task.parse_args([*base, "--backbone", name], {}).backbone == name
+    with pytest.raises(SystemExit):
+        task.parse_args([*base, "--backbone", "vgg16"], {})
+    assert "invalid choice: 'vgg16'" in capsys.readouterr().err
 
 
 def test_phase_plan() -> None:

@@ -82,15 +82,17 @@ def test_end_to_end_accuracy_and_exported_model_matches(interrupted_then_resumed
     print(f"end-to-end val_accuracy={metrics['val_accuracy']:.4f} val_loss={metrics['val_loss']:.4f}")
     assert metrics["val_accuracy"] >= 0.9
     assert metrics["valid_images"] == 38  # every validation image, center-cropped
+    assert set(metrics["per_class_accuracy"]) == {"cats", "dogs"} and metrics["backbone"] == "densenet121"
+    assert np.sum(metrics["confusion_matrix"]) == 38 and np.shape(metrics["confusion_matrix"]) == (2, 2)
 
     # The SavedModel predicts what the trained Keras model (its final weights, rebuilt here) predicts.
     images = next(iter(data.valid_dataset(str(r["data"]), SIZE, 64)))[0]
     net = model.build(SIZE, None)
     phases.load_done(net, str(r["model_dir"].parent / "checkpoints"), "fine_tune")
-    before = net(images, training=False).numpy()[:, 0]
+    before = net(images, training=False).numpy()
     serve = tf.saved_model.load(str(r["model_dir"])).signatures["serving_default"]
-    after = serve(images=tf.constant(images))[export.SIGNATURE_OUTPUT].numpy()
-    assert after.shape == (len(images),)
+    after = serve(images=tf.cast(images, tf.float32))[export.SIGNATURE_OUTPUT].numpy()
+    assert after.shape == (len(images), 1)  # the contract: P(second class), [None, 1]
     np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-6)
     assert serve.structured_input_signature[1]["images"].shape.as_list() == [None, SIZE, SIZE, 3]
 
