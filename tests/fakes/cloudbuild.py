@@ -1,4 +1,4 @@
-"""A fake Cloud Build (builds), Artifact Registry (tags) and Cloud Logging (entries) over real gRPC.
+"""A fake Cloud Build (builds) and Artifact Registry (tags) over real gRPC, with a Cloud Logging fake beside.
 
 Requests and responses are the client libraries' own proto-plus types, so the real `CloudBuildClient`,
 `ArtifactRegistryClient` and `LoggingServiceV2Client` drive it through `VERTEX_AI_EMULATOR_HOST`. Behaviour
@@ -6,7 +6,8 @@ follows the API reference (https://cloud.google.com/build/docs/api/reference/res
 CreateBuild returns a long-running Operation whose metadata is a BuildOperationMetadata carrying the QUEUED
 build; a build moves QUEUED -> WORKING -> `outcome` one step per GetBuild (builds seeded with `add_build`
 stay put until `finish`); a SUCCESS pushes every `images` entry (its digest in `results.images`, its tag in
-the registry) and every build writes its log lines to the project's `cloudbuild` log.
+the registry) and every build writes its log lines to the project's `cloudbuild` log in `logging`, a
+FakeLoggingService served with the rest.
 """
 
 from __future__ import annotations
@@ -22,18 +23,18 @@ import grpc
 from google.api import monitored_resource_pb2
 from google.cloud import artifactregistry_v1
 from google.cloud.devtools import cloudbuild_v1
-from google.cloud.logging_v2.types import ListLogEntriesRequest, ListLogEntriesResponse, LogEntry
+from google.cloud.logging_v2.types import LogEntry
 from google.longrunning import operations_pb2
 from google.protobuf import any_pb2
 
 from tests.fakes import filters
 from tests.fakes.filters import Matcher, compare, token_pattern
 from tests.fakes.grpc_fake import Abort, FakeService
+from tests.fakes.logging import FakeLoggingService
 
 Status = cloudbuild_v1.Build.Status
 BUILD_SERVICE = "google.devtools.cloudbuild.v1.CloudBuild"
 REGISTRY_SERVICE = "google.devtools.artifactregistry.v1.ArtifactRegistry"
-LOGGING_SERVICE = "google.logging.v2.LoggingServiceV2"
 LIVE = {Status.PENDING, Status.QUEUED, Status.WORKING}
 _NEXT = {Status.PENDING: Status.QUEUED, Status.QUEUED: Status.WORKING}
 _PARENT = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)$")
@@ -66,7 +67,8 @@ class FakeCloudBuild(FakeService):
         self.builds: dict[str, cloudbuild_v1.Build] = {}
         # Artifact Registry: tag resource name -> version resource name (…/versions/sha256:…).
         self.tags: dict[str, str] = {}
-        self.logs: dict[str, list[str]] = {}
+        # Cloud Logging (its own fake), where CLOUD_LOGGING_ONLY builds write their lines.
+        self.logging = FakeLoggingService()
         # Where created builds end after WORKING, and the log lines of a failing step.
         self.outcome: Status = Status.SUCCESS
         self.failure_log: list[str] = ["ERROR: failed to solve: process did not complete successfully"]
@@ -108,16 +110,7 @@ class FakeCloudBuild(FakeService):
                     )
                 },
             ),
-            self._service(
-                LOGGING_SERVICE,
-                {
-                    "ListLogEntries": (
-                        self._list_entries,
-                        ListLogEntriesRequest,
-                        ListLogEntriesResponse.serialize,
-                    )
-                },
-            ),
+            *self.logging.handlers(),
         )
 
     def push(self, image_uri: str, digest: str) -> None:
@@ -158,8 +151,22 @@ class FakeCloudBuild(FakeService):
             f"?project={match['project']}"
         )
         self.builds[stored.name] = stored
-        self.logs[stored.id] = [f"starting build {stored.id!r}", "FETCHSOURCE"]
+        self._log(stored, [f"starting build {stored.id!r}", "FETCHSOURCE"])
         return stored
+
+    def _log(self, build: cloudbuild_v1.Build, lines: list[str]) -> None:
+        """Write `lines` as Cloud Build logs a build: resource type build, the project's cloudbuild log."""
+        for line in lines:
+            self.logging.write(
+                build.project_id,
+                LogEntry(
+                    log_name=f"projects/{build.project_id}/logs/cloudbuild",
+                    resource=monitored_resource_pb2.MonitoredResource(
+                        type="build", labels={"build_id": build.id}
+                    ),
+                    text_payload=line,
+                ),
+            )
 
     def _push(self, image_uri: str, digest: str) -> None:
         m = _IMAGE.match(image_uri)
@@ -176,13 +183,14 @@ class FakeCloudBuild(FakeService):
         if status in LIVE:
             return
         build.finish_time = _now()
-        log = self.logs.setdefault(build.id, [])
         if status == Status.SUCCESS:
             digest = "sha256:" + hashlib.sha256(build.id.encode()).hexdigest()
             for uri in build.images:
                 self._push(uri, digest)
                 build.results.images.append(cloudbuild_v1.BuiltImage(name=uri, digest=digest))
-            log += [f"Step #0: Successfully tagged {uri}" for uri in build.images] + ["PUSH", "DONE"]
+            self._log(
+                build, [*(f"Step #0: Successfully tagged {uri}" for uri in build.images), "PUSH", "DONE"]
+            )
         elif status == Status.FAILURE:
             build.status_detail = 'Build step failure: build step 0 "gcr.io/cloud-builders/docker" failed'
             build.failure_info = cloudbuild_v1.Build.FailureInfo(
@@ -190,7 +198,7 @@ class FakeCloudBuild(FakeService):
                 detail='Build step failure: build step 0 "gcr.io/cloud-builders/docker" failed: '
                 "step exited with non-zero status: 1",
             )
-            log += [*(f"Step #0: {line}" for line in self.failure_log), "ERROR"]
+            self._log(build, [*(f"Step #0: {line}" for line in self.failure_log), "ERROR"])
 
     def _lookup(self, name: str) -> cloudbuild_v1.Build:
         if name not in self.builds:
@@ -263,32 +271,6 @@ class FakeCloudBuild(FakeService):
         if request.name not in self.tags:
             raise Abort(grpc.StatusCode.NOT_FOUND, "Requested entity was not found.")
         return artifactregistry_v1.Tag(name=request.name, version=self.tags[request.name])
-
-    # --- Cloud Logging -------------------------------------------------------------------------------
-    def _list_entries(self, request: ListLogEntriesRequest) -> ListLogEntriesResponse:
-        build_id = re.search(r'resource\.labels\.build_id="([^"]+)"', request.filter)
-        log_name = re.search(r'logName="([^"]+)"', request.filter)
-        if not build_id or not log_name or not log_name[1].endswith("/logs/cloudbuild"):
-            return ListLogEntriesResponse()
-        project = request.resource_names[0]
-        start = _now() - datetime.timedelta(seconds=len(self.logs.get(build_id[1], [])))
-        entries = [
-            LogEntry(
-                log_name=f"{project}/logs/cloudbuild",
-                resource=monitored_resource_pb2.MonitoredResource(
-                    type="build", labels={"build_id": build_id[1]}
-                ),
-                text_payload=line,
-                timestamp=start + datetime.timedelta(seconds=i),
-            )
-            for i, line in enumerate(self.logs.get(build_id[1], []))
-        ]
-        if request.order_by == "timestamp desc":
-            entries.reverse()
-        size = request.page_size or 1000
-        return ListLogEntriesResponse(
-            entries=entries[:size], next_page_token="more" if len(entries) > size else ""
-        )
 
 
 # The part of Cloud Build's list filter used here: tags="x", status="X", build_id="x".

@@ -82,10 +82,17 @@ class FakeLoggingService(FakeService):
             resource=monitored_resource_pb2.MonitoredResource(type="ml_job", labels=resource_labels),
             text_payload=text,
             timestamp=timestamp or datetime.datetime.now(datetime.UTC),
-            insert_id=insert_id or f"{next(self._ids):012d}",
+            insert_id=insert_id or "",
             labels=labels,
         )
+        return self.write(project, entry)
+
+    def write(self, project: str, entry: LogEntry) -> LogEntry:
+        """Record `entry` (any resource) in `project`; stamped now and given an insertId where it has none."""
+        if "timestamp" not in entry:
+            entry.timestamp = datetime.datetime.now(datetime.UTC)
         with self._lock:
+            entry.insert_id = entry.insert_id or f"{next(self._ids):012d}"
             self.entries.setdefault(project, []).append(entry)
         return entry
 
