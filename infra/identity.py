@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pulumi
-import pulumi_gcp as gcp
 
-from infra.options import children
 from infra.service_account import ServiceAccountIdentity
 
 BUCKET_ROLE = "roles/storage.objectAdmin"
@@ -51,37 +49,15 @@ class JobIdentity(ServiceAccountIdentity):
             description="Runtime identity of this stack's Vertex AI CustomJobs (managed by Pulumi).",
             opts=opts,
         )
-        child = children(self, opts)
-        self.grants += [
-            gcp.storage.BucketIAMMember(
-                f"job-bucket-{role.split('.')[-1].lower()}",
-                bucket=bucket,
-                role=role,
-                member=self.member,
-                opts=child,
-            )
-            for role in BUCKET_ROLES
-        ]
-        self.grants += [
-            gcp.artifactregistry.RepositoryIamMember(
-                "job-repository-reader",
-                project=project,
-                location=region,
-                repository=repository,
-                role=REPOSITORY_ROLE,
-                member=self.member,
-                opts=child,
-            ),
-        ]
-        roles = PROJECT_ROLES + ((TENSORBOARD_ROLE,) if tensorboard else ())
-        self.grants += [
-            gcp.projects.IAMMember(
-                f"job-{role.split('/')[1].replace('.', '-').lower()}",
-                project=project,
-                role=role,
-                member=self.member,
-                opts=child,
-            )
-            for role in roles
-        ]
+        for role in BUCKET_ROLES:
+            self.grant_bucket(f"job-bucket-{role.split('.')[-1].lower()}", bucket, role)
+        self.grant_repository(
+            "job-repository-reader",
+            project=project,
+            region=region,
+            repository=repository,
+            role=REPOSITORY_ROLE,
+        )
+        for role in PROJECT_ROLES + ((TENSORBOARD_ROLE,) if tensorboard else ()):
+            self.grant_project(f"job-{role.split('/')[1].replace('.', '-').lower()}", project, role)
         self.register_outputs({"email": self.email})

@@ -10,7 +10,7 @@ from infra.options import children
 
 class ServiceAccountIdentity(pulumi.ComponentResource):
     """`grants` lists every IAM member resource: what runs as the account waits for them, so it starts with
-    its rights. Subclasses add their grants to `member`, then register `email` as their output."""
+    its rights. Subclasses add grants with the grant_* methods, then register `email` as their output."""
 
     def __init__(
         self,
@@ -25,14 +25,55 @@ class ServiceAccountIdentity(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None,
     ) -> None:
         super().__init__(type_, name, None, opts)
+        self._child_opts = children(self, opts)
         self.account = gcp.serviceaccount.Account(
             account_name,
             project=project,
             account_id=account_id,
             display_name=display_name,
             description=description,
-            opts=children(self, opts),
+            opts=self._child_opts,
         )
         self.email = self.account.email
         self.member = self.account.email.apply(lambda email: f"serviceAccount:{email}")
         self.grants: list[pulumi.Resource] = []
+
+    def grant_project(self, resource_name: str, project: str, role: str) -> None:
+        self.grants.append(
+            gcp.projects.IAMMember(
+                resource_name, project=project, role=role, member=self.member, opts=self._child_opts
+            )
+        )
+
+    def grant_repository(
+        self, resource_name: str, *, project: str, region: str, repository: pulumi.Input[str], role: str
+    ) -> None:
+        self.grants.append(
+            gcp.artifactregistry.RepositoryIamMember(
+                resource_name,
+                project=project,
+                location=region,
+                repository=repository,
+                role=role,
+                member=self.member,
+                opts=self._child_opts,
+            )
+        )
+
+    def grant_bucket(
+        self,
+        resource_name: str,
+        bucket: pulumi.Input[str],
+        role: str,
+        condition: pulumi.Input[dict[str, str]] | None = None,
+    ) -> None:
+        self.grants.append(
+            gcp.storage.BucketIAMMember(
+                resource_name,
+                bucket=bucket,
+                role=role,
+                member=self.member,
+                condition=condition,
+                opts=self._child_opts,
+            )
+        )

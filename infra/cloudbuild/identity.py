@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pulumi
-import pulumi_gcp as gcp
 
-from infra.options import children
 from infra.service_account import ServiceAccountIdentity
 
 # Push to this one repository.
@@ -55,29 +53,18 @@ class BuilderIdentity(ServiceAccountIdentity):
             description="Runs this stack's Cloud Build builds of the trainer image (managed by Pulumi).",
             opts=opts,
         )
-        child = children(self, opts)
-        self.grants += [
-            gcp.artifactregistry.RepositoryIamMember(
-                "build-repository-writer",
-                project=project,
-                location=region,
-                repository=repository,
-                role=REPOSITORY_ROLE,
-                member=self.member,
-                opts=child,
-            ),
-            gcp.storage.BucketIAMMember(
-                "build-context-reader",
-                bucket=bucket,
-                role=SOURCE_ROLE,
-                member=self.member,
-                condition=pulumi.Output.from_input(bucket).apply(
-                    lambda b: source_condition(b, source_prefix)
-                ),
-                opts=child,
-            ),
-            gcp.projects.IAMMember(
-                "build-logging-logwriter", project=project, role=LOG_ROLE, member=self.member, opts=child
-            ),
-        ]
+        self.grant_repository(
+            "build-repository-writer",
+            project=project,
+            region=region,
+            repository=repository,
+            role=REPOSITORY_ROLE,
+        )
+        self.grant_bucket(
+            "build-context-reader",
+            bucket,
+            SOURCE_ROLE,
+            condition=pulumi.Output.from_input(bucket).apply(lambda b: source_condition(b, source_prefix)),
+        )
+        self.grant_project("build-logging-logwriter", project, LOG_ROLE)
         self.register_outputs({"email": self.email})
