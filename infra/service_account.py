@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -39,25 +41,18 @@ class ServiceAccountIdentity(pulumi.ComponentResource):
         self.grants: list[pulumi.Resource] = []
 
     def grant_project(self, resource_name: str, project: str, role: str) -> None:
-        self.grants.append(
-            gcp.projects.IAMMember(
-                resource_name, project=project, role=role, member=self.member, opts=self._child_opts
-            )
-        )
+        self._grant(gcp.projects.IAMMember, resource_name, project=project, role=role)
 
     def grant_repository(
         self, resource_name: str, *, project: str, region: str, repository: pulumi.Input[str], role: str
     ) -> None:
-        self.grants.append(
-            gcp.artifactregistry.RepositoryIamMember(
-                resource_name,
-                project=project,
-                location=region,
-                repository=repository,
-                role=role,
-                member=self.member,
-                opts=self._child_opts,
-            )
+        self._grant(
+            gcp.artifactregistry.RepositoryIamMember,
+            resource_name,
+            project=project,
+            location=region,
+            repository=repository,
+            role=role,
         )
 
     def grant_bucket(
@@ -67,13 +62,8 @@ class ServiceAccountIdentity(pulumi.ComponentResource):
         role: str,
         condition: pulumi.Input[dict[str, str]] | None = None,
     ) -> None:
-        self.grants.append(
-            gcp.storage.BucketIAMMember(
-                resource_name,
-                bucket=bucket,
-                role=role,
-                member=self.member,
-                condition=condition,
-                opts=self._child_opts,
-            )
-        )
+        self._grant(gcp.storage.BucketIAMMember, resource_name, bucket=bucket, role=role, condition=condition)
+
+    def _grant(self, member_type: type[pulumi.CustomResource], resource_name: str, **scope: Any) -> None:
+        """An IAM member resource of `member_type` giving this account a role on `scope`, as a child."""
+        self.grants.append(member_type(resource_name, member=self.member, opts=self._child_opts, **scope))
