@@ -47,7 +47,7 @@ def _entry_nanos(entry: LogEntry) -> int:
 
 
 class FakeLoggingService(FakeService):
-    """Log entries per project; `calls` records every request; faults injected with `fail`."""
+    """Log entries per project; `calls` records every (method, request); faults injected with `fail`."""
 
     def __init__(self) -> None:
         super().__init__()
