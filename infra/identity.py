@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pulumi
-import pulumi_gcp as gcp
 
-from infra.options import children
+from infra.service_account import ServiceAccountIdentity
 
 BUCKET_ROLE = "roles/storage.objectAdmin"
 # TensorFlow's GCS filesystem reads the bucket itself (GET bucket: storage.buckets.get) when it creates the
@@ -25,8 +24,8 @@ def account_id(stack: str) -> str:
     return f"vt-{stack}-job"
 
 
-class JobIdentity(pulumi.ComponentResource):
-    """`grants` lists every IAM member resource: jobs depend on them so they start with their permissions."""
+class JobIdentity(ServiceAccountIdentity):
+    """The training jobs' account; jobs depend on its `grants` so they start with their permissions."""
 
     def __init__(
         self,
@@ -40,48 +39,25 @@ class JobIdentity(pulumi.ComponentResource):
         tensorboard: bool,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("vertex-training:stack:JobIdentity", name, None, opts)
-        child = children(self, opts)
-        self.account = gcp.serviceaccount.Account(
-            "job-sa",
+        super().__init__(
+            "vertex-training:stack:JobIdentity",
+            name,
+            account_name="job-sa",
             project=project,
             account_id=account_id(stack),
             display_name=f"vertex-training {stack} training jobs",
             description="Runtime identity of this stack's Vertex AI CustomJobs (managed by Pulumi).",
-            opts=child,
+            opts=opts,
         )
-        member = self.account.email.apply(lambda email: f"serviceAccount:{email}")
-        self.grants: list[pulumi.Resource] = [
-            gcp.storage.BucketIAMMember(
-                f"job-bucket-{role.split('.')[-1].lower()}",
-                bucket=bucket,
-                role=role,
-                member=member,
-                opts=child,
-            )
-            for role in BUCKET_ROLES
-        ]
-        self.grants += [
-            gcp.artifactregistry.RepositoryIamMember(
-                "job-repository-reader",
-                project=project,
-                location=region,
-                repository=repository,
-                role=REPOSITORY_ROLE,
-                member=member,
-                opts=child,
-            ),
-        ]
-        roles = PROJECT_ROLES + ((TENSORBOARD_ROLE,) if tensorboard else ())
-        self.grants += [
-            gcp.projects.IAMMember(
-                f"job-{role.split('/')[1].replace('.', '-').lower()}",
-                project=project,
-                role=role,
-                member=member,
-                opts=child,
-            )
-            for role in roles
-        ]
-        self.email = self.account.email
+        for role in BUCKET_ROLES:
+            self.grant_bucket(f"job-bucket-{role.split('.')[-1].lower()}", bucket, role)
+        self.grant_repository(
+            "job-repository-reader",
+            project=project,
+            region=region,
+            repository=repository,
+            role=REPOSITORY_ROLE,
+        )
+        for role in PROJECT_ROLES + ((TENSORBOARD_ROLE,) if tensorboard else ()):
+            self.grant_project(f"job-{role.split('/')[1].replace('.', '-').lower()}", project, role)
         self.register_outputs({"email": self.email})

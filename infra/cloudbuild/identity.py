@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pulumi
-import pulumi_gcp as gcp
 
-from infra.options import children
+from infra.service_account import ServiceAccountIdentity
 
 # Push to this one repository.
 REPOSITORY_ROLE = "roles/artifactregistry.writer"
@@ -37,8 +36,8 @@ def source_condition(bucket: str, prefix: str) -> dict[str, str]:
     }
 
 
-class BuilderIdentity(pulumi.ComponentResource):
-    """`grants` lists every IAM member resource: the build waits for them, so it starts with its rights."""
+class BuilderIdentity(ServiceAccountIdentity):
+    """The image builds' account; builds depend on its `grants` so they start with their rights."""
 
     def __init__(
         self,
@@ -52,40 +51,28 @@ class BuilderIdentity(pulumi.ComponentResource):
         repository: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("vertex-training:cloudbuild:BuilderIdentity", name, None, opts)
-        child = children(self, opts)
-        self.account = gcp.serviceaccount.Account(
-            "build-sa",
+        super().__init__(
+            "vertex-training:cloudbuild:BuilderIdentity",
+            name,
+            account_name="build-sa",
             project=project,
             account_id=account_id(stack),
             display_name=f"vertex-training {stack} image builds",
             description="Runs this stack's Cloud Build builds of the trainer image (managed by Pulumi).",
-            opts=child,
+            opts=opts,
         )
-        member = self.account.email.apply(lambda email: f"serviceAccount:{email}")
-        self.grants: list[pulumi.Resource] = [
-            gcp.artifactregistry.RepositoryIamMember(
-                "build-repository-writer",
-                project=project,
-                location=region,
-                repository=repository,
-                role=REPOSITORY_ROLE,
-                member=member,
-                opts=child,
-            ),
-            gcp.storage.BucketIAMMember(
-                "build-context-reader",
-                bucket=bucket,
-                role=SOURCE_ROLE,
-                member=member,
-                condition=pulumi.Output.from_input(bucket).apply(
-                    lambda b: source_condition(b, source_prefix)
-                ),
-                opts=child,
-            ),
-            gcp.projects.IAMMember(
-                "build-logging-logwriter", project=project, role=LOG_ROLE, member=member, opts=child
-            ),
-        ]
-        self.email = self.account.email
+        self.grant_repository(
+            "build-repository-writer",
+            project=project,
+            region=region,
+            repository=repository,
+            role=REPOSITORY_ROLE,
+        )
+        self.grant_bucket(
+            "build-context-reader",
+            bucket,
+            SOURCE_ROLE,
+            condition=pulumi.Output.from_input(bucket).apply(lambda b: source_condition(b, source_prefix)),
+        )
+        self.grant_project("build-logging-logwriter", project, LOG_ROLE)
         self.register_outputs({"email": self.email})

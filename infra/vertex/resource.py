@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi.dynamic
 
+from infra.vertex import spec
 from infra.vertex.provider import CustomJobProvider
 
 # The type token the engine (and the mock runtime) sees; changing it would replace every existing job.
@@ -71,19 +72,5 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
     metrics: pulumi.Output[dict[str, Any] | None]
 
     def __init__(self, name: str, args: CustomJobArgs, opts: pulumi.ResourceOptions | None = None):
-        outputs = dict.fromkeys(
-            (
-                "job_name",
-                "state",
-                "console_url",
-                "model_dir",
-                "create_time",
-                "start_time",
-                "end_time",
-                "error",
-                "duration_seconds",
-                "estimated_cost_usd",
-                "metrics",
-            )
-        )
+        outputs = dict.fromkeys(spec.OUTPUTS)
         super().__init__(CustomJobProvider(), name, {**to_props(args), **outputs}, opts)

@@ -136,12 +136,12 @@ def test_a_failed_build_names_status_reason_log_tail_and_console_link(
     assert "No matching distribution found for tensorflw==2.21" in message
     assert message.index("RUN python -m pip") < message.index("No matching distribution")
     assert build.log_url in message
-    assert "ListLogEntries" in fake_cloudbuild.methods()
+    assert "ListLogEntries" in fake_cloudbuild.logging.methods()
 
 
 def test_a_failed_build_still_reports_when_its_log_cannot_be_read(fake_cloudbuild: FakeCloudBuild) -> None:
     fake_cloudbuild.outcome = Status.FAILURE
-    fake_cloudbuild.fail("ListLogEntries", grpc.StatusCode.PERMISSION_DENIED)
+    fake_cloudbuild.logging.fail("ListLogEntries", grpc.StatusCode.PERMISSION_DENIED)
 
     with pytest.raises(BuildError, match=r"ended FAILURE(.|\n)*the log could not be read(.|\n)*console"):
         ImageBuildProvider().create(props())

@@ -1,4 +1,4 @@
-"""A fake Cloud Build (builds), Artifact Registry (tags) and Cloud Logging (entries) over real gRPC.
+"""A fake Cloud Build (builds) and Artifact Registry (tags) over real gRPC, with a Cloud Logging fake beside.
 
 Requests and responses are the client libraries' own proto-plus types, so the real `CloudBuildClient`,
 `ArtifactRegistryClient` and `LoggingServiceV2Client` drive it through `VERTEX_AI_EMULATOR_HOST`. Behaviour
@@ -6,7 +6,8 @@ follows the API reference (https://cloud.google.com/build/docs/api/reference/res
 CreateBuild returns a long-running Operation whose metadata is a BuildOperationMetadata carrying the QUEUED
 build; a build moves QUEUED -> WORKING -> `outcome` one step per GetBuild (builds seeded with `add_build`
 stay put until `finish`); a SUCCESS pushes every `images` entry (its digest in `results.images`, its tag in
-the registry) and every build writes its log lines to the project's `cloudbuild` log.
+the registry) and every build writes its log lines to the project's `cloudbuild` log in `logging`, a
+FakeLoggingService served with the rest.
 """
 
 from __future__ import annotations
@@ -15,24 +16,25 @@ import datetime
 import hashlib
 import itertools
 import re
-import threading
 import uuid
 from collections.abc import Callable
-from concurrent import futures
-from dataclasses import dataclass
 
 import grpc
 from google.api import monitored_resource_pb2
 from google.cloud import artifactregistry_v1
 from google.cloud.devtools import cloudbuild_v1
-from google.cloud.logging_v2.types import ListLogEntriesRequest, ListLogEntriesResponse, LogEntry
+from google.cloud.logging_v2.types import LogEntry
 from google.longrunning import operations_pb2
 from google.protobuf import any_pb2
+
+from tests.fakes import filters
+from tests.fakes.filters import Matcher, compare, token_pattern
+from tests.fakes.grpc_fake import Abort, FakeService
+from tests.fakes.logging import FakeLoggingService
 
 Status = cloudbuild_v1.Build.Status
 BUILD_SERVICE = "google.devtools.cloudbuild.v1.CloudBuild"
 REGISTRY_SERVICE = "google.devtools.artifactregistry.v1.ArtifactRegistry"
-LOGGING_SERVICE = "google.logging.v2.LoggingServiceV2"
 LIVE = {Status.PENDING, Status.QUEUED, Status.WORKING}
 _NEXT = {Status.PENDING: Status.QUEUED, Status.QUEUED: Status.WORKING}
 _PARENT = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)$")
@@ -53,96 +55,63 @@ LOGGING_REQUIRED = (
 )
 
 
-class _Abort(Exception):
-    def __init__(self, code: grpc.StatusCode, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-@dataclass
-class _Fault:
-    code: grpc.StatusCode
-    message: str
-    remaining: int
-    applied: bool
-
-
 def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
 
-class FakeCloudBuild:
+class FakeCloudBuild(FakeService):
     """In-memory builds, registry tags and build logs; every attribute is safe to read from tests."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.builds: dict[str, cloudbuild_v1.Build] = {}
         # Artifact Registry: tag resource name -> version resource name (…/versions/sha256:…).
         self.tags: dict[str, str] = {}
-        self.logs: dict[str, list[str]] = {}
-        self.calls: list[tuple[str, object]] = []
-        # The gRPC metadata of each call, in order (e.g. the x-goog-request-params routing header).
-        self.metadata: list[dict[str, str]] = []
+        # Cloud Logging (its own fake), where CLOUD_LOGGING_ONLY builds write their lines.
+        self.logging = FakeLoggingService()
         # Where created builds end after WORKING, and the log lines of a failing step.
         self.outcome: Status = Status.SUCCESS
         self.failure_log: list[str] = ["ERROR: failed to solve: process did not complete successfully"]
         self._advancing: set[str] = set()
-        self._faults: dict[str, list[_Fault]] = {}
         self._operations = itertools.count(1)
-        self._lock = threading.RLock()
-        self._server: grpc.Server | None = None
 
     # --- control -------------------------------------------------------------------------------------
     def handlers(self) -> tuple[grpc.GenericRpcHandler, ...]:
         """The three services' methods, to serve alone (`start`) or beside other fakes."""
-        build = {
-            "CreateBuild": self._handler(
-                "CreateBuild",
-                self._create,
-                cloudbuild_v1.CreateBuildRequest,
-                operations_pb2.Operation.SerializeToString,
-            ),
-            "GetBuild": self._handler(
-                "GetBuild", self._get, cloudbuild_v1.GetBuildRequest, cloudbuild_v1.Build.serialize
-            ),
-            "ListBuilds": self._handler(
-                "ListBuilds",
-                self._list,
-                cloudbuild_v1.ListBuildsRequest,
-                cloudbuild_v1.ListBuildsResponse.serialize,
-            ),
-            "CancelBuild": self._handler(
-                "CancelBuild", self._cancel, cloudbuild_v1.CancelBuildRequest, cloudbuild_v1.Build.serialize
-            ),
-        }
-        registry = {
-            "GetTag": self._handler(
-                "GetTag", self._get_tag, artifactregistry_v1.GetTagRequest, artifactregistry_v1.Tag.serialize
-            )
-        }
-        logging = {
-            "ListLogEntries": self._handler(
-                "ListLogEntries", self._list_entries, ListLogEntriesRequest, ListLogEntriesResponse.serialize
-            )
-        }
         return (
-            grpc.method_handlers_generic_handler(BUILD_SERVICE, build),
-            grpc.method_handlers_generic_handler(REGISTRY_SERVICE, registry),
-            grpc.method_handlers_generic_handler(LOGGING_SERVICE, logging),
+            self._service(
+                BUILD_SERVICE,
+                {
+                    "CreateBuild": (
+                        self._create,
+                        cloudbuild_v1.CreateBuildRequest,
+                        operations_pb2.Operation.SerializeToString,
+                    ),
+                    "GetBuild": (self._get, cloudbuild_v1.GetBuildRequest, cloudbuild_v1.Build.serialize),
+                    "ListBuilds": (
+                        self._list,
+                        cloudbuild_v1.ListBuildsRequest,
+                        cloudbuild_v1.ListBuildsResponse.serialize,
+                    ),
+                    "CancelBuild": (
+                        self._cancel,
+                        cloudbuild_v1.CancelBuildRequest,
+                        cloudbuild_v1.Build.serialize,
+                    ),
+                },
+            ),
+            self._service(
+                REGISTRY_SERVICE,
+                {
+                    "GetTag": (
+                        self._get_tag,
+                        artifactregistry_v1.GetTagRequest,
+                        artifactregistry_v1.Tag.serialize,
+                    )
+                },
+            ),
+            *self.logging.handlers(),
         )
-
-    def start(self) -> str:
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-        server.add_generic_rpc_handlers(self.handlers())
-        port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        self._server = server
-        return f"127.0.0.1:{port}"
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.stop(grace=None)
-            self._server = None
 
     def push(self, image_uri: str, digest: str) -> None:
         """Put an image in the registry under its tag, as a push from anywhere would."""
@@ -170,54 +139,6 @@ class FakeCloudBuild:
         with self._lock:
             self._enter(self.builds[name], status)
 
-    def fail(
-        self, method: str, code: grpc.StatusCode, times: int = 1, *, applied: bool = False, message: str = ""
-    ) -> None:
-        """Make the next `times` calls of `method` fail with `code` (applied: after taking effect)."""
-        with self._lock:
-            fault = _Fault(code, message or f"injected {code.name}", times, applied)
-            self._faults.setdefault(method, []).append(fault)
-
-    def methods(self) -> list[str]:
-        return [name for name, _ in self.calls]
-
-    # --- plumbing ------------------------------------------------------------------------------------
-    def _handler(
-        self,
-        method: str,
-        fn: Callable[[object], object],
-        request_type: type,
-        serialize: Callable[[object], bytes],
-    ) -> grpc.RpcMethodHandler:
-        def behaviour(request: object, context: grpc.ServicerContext) -> object:
-            with self._lock:
-                self.calls.append((method, request))
-                self.metadata.append(dict(context.invocation_metadata()))
-                fault = self._take_fault(method)
-                if fault is not None and not fault.applied:
-                    context.abort(fault.code, fault.message)
-                try:
-                    response = fn(request)
-                except _Abort as abort:
-                    context.abort(abort.code, abort.message)
-                if fault is not None:
-                    context.abort(fault.code, fault.message)
-                return response
-
-        return grpc.unary_unary_rpc_method_handler(
-            behaviour, request_deserializer=request_type.deserialize, response_serializer=serialize
-        )
-
-    def _take_fault(self, method: str) -> _Fault | None:
-        queue = self._faults.get(method) or []
-        if not queue:
-            return None
-        fault = queue[0]
-        fault.remaining -= 1
-        if fault.remaining <= 0:
-            queue.pop(0)
-        return fault
-
     def _store(self, parent: str, build: cloudbuild_v1.Build) -> cloudbuild_v1.Build:
         match = _PARENT.match(parent)
         stored = cloudbuild_v1.Build(build)
@@ -230,13 +151,27 @@ class FakeCloudBuild:
             f"?project={match['project']}"
         )
         self.builds[stored.name] = stored
-        self.logs[stored.id] = [f"starting build {stored.id!r}", "FETCHSOURCE"]
+        self._log(stored, [f"starting build {stored.id!r}", "FETCHSOURCE"])
         return stored
+
+    def _log(self, build: cloudbuild_v1.Build, lines: list[str]) -> None:
+        """Write `lines` as Cloud Build logs a build: resource type build, the project's cloudbuild log."""
+        for line in lines:
+            self.logging.write(
+                build.project_id,
+                LogEntry(
+                    log_name=f"projects/{build.project_id}/logs/cloudbuild",
+                    resource=monitored_resource_pb2.MonitoredResource(
+                        type="build", labels={"build_id": build.id}
+                    ),
+                    text_payload=line,
+                ),
+            )
 
     def _push(self, image_uri: str, digest: str) -> None:
         m = _IMAGE.match(image_uri)
         if not m:
-            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, f"{image_uri} is not an Artifact Registry image")
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"{image_uri} is not an Artifact Registry image")
         repo = f"projects/{m['project']}/locations/{m['location']}/repositories/{m['repo']}"
         package = f"{repo}/packages/{m['package'].replace('/', '%2F')}"
         self.tags[f"{package}/tags/{m['tag']}"] = f"{package}/versions/{digest}"
@@ -248,13 +183,14 @@ class FakeCloudBuild:
         if status in LIVE:
             return
         build.finish_time = _now()
-        log = self.logs.setdefault(build.id, [])
         if status == Status.SUCCESS:
             digest = "sha256:" + hashlib.sha256(build.id.encode()).hexdigest()
             for uri in build.images:
                 self._push(uri, digest)
                 build.results.images.append(cloudbuild_v1.BuiltImage(name=uri, digest=digest))
-            log += [f"Step #0: Successfully tagged {uri}" for uri in build.images] + ["PUSH", "DONE"]
+            self._log(
+                build, [*(f"Step #0: Successfully tagged {uri}" for uri in build.images), "PUSH", "DONE"]
+            )
         elif status == Status.FAILURE:
             build.status_detail = 'Build step failure: build step 0 "gcr.io/cloud-builders/docker" failed'
             build.failure_info = cloudbuild_v1.Build.FailureInfo(
@@ -262,25 +198,25 @@ class FakeCloudBuild:
                 detail='Build step failure: build step 0 "gcr.io/cloud-builders/docker" failed: '
                 "step exited with non-zero status: 1",
             )
-            log += [*(f"Step #0: {line}" for line in self.failure_log), "ERROR"]
+            self._log(build, [*(f"Step #0: {line}" for line in self.failure_log), "ERROR"])
 
     def _lookup(self, name: str) -> cloudbuild_v1.Build:
         if name not in self.builds:
-            raise _Abort(grpc.StatusCode.NOT_FOUND, f'Build "{name}" not found')
+            raise Abort(grpc.StatusCode.NOT_FOUND, f'Build "{name}" not found')
         return self.builds[name]
 
     # --- Cloud Build ---------------------------------------------------------------------------------
     def _create(self, request: cloudbuild_v1.CreateBuildRequest) -> operations_pb2.Operation:
         match = _PARENT.match(request.parent)
         if not match or match["project"] != request.project_id:
-            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid parent {request.parent!r}")
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid parent {request.parent!r}")
         build = request.build
         if not build.steps:
-            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, "invalid build: no build steps")
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, "invalid build: no build steps")
         if build.service_account and not re.fullmatch(
             r"projects/[^/]+/serviceAccounts/[^/]+@[^/]+", build.service_account
         ):
-            raise _Abort(
+            raise Abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"invalid service account {build.service_account!r}"
             )
         logging = build.options.logging
@@ -289,7 +225,7 @@ class FakeCloudBuild:
             cloudbuild_v1.BuildOptions.LoggingMode.NONE,
         )
         if build.service_account and not build.logs_bucket and not quiet:
-            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, LOGGING_REQUIRED)
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, LOGGING_REQUIRED)
         stored = self._store(request.parent, build)
         stored.status = Status.QUEUED
         self._advancing.add(stored.name)
@@ -311,7 +247,7 @@ class FakeCloudBuild:
 
     def _list(self, request: cloudbuild_v1.ListBuildsRequest) -> cloudbuild_v1.ListBuildsResponse:
         if not _PARENT.match(request.parent):
-            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid parent {request.parent!r}")
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid parent {request.parent!r}")
         matches = _filter(request.filter)
         found = [
             b for b in self.builds.values() if b.name.startswith(request.parent + "/builds/") and matches(b)
@@ -322,7 +258,7 @@ class FakeCloudBuild:
     def _cancel(self, request: cloudbuild_v1.CancelBuildRequest) -> cloudbuild_v1.Build:
         build = self._lookup(request.name)
         if build.status not in LIVE:
-            raise _Abort(
+            raise Abort(
                 grpc.StatusCode.FAILED_PRECONDITION, f"build is not running (status {build.status.name})"
             )
         self._enter(build, Status.CANCELLED)
@@ -331,51 +267,27 @@ class FakeCloudBuild:
     # --- Artifact Registry ---------------------------------------------------------------------------
     def _get_tag(self, request: artifactregistry_v1.GetTagRequest) -> artifactregistry_v1.Tag:
         if not _TAG_NAME.match(request.name):
-            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid tag name {request.name!r}")
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid tag name {request.name!r}")
         if request.name not in self.tags:
-            raise _Abort(grpc.StatusCode.NOT_FOUND, "Requested entity was not found.")
+            raise Abort(grpc.StatusCode.NOT_FOUND, "Requested entity was not found.")
         return artifactregistry_v1.Tag(name=request.name, version=self.tags[request.name])
 
-    # --- Cloud Logging -------------------------------------------------------------------------------
-    def _list_entries(self, request: ListLogEntriesRequest) -> ListLogEntriesResponse:
-        build_id = re.search(r'resource\.labels\.build_id="([^"]+)"', request.filter)
-        log_name = re.search(r'logName="([^"]+)"', request.filter)
-        if not build_id or not log_name or not log_name[1].endswith("/logs/cloudbuild"):
-            return ListLogEntriesResponse()
-        project = request.resource_names[0]
-        start = _now() - datetime.timedelta(seconds=len(self.logs.get(build_id[1], [])))
-        entries = [
-            LogEntry(
-                log_name=f"{project}/logs/cloudbuild",
-                resource=monitored_resource_pb2.MonitoredResource(
-                    type="build", labels={"build_id": build_id[1]}
-                ),
-                text_payload=line,
-                timestamp=start + datetime.timedelta(seconds=i),
-            )
-            for i, line in enumerate(self.logs.get(build_id[1], []))
-        ]
-        if request.order_by == "timestamp desc":
-            entries.reverse()
-        size = request.page_size or 1000
-        return ListLogEntriesResponse(
-            entries=entries[:size], next_page_token="more" if len(entries) > size else ""
-        )
+
+# The part of Cloud Build's list filter used here: tags="x", status="X", build_id="x".
+_TOKENS = token_pattern(r"[A-Za-z_]\w*", ("=",))
+_READERS: dict[str, Callable[[cloudbuild_v1.Build], object]] = {
+    "status": lambda b: b.status.name,
+    "build_id": lambda b: b.id,
+}
 
 
-def _filter(text: str) -> Callable[[cloudbuild_v1.Build], bool]:
-    """The part of Cloud Build's list filter used here: field="value" terms (tags, status, build_id) ANDed."""
-    terms = [t for t in re.split(r"\s+AND\s+", text.strip()) if t] if text else []
-    tests: list[Callable[[cloudbuild_v1.Build], bool]] = []
-    for term in terms:
-        m = re.fullmatch(r'(?P<field>tags|status|build_id)\s*=\s*"(?P<value>[^"]*)"', term.strip())
-        if not m:
-            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid filter term {term!r}")
-        field, value = m["field"], m["value"]
-        if field == "tags":
-            tests.append(lambda b, v=value: v in b.tags)
-        elif field == "status":
-            tests.append(lambda b, v=value: b.status.name == v)
-        else:
-            tests.append(lambda b, v=value: b.id == v)
-    return lambda build: all(test(build) for test in tests)
+def _filter(text: str) -> Matcher:
+    return filters.parse_filter(text, _TOKENS, _comparison) if text else (lambda _build: True)
+
+
+def _comparison(field: str, op: str, value: str) -> Matcher:
+    if field == "tags":
+        return lambda build: value in build.tags
+    if field in _READERS:
+        return compare(_READERS[field], op, value)
+    raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid filter field {field!r}")

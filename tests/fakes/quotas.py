@@ -12,11 +12,11 @@ without `cloudquotas.quotas.get` gets PERMISSION_DENIED.
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable
 
 import grpc
 from google.cloud import cloudquotas_v1
+
+from tests.fakes.grpc_fake import Abort, FakeService
 
 SERVICE = "google.api.cloudquotas.v1.CloudQuotas"
 _NAME = re.compile(
@@ -25,14 +25,14 @@ _NAME = re.compile(
 _PARENT = re.compile(r"^projects/(?P<project>[^/]+)/locations/global/services/(?P<service>[^/]+)$")
 
 
-class FakeCloudQuotas:
+class FakeCloudQuotas(FakeService):
     """Quota values per (project, service, quota id): a default and per-region overrides."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.infos: dict[str, cloudquotas_v1.QuotaInfo] = {}
-        self.calls: list[tuple[str, str]] = []
+        # True: every call is refused as to a caller without cloudquotas.quotas.get.
         self.denied: bool = False
-        self._lock = threading.Lock()
 
     def set_quota(
         self,
@@ -70,45 +70,41 @@ class FakeCloudQuotas:
             )
 
     def handler(self) -> grpc.GenericRpcHandler:
-        methods = {
-            "GetQuotaInfo": self._method(
-                self._get, cloudquotas_v1.GetQuotaInfoRequest, cloudquotas_v1.QuotaInfo.serialize
-            ),
-            "ListQuotaInfos": self._method(
-                self._list,
-                cloudquotas_v1.ListQuotaInfosRequest,
-                cloudquotas_v1.ListQuotaInfosResponse.serialize,
-            ),
-        }
-        return grpc.method_handlers_generic_handler(SERVICE, methods)
-
-    def _method(
-        self, fn: Callable[[object, grpc.ServicerContext], object], request_type: type, serialize: Callable
-    ) -> grpc.RpcMethodHandler:
-        def behaviour(request: object, context: grpc.ServicerContext) -> object:
-            with self._lock:
-                self.calls.append((fn.__name__.lstrip("_"), getattr(request, "name", "") or request.parent))
-                if self.denied:
-                    context.abort(
-                        grpc.StatusCode.PERMISSION_DENIED,
-                        "Permission 'cloudquotas.quotas.get' denied on resource (or it may not exist).",
-                    )
-                return fn(request, context)
-
-        return grpc.unary_unary_rpc_method_handler(
-            behaviour, request_deserializer=request_type.deserialize, response_serializer=serialize
+        return self._service(
+            SERVICE,
+            {
+                "GetQuotaInfo": (
+                    self._get,
+                    cloudquotas_v1.GetQuotaInfoRequest,
+                    cloudquotas_v1.QuotaInfo.serialize,
+                ),
+                "ListQuotaInfos": (
+                    self._list,
+                    cloudquotas_v1.ListQuotaInfosRequest,
+                    cloudquotas_v1.ListQuotaInfosResponse.serialize,
+                ),
+            },
         )
 
-    def _get(self, request: cloudquotas_v1.GetQuotaInfoRequest, context: grpc.ServicerContext) -> object:
+    def _check_permission(self) -> None:
+        if self.denied:
+            raise Abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "Permission 'cloudquotas.quotas.get' denied on resource (or it may not exist).",
+            )
+
+    def _get(self, request: cloudquotas_v1.GetQuotaInfoRequest) -> cloudquotas_v1.QuotaInfo:
+        self._check_permission()
         if not _NAME.match(request.name):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid resource name: {request.name}")
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid resource name: {request.name}")
         if request.name not in self.infos:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"QuotaInfo {request.name} not found.")
+            raise Abort(grpc.StatusCode.NOT_FOUND, f"QuotaInfo {request.name} not found.")
         return self.infos[request.name]
 
-    def _list(self, request: cloudquotas_v1.ListQuotaInfosRequest, context: grpc.ServicerContext) -> object:
+    def _list(self, request: cloudquotas_v1.ListQuotaInfosRequest) -> cloudquotas_v1.ListQuotaInfosResponse:
+        self._check_permission()
         if not _PARENT.match(request.parent):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid parent: {request.parent}")
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid parent: {request.parent}")
         found = [info for name, info in sorted(self.infos.items()) if name.startswith(request.parent + "/")]
         start = int(request.page_token or 0)
         size = request.page_size or 100

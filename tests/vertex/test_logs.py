@@ -50,7 +50,7 @@ def test_new_entries_across_polls_none_twice_none_lost_in_order(fake_google):
     assert log.read() == ["chief-0| same instant", "chief-0| line a", "chief-0| line b"]
     assert log.read() == []
     assert len(fake.calls) == 3 == log.calls  # one Logging call per read
-    sent = fake.calls[-1]
+    _, sent = fake.calls[-1]
     assert sent.resource_names == [f"projects/{PROJECT}"]
     assert 'resource.type="ml_job"' in sent.filter and 'resource.labels.job_id="1000"' in sent.filter
     assert warnings == []
@@ -81,7 +81,9 @@ def test_a_full_page_leaves_the_rest_to_the_next_poll(fake_google, monkeypatch):
 def test_permission_denied_warns_once_and_stops_reading(fake_google):
     warnings: list[str] = []
     log = job_log(warnings)
-    fake_google.logs.fail(grpc.StatusCode.PERMISSION_DENIED, message="logging.logEntries.list denied")
+    fake_google.logs.fail(
+        "ListLogEntries", grpc.StatusCode.PERMISSION_DENIED, message="logging.logEntries.list denied"
+    )
     fake_google.logs.add(PROJECT, "1000", "hidden", timestamp=at(60))
     assert log.read() == []
     assert log.read() == [] and log.read(final=True) == []
@@ -94,7 +96,7 @@ def test_a_logging_failure_warns_once_and_loses_nothing(fake_google):
     warnings: list[str] = []
     log = job_log(warnings)
     fake_google.logs.add(PROJECT, "1000", "kept", timestamp=at(60))
-    fake_google.logs.fail(grpc.StatusCode.UNAVAILABLE, times=2)
+    fake_google.logs.fail("ListLogEntries", grpc.StatusCode.UNAVAILABLE, times=2)
     assert log.read() == [] and log.read() == []
     assert log.read() == ["chief-0| kept"]
     assert len(warnings) == 1 and "retrying on later polls" in warnings[0]
