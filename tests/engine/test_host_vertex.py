@@ -216,7 +216,13 @@ def test_interrupted_up_leaves_the_job_running_and_the_next_host_adopts_it(fake_
     how = first.interrupt_like_the_engine()  # Ctrl-C: SIGINT to the group, 5 s, SIGKILL
     waiting.join(timeout=30)
     # SIGINT alone does not end a host whose create is waiting (its worker threads are joined at exit).
-    assert how == "killed" and errors and first.group_members() == []
+    assert how == "killed" and errors
+    # SIGKILL is delivered at once, but a loaded machine may take a moment to end every process of the group.
+    for _ in range(100):
+        if not first.group_members():
+            break
+        time.sleep(0.05)
+    assert first.group_members() == []
     assert fake_vertex.jobs[name].state == JobState.JOB_STATE_RUNNING  # the job runs on, billing
 
     second = start_host(VERTEX_AI_EMULATOR_HOST=address)

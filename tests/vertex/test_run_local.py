@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,7 +58,12 @@ def test_local_run_shows_epoch_lines_before_create_returns_and_reports_metrics(t
     summary = err.strip().splitlines()[-1]
     assert "JOB_STATE_SUCCEEDED after" in summary and "val_accuracy" in summary
     assert err.index(epoch_lines[-1]) < err.index(summary)
-    written = json.loads((tmp_path / "run" / "model" / "metrics.json").read_text())
+    # The trainer found its output directories through AIP_MODEL_DIR and friends.
+    model_dir = Path(outs["model_dir"])
+    assert model_dir == tmp_path / "run" / "model" and (model_dir / "saved_model.pb").exists()
+    assert any((tmp_path / "run" / "logs").iterdir())
+    assert outs["start_time"] and outs["end_time"] >= outs["start_time"]
+    written = json.loads((model_dir / "metrics.json").read_text())
     assert outs["metrics"] == written and 0.0 <= outs["metrics"]["val_accuracy"] <= 1.0
     assert outs["duration_seconds"] > 0
     assert "estimated_cost_usd" not in outs  # a local run has no Vertex price
