@@ -10,6 +10,8 @@ from typing import TypeVar
 
 from google.api_core import exceptions as gexc
 
+from infra.host_errors import ProviderError
+
 T = TypeVar("T")
 
 TRANSIENT = (gexc.ServiceUnavailable, gexc.DeadlineExceeded)
@@ -19,16 +21,8 @@ RETRY_CAP_SECONDS = 30.0
 _REGION_RESTRICTED = re.compile(r"region|quota restrictions", re.IGNORECASE)
 
 
-class BuildError(Exception):
-    """The image build failed, timed out or was cancelled; or a Google API refused a request.
-
-    `api_error` keeps the Google API error it explains: it is raised `from None` (the dynamic-provider host
-    prints the whole chain), so callers that need the cause read it here.
-    """
-
-    def __init__(self, message: str, api_error: gexc.GoogleAPICallError | None = None):
-        super().__init__(message)
-        self.api_error = api_error
+class BuildError(ProviderError):
+    """The image build failed, timed out or was cancelled; or a Google API refused a request."""
 
 
 def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:

@@ -10,6 +10,8 @@ from typing import TypeVar
 
 from google.api_core import exceptions as gexc
 
+from infra.host_errors import ProviderError
+
 T = TypeVar("T")
 
 TRANSIENT = (gexc.ServiceUnavailable, gexc.DeadlineExceeded)
@@ -26,16 +28,8 @@ _NO_CAPACITY = re.compile(
 )
 
 
-class JobError(Exception):
-    """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request.
-
-    `api_error` keeps the Google API error it explains: it is raised `from None` (the dynamic-provider host
-    prints the whole chain), so callers that need the cause read it here.
-    """
-
-    def __init__(self, message: str, api_error: gexc.GoogleAPICallError | None = None):
-        super().__init__(message)
-        self.api_error = api_error
+class JobError(ProviderError):
+    """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request."""
 
 
 class JobGone(JobError):
