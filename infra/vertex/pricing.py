@@ -1,9 +1,10 @@
 """List prices of Vertex AI custom training (USD per hour) and the estimated cost of a run.
 
 Source: https://cloud.google.com/vertex-ai/pricing#custom-trained_models ("Custom-trained models",
-training machine types and accelerators; Spot rows), prices as of PRICES_AS_OF. Vertex's on-demand training
-price for these types is Compute Engine's list price x 1.15 (n1-standard-8 0.379998 -> 0.436998; T4 0.35
--> 0.4025).
+training machine types and accelerators; Spot rows), written down on PRICES_AS_OF without re-reading the
+page (the build machine cannot reach it): check them against the page before relying on a figure.
+Vertex's on-demand training price for these types is Compute Engine's list price x 1.15 (n1-standard-8
+0.379998 -> 0.436998; T4 0.35 -> 0.4025).
 Spot prices change up to once a month (https://cloud.google.com/compute/docs/instances/spot#pricing); treat
 the Spot figures as a snapshot. Only what is listed gives a figure: an unlisted machine, accelerator or region
 gives None, never a guess. Disk, network and storage are not included.
