@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import posixpath
 
 import numpy as np
@@ -72,6 +73,18 @@ def classification_metrics(probs: np.ndarray, labels: np.ndarray, class_names: l
     }
 
 
+def json_safe(value: object) -> object:
+    """`value` with NaN and infinities (a diverged loss) as None: not JSON, and strict readers refuse them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def write_metrics(model_dir: str, metrics: dict) -> None:
+    text = json.dumps(json_safe(metrics), indent=2, sort_keys=True, allow_nan=False)
     with tf.io.gfile.GFile(posixpath.join(model_dir, METRICS_FILE), "w") as f:
-        f.write(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+        f.write(text + "\n")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 
 JPEG_QUALITY = 95
 
@@ -32,6 +32,8 @@ def to_stored_jpeg(image: bytes | np.ndarray, image_size: int) -> tuple[bytes, i
         else:
             pil = Image.open(io.BytesIO(image))
             pil.load()
+            # Phone photos are stored sideways with an EXIF orientation tag; store them as viewers show them.
+            pil = ImageOps.exif_transpose(pil)
         pil = pil.convert("RGB")
     # DecompressionBombError is not an OSError: without it one huge file would abort the whole data set.
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError) as exc:

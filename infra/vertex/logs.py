@@ -24,6 +24,7 @@ from google.api_core import exceptions as gexc
 from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
 from google.cloud.logging_v2.services.logging_service_v2.transports import LoggingServiceV2GrpcTransport
 from google.cloud.logging_v2.types import ListLogEntriesRequest, LogEntry
+from google.protobuf import json_format
 
 from infra.vertex import spec
 from infra.vertex.endpoints import client_kwargs
@@ -69,7 +70,8 @@ def prefixed(replica: str, text: str) -> list[str]:
 def entry_text(entry: LogEntry) -> str:
     if entry.text_payload:
         return entry.text_payload
-    payload = dict(entry.json_payload or {})
+    # MessageToDict turns nested Struct values into plain JSON (dict() would leave proto-plus wrappers).
+    payload = json_format.MessageToDict(LogEntry.pb(entry).json_payload)
     if "message" in payload:
         return str(payload["message"])
     return json.dumps(payload, default=str) if payload else ""
@@ -145,7 +147,12 @@ class CloudJobLog:
             page, full = self._read_page(final=True)
             lines += page
             if not full:
-                break
+                return lines
+        # Say so rather than end silently: the rest (often a failed job's traceback) is in the console.
+        self.warn(
+            f"live log: more than {FINAL_PAGES * PAGE_SIZE} entries were left at the end; the rest are not "
+            "shown here (see the job's logs in the console)"
+        )
         return lines
 
     def _read_page(self, final: bool) -> tuple[list[str], bool]:

@@ -79,7 +79,8 @@ def _deadline(status: JobStatus, props: dict[str, Any]) -> float:
     if status.state == "JOB_STATE_PAUSED":
         return math.inf
     if status.start_time:
-        return _timestamp(status.start_time) + props["timeout_seconds"] + DEADLINE_GRACE_SECONDS
+        allowed = restarts.remaining_seconds(props, restarts.Attempt.of(status))
+        return _timestamp(status.start_time) + allowed + DEADLINE_GRACE_SECONDS
     return _timestamp(status.create_time) + props["queue_timeout_seconds"]
 
 
@@ -104,7 +105,11 @@ def _poll(
         if changed and not current.terminal:
             _log(props, f"{current.name}: {current.state}")
         if watch is not None:
-            watch.tick(current)
+            try:
+                watch.tick(current)
+            except Exception as exc:  # the log is a view of the job: it never ends the wait
+                _log(props, f"live log stopped ({type(exc).__name__}: {exc}); the job goes on")
+                watch = None
         if changed and current.terminal:
             _log(props, f"{current.name}: {current.state}")  # after the last log lines that led to it
         status = current
@@ -155,15 +160,23 @@ def _cancel_overrun(runner: Runner, status: JobStatus, props: dict[str, Any]) ->
     return JobError(_overrun(props, _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)))
 
 
-def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobStatus:
-    """The next attempt of a job that lost its machines; it resumes from the same checkpoint directory."""
+def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobStatus | None:
+    """The next attempt of a job that lost its machines (it resumes from the same checkpoint directory), or
+    None when the earlier attempts used up timeout_seconds."""
     attempt = restarts.Attempt.of(ended).next(ended)
+    remaining = restarts.remaining_seconds(props, attempt)
+    if remaining <= 0:
+        _log(props, f"{ended.name} lost its machines, but its attempts already ran timeout_seconds")
+        return None
+    delay = restarts.resubmit_delay(attempt)
     _log(
         props,
         f"{ended.name} lost its machines ({ended.error}); submitting attempt {attempt.number} of "
-        f"{1 + restarts.max_restarts(props)}; it resumes from the checkpoints in {props['base_output_dir']}",
+        f"{1 + restarts.max_restarts(props)} in {delay:.0f}s, with {remaining}s of running time left; it "
+        f"resumes from the checkpoints in {props['base_output_dir']}",
     )
-    status = runner.create(restarts.resubmission(spec.build_custom_job(props), attempt))
+    time.sleep(delay)
+    status = runner.create(restarts.resubmission(spec.build_custom_job(props), attempt, remaining))
     _log(props, f"created {status.name} ({status.state}): {status.console_url}")
     return status
 
@@ -179,7 +192,10 @@ def _wait(runner: Runner, status: JobStatus, props: dict[str, Any], resubmit: bo
             return status
         if not resubmit or not restarts.may_restart(props, status):
             raise _failure(props, status)
-        status = _resubmit(runner, status, props)
+        next_attempt = _resubmit(runner, status, props)
+        if next_attempt is None:
+            raise _failure(props, status)
+        status = next_attempt
 
 
 def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:

@@ -78,10 +78,22 @@ def may_restart(props: Mapping[str, Any], ended: JobStatus) -> bool:
     return lost_capacity(ended) and Attempt.of(ended).number <= max_restarts(props)
 
 
-def resubmission(job: aiplatform_v1.CustomJob, attempt: Attempt) -> aiplatform_v1.CustomJob:
-    """The same job, labelled with its attempt (same key label, same base_output_dir: it resumes)."""
+def remaining_seconds(props: Mapping[str, Any], attempt: Attempt) -> int:
+    """What is left of timeout_seconds, a cap on the running time of all attempts together."""
+    return int(props["timeout_seconds"]) - attempt.earlier_seconds
+
+
+def resubmit_delay(attempt: Attempt) -> float:
+    """Seconds to wait before submitting `attempt`: a stockout seldom clears at once (1, 2, 4 ... 15 min)."""
+    return float(min(60 * 2 ** (attempt.number - 2), 900))
+
+
+def resubmission(job: aiplatform_v1.CustomJob, attempt: Attempt, remaining: int) -> aiplatform_v1.CustomJob:
+    """The same job, labelled with its attempt (same key label, same base_output_dir: it resumes) and
+    allowed only the running time the earlier attempts left."""
     again = aiplatform_v1.CustomJob(job)
     again.labels[ATTEMPT_LABEL] = f"{attempt.number}-{attempt.earlier_seconds}"
+    again.job_spec.scheduling.timeout = datetime.timedelta(seconds=remaining)
     return again
 
 

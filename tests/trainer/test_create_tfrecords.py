@@ -283,3 +283,19 @@ def test_tfds_without_a_validation_split_is_split_here(tmp_path: Path) -> None:
         meta.class_names == ["cat", "dog"] and meta.valid_split == "" and meta.source == "tfds:cats_vs_dogs"
     )
     assert meta.total("train") + meta.total("valid") == 16 and meta.valid_fraction == 0.25
+
+
+def test_exif_orientation_is_applied_before_storing() -> None:
+    """A phone photo saved sideways with orientation 6 (rotate 90 degrees clockwise) is stored upright."""
+    from trainer.images import to_stored_jpeg
+
+    sideways = np.zeros((40, 80, 3), np.uint8)  # 80 wide, 40 high as stored in the file
+    sideways[:, :40] = 255  # left half white
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    buffer = io.BytesIO()
+    Image.fromarray(sideways).save(buffer, format="JPEG", exif=exif)
+    jpeg, height, width = to_stored_jpeg(buffer.getvalue(), image_size=40)
+    stored = np.asarray(Image.open(io.BytesIO(jpeg)))
+    assert (height, width) == (80, 40) and stored.shape[:2] == (80, 40)  # portrait, as viewers show it
+    assert stored[:40].mean() > 200 and stored[40:].mean() < 50  # the white half is now on top

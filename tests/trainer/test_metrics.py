@@ -32,3 +32,15 @@ def test_n_classes_confusion_matrix_rows_are_true_classes() -> None:
 def test_a_class_without_validation_images_has_no_accuracy() -> None:
     m = classification_metrics(np.array([[0.9, 0.05, 0.05]]), np.array([0]), ["a", "b", "c"])
     assert m["per_class_accuracy"] == {"a": 1.0, "b": None, "c": None}
+
+
+def test_a_diverged_run_writes_valid_json(tmp_path) -> None:
+    """NaN/inf (a loss that diverged under mixed precision) become null: strict JSON readers accept it."""
+    import json
+
+    from trainer.export import METRICS_FILE, write_metrics
+
+    write_metrics(str(tmp_path), {"val_loss": float("nan"), "history": {"loss": [0.5, float("inf")]}})
+    text = (tmp_path / METRICS_FILE).read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text) == {"val_loss": None, "history": {"loss": [0.5, None]}}

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from infra.vertex import logs
+from infra.vertex import logs, restarts
 from tests.fakes.logging import FakeLoggingService
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.storage import FakeStorage
@@ -52,3 +52,9 @@ def fake_storage(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeStorage]:
 def no_log_settle_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fake log entries are visible at once: no time to settle (the tests of that set it themselves)."""
     monkeypatch.setattr(logs, "SETTLE_SECONDS", 0.0)
+
+
+@pytest.fixture(autouse=True)
+def no_resubmit_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new attempt is submitted at once (test_restarts checks the real delays)."""
+    monkeypatch.setattr(restarts, "resubmit_delay", lambda _attempt: 0.0)

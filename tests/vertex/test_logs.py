@@ -1,6 +1,7 @@
 """Reading a job's log: Cloud Logging (the real LoggingServiceV2Client, a fake service) and local files."""
 
 import datetime
+import json
 import threading
 import time
 
@@ -76,6 +77,17 @@ def test_a_full_page_leaves_the_rest_to_the_next_poll(fake_google, monkeypatch):
     assert log.read() == ["chief-0| line 2", "chief-0| line 3"]
     assert len(fake_google.logs.calls) == 2
     assert log.read(final=True) == ["chief-0| line 4", "chief-0| line 5", "chief-0| line 6"]
+
+
+def test_entries_beyond_the_final_pages_are_announced_not_dropped_silently(fake_google, monkeypatch):
+    monkeypatch.setattr(logs, "PAGE_SIZE", 2)
+    monkeypatch.setattr(logs, "FINAL_PAGES", 2)
+    warnings: list[str] = []
+    log = job_log(warnings)
+    for i in range(5):
+        fake_google.logs.add(PROJECT, "1000", f"line {i}", timestamp=at(60 - i))
+    assert len(log.read(final=True)) == 4
+    assert len(warnings) == 1 and "not shown here" in warnings[0]
 
 
 def test_permission_denied_warns_once_and_stops_reading(fake_google):
@@ -184,3 +196,26 @@ def test_one_logging_call_per_poll_while_the_job_runs_none_while_queued(fake_goo
     thread.join(timeout=30)
     polls_running = gets() - running_from  # the last one saw SUCCEEDED
     assert polls_running - 1 <= len(fake_google.logs.calls) <= polls_running + 1
+
+
+def test_a_broken_live_log_never_ends_the_wait(fake_google, monkeypatch, capsys):
+    """Anything the log reader raises (not only API errors) stops the log, never the job's wait."""
+
+    class Broken:
+        def tick(self, _status):
+            raise RuntimeError("proto marshal surprise")
+
+    monkeypatch.setattr("infra.vertex.provider.watcher", lambda *_args: Broken())
+    provider = CustomJobProvider()
+    outs = provider.create(provider.check({}, job_props()).inputs).outs
+    assert outs["state"] == "JOB_STATE_SUCCEEDED"
+    err = capsys.readouterr().err
+    assert err.count("live log stopped (RuntimeError: proto marshal surprise)") == 1
+
+
+def test_structured_entries_print_as_plain_json():
+    from google.cloud.logging_v2.types import LogEntry
+
+    entry = LogEntry(json_payload={"levelname": "INFO", "x": {"a": [1, None]}})
+    assert json.loads(logs.entry_text(entry)) == {"levelname": "INFO", "x": {"a": [1.0, None]}}
+    assert logs.entry_text(LogEntry(json_payload={"message": "epoch 1/3"})) == "epoch 1/3"

@@ -6,6 +6,7 @@ from google.cloud import aiplatform_v1
 from infra.vertex import restarts, spec
 from infra.vertex.errors import JobError
 from infra.vertex.provider import CustomJobProvider
+from infra.vertex.restarts import resubmit_delay  # the real one: conftest patches the module's to 0
 from tests.vertex.props import PROJECT, REGION, job_props
 
 JobState = aiplatform_v1.JobState
@@ -39,6 +40,30 @@ def test_a_preempted_job_is_submitted_again_and_the_second_attempt_succeeds(fake
     assert "(2 attempts)" in err  # the closing summary
 
 
+def test_attempts_share_one_running_time_cap(fake_google, monkeypatch):
+    """timeout_seconds caps the running time of all attempts together, not of each one."""
+    monkeypatch.setattr(restarts, "running_seconds", lambda _status: 1000.0)
+    fake_google.jobs.outcomes = [(JobState.JOB_STATE_FAILED, PREEMPTED)]
+    create(timeout_seconds=3600)
+    _first, second = created_jobs(fake_google)
+    assert second.job_spec.scheduling.timeout.total_seconds() == 2600
+    assert second.labels[restarts.ATTEMPT_LABEL] == "2-1000"
+
+
+def test_no_new_attempt_once_the_cap_is_spent(fake_google, monkeypatch, capsys):
+    monkeypatch.setattr(restarts, "running_seconds", lambda _status: 3600.0)
+    fake_google.jobs.outcomes = [(JobState.JOB_STATE_FAILED, PREEMPTED)]
+    with pytest.raises(JobError, match="STOCKOUT"):
+        create(timeout_seconds=3600)
+    assert len(created_jobs(fake_google)) == 1
+    assert "already ran timeout_seconds" in capsys.readouterr().err
+
+
+def test_new_attempts_wait_longer_each_time():
+    delays = [resubmit_delay(restarts.Attempt(n, 0)) for n in range(2, 8)]
+    assert delays == [60.0, 120.0, 240.0, 480.0, 900.0, 900.0]
+
+
 def test_the_restart_limit_is_honoured(fake_google):
     fake_google.jobs.outcomes = [(JobState.JOB_STATE_FAILED, PREEMPTED)] * 3
     with pytest.raises(JobError) as raised:
@@ -65,7 +90,7 @@ def test_an_interrupted_up_adopts_the_live_attempt_not_the_failed_one(fake_googl
     props = spec.with_defaults(job_props(spot=True))
     job = spec.build_custom_job(props)
     fake_google.jobs.add_job(PARENT, job, JobState.JOB_STATE_FAILED)
-    again = restarts.resubmission(job, restarts.Attempt(2, 600))
+    again = restarts.resubmission(job, restarts.Attempt(2, 600), remaining=3000)
     live = fake_google.jobs.add_job(PARENT, again, JobState.JOB_STATE_RUNNING)
     fake_google.jobs._advancing.add(live)  # let it finish when polled
     outs = create().outs

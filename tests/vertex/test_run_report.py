@@ -75,3 +75,16 @@ def test_the_summary_line():
         "JOB_STATE_SUCCEEDED after 5s running; no cost estimate "
         "(machine, accelerator or region not in infra/vertex/pricing.py)"
     )
+
+
+def test_any_failure_reading_metrics_warns_and_the_run_still_reports(monkeypatch):
+    """E.g. storage's RetryError or DataCorruption, which are not GoogleAPICallErrors: never fail a run."""
+
+    def broken(_model_dir):
+        raise RuntimeError("Deadline of 120.0s exceeded")
+
+    monkeypatch.setattr("infra.vertex.run_report.read_metrics", broken)
+    warnings: list[str] = []
+    outs = run_outputs(job_props(), status(), warnings.append)
+    assert "metrics" not in outs and outs["duration_seconds"] == 3600.0
+    assert len(warnings) == 1 and "Deadline of 120.0s exceeded" in warnings[0]
