@@ -1,11 +1,12 @@
-"""A Vertex job's own log lines from Cloud Logging, read incrementally: none twice, none lost, in order.
+"""A Vertex job's own log lines from Cloud Logging, read incrementally: none twice, in order.
 
 How the reading works is gcloud's `ai-platform jobs stream-logs` (google-cloud-sdk,
 lib/googlecloudsdk/command_lib/logs/stream.py: LogPosition, ApiAccessor.GetLogs): filter on
 `resource.type="ml_job"` and `resource.labels.job_id`, a lower bound of (timestamp, insertId) past the last
 entry printed, and an upper bound a few seconds in the past because "it may take several seconds for a new
 log message to become visible". Cloud Logging returns `timestamp asc` entries with equal timestamps "in order
-of their insert_id values" (ListLogEntriesRequest.order_by), so the position never skips or repeats one.
+of their insert_id values" (ListLogEntriesRequest.order_by), so the position never repeats one; an entry
+that becomes visible only after a later one was printed (more than the settle time late) is not shown.
 The replica comes from the entry's `resource.labels.task_name`, else `labels["ml.googleapis.com/task_name"]`
 (gcloud's command_lib/ml_engine/log_utils.py `_GetLabelAttributes` reads both): `workerpool0-0` etc.
 """
