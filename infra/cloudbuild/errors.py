@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import re
-import sys
-import time
 from collections.abc import Callable
 from typing import TypeVar
 
 from google.api_core import exceptions as gexc
 
+from infra import retries
 from infra.host_errors import ProviderError
+from infra.retries import code_name
 
 T = TypeVar("T")
 
-TRANSIENT = (gexc.ServiceUnavailable, gexc.DeadlineExceeded)
 RETRY_ATTEMPTS = 8
-RETRY_CAP_SECONDS = 30.0
 # How builds.create reads in a project restricted to some regions (cloud.google.com/build/quotas).
 _REGION_RESTRICTED = re.compile(r"region|quota restrictions", re.IGNORECASE)
 
@@ -27,21 +25,17 @@ class BuildError(ProviderError):
 
 def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
     """Run `call`, retrying UNAVAILABLE / DEADLINE_EXCEEDED with exponential backoff from `first_delay`."""
-    delay = first_delay
-    for attempt in range(1, RETRY_ATTEMPTS + 1):
-        try:
-            return call()
-        except TRANSIENT as exc:
-            if attempt == RETRY_ATTEMPTS:
-                raise BuildError(
-                    f"{what} failed {attempt} times with a transient error ({exc.grpc_status_code.name}): "
-                    f"{exc.message}. The Google API may be degraded; run `pulumi up` again later.",
-                    exc,
-                ) from None
-            print(f"{what}: {exc.grpc_status_code.name}, retrying in {delay:g}s", file=sys.stderr, flush=True)
-            time.sleep(delay)
-            delay = min(delay * 2, RETRY_CAP_SECONDS)
-    raise AssertionError("unreachable")
+    return retries.with_retry(
+        call,
+        what,
+        first_delay,
+        attempts=RETRY_ATTEMPTS,
+        give_up=lambda exc, attempt: BuildError(
+            f"{what} failed {attempt} times with a transient error ({code_name(exc)}): "
+            f"{exc.message}. The Google API may be degraded; run `pulumi up` again later.",
+            exc,
+        ),
+    )
 
 
 def explain(exc: gexc.GoogleAPICallError, what: str, project: str) -> BuildError:
@@ -82,6 +76,5 @@ def explain(exc: gexc.GoogleAPICallError, what: str, project: str) -> BuildError
             f"https://console.cloud.google.com/iam-admin/quotas?project={project}."
         )
     else:
-        code = exc.grpc_status_code.name if exc.grpc_status_code else exc.code
-        advice = f"{what} failed ({code}): {message}"
+        advice = f"{what} failed ({code_name(exc)}): {message}"
     return BuildError(advice, exc)

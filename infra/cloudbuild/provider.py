@@ -26,6 +26,7 @@ from infra.cloudbuild import spec
 from infra.cloudbuild.builds import BuildApi
 from infra.cloudbuild.errors import BuildError
 from infra.host_errors import plain_errors
+from infra.preview_inputs import changed_inputs
 
 # Time on top of the build's own timeout for queueing before the provider gives up and cancels it.
 QUEUE_GRACE_SECONDS = 1800.0
@@ -102,10 +103,6 @@ def _wait(api: BuildApi, build: cloudbuild_v1.Build, props: dict[str, Any]) -> c
     return build
 
 
-def _differs(old: Any, new: Any) -> bool:
-    return spec.is_unknown(new) or old != new
-
-
 class ImageBuildProvider(ResourceProvider):
     """Create (build and push, or find already pushed) / read / delete the trainer image."""
 
@@ -119,7 +116,7 @@ class ImageBuildProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         olds, news = spec.with_defaults(olds), spec.with_defaults(news)
-        changed = [k for k in spec.INPUTS if _differs(olds.get(k), news.get(k))]
+        changed = changed_inputs(olds, news, spec.INPUTS)
         replaces = [k for k in changed if k not in spec.IN_PLACE_INPUTS]
         return DiffResult(changes=bool(changed), replaces=replaces)
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from google.cloud.devtools import cloudbuild_v1
 from google.protobuf import duration_pb2
-from pulumi.output import Unknown
-from pulumi.runtime.rpc import UNKNOWN
+
+from infra.preview_inputs import is_unknown
 
 Status = cloudbuild_v1.Build.Status
 
@@ -49,17 +49,6 @@ DOCKER_BUILDER = "gcr.io/cloud-builders/docker"
 _TAG = re.compile(r"^[\w][\w.-]{0,127}$")
 # Cloud Build caps a build's timeout at 24 hours.
 MAX_TIMEOUT_SECONDS = 24 * 3600
-
-
-def is_unknown(value: Any) -> bool:
-    """A value a preview left unknown: the sentinel string or (check/diff) a pulumi.output.Unknown."""
-    if isinstance(value, Unknown) or (isinstance(value, str) and value == UNKNOWN):
-        return True
-    if isinstance(value, Mapping):
-        return any(is_unknown(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(is_unknown(v) for v in value)
-    return False
 
 
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import re
-import sys
-import time
 from collections.abc import Callable
 from typing import TypeVar
 
 from google.api_core import exceptions as gexc
 
+from infra import retries
 from infra.host_errors import ProviderError
+from infra.retries import code_name
 
 T = TypeVar("T")
 
-TRANSIENT = (gexc.ServiceUnavailable, gexc.DeadlineExceeded)
 RETRY_ATTEMPTS = 8
-RETRY_CAP_SECONDS = 30.0
 _QUOTA = re.compile(r"aiplatform\.googleapis\.com/[A-Za-z0-9_]+")
 # A resource quota of custom training (GPUs, CPUs): waiting does not free it, so it is not retried.
 _TRAINING_QUOTA = re.compile(r"custom_model_training")
@@ -36,10 +34,6 @@ class JobGone(JobError):
     """The job being watched no longer exists (deleted outside this provider)."""
 
 
-def _code_name(exc: gexc.GoogleAPICallError) -> str:
-    return exc.grpc_status_code.name if exc.grpc_status_code is not None else str(exc.code)
-
-
 def is_rate_limit(exc: Exception) -> bool:
     """HTTP 429 / RESOURCE_EXHAUSTED that is not a training resource quota: too many requests per minute."""
     return isinstance(exc, gexc.TooManyRequests) and not _TRAINING_QUOTA.search(exc.message or "")
@@ -50,25 +44,18 @@ def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
 
     A rate limit that persists is raised as it came, for `explain` to turn into quota advice.
     """
-    delay = first_delay
-    for attempt in range(1, RETRY_ATTEMPTS + 1):
-        try:
-            return call()
-        except gexc.GoogleAPICallError as exc:
-            if not isinstance(exc, TRANSIENT) and not is_rate_limit(exc):
-                raise
-            if attempt == RETRY_ATTEMPTS and isinstance(exc, TRANSIENT):
-                raise JobError(
-                    f"{what} failed {attempt} times with a transient error ({_code_name(exc)}): "
-                    f"{exc.message}. Vertex AI may be degraded; run `pulumi up` again later.",
-                    exc,
-                ) from None
-            if attempt == RETRY_ATTEMPTS:
-                raise
-            print(f"{what}: {_code_name(exc)}, retrying in {delay:g}s", file=sys.stderr)
-            time.sleep(delay)
-            delay = min(delay * 2, RETRY_CAP_SECONDS)
-    raise AssertionError("unreachable")
+    return retries.with_retry(
+        call,
+        what,
+        first_delay,
+        attempts=RETRY_ATTEMPTS,
+        also=is_rate_limit,
+        give_up=lambda exc, attempt: JobError(
+            f"{what} failed {attempt} times with a transient error ({code_name(exc)}): "
+            f"{exc.message}. Vertex AI may be degraded; run `pulumi up` again later.",
+            exc,
+        ),
+    )
 
 
 def explain(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) -> JobError:
@@ -119,7 +106,7 @@ def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project:
         )
     if isinstance(exc, gexc.NotFound):
         return f"{what}: not found: {message} Check the project {project!r} and region {region!r}."
-    return f"{what} failed ({_code_name(exc)}): {message}"
+    return f"{what} failed ({code_name(exc)}): {message}"
 
 
 def job_failure_hint(error: str, project: str, region: str, spot: bool) -> str:

@@ -24,6 +24,7 @@ from pulumi.dynamic import (
 )
 
 from infra.host_errors import plain_errors
+from infra.preview_inputs import changed_inputs
 from infra.vertex import restarts, spec
 from infra.vertex.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.quotas import check_quota
@@ -217,10 +218,6 @@ def _finished(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
     return outputs
 
 
-def _differs(old: Any, new: Any) -> bool:
-    return spec.is_unknown(new) or old != new
-
-
 class CustomJobProvider(ResourceProvider):
     """Create/read/update/delete a training job from the contract's snake_case props."""
 
@@ -234,7 +231,7 @@ class CustomJobProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         olds, news = spec.with_defaults(olds), spec.with_defaults(news)
-        changed = [k for k in spec.INPUTS if _differs(olds.get(k), news.get(k))]
+        changed = changed_inputs(olds, news, spec.INPUTS)
         replaces = [k for k in changed if k not in spec.IN_PLACE_INPUTS]
         if replaces:
             # Delete first: two runs of one job would race on the same output directory and double the bill.

@@ -10,9 +10,8 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
-from pulumi.output import Unknown
-from pulumi.runtime.rpc import UNKNOWN
 
+from infra.preview_inputs import is_unknown
 from infra.vertex import restarts
 
 # Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
@@ -90,23 +89,6 @@ POOL_ROLES = ("chief", "worker", "ps", "evaluator")
 _LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 _LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
 MAX_LABELS = 64
-
-
-def is_unknown(value: Any) -> bool:
-    """True when a preview left this value (or anything inside it) unknown.
-
-    The dynamic-provider host hands Check/Diff `pulumi.output.Unknown` objects (it deserializes with
-    keep_unknowns=True); other paths, and older hosts, give the sentinel string.
-    """
-    if isinstance(value, Unknown):
-        return True
-    if isinstance(value, str):
-        return value == UNKNOWN
-    if isinstance(value, Mapping):
-        return any(is_unknown(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(is_unknown(v) for v in value)
-    return False
 
 
 def _whole_numbers_as_int(value: Any) -> Any:

@@ -1,0 +1,51 @@
+"""Retrying Google API calls that failed for a moment (UNAVAILABLE, DEADLINE_EXCEEDED), with backoff."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from google.api_core import exceptions as gexc
+
+T = TypeVar("T")
+
+TRANSIENT = (gexc.ServiceUnavailable, gexc.DeadlineExceeded)
+RETRY_CAP_SECONDS = 30.0
+
+
+def code_name(exc: gexc.GoogleAPICallError) -> str:
+    return exc.grpc_status_code.name if exc.grpc_status_code is not None else str(exc.code)
+
+
+def with_retry(
+    call: Callable[[], T],
+    what: str,
+    first_delay: float,
+    *,
+    attempts: int,
+    give_up: Callable[[gexc.GoogleAPICallError, int], Exception],
+    also: Callable[[gexc.GoogleAPICallError], bool] = lambda _exc: False,
+) -> T:
+    """Run `call`; retry transient errors (and what `also` accepts) with backoff from `first_delay`.
+
+    A transient error on the last attempt raises `give_up(error, attempts)` from None; any other error is
+    raised as it came, for the caller to explain.
+    """
+    delay = first_delay
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except gexc.GoogleAPICallError as exc:
+            transient = isinstance(exc, TRANSIENT)
+            if not transient and not also(exc):
+                raise
+            if attempt == attempts:
+                if transient:
+                    raise give_up(exc, attempt) from None
+                raise
+            print(f"{what}: {code_name(exc)}, retrying in {delay:g}s", file=sys.stderr, flush=True)
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_CAP_SECONDS)
+    raise AssertionError("unreachable")
