@@ -5,13 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infra.vertex.local_runner import LOCAL_PREFIX, LOCAL_RECORDS
 from infra.vertex.logs import prefixed, replica_name
-
-
-def job_dir(base_output_dir: str, job_name: str) -> Path:
-    """Where the LocalRunner keeps this job's records and replica logs."""
-    return Path(base_output_dir).expanduser().absolute() / LOCAL_RECORDS / job_name.removeprefix(LOCAL_PREFIX)
 
 
 @dataclass

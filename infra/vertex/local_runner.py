@@ -84,6 +84,11 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
     return plan
 
 
+def job_dir(base_output_dir: str, job_name: str) -> Path:
+    """Where the LocalRunner keeps this job's records and replica logs."""
+    return Path(base_output_dir).expanduser().absolute() / LOCAL_RECORDS / job_name.removeprefix(LOCAL_PREFIX)
+
+
 class LocalRunner:
     """Replicas as processes here under a supervisor; records in <base_output_dir>/.vertex-training-local/."""
 
@@ -92,7 +97,7 @@ class LocalRunner:
         self.records = self.base / LOCAL_RECORDS
 
     def _dir(self, name: str) -> Path:
-        return self.records / name.removeprefix(LOCAL_PREFIX)
+        return job_dir(str(self.base), name)
 
     def create(self, job: aiplatform_v1.CustomJob) -> JobStatus:
         job_id = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)

@@ -10,7 +10,8 @@ from typing import Any
 
 from infra.vertex import logs
 from infra.vertex.heartbeat import Heartbeat, heartbeat_line
-from infra.vertex.local_logs import LocalJobLog, job_dir
+from infra.vertex.local_logs import LocalJobLog
+from infra.vertex.local_runner import job_dir
 from infra.vertex.status import JobStatus
 
 # Nothing logs before the machines exist: reading the log while queued would only cost calls.
