@@ -1,0 +1,224 @@
+"""Typed, validated stack configuration: `vertex-training:<key>` values to StackConfig; errors name keys.
+
+Each concern's keys and rules live in their own module here (data, hyperparameters, budget, capacity); this
+module reads the stack-wide keys and composes them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from infra import gcp_ids
+from infra.config import budget, data, hyperparameters
+from infra.config.budget import BudgetConfig
+from infra.config.capacity import check_machine
+from infra.config.data import DATA_SOURCES, DataConfig
+from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
+from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
+
+__all__ = [
+    "BACKBONES",
+    "DATA_SOURCES",
+    "MIXED_PRECISION",
+    "NAMESPACE",
+    "WEIGHTS",
+    "BudgetConfig",
+    "ConfigError",
+    "DataConfig",
+    "Hyperparameters",
+    "StackConfig",
+    "load_config",
+]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# Vertex AI caps a CustomJob's scheduling.timeout at 7 days.
+MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
+RUNNERS = ("vertex", "local")
+# cloudbuild: the image is built in Google Cloud (no local Docker); docker: built and pushed from here.
+IMAGE_BUILDERS = ("cloudbuild", "docker")
+_MACHINE_TYPE = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9-]+$")
+# Stack names end up in label values, service-account ids and the bucket name.
+_STACK = re.compile(r"^[a-z][a-z0-9-]{0,14}$")
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    stack: str
+    runner: str
+    gcp_project: str
+    region: str
+    local_dir: str
+    machine_type: str
+    accelerator_type: str | None
+    accelerator_count: int
+    worker_count: int
+    data_machine_type: str
+    spot: bool
+    timeout_seconds: int
+    queue_timeout_seconds: int
+    data: DataConfig
+    hyperparameters: Hyperparameters
+    budget: BudgetConfig | None
+    force_destroy: bool
+    protect: bool
+    tensorboard: bool
+    kill_switch: bool
+    kill_switch_threshold: float
+    image_builder: str = "cloudbuild"
+
+    @property
+    def is_local(self) -> bool:
+        return self.runner == "local"
+
+    @property
+    def bucket_name(self) -> str:
+        return f"{self.gcp_project}-{self.stack}-training"
+
+
+KEYS = (
+    "gcpProject",
+    "region",
+    "runner",
+    "localDir",
+    "machineType",
+    "acceleratorType",
+    "acceleratorCount",
+    "workerCount",
+    "dataMachineType",
+    "spot",
+    "timeoutSeconds",
+    "queueTimeoutSeconds",
+    *budget.KEYS,
+    *data.KEYS,
+    *hyperparameters.KEYS,
+    "forceDestroy",
+    "protect",
+    "tensorboard",
+    "killSwitch",
+    "killSwitchThreshold",
+    "imageBuilder",
+)
+
+
+def _reject_unknown(values: Mapping[str, object]) -> None:
+    """A misspelt key would silently fall back to a default (say, a 7-day timeout): refuse it."""
+    lowered = {key.lower(): key for key in KEYS}
+    for name in values:
+        namespace, _, key = name.partition(":")
+        if namespace == NAMESPACE and key not in KEYS:
+            hint = lowered.get(key.lower())
+            fix = (
+                f"did you mean {NAMESPACE}:{hint}?" if hint else f"remove it (known keys: {', '.join(KEYS)})"
+            )
+            raise ConfigError(key, "is not a known key", fix)
+
+
+def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT) -> StackConfig:
+    """Validate a stack's `vertex-training:*` values; raise ConfigError naming the first bad key."""
+    if not _STACK.match(stack):
+        raise ConfigError(
+            "(stack name)",
+            f"{stack!r} must be 1-15 lowercase letters, digits or dashes, starting with a letter "
+            "(it goes into labels, service-account ids and the bucket name)",
+            "`pulumi stack init <name>` with such a name",
+        )
+    _reject_unknown(values)
+    read = Reader(values)
+    runner = read.str("runner", "local" if stack == "local" else "vertex", "vertex", RUNNERS)
+    cloud = runner == "vertex"
+
+    project = read.str("gcpProject", None, "my-project")
+    if cloud and not project:
+        raise ConfigError(
+            "gcpProject",
+            "is required for a cloud stack",
+            set_fix("gcpProject", "$(gcloud config get project)"),
+        )
+    if project and not gcp_ids.PROJECT_ID.match(project):
+        raise ConfigError(
+            "gcpProject",
+            f"{project!r} is not a project id (6-30 lowercase letters, digits, dashes)",
+            "use the ID",
+        )
+    region = read.str("region", "us-central1", "us-central1")
+    if not gcp_ids.REGION.match(region):
+        raise ConfigError(
+            "region",
+            f"{region!r} is not a region like us-central1 (zones such as us-central1-a are not)",
+            "use a region",
+        )
+
+    machine_type = read.str("machineType", "n1-standard-8", "n1-standard-8")
+    data_machine_type = read.str("dataMachineType", "n1-standard-4", "n1-standard-4")
+    for key, value in (("machineType", machine_type), ("dataMachineType", data_machine_type)):
+        if not _MACHINE_TYPE.match(value):
+            raise ConfigError(
+                key, f"{value!r} is not a machine type like n1-standard-8", set_fix(key, "n1-standard-8")
+            )
+    accelerator_type = read.str("acceleratorType", "NVIDIA_TESLA_T4", "NVIDIA_TESLA_T4")
+    if accelerator_type in ("", "none", "NONE"):
+        accelerator_type = None
+    accelerator_count = read.number("acceleratorCount", 1 if accelerator_type else 0, int, "1")
+    if accelerator_type and accelerator_count < 1:
+        raise ConfigError(
+            "acceleratorCount",
+            f"must be at least 1 with {accelerator_type}",
+            set_fix("acceleratorCount", "1"),
+        )
+    if not accelerator_type and accelerator_count:
+        raise ConfigError(
+            "acceleratorCount",
+            "is set but acceleratorType is none",
+            set_fix("acceleratorType", "NVIDIA_TESLA_T4"),
+        )
+    check_machine(
+        ("machineType", "acceleratorType", "acceleratorCount"),
+        machine_type,
+        accelerator_type,
+        accelerator_count,
+    )
+    check_machine(("dataMachineType", "dataMachineType", "dataMachineType"), data_machine_type, None, 0)
+    worker_count = read.number("workerCount", 0, int, "1")
+    if worker_count < 0:
+        raise ConfigError(
+            "workerCount", f"must be 0 or more, got {worker_count}", set_fix("workerCount", "1")
+        )
+
+    timeout = read.number("timeoutSeconds", 7200, int, "7200")
+    positive("timeoutSeconds", timeout, "7200", maximum=MAX_TIMEOUT_SECONDS)
+    # How long a job may wait for quota or Spot capacity before it is cancelled (it bills nothing meanwhile).
+    queue_timeout = read.number("queueTimeoutSeconds", 3600, int, "3600")
+    positive("queueTimeoutSeconds", queue_timeout, "3600", maximum=MAX_TIMEOUT_SECONDS)
+    threshold = read.number("killSwitchThreshold", 1.0, float, "1.0")
+    positive("killSwitchThreshold", threshold, "1.0", maximum=10)
+
+    local_dir = read.str("localDir", f".local/stack-{stack}", ".local/stack-local")
+    local_path = Path(local_dir).expanduser()
+    return StackConfig(
+        stack=stack,
+        runner=runner,
+        gcp_project=project or "local",
+        region=region,
+        local_dir=str(local_path if local_path.is_absolute() else root / local_path),
+        machine_type=machine_type,
+        accelerator_type=accelerator_type,
+        accelerator_count=accelerator_count,
+        worker_count=worker_count,
+        data_machine_type=data_machine_type,
+        spot=read.bool("spot", False),
+        timeout_seconds=timeout,
+        queue_timeout_seconds=queue_timeout,
+        data=data.read_data(read, runner),
+        hyperparameters=hyperparameters.read_hyperparameters(read),
+        budget=budget.read_budget(read, required=cloud),
+        force_destroy=read.bool("forceDestroy", False),
+        protect=read.bool("protect", False),
+        tensorboard=read.bool("tensorboard", False),
+        kill_switch=read.bool("killSwitch", cloud) and cloud,
+        kill_switch_threshold=threshold,
+        image_builder=read.str("imageBuilder", "cloudbuild", "cloudbuild", IMAGE_BUILDERS),
+    )

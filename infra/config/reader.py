@@ -1,0 +1,88 @@
+"""How stack values are read (typed YAML or strings from the Pulumi runtime); errors name the key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+NAMESPACE = "vertex-training"
+
+
+class ConfigError(ValueError):
+    """A stack configuration value is missing or invalid; the message names the key and the fix."""
+
+    def __init__(self, key: str, problem: str, fix: str) -> None:
+        self.key = key
+        name = key if key.startswith("(") else f"{NAMESPACE}:{key}"
+        super().__init__(f"{name}: {problem}. Fix: {fix}")
+
+
+def set_fix(key: str, example: str) -> str:
+    return f"run `pulumi config set {NAMESPACE}:{key} {example}`"
+
+
+class Reader:
+    """Reads one namespace's values, which arrive typed (YAML) or as strings (the Pulumi runtime)."""
+
+    def __init__(self, values: Mapping[str, object]) -> None:
+        self.values = values
+
+    def raw(self, key: str) -> Any:
+        value = self.values.get(f"{NAMESPACE}:{key}")
+        return None if value == "" else value
+
+    def str(self, key: str, default: str | None, example: str, choices: tuple[str, ...] = ()) -> str | None:
+        value = self.raw(key)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise ConfigError(key, f"expected a string, got {value!r}", set_fix(key, example))
+        if choices and value not in choices:
+            raise ConfigError(key, f"{value!r} is not one of {', '.join(choices)}", set_fix(key, choices[0]))
+        return value
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.raw(key)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise ConfigError(key, f"expected true or false, got {value!r}", set_fix(key, "true"))
+
+    def number(self, key: str, default: Any, kind: Callable[[Any], Any], example: str) -> Any:
+        value = self.raw(key)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            raise ConfigError(key, f"expected a number, got {value!r}", set_fix(key, example))
+        try:
+            number = kind(value)
+        except (TypeError, ValueError):
+            raise ConfigError(key, f"expected a number, got {value!r}", set_fix(key, example)) from None
+        if kind is int and isinstance(value, float) and value != number:
+            raise ConfigError(key, f"expected a whole number, got {value!r}", set_fix(key, example))
+        return number
+
+    def list(self, key: str, default: tuple, example: str) -> tuple:
+        value = self.raw(key)
+        if value is None:
+            return default
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                value = None
+        if not isinstance(value, list):
+            fix = f"run `pulumi config set --path '{NAMESPACE}:{key}[0]' {example}` or write a YAML list"
+            raise ConfigError(key, f"expected a list, got {self.raw(key)!r}", fix)
+        return tuple(value)
+
+
+def positive(key: str, value: float, example: str, maximum: float | None = None) -> None:
+    if value <= 0:
+        raise ConfigError(key, f"must be greater than 0, got {value}", set_fix(key, example))
+    if maximum is not None and value > maximum:
+        raise ConfigError(key, f"must be at most {maximum}, got {value}", set_fix(key, example))
