@@ -15,9 +15,14 @@ from infra.retries import code_name
 T = TypeVar("T")
 
 RETRY_ATTEMPTS = 8
-_QUOTA = re.compile(r"aiplatform\.googleapis\.com/[A-Za-z0-9_]+")
+# The two wordings of a custom-training quota error: the metric ("...quota metrics exceed quota limits:
+# aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus") or the quota id ("The following quotas are
+# exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion", seen in public Ray-on-Vertex logs).
+_QUOTA = re.compile(
+    r"aiplatform\.googleapis\.com/[A-Za-z0-9_]+|\bCustomModelTraining\w*PerProjectPerRegion\b"
+)
 # A resource quota of custom training (GPUs, CPUs): waiting does not free it, so it is not retried.
-_TRAINING_QUOTA = re.compile(r"custom_model_training")
+_TRAINING_QUOTA = re.compile(r"custom_model_training|CustomModelTraining\w*PerProjectPerRegion")
 # How a job failure reads when Vertex could not get the machines: quota (code 8), capacity, Spot stockout.
 _NO_CAPACITY = re.compile(
     r"quota|insufficient|stockout|resource_pool_exhausted|resources? (are|is) (not available|exhausted)"
@@ -34,9 +39,19 @@ class JobGone(JobError):
     """The job being watched no longer exists (deleted outside this provider)."""
 
 
+def is_training_quota(exc: Exception) -> bool:
+    """HTTP 429 / RESOURCE_EXHAUSTED naming a custom-training resource quota (either wording)."""
+    return isinstance(exc, gexc.TooManyRequests) and bool(_TRAINING_QUOTA.search(exc.message or ""))
+
+
 def is_rate_limit(exc: Exception) -> bool:
     """HTTP 429 / RESOURCE_EXHAUSTED that is not a training resource quota: too many requests per minute."""
-    return isinstance(exc, gexc.TooManyRequests) and not _TRAINING_QUOTA.search(exc.message or "")
+    return isinstance(exc, gexc.TooManyRequests) and not is_training_quota(exc)
+
+
+def names_training_quota(error: str) -> bool:
+    """A job's error text that says a custom-training quota was exceeded."""
+    return bool(_TRAINING_QUOTA.search(error))
 
 
 def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
@@ -73,7 +88,7 @@ def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project:
             "request a higher quota at "
             f" https://console.cloud.google.com/iam-admin/quotas?project={project}."
         )
-    if isinstance(exc, gexc.ResourceExhausted):
+    if isinstance(exc, gexc.TooManyRequests):
         quotas = sorted(set(_QUOTA.findall(message)))
         quota = ", ".join(quotas) if quotas else "a Vertex AI custom training quota"
         return (

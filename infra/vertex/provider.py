@@ -25,10 +25,11 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import restarts, spec
-from infra.vertex.errors import JobError, JobGone, job_failure_hint
-from infra.vertex.quotas import check_quota
-from infra.vertex.run_report import run_outputs, summary_line
+from infra.vertex import placement, restarts, spec
+from infra.vertex.errors import JobError, JobGone, is_training_quota, job_failure_hint, names_training_quota
+from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
+from infra.vertex.quotas import shortfall
+from infra.vertex.run_report import current_record, run_outputs, summary_line
 from infra.vertex.runners import Runner, runner_for
 from infra.vertex.status import JobStatus
 from infra.vertex.watch import Watcher, watcher
@@ -48,8 +49,15 @@ def _log(props: dict[str, Any], message: str) -> None:
     print(f"[{props.get('display_name', 'custom job')}] {message}", file=sys.stderr, flush=True)
 
 
-def _outputs(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
+def _outputs(
+    props: dict[str, Any], status: JobStatus, records: list[AttemptRecord] | None = None
+) -> dict[str, Any]:
+    """Complete outputs; `records` are the attempts this call saw (else the status alone, or what an earlier
+    create stored: read keeps its attempt list)."""
     inputs = {k: props[k] for k in spec.INPUTS if k in props}
+    current = current_record(props, status)
+    seen = records or [current]
+    attempts = [r.as_output() for r in seen] if records or not props.get("attempts") else props["attempts"]
     return {
         **inputs,
         "job_name": status.name,
@@ -60,7 +68,9 @@ def _outputs(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
         "start_time": status.start_time,
         "end_time": status.end_time,
         "error": status.error,
-        **run_outputs(props, status, lambda message: _log(props, message)),
+        "placement": current.shape.as_dict(),
+        "attempts": attempts,
+        **run_outputs(props, status, lambda message: _log(props, message), seen),
     }
 
 
@@ -74,15 +84,16 @@ def _timestamp(iso_time: str) -> float:
 def _deadline(status: JobStatus, props: dict[str, Any]) -> float:
     """Wall-clock time after which a live job has overrun.
 
-    Before it starts: queue_timeout_seconds after creation. Once started: timeout_seconds (Vertex's
-    `scheduling.timeout`, a cap on running time) plus grace after start_time. A PAUSED job runs nothing.
+    Before it starts: queue_timeout_seconds (FLEX_START: max_wait_seconds) after creation. Once started:
+    timeout_seconds (Vertex's `scheduling.timeout`, a cap on running time) plus grace after start_time. A
+    PAUSED job runs nothing.
     """
     if status.state == "JOB_STATE_PAUSED":
         return math.inf
     if status.start_time:
         allowed = restarts.remaining_seconds(props, restarts.Attempt.of(status))
         return _timestamp(status.start_time) + allowed + DEADLINE_GRACE_SECONDS
-    return _timestamp(status.create_time) + props["queue_timeout_seconds"]
+    return _timestamp(status.create_time) + spec.queue_limit_seconds(props)
 
 
 def _poll(
@@ -134,8 +145,21 @@ def _machines(pool: dict[str, Any]) -> str:
     return f"{pool.get('replica_count', 1)} x {pool.get('machine_type')}{gpus}"
 
 
+class QueueTimeout(JobError):
+    """A job that did not start in time and was cancelled (`status`, now terminal): another shape may run."""
+
+    def __init__(self, message: str, status: JobStatus) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _queue_limit_name(props: dict[str, Any]) -> str:
+    key = "max_wait_seconds" if props.get("scheduling_strategy") == "FLEX_START" else "queue_timeout_seconds"
+    return f"{key}={spec.queue_limit_seconds(props)}"
+
+
 def _overrun(props: dict[str, Any], status: JobStatus) -> str:
-    """Why a live job was cancelled: it never started within queue_timeout_seconds, or ran too long."""
+    """Why a live job was cancelled: it never started within its queue limit, or ran too long."""
     job = f"Training job {status.name} ({props.get('display_name')})"
     if status.start_time:
         return (
@@ -145,7 +169,7 @@ def _overrun(props: dict[str, Any], status: JobStatus) -> str:
     pools = ", ".join(_machines(pool) for pool in props["worker_pools"])
     project, spot = props.get("project"), props.get("spot")
     return (
-        f"{job} did not start within queue_timeout_seconds={props['queue_timeout_seconds']} and was "
+        f"{job} did not start within {_queue_limit_name(props)} and was "
         f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
         f"region {props.get('region')}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
         "Fix: request the custom_model_training quota at "
@@ -158,12 +182,25 @@ def _overrun(props: dict[str, Any], status: JobStatus) -> str:
 def _cancel_overrun(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobError:
     _log(props, f"{status.name} overran its deadline ({status.state}); cancelling it")
     runner.cancel(status.name)
-    return JobError(_overrun(props, _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)))
+    ended = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+    if status.start_time:
+        return JobError(_overrun(props, ended))
+    return QueueTimeout(_overrun(props, ended), ended)
+
+
+def _submit(runner: Runner, props: dict[str, Any], attempt: restarts.Attempt) -> JobStatus:
+    """Submit the job on the attempt's shape, labelled with it and allowed the running time left."""
+    job = spec.build_custom_job(props, attempt.shape)
+    if attempt != restarts.Attempt(1, 0):
+        job = restarts.resubmission(job, attempt, restarts.remaining_seconds(props, attempt))
+    status = runner.create(job)
+    _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+    return status
 
 
 def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobStatus | None:
-    """The next attempt of a job that lost its machines (it resumes from the same checkpoint directory), or
-    None when the earlier attempts used up timeout_seconds."""
+    """The next attempt of a job that lost its machines while running, on the same shape (it resumes from
+    the same checkpoint directory), or None when the earlier attempts used up timeout_seconds."""
     attempt = restarts.Attempt.of(ended).next(ended)
     remaining = restarts.remaining_seconds(props, attempt)
     if remaining <= 0:
@@ -177,26 +214,58 @@ def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobSta
         f"resumes from the checkpoints in {props['base_output_dir']}",
     )
     time.sleep(delay)
-    status = runner.create(restarts.resubmission(spec.build_custom_job(props), attempt, remaining))
-    _log(props, f"created {status.name} ({status.state}): {status.console_url}")
-    return status
+    return _submit(runner, props, attempt)
 
 
-def _wait(runner: Runner, status: JobStatus, props: dict[str, Any], resubmit: bool = True) -> JobStatus:
-    """Wait for a terminal state; raise unless it succeeded. A job past its deadline is cancelled first.
+def _gave_way(status: JobStatus) -> bool:
+    """Ended for want of machines (a stockout, after Vertex's own retries) or of quota: another shape may
+    run."""
+    failed = status.state == "JOB_STATE_FAILED"
+    return restarts.lost_capacity(status) or (failed and names_training_quota(status.error))
 
-    With `resubmit`, a job that Spot preemption or a stockout ended is submitted again (max_restarts times).
+
+def _wait_shape(
+    runner: Runner, status: JobStatus, props: dict[str, Any], index: int, shape: Shape
+) -> ShapeResult:
+    """Wait for one shape's job; resubmit it on this shape after a preemption while running (max_restarts).
+
+    Moves on (no error raised) after a stockout, a quota failure or a queue timeout; raises for any other end.
     """
+    shaped = placement.apply_shape(props, shape)
+    records: list[AttemptRecord] = []
+
+    def record(ended: JobStatus, reason: str) -> None:
+        seconds = restarts.running_seconds(ended)
+        records.append(AttemptRecord(index, shape, ended.name, ended.state, reason, seconds))
+
     while True:
-        status = _wait_attempt(runner, status, props)
+        try:
+            status = _wait_attempt(runner, status, shaped)
+        except QueueTimeout as exc:
+            record(exc.status, f"did not start within {_queue_limit_name(shaped)}; cancelled")
+            return ShapeResult(records, exc.status, move_on=True, error=exc)
         if status.state == "JOB_STATE_SUCCEEDED":
-            return status
-        if not resubmit or not restarts.may_restart(props, status):
-            raise _failure(props, status)
-        next_attempt = _resubmit(runner, status, props)
-        if next_attempt is None:
-            raise _failure(props, status)
-        status = next_attempt
+            record(status, "")
+            return ShapeResult(records, status)
+        if restarts.may_restart(shaped, status):
+            record(status, f"preempted while running: {status.error}")
+            resubmitted = _resubmit(runner, status, props)
+            if resubmitted is not None:
+                status = resubmitted
+                continue
+            raise _failure(shaped, status)
+        record(status, status.error or status.state)
+        if _gave_way(status):
+            return ShapeResult(records, status, move_on=True, error=_failure(shaped, status))
+        raise _failure(shaped, status)
+
+
+def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
+    """Wait for one job to end; raise unless it succeeded (update: no new attempt can change the id)."""
+    status = _wait_attempt(runner, status, props)
+    if status.state != "JOB_STATE_SUCCEEDED":
+        raise _failure(props, status)
+    return status
 
 
 def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
@@ -211,11 +280,72 @@ def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> J
     return status
 
 
-def _finished(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
+def _finished(
+    props: dict[str, Any], status: JobStatus, records: list[AttemptRecord] | None = None
+) -> dict[str, Any]:
     """The outputs of a job that was waited for, announced in one summary line."""
-    outputs = _outputs(props, status)
-    _log(props, summary_line(outputs, restarts.Attempt.of(status).number, bool(props.get("spot"))))
+    outputs = _outputs(props, status, records)
+    spot = outputs["placement"]["scheduling_strategy"] == "SPOT"
+    _log(props, summary_line(outputs, len(outputs["attempts"]), spot))
     return outputs
+
+
+def _place(
+    runner: Runner, props: dict[str, Any], adopted: JobStatus | None
+) -> tuple[JobStatus, list[AttemptRecord]]:
+    """Run the job on its primary shape, else on each fallback in turn (from an adopted job's shape on).
+
+    A shape whose quota cannot hold it is skipped without a job; with `wait`, a job that stocks out, hits a
+    quota or is still queued at its deadline gives way to the next shape. Without `wait`, the first job
+    submitted is the answer. Each move is one stderr line; when every shape gave way, one paragraph.
+    """
+    chain = placement.shapes(props)
+    pending = adopted
+    spent = restarts.Attempt.of(adopted) if adopted is not None else restarts.Attempt(1, 0)
+
+    def run(index: int, shape: Shape) -> ShapeResult:
+        nonlocal pending, spent
+        status, pending = pending, None
+        if status is None:
+            shaped = placement.apply_shape(props, shape)
+            skip = _skip_reason(shaped)
+            if skip is not None:
+                reason, error = skip
+                return ShapeResult(
+                    [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=error
+                )
+            if restarts.remaining_seconds(props, spent) <= 0:
+                raise JobError(f"{props['display_name']}: earlier attempts already ran timeout_seconds")
+            try:
+                status = _submit(runner, props, restarts.Attempt(1, spent.earlier_seconds, index))
+            except JobError as exc:
+                if not is_training_quota(exc.api_error):
+                    raise
+                reason = f"CreateCustomJob refused for quota: {exc.api_error.message}"
+                return ShapeResult(
+                    [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=exc
+                )
+        if not props["wait"]:
+            return ShapeResult([current_record(props, status)], status)
+        result = _wait_shape(runner, status, props, index, shape)
+        spent = restarts.Attempt(1, int(restarts.Attempt.of(result.status).total_seconds(result.status)))
+        return result
+
+    start = min(spent.shape, len(chain) - 1)
+    _index, result, records = placement.try_shapes(
+        chain,
+        start,
+        run,
+        lambda line: _log(props, line),
+        lambda tried: JobError(placement.exhausted_message(props, tried)),
+    )
+    return result.status, records
+
+
+def _skip_reason(shaped: dict[str, Any]) -> tuple[str, JobError] | None:
+    """Why a shape cannot run here (its quota is too small), from the quota pre-check; None: submit it."""
+    found = shortfall(shaped)
+    return None if found is None else (found.reason, JobError(found.message))
 
 
 class CustomJobProvider(ResourceProvider):
@@ -241,18 +371,13 @@ class CustomJobProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = spec.with_defaults(props)
         runner = runner_for(props)
-        key = spec.job_key(props)
-        status = runner.find_by_key(key)
-        if status is not None:
-            _log(props, f"adopting {status.name} ({status.state}), started earlier with the same inputs")
-        else:
-            check_quota(props)
-            status = runner.create(spec.build_custom_job(props))
-            _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+        adopted = runner.find_by_key(spec.job_key(props))
+        if adopted is not None:
+            _log(props, f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
+        status, records = _place(runner, props, adopted)
         if props["wait"]:
-            status = _wait(runner, status, props)
-            return CreateResult(status.name, _finished(props, status))
-        return CreateResult(status.name, _outputs(props, status))
+            return CreateResult(status.name, _finished(props, status, records))
+        return CreateResult(status.name, _outputs(props, status, records))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         props = spec.with_defaults(props)
@@ -271,7 +396,7 @@ class CustomJobProvider(ResourceProvider):
             )
         if props["wait"]:
             # An update cannot change the resource's id, so it cannot move to a new attempt: it reports.
-            status = _wait(runner, status, props, resubmit=False)
+            status = _wait(runner, status, props)
             return UpdateResult(_finished(props, status))
         return UpdateResult(_outputs(props, status))
 

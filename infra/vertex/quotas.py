@@ -1,13 +1,22 @@
-"""Quota pre-check: refuse a Vertex job at once when its region's training GPU or CPU quota cannot hold it.
+"""Quota pre-check: find out at once when a Vertex job's region has too little training GPU or CPU quota.
 
 A new project's Vertex AI GPU quotas are 0 (its CPU quota may be 0 too) and Spot ("preemptible") machines
 have their own quotas; without this check such a job sits QUEUED until a timeout cancels it. Quotas are read
 with the Cloud Quotas API
 (https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/get): a
 QuotaInfo's `dimensions_infos` holds the value per region, and an entry without a region dimension is the
-default for every region not listed. Quota ids follow the names Vertex AI reports in its quota errors
-("The following quotas are exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion"); their metrics are
-`aiplatform.googleapis.com/custom_model_training[_preemptible]_nvidia_<gpu>_gpus`.
+default for every region not listed.
+
+Quota ids (read 2026-11-22):
+- GPUs: Google's own `get_quota_id` helper (GoogleCloudPlatform/vertex-ai-samples,
+  community-content/vertex_model_garden/model_oss/notebook_util/common_util.py) builds
+  `CustomModelTraining<GPU>GPUsPerProjectPerRegion`, and `CustomModelTrainingPreemptible<GPU>...` for Dynamic
+  Workload Scheduler (FLEX_START). Spot VMs draw on the preemptible quotas too (Compute Engine, "Create and
+  use Spot VMs": request preemptible quota so Spot VMs do not consume standard quota). Vertex names the same
+  ids in its errors ("The following quotas are exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion").
+- vCPUs: `CustomModelTraining[Preemptible]CPUsPerProjectPerRegion` is the quota for N1 and E2 machine types
+  only; no other family's custom-training vCPU quota id is documented, so their vCPUs are not checked
+  (one stderr line says so) rather than refused on a guessed id.
 The check compares the job with the quota's value (the limit), not with what other running jobs leave free:
 it catches the "0 on a new project" case at once; a busy quota still shows as a queued job.
 """
@@ -31,20 +40,27 @@ from infra.vertex.errors import JobError
 SERVICE = "aiplatform.googleapis.com"
 ENDPOINT = "cloudquotas.googleapis.com"
 CALL_TIMEOUT_SECONDS = 30.0
-# Vertex accelerator enum -> the GPU's name inside Vertex AI's custom-training quota ids. Seen in Vertex's own
-# quota errors and requests: T4 and A10080GB (training), L4 and H100 (the serving twins); the others follow
-# the same pattern. An id Google does not publish reads NOT_FOUND and the check steps aside with a warning;
-# accelerators not listed (new GPU types) are not checked, and Vertex still answers RESOURCE_EXHAUSTED.
+# Vertex accelerator enum -> the GPU's name inside the custom-training quota ids, as `get_quota_id` maps them
+# (source above; it maps NVIDIA_GB200 to the B200 quota, and so does this table). NVIDIA_B200 counts against
+# that same B200 id. P4 and RTX PRO 6000 have no documented training quota id: not checked (one stderr line),
+# and Vertex still answers RESOURCE_EXHAUSTED if their quota is short.
 QUOTA_GPU_NAMES: dict[str, str] = {
     "NVIDIA_TESLA_T4": "T4",
-    "NVIDIA_TESLA_P4": "P4",
     "NVIDIA_TESLA_P100": "P100",
     "NVIDIA_TESLA_V100": "V100",
     "NVIDIA_L4": "L4",
     "NVIDIA_TESLA_A100": "A100",
     "NVIDIA_A100_80GB": "A10080GB",
     "NVIDIA_H100_80GB": "H100",
+    "NVIDIA_H100_MEGA_80GB": "H100MEGA",
+    "NVIDIA_H200_141GB": "H200",
+    "NVIDIA_B200": "B200",
+    "NVIDIA_GB200": "B200",
 }
+# Machine families whose vCPUs count against CustomModelTraining[Preemptible]CPUsPerProjectPerRegion.
+CPU_QUOTA_FAMILIES = frozenset({"n1", "e2"})
+# Strategies that draw on the Preemptible quotas (Spot VMs; Dynamic Workload Scheduler per get_quota_id).
+PREEMPTIBLE_STRATEGIES = frozenset({"SPOT", "FLEX_START"})
 
 
 # vCPUs per machine of the GPU families whose names do not end in the vCPU count (Compute Engine's
@@ -63,14 +79,19 @@ class QuotaNeed:
     what: str  # e.g. "Spot (preemptible) NVIDIA_TESLA_T4 GPU(s)"
 
 
-def gpu_quota_id(accelerator_type: str, spot: bool) -> str:
-    kind = "Preemptible" if spot else ""
+def gpu_quota_id(accelerator_type: str, preemptible: bool) -> str:
+    kind = "Preemptible" if preemptible else ""
     return f"CustomModelTraining{kind}{QUOTA_GPU_NAMES[accelerator_type]}GPUsPerProjectPerRegion"
 
 
-def cpu_quota_id(spot: bool) -> str:
-    # Metric aiplatform.googleapis.com/custom_model_training[_preemptible]_cpus, named like the GPU quota ids.
-    return f"CustomModelTraining{'Preemptible' if spot else ''}CPUsPerProjectPerRegion"
+def cpu_quota_id(preemptible: bool) -> str:
+    """The vCPU quota of N1 and E2 machine types (CPU_QUOTA_FAMILIES) only."""
+    return f"CustomModelTraining{'Preemptible' if preemptible else ''}CPUsPerProjectPerRegion"
+
+
+def uses_preemptible_quota(props: Mapping[str, Any]) -> bool:
+    strategy = props.get("scheduling_strategy") or ("SPOT" if props.get("spot") else "STANDARD")
+    return strategy in PREEMPTIBLE_STRATEGIES
 
 
 def machine_vcpus(machine_type: str) -> int | None:
@@ -82,9 +103,22 @@ def machine_vcpus(machine_type: str) -> int | None:
     return None
 
 
+def unchecked(props: Mapping[str, Any]) -> list[str]:
+    """What the check cannot count, for lack of a documented quota id: machine families and accelerators."""
+    names = set()
+    for pool in props.get("worker_pools") or []:
+        family = str(pool.get("machine_type", "")).split("-", 1)[0]
+        if family not in CPU_QUOTA_FAMILIES:
+            names.add(f"vCPUs of {pool.get('machine_type')}")
+        kind = pool.get("accelerator_type")
+        if kind and kind not in QUOTA_GPU_NAMES:
+            names.add(str(kind))
+    return sorted(names)
+
+
 def quota_needs(props: Mapping[str, Any]) -> list[QuotaNeed]:
-    """GPUs per accelerator type and vCPUs over all pools (per replica x replicas); unknown types skipped."""
-    spot = bool(props.get("spot"))
+    """GPUs per accelerator type and N1/E2 vCPUs over all pools (per replica x replicas); the rest skipped."""
+    preemptible = uses_preemptible_quota(props)
     gpus: dict[str, int] = {}
     cpus = 0
     for pool in props.get("worker_pools") or []:
@@ -92,14 +126,16 @@ def quota_needs(props: Mapping[str, Any]) -> list[QuotaNeed]:
         kind = pool.get("accelerator_type")
         if kind in QUOTA_GPU_NAMES and pool.get("accelerator_count"):
             gpus[kind] = gpus.get(kind, 0) + int(pool["accelerator_count"]) * replicas
-        cpus += (machine_vcpus(str(pool.get("machine_type", ""))) or 0) * replicas
-    preemptible = "Spot (preemptible) " if spot else ""
+        machine = str(pool.get("machine_type", ""))
+        if machine.split("-", 1)[0] in CPU_QUOTA_FAMILIES:
+            cpus += (machine_vcpus(machine) or 0) * replicas
+    what = "Spot (preemptible) " if props.get("spot") else "FLEX_START (preemptible) " if preemptible else ""
     needs = [
-        QuotaNeed(gpu_quota_id(kind, spot), count, f"{preemptible}{kind} GPU(s)")
+        QuotaNeed(gpu_quota_id(kind, preemptible), count, f"{what}{kind} GPU(s)")
         for kind, count in sorted(gpus.items())
     ]
     if cpus:
-        needs.append(QuotaNeed(cpu_quota_id(spot), cpus, f"{preemptible}vCPUs"))
+        needs.append(QuotaNeed(cpu_quota_id(preemptible), cpus, f"{what}vCPUs"))
     return needs
 
 
@@ -136,13 +172,29 @@ def _warn(message: str) -> None:
     print(f"Quota pre-check skipped: {message}", file=sys.stderr, flush=True)
 
 
+@dataclass(frozen=True)
+class Shortfall:
+    """A quota that cannot hold the job: the advice in full, and a short reason for an attempt list."""
+
+    message: str
+    reason: str
+
+
 def check_quota(props: Mapping[str, Any]) -> None:
     """JobError when a Vertex job needs more GPUs or vCPUs than its quota allows; a warning if unreadable."""
+    if (found := shortfall(props)) is not None:
+        raise JobError(found.message)
+
+
+def shortfall(props: Mapping[str, Any]) -> Shortfall | None:
+    """The first quota too small for this Vertex job, or None (also when quotas cannot be read: a warning)."""
     if props.get("runner", "vertex") != "vertex":
-        return
+        return None
+    if skipped := unchecked(props):
+        _warn(f"no documented Vertex AI custom-training quota id for {', '.join(skipped)}; not checked")
     needs = quota_needs(props)
     if not needs:
-        return
+        return None
     project, region = props["project"], props["region"]
     try:
         # Cloud Quotas is a client-based API: user credentials need a quota project to bill the call to
@@ -152,7 +204,7 @@ def check_quota(props: Mapping[str, Any]) -> None:
     except auth_exceptions.GoogleAuthError as exc:
         # Submitting the job reports missing credentials with its own advice.
         _warn(f"no credentials to read quotas ({exc})")
-        return
+        return None
     for need in needs:
         name = f"projects/{project}/locations/global/services/{SERVICE}/quotaInfos/{need.quota_id}"
         try:
@@ -162,7 +214,7 @@ def check_quota(props: Mapping[str, Any]) -> None:
                 f"cannot read {need.quota_id} ({exc.message}); grant roles/cloudquotas.viewer and enable "
                 "cloudquotas.googleapis.com to have it checked before submitting"
             )
-            return
+            return None
         except gexc.GoogleAPICallError as exc:
             code = exc.grpc_status_code.name if exc.grpc_status_code else type(exc).__name__
             # One quota id Google does not publish (NOT_FOUND) leaves the others worth reading.
@@ -171,4 +223,8 @@ def check_quota(props: Mapping[str, Any]) -> None:
         value = region_value(info, region)
         # A negative value means unlimited; no entry for the region means Google publishes none to compare.
         if value is not None and 0 <= value < need.count:
-            raise JobError(_shortfall(need, info, value, project, region))
+            return Shortfall(
+                _shortfall(need, info, value, project, region),
+                f"quota {need.quota_id} in {region} is {value}, the job needs {need.count}",
+            )
+    return None

@@ -1,16 +1,19 @@
-"""Submitting a job again when it lost its machines (Spot preemption, a stockout while starting), boundedly.
+"""Submitting a job again when Spot preemption took its machines while it ran, boundedly.
 
 What Vertex does (cloud.google.com/vertex-ai/docs/training/understanding-training-service, "Restart
 workers during the training job"): a worker whose VM goes away is restarted on another VM; a worker that keeps
 dying is restarted up to 5 times, then the whole job is retried up to 3 times and finally fails. For Spot VMs
 (cloud.google.com/vertex-ai/docs/predictions/use-spot-vms, "Preemption handling"): "When Spot VMs are
 preempted, the ... job fails with a STOCKOUT error". So a preemption that Vertex does not absorb ends the job
-FAILED with a stockout/preemption message; that (and only that) is worth a new attempt, which resumes from the
-checkpoint directory because it has the same base_output_dir.
+FAILED with a stockout/preemption message. A job that had started (it has a start_time) is submitted again
+on the same shape, and resumes from the checkpoint directory because it has the same base_output_dir. A job
+that never started stocked out: Vertex already retried it, so the provider moves to the next shape instead
+(placement.py).
 
 Every attempt carries the job's key label (so an interrupted `pulumi up` adopts the live attempt; failed ones
-are never adoptable) and ATTEMPT_LABEL = "<attempt>-<running seconds of the earlier attempts>", so the total
-running time survives a provider restart without any other record.
+are never adoptable) and ATTEMPT_LABEL = "<attempt on this shape>-<running seconds of the earlier attempts>"
+plus "-<shape index>" on a fallback shape, so the total running time and the shape survive a provider
+restart without any other record.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ _CAPACITY_LOSS = re.compile(
     r"resource_pool_exhausted|resource pool exhausted",
     re.IGNORECASE,
 )
-_ATTEMPT = re.compile(r"(\d+)-(\d+)")
+_ATTEMPT = re.compile(r"(\d+)-(\d+)(?:-(\d+))?")
 
 
 def lost_capacity(status: JobStatus) -> bool:
@@ -55,19 +58,30 @@ def running_seconds(status: JobStatus) -> float:
 
 @dataclass(frozen=True)
 class Attempt:
-    number: int  # 1 for the first submission
-    earlier_seconds: int  # running time of the attempts before this one
+    number: int  # 1 for the first submission on this shape
+    earlier_seconds: int  # running time of the attempts before this one (every shape)
+    shape: int = 0  # index into placement.shapes(props): 0 is the primary
 
     @classmethod
     def of(cls, status: JobStatus) -> Attempt:
         match = _ATTEMPT.fullmatch(status.labels.get(ATTEMPT_LABEL, ""))
-        return cls(int(match[1]), int(match[2])) if match else cls(1, 0)
+        return cls(int(match[1]), int(match[2]), int(match[3] or 0)) if match else cls(1, 0)
+
+    @property
+    def label(self) -> str:
+        return f"{self.number}-{self.earlier_seconds}" + (f"-{self.shape}" if self.shape else "")
 
     def total_seconds(self, status: JobStatus) -> float:
         return self.earlier_seconds + running_seconds(status)
 
     def next(self, ended: JobStatus) -> Attempt:
-        return Attempt(self.number + 1, int(self.total_seconds(ended)))
+        """The same shape again."""
+        return Attempt(self.number + 1, int(self.total_seconds(ended)), self.shape)
+
+    def on_shape(self, shape: int, ended: JobStatus | None) -> Attempt:
+        """The first attempt on another shape, after `ended` (None: nothing was submitted)."""
+        seconds = int(self.total_seconds(ended)) if ended is not None else self.earlier_seconds
+        return Attempt(1, seconds, shape)
 
 
 def max_restarts(props: Mapping[str, Any]) -> int:
@@ -75,7 +89,9 @@ def max_restarts(props: Mapping[str, Any]) -> int:
 
 
 def may_restart(props: Mapping[str, Any], ended: JobStatus) -> bool:
-    return lost_capacity(ended) and Attempt.of(ended).number <= max_restarts(props)
+    """A job that ran, then lost its machines, within max_restarts on this shape."""
+    started = bool(ended.start_time)
+    return started and lost_capacity(ended) and Attempt.of(ended).number <= max_restarts(props)
 
 
 def remaining_seconds(props: Mapping[str, Any], attempt: Attempt) -> int:
@@ -92,7 +108,7 @@ def resubmission(job: aiplatform_v1.CustomJob, attempt: Attempt, remaining: int)
     """The same job, labelled with its attempt (same key label, same base_output_dir: it resumes) and
     allowed only the running time the earlier attempts left."""
     again = aiplatform_v1.CustomJob(job)
-    again.labels[ATTEMPT_LABEL] = f"{attempt.number}-{attempt.earlier_seconds}"
+    again.labels[ATTEMPT_LABEL] = attempt.label
     again.job_spec.scheduling.timeout = datetime.timedelta(seconds=remaining)
     return again
 

@@ -2,22 +2,63 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from infra.vertex import pricing, spec
+from infra.vertex import placement, pricing, spec
 from infra.vertex.heartbeat import duration_text
 from infra.vertex.job_metrics import read_metrics
-from infra.vertex.restarts import Attempt
+from infra.vertex.placement import AttemptRecord
+from infra.vertex.restarts import Attempt, running_seconds
 from infra.vertex.status import JobStatus
 
 
-def run_outputs(props: dict[str, Any], status: JobStatus, warn: Callable[[str], None]) -> dict[str, Any]:
-    """duration_seconds (all attempts), estimated_cost_usd (Vertex, listed prices), metrics (succeeded)."""
+def current_record(props: dict[str, Any], status: JobStatus) -> AttemptRecord:
+    """The attempt a status is, on the shape its attempt label names (the primary when unlabelled)."""
+    chain = placement.shapes(props)
+    index = min(Attempt.of(status).shape, len(chain) - 1)
+    return AttemptRecord(index, chain[index], status.name, status.state, "", running_seconds(status))
+
+
+def attempts_cost(
+    props: dict[str, Any], records: Sequence[AttemptRecord], total_seconds: float
+) -> float | None:
+    """List-price cost of every attempt at the shape it ran on; None when a price is unknown.
+
+    Running time before the first record (attempts of an earlier provider process, known only as a total
+    from the attempt label) is priced only when it can only have been the primary shape: shapes are tried in
+    order, so that is when the first record is on the primary.
+    """
+    parts = [(r.shape, r.seconds) for r in records if r.seconds > 0]
+    unseen = total_seconds - sum(r.seconds for r in records)
+    if unseen >= 1:
+        if records[0].shape_index != 0:
+            return None
+        parts.append((records[0].shape, unseen))
+    total = 0.0
+    for shape, seconds in parts:
+        if shape.scheduling_strategy == "FLEX_START":
+            return None  # pricing.py lists no Dynamic Workload Scheduler prices
+        pools = placement.apply_shape(props, shape)["worker_pools"]
+        cost = pricing.estimate_usd(props["region"], pools, shape.scheduling_strategy == "SPOT", seconds)
+        if cost is None:
+            return None
+        total += cost
+    return round(total, 4)
+
+
+def run_outputs(
+    props: dict[str, Any],
+    status: JobStatus,
+    warn: Callable[[str], None],
+    records: Sequence[AttemptRecord] = (),
+) -> dict[str, Any]:
+    """duration_seconds (all attempts), estimated_cost_usd (Vertex, listed prices, each attempt at its
+    shape), metrics (succeeded). `records`: the attempts this process saw, the last one `status`."""
     seconds = Attempt.of(status).total_seconds(status)
     outputs: dict[str, Any] = {"duration_seconds": round(seconds, 1)}
     if props.get("runner") == "vertex":
-        cost = pricing.estimate_usd(props["region"], props["worker_pools"], bool(props.get("spot")), seconds)
+        cost = attempts_cost(props, records or [current_record(props, status)], seconds)
         if cost is not None:
             outputs["estimated_cost_usd"] = cost
     if status.state == "JOB_STATE_SUCCEEDED":

@@ -12,13 +12,16 @@ from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
 
 from infra.preview_inputs import is_unknown
-from infra.vertex import restarts
+from infra.vertex import placement, restarts
 
 # Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
 KEY_LABEL = "vertex_training_key"
 RUNNERS = ("vertex", "local")
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
-IN_PLACE_INPUTS = frozenset({"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts"})
+# `fallbacks` only says where else the same job may run, so it changes in place too.
+IN_PLACE_INPUTS = frozenset(
+    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts", "fallbacks"}
+)
 INPUTS = (
     "project",
     "region",
@@ -36,6 +39,9 @@ INPUTS = (
     "runner",
     "queue_timeout_seconds",
     "max_restarts",
+    "scheduling_strategy",
+    "max_wait_seconds",
+    "fallbacks",
 )
 OUTPUTS = (
     "job_name",
@@ -49,6 +55,8 @@ OUTPUTS = (
     "duration_seconds",
     "estimated_cost_usd",
     "metrics",
+    "placement",
+    "attempts",
 )
 DEFAULTS: dict[str, Any] = {
     "labels": {},
@@ -86,6 +94,23 @@ ACCELERATOR_TYPES = frozenset(
     if name != "ACCELERATOR_TYPE_UNSPECIFIED" and not name.startswith("TPU_")
 )
 POOL_ROLES = ("chief", "worker", "ps", "evaluator")
+# Dynamic Workload Scheduler (scheduling.strategy FLEX_START) for training, per
+# https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws (read 2026-11-22): the job requests L4,
+# A100, H100, H200 or B200 GPUs, its timeout is at most 7 days, and every worker pool has the same machine
+# configuration; scheduling.maxWaitDuration defaults to 1 day.
+FLEX_START_ACCELERATORS = frozenset(
+    {
+        "NVIDIA_L4",
+        "NVIDIA_TESLA_A100",
+        "NVIDIA_A100_80GB",
+        "NVIDIA_H100_80GB",
+        "NVIDIA_H100_MEGA_80GB",
+        "NVIDIA_H200_141GB",
+        "NVIDIA_B200",
+    }
+)
+FLEX_START_MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
+FLEX_START_DEFAULT_WAIT_SECONDS = 24 * 3600
 _LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 _LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
 MAX_LABELS = 64
@@ -105,6 +130,11 @@ def _whole_numbers_as_int(value: Any) -> Any:
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
     """Props with the contract's defaults filled in (None values count as absent, as Pulumi drops them)."""
     out = {k: _whole_numbers_as_int(v) for k, v in props.items() if v is not None}
+    # `spot` and `scheduling_strategy` say the same thing: either one given fills in the other.
+    if "scheduling_strategy" not in out:
+        out["scheduling_strategy"] = placement.default_strategy(out)
+    elif "spot" not in out and not is_unknown(out["scheduling_strategy"]):
+        out["spot"] = out["scheduling_strategy"] == "SPOT"
     for key, value in DEFAULTS.items():
         out.setdefault(key, value)
     pools = out.get("worker_pools")
@@ -211,6 +241,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.extend(_label_failures(props["labels"]))
     if known("max_restarts"):
         failures.extend(restarts.validation_failures(props))
+    failures.extend(_strategy_failures(props))
     if (
         "worker_pools" in props
         and is_unknown(props["worker_pools"])
@@ -225,11 +256,139 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.append(
             ("worker_pools", "at most 4 worker pools: chief, workers, parameter servers, evaluators")
         )
-    for index, pool in enumerate(pools):
-        if is_unknown(pool) and not isinstance(pool, Mapping):
-            continue  # a whole pool still unknown during preview
-        failures.extend(_pool_failures(index, pool, require_command=runner == "local"))
+    pool_failures = [
+        failure
+        for index, pool in enumerate(pools)
+        # A whole pool still unknown during preview is skipped.
+        if not (is_unknown(pool) and not isinstance(pool, Mapping))
+        for failure in _pool_failures(index, pool, require_command=runner == "local")
+    ]
+    # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief).
+    return failures + (pool_failures or _shape_failures(props))
+
+
+def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    strategy, spot = props.get("scheduling_strategy"), props.get("spot")
+    if is_unknown(strategy):
+        return []
+    if strategy not in placement.STRATEGIES:
+        return [
+            (
+                "scheduling_strategy",
+                f"scheduling_strategy must be one of {', '.join(placement.STRATEGIES)}, not {strategy!r}",
+            )
+        ]
+    failures = []
+    if isinstance(spot, bool) and spot != (strategy == "SPOT"):
+        failures.append(
+            (
+                "scheduling_strategy",
+                f"spot is {str(spot).lower()} but scheduling_strategy is {strategy}: set only one of them "
+                "(spot: true is scheduling_strategy SPOT)",
+            )
+        )
+    wait = props.get("max_wait_seconds")
+    if (
+        "max_wait_seconds" in props
+        and not is_unknown(wait)
+        and (isinstance(wait, bool) or not isinstance(wait, int) or wait <= 0)
+    ):
+        failures.append(
+            ("max_wait_seconds", f"max_wait_seconds must be a whole number of seconds > 0, not {wait!r}")
+        )
     return failures
+
+
+def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Fallback entries (keys, strategy, family/accelerator fit) and the FLEX_START rules of every shape."""
+    fallbacks = props.get("fallbacks", [])
+    if is_unknown(props.get("scheduling_strategy")) or (
+        is_unknown(fallbacks) and not isinstance(fallbacks, list)
+    ):
+        return []
+    if not isinstance(fallbacks, list):
+        return [("fallbacks", "fallbacks must be a list of shapes (maps)")]
+    pools = props["worker_pools"]
+    if not all(isinstance(p, Mapping) for p in pools) or any(
+        is_unknown(p.get(k)) for p in pools for k in ("machine_type", "accelerator_type", "accelerator_count")
+    ):
+        return []  # the shapes are checked once the pools are known
+    primary = placement.primary_shape(props)
+    failures = _flex_start_failures("scheduling_strategy", placement.apply_shape(props, primary))
+    flex = primary.scheduling_strategy == "FLEX_START"
+    for index, entry in enumerate(fallbacks):
+        where = f"fallbacks[{index}]"
+        if not isinstance(entry, Mapping):
+            if not is_unknown(entry):
+                failures.append((where, f"{where} must be a map of {', '.join(placement.SHAPE_KEYS)}"))
+            continue
+        unknown_keys = sorted(set(entry) - set(placement.SHAPE_KEYS))
+        if unknown_keys:
+            failures.append(
+                (where, f"{where} has unknown keys {unknown_keys}; use {', '.join(placement.SHAPE_KEYS)}")
+            )
+            continue
+        if is_unknown(entry):
+            continue
+        strategy = entry.get("scheduling_strategy")
+        if strategy is not None and strategy not in placement.STRATEGIES:
+            failures.append(
+                (where, f"{where}.scheduling_strategy must be one of {', '.join(placement.STRATEGIES)}")
+            )
+            continue
+        shaped = placement.apply_shape(props, placement.resolve(entry, primary))
+        failures.extend(_accelerator_failures(where, shaped["worker_pools"][0]))
+        failures.extend(_flex_start_failures(where, shaped))
+        flex = flex or shaped["scheduling_strategy"] == "FLEX_START"
+    if "max_wait_seconds" in props and not flex:
+        failures.append(
+            (
+                "max_wait_seconds",
+                "max_wait_seconds applies only to scheduling_strategy FLEX_START, which no shape uses",
+            )
+        )
+    return failures
+
+
+def _flex_start_failures(where: str, shaped: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Dynamic Workload Scheduler's requirements (FLEX_START_ACCELERATORS' source) for one shaped job."""
+    if shaped["scheduling_strategy"] != "FLEX_START":
+        return []
+    doc = f"see {placement.DWS_DOC}"
+    pools = shaped["worker_pools"]
+    kinds = {pool.get("accelerator_type") for pool in pools}
+    failures = []
+    if not kinds <= FLEX_START_ACCELERATORS:
+        kind = sorted(str(k) for k in kinds - FLEX_START_ACCELERATORS)[0]
+        failures.append(
+            (
+                where,
+                f"FLEX_START (Dynamic Workload Scheduler) serves L4, A100, H100, H200 and B200 GPUs, not "
+                f"{'CPU-only pools' if kind == 'None' else kind}; use SPOT or STANDARD for it ({doc})",
+            )
+        )
+    machines = {(p["machine_type"], p.get("accelerator_type"), p.get("accelerator_count")) for p in pools}
+    if len(machines) > 1:
+        failures.append(
+            (where, f"FLEX_START needs the same machine configuration in every worker pool ({doc})")
+        )
+    timeout = shaped.get("timeout_seconds")
+    if isinstance(timeout, int | float) and timeout > FLEX_START_MAX_TIMEOUT_SECONDS:
+        failures.append(
+            (
+                where,
+                f"FLEX_START allows a timeout of at most 7 days ({FLEX_START_MAX_TIMEOUT_SECONDS}s; {doc})",
+            )
+        )
+    return failures
+
+
+def queue_limit_seconds(props: Mapping[str, Any]) -> int:
+    """How long a job may wait to start: max_wait_seconds (Vertex's default 1 day) for FLEX_START, else
+    queue_timeout_seconds; the provider never cancels a FLEX_START job before Vertex would."""
+    if props.get("scheduling_strategy") == "FLEX_START":
+        return int(props.get("max_wait_seconds") or FLEX_START_DEFAULT_WAIT_SECONDS)
+    return int(props["queue_timeout_seconds"])
 
 
 def _label_failures(labels: Any) -> list[tuple[str, str]]:
@@ -365,17 +524,19 @@ def _accelerator_failures(where: str, pool: Mapping[str, Any]) -> list[tuple[str
     return []
 
 
-def build_custom_job(props: Mapping[str, Any]) -> aiplatform_v1.CustomJob:
-    """The CustomJob that Vertex runs for these (validated, defaulted) props."""
+def build_custom_job(props: Mapping[str, Any], shape_index: int = 0) -> aiplatform_v1.CustomJob:
+    """The CustomJob that Vertex runs for these (validated, defaulted) props on shape `shape_index` (0: the
+    primary, i: fallbacks[i - 1]). Every shape carries the same key label: adoption finds any of them."""
+    key = job_key(props)
+    props = placement.apply_shape(props, placement.shapes(props)[shape_index])
+    strategy = props["scheduling_strategy"]
     scheduling = aiplatform_v1.Scheduling(
         timeout=duration_pb2.Duration(seconds=int(props["timeout_seconds"])),
         restart_job_on_worker_restart=bool(props.get("restart_on_worker_restart", False)),
-        strategy=(
-            aiplatform_v1.Scheduling.Strategy.SPOT
-            if props.get("spot")
-            else aiplatform_v1.Scheduling.Strategy.STANDARD
-        ),
+        strategy=aiplatform_v1.Scheduling.Strategy[strategy],
     )
+    if strategy == "FLEX_START" and props.get("max_wait_seconds"):
+        scheduling.max_wait_duration = duration_pb2.Duration(seconds=int(props["max_wait_seconds"]))
     spec = aiplatform_v1.CustomJobSpec(
         worker_pool_specs=[_pool_spec(pool) for pool in props["worker_pools"]],
         scheduling=scheduling,
@@ -383,7 +544,7 @@ def build_custom_job(props: Mapping[str, Any]) -> aiplatform_v1.CustomJob:
         base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=props["base_output_dir"]),
         tensorboard=props.get("tensorboard") or "",
     )
-    labels = {**props.get("labels", {}), KEY_LABEL: job_key(props)}
+    labels = {**props.get("labels", {}), KEY_LABEL: key}
     return aiplatform_v1.CustomJob(display_name=props["display_name"], job_spec=spec, labels=labels)
 
 

@@ -406,7 +406,7 @@ def test_diff_nothing_relevant_changed_is_an_explicit_no_change(provider):
         ({"worker_pools": [pool(env={"A": "1"})]}, ["worker_pools"]),
         ({"service_account": "other@demo-project.iam.gserviceaccount.com"}, ["service_account"]),
         ({"base_output_dir": "gs://demo-bucket/runs/2"}, ["base_output_dir"]),
-        ({"spot": True, "timeout_seconds": 60}, ["timeout_seconds", "spot"]),
+        ({"spot": True, "timeout_seconds": 60}, ["timeout_seconds", "spot", "scheduling_strategy"]),
         ({"region": "europe-west4"}, ["region"]),
         ({"labels": {"team": "ml"}}, ["labels"]),
         ({"runner": "local"}, ["runner"]),
