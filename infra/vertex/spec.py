@@ -383,12 +383,12 @@ def _flex_start_failures(where: str, shaped: Mapping[str, Any]) -> list[tuple[st
     return failures
 
 
-def queue_limit_seconds(props: Mapping[str, Any]) -> int:
+def queue_limit_seconds(props: Mapping[str, Any]) -> float:
     """How long a job may wait to start: max_wait_seconds (Vertex's default 1 day) for FLEX_START, else
     queue_timeout_seconds; the provider never cancels a FLEX_START job before Vertex would."""
     if props.get("scheduling_strategy") == "FLEX_START":
         return int(props.get("max_wait_seconds") or FLEX_START_DEFAULT_WAIT_SECONDS)
-    return int(props["queue_timeout_seconds"])
+    return props["queue_timeout_seconds"]
 
 
 def _label_failures(labels: Any) -> list[tuple[str, str]]:

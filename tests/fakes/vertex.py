@@ -3,6 +3,12 @@
 Requests and responses are the library's own proto-plus types, so the real `JobServiceClient` drives it
 through `VERTEX_AI_EMULATOR_HOST`. Jobs move QUEUED -> PENDING -> RUNNING -> `outcome` one step per Get
 (jobs made by `add_job` stay put until `set_state`); faults are injected per method with `fail`.
+
+Capacity per shape (the chief's machine type, accelerator type and scheduling strategy), as Vertex's docs
+describe a region without it: STOCKOUT fails the job before it runs, after Vertex's own retries, with the
+documented message ("Resources are insufficient in region: R. Try a different region or use a different
+accelerator.", google.rpc code 8); QUEUED keeps it waiting (a Dynamic Workload Scheduler job waiting for
+machines, or a queue for quota) until it is cancelled or the capacity changes.
 """
 
 from __future__ import annotations
@@ -34,6 +40,18 @@ _NEXT = {
     JobState.JOB_STATE_QUEUED: JobState.JOB_STATE_PENDING,
     JobState.JOB_STATE_PENDING: JobState.JOB_STATE_RUNNING,
 }
+STOCKOUT = "stockout"
+QUEUED = "queued"
+STOCKOUT_MESSAGE = (
+    "Resources are insufficient in region: {region}. Try a different region or use a different accelerator."
+)
+
+
+def shape_of(job: aiplatform_v1.CustomJob) -> tuple[str, str, str]:
+    """(machine type, accelerator type, strategy) of the job's chief: the key of `FakeJobService.capacity`."""
+    machine = job.job_spec.worker_pool_specs[0].machine_spec
+    accelerator = machine.accelerator_type.name if machine.accelerator_count else ""
+    return machine.machine_type, accelerator, job.job_spec.scheduling.strategy.name
 
 
 def _now() -> datetime.datetime:
@@ -58,6 +76,8 @@ class FakeJobService(FakeService):
         self.auto_advance: bool = True
         self._advancing: set[str] = set()
         self._ids = itertools.count(1000)
+        # Shapes without free machines: shape_of(job) -> STOCKOUT or QUEUED; other shapes have room.
+        self.capacity: dict[tuple[str, str, str], str] = {}
 
     # --- control -------------------------------------------------------------------------------------
     def handler(self) -> grpc.GenericRpcHandler:
@@ -138,8 +158,14 @@ class FakeJobService(FakeService):
 
     def _step(self, job: aiplatform_v1.CustomJob) -> None:
         """One state-machine step, taken when a client reads the job."""
+        capacity = self.capacity.get(shape_of(job)) if job.name in self._advancing else None
         if job.state == JobState.JOB_STATE_CANCELLING:
             self._enter(job, JobState.JOB_STATE_CANCELLED)
+        elif capacity == QUEUED and job.state == JobState.JOB_STATE_QUEUED:
+            pass
+        elif capacity == STOCKOUT and job.state == JobState.JOB_STATE_PENDING:
+            region = job.name.split("/")[3]
+            self._enter(job, JobState.JOB_STATE_FAILED, STOCKOUT_MESSAGE.format(region=region), 8)
         elif job.name in self._advancing and job.state in _NEXT:
             self._enter(job, _NEXT[job.state])
         elif job.name in self._advancing and job.state == JobState.JOB_STATE_RUNNING:

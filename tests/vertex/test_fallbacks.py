@@ -1,0 +1,188 @@
+"""Fallback shapes and Dynamic Workload Scheduler: the real JobServiceClient and CloudQuotasClient against
+fakes with per-shape capacity (stockout, a queue that never moves, preemption of a running job)."""
+
+import threading
+
+import grpc
+import pytest
+from google.cloud import aiplatform_v1
+
+from infra.vertex import spec
+from infra.vertex.errors import JobError
+from infra.vertex.provider import CustomJobProvider
+from infra.vertex.restarts import ATTEMPT_LABEL
+from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
+from tests.vertex.props import PROJECT, REGION, job_props, pool
+
+JobState = aiplatform_v1.JobState
+Strategy = aiplatform_v1.Scheduling.Strategy
+PARENT = f"projects/{PROJECT}/locations/{REGION}"
+T4_SPOT = ("n1-standard-8", "NVIDIA_TESLA_T4", "SPOT")
+L4_SPOT = ("g2-standard-8", "NVIDIA_L4", "SPOT")
+T4_ON_DEMAND = ("n1-standard-8", "NVIDIA_TESLA_T4", "STANDARD")
+# The dev stack's chain: T4 Spot -> L4 Spot on g2 -> T4 on-demand.
+CHAIN = [
+    {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},
+    {"scheduling_strategy": "STANDARD"},
+]
+PREEMPTED = "The replica workerpool0-0 was preempted: STOCKOUT (Spot capacity reclaimed by Compute Engine)"
+
+
+def create(**overrides):
+    provider = CustomJobProvider()
+    checked = provider.check({}, job_props(**{"spot": True, "fallbacks": CHAIN, **overrides}))
+    assert checked.failures == []
+    return provider.create(checked.inputs)
+
+
+def submitted(fake):
+    return [req.custom_job for method, req in fake.calls if method == "CreateCustomJob"]
+
+
+def provider_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("[train-densenet]")]
+
+
+def test_primary_stocks_out_and_the_first_fallback_runs(fake_google, capsys):
+    fake_vertex = fake_google.jobs
+    fake_vertex.capacity[T4_SPOT] = STOCKOUT
+    outs = create().outs
+    first, second = submitted(fake_vertex)
+    assert [shape_of(first), shape_of(second)] == [T4_SPOT, L4_SPOT]
+    # One job: the same key label on both shapes (adoption finds either); the fallback is labelled shape 1.
+    assert first.labels[spec.KEY_LABEL] == second.labels[spec.KEY_LABEL]
+    assert second.labels[ATTEMPT_LABEL] == "1-0-1"
+    assert second.job_spec.base_output_directory == first.job_spec.base_output_directory
+    assert outs["state"] == "JOB_STATE_SUCCEEDED"
+    assert outs["placement"] == {
+        "machine_type": "g2-standard-8",
+        "accelerator_type": "NVIDIA_L4",
+        "accelerator_count": 1,
+        "scheduling_strategy": "SPOT",
+    }
+    stocked_out, ran = outs["attempts"]
+    assert stocked_out["machine_type"] == "n1-standard-8" and stocked_out["state"] == "JOB_STATE_FAILED"
+    assert stocked_out["reason"].startswith(STOCKOUT_MESSAGE.format(region=REGION))
+    assert ran == {
+        **outs["placement"],
+        "job_name": outs["job_name"],
+        "state": "JOB_STATE_SUCCEEDED",
+        "reason": "",
+    }
+    assert "estimated_cost_usd" not in outs  # no L4 price in pricing.py: no figure rather than a guess
+    lines = provider_lines(capsys.readouterr().err)
+    moves = [line for line in lines if "leaving " in line]
+    assert moves == [
+        f"[train-densenet] leaving n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT): {stocked_out['reason']}; "
+        "trying next: g2-standard-8 + 1 x NVIDIA_L4 (SPOT)"
+    ]
+    assert "(2 attempts)" in lines[-1]
+    print("\n".join(lines))  # the attempt log quoted in docs/training-job-resource.md
+
+
+def test_a_shape_without_quota_is_skipped_without_a_job(fake_vertex_and_quotas, capsys):
+    jobs, quotas = fake_vertex_and_quotas
+    quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion", default=0)
+    quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleL4GPUsPerProjectPerRegion", default=4)
+    outs = create().outs
+    (only,) = submitted(jobs)
+    assert shape_of(only) == L4_SPOT
+    skipped, ran = outs["attempts"]
+    assert skipped["job_name"] == "" and skipped["state"] == "SKIPPED"
+    assert "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion in us-central1 is 0" in skipped["reason"]
+    assert ran["state"] == "JOB_STATE_SUCCEEDED" and outs["placement"]["accelerator_type"] == "NVIDIA_L4"
+    err = capsys.readouterr().err
+    assert "leaving n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT): quota" in err
+    # The g2 machine's vCPUs are not held to the N1/E2 quota: one line says they are not checked.
+    assert "vCPUs of g2-standard-8; not checked" in err
+
+
+def test_a_job_still_queued_at_the_queue_timeout_gives_way(fake_vertex):
+    fake_vertex.capacity[T4_SPOT] = QUEUED
+    outs = create(queue_timeout_seconds=0.3, poll_interval_seconds=0.05).outs
+    first = submitted(fake_vertex)[0]
+    cancelled = next(job for job in fake_vertex.jobs.values() if job.create_time and shape_of(job) == T4_SPOT)
+    assert cancelled.state == JobState.JOB_STATE_CANCELLED and shape_of(first) == T4_SPOT
+    assert outs["attempts"][0]["reason"] == "did not start within queue_timeout_seconds=0.3; cancelled"
+    assert outs["placement"]["machine_type"] == "g2-standard-8"
+
+
+def test_flex_start_waits_past_the_queue_timeout_up_to_max_wait(fake_vertex):
+    flex = ("a2-highgpu-1g", "NVIDIA_TESLA_A100", "FLEX_START")
+    fake_vertex.capacity[flex] = QUEUED
+    threading.Timer(0.6, fake_vertex.capacity.pop, (flex,)).start()  # machines free up after 0.6 s
+    a100 = pool(machine_type="a2-highgpu-1g", accelerator_type="NVIDIA_TESLA_A100")
+    outs = create(
+        spot=None,
+        scheduling_strategy="FLEX_START",
+        max_wait_seconds=30,
+        queue_timeout_seconds=0.3,
+        poll_interval_seconds=0.05,
+        worker_pools=[a100],
+        fallbacks=[],
+    ).outs
+    assert outs["state"] == "JOB_STATE_SUCCEEDED" and "CancelCustomJob" not in fake_vertex.methods()
+    (job,) = submitted(fake_vertex)
+    assert job.job_spec.scheduling.strategy == Strategy.FLEX_START
+    assert job.job_spec.scheduling.max_wait_duration.total_seconds() == 30
+    assert outs["placement"]["scheduling_strategy"] == "FLEX_START"
+
+
+def test_a_preempted_running_job_resumes_on_the_same_shape(fake_vertex):
+    fake_vertex.outcomes = [(JobState.JOB_STATE_FAILED, PREEMPTED)]
+    outs = create().outs
+    first, second = submitted(fake_vertex)
+    assert shape_of(first) == shape_of(second) == T4_SPOT
+    assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
+    assert outs["attempts"][0]["reason"].startswith("preempted while running")
+    assert outs["placement"]["machine_type"] == "n1-standard-8"
+
+
+def test_every_shape_exhausted_is_one_paragraph_naming_each_attempt(fake_vertex):
+    for shape in (T4_SPOT, L4_SPOT, T4_ON_DEMAND):
+        fake_vertex.capacity[shape] = STOCKOUT
+    with pytest.raises(JobError) as raised:
+        create()
+    message = str(raised.value)
+    assert "\n" not in message
+    assert len(submitted(fake_vertex)) == 3
+    for n, shape in enumerate(
+        ["n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT)", "g2-standard-8 + 1 x NVIDIA_L4 (SPOT)",
+         "n1-standard-8 + 1 x NVIDIA_TESLA_T4 (STANDARD)"], 1
+    ):  # fmt: skip
+        assert f"{n}. {shape} (" in message
+    assert message.count("Resources are insufficient in region") == 3
+    assert f"iam-admin/quotas?project={PROJECT}" in message and "FLEX_START" in message
+    assert "another region" in message
+
+
+def test_a_create_refused_for_quota_moves_on_without_retrying(fake_vertex):
+    """The second wording of a training-quota error is a quota error: no rate-limit retries, next shape."""
+    fake_vertex.fail(
+        "CreateCustomJob",
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        message="The following quotas are exceeded: CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion",
+    )
+    outs = create().outs
+    assert fake_vertex.methods().count("CreateCustomJob") == 2  # the refused one, then the fallback
+    skipped = outs["attempts"][0]
+    assert skipped["state"] == "SKIPPED" and "CustomModelTrainingPreemptibleT4GPUs" in skipped["reason"]
+
+
+def test_an_interrupted_up_adopts_the_live_fallback_job(fake_vertex):
+    props = spec.with_defaults(job_props(spot=True, fallbacks=CHAIN))
+    live = fake_vertex.add_job(PARENT, spec.build_custom_job(props, 1), JobState.JOB_STATE_RUNNING)
+    fake_vertex.jobs[live].labels[ATTEMPT_LABEL] = "1-0-1"
+    fake_vertex._advancing.add(live)
+    outs = create().outs
+    assert outs["job_name"] == live and "CreateCustomJob" not in fake_vertex.methods()
+    assert outs["placement"]["machine_type"] == "g2-standard-8"
+
+
+def test_fallbacks_change_in_place_and_keep_the_job_key():
+    provider = CustomJobProvider()
+    old = provider.check({}, job_props(spot=True)).inputs
+    new = provider.check({}, job_props(spot=True, fallbacks=CHAIN)).inputs
+    diff = provider.diff("id", old, new)
+    assert diff.changes and not diff.replaces
+    assert spec.job_key(old) == spec.job_key(new)
