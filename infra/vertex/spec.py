@@ -356,15 +356,15 @@ def _flex_start_failures(where: str, shaped: Mapping[str, Any]) -> list[tuple[st
         return []
     doc = f"see {placement.DWS_DOC}"
     pools = shaped["worker_pools"]
-    kinds = {pool.get("accelerator_type") for pool in pools}
+    kinds = {pool["accelerator_type"] for pool in pools if pool.get("accelerator_count")}
     failures = []
-    if not kinds <= FLEX_START_ACCELERATORS:
-        kind = sorted(str(k) for k in kinds - FLEX_START_ACCELERATORS)[0]
+    if not kinds <= FLEX_START_ACCELERATORS or not kinds:
+        what = ", ".join(sorted(kinds - FLEX_START_ACCELERATORS)) or "a CPU-only job"
         failures.append(
             (
                 where,
                 f"FLEX_START (Dynamic Workload Scheduler) serves L4, A100, H100, H200 and B200 GPUs, not "
-                f"{'CPU-only pools' if kind == 'None' else kind}; use SPOT or STANDARD for it ({doc})",
+                f"{what}; use SPOT or STANDARD for it ({doc})",
             )
         )
     machines = {(p["machine_type"], p.get("accelerator_type"), p.get("accelerator_count")) for p in pools}

@@ -1,5 +1,6 @@
 """The quota pre-check: the real CloudQuotasClient against a fake Cloud Quotas service."""
 
+import grpc
 import pytest
 from google.api_core import exceptions as gexc
 from google.cloud import cloudquotas_v1
@@ -174,3 +175,28 @@ def test_missing_credentials_warn_and_leave_the_error_to_submission(monkeypatch,
     monkeypatch.setattr(google.auth, "default", no_credentials)
     quotas.check_quota(job_props())
     assert "no credentials to read quotas" in capsys.readouterr().err
+
+
+def test_a_g2_job_is_not_refused_by_the_n1_e2_vcpu_quota(services, capsys) -> None:
+    _, fake_quotas = services
+    fake_quotas.set_quota(PROJECT, CPUS, default=0)
+    fake_quotas.set_quota(PROJECT, "CustomModelTrainingL4GPUsPerProjectPerRegion", default=1)
+    l4 = [pool(machine_type="g2-standard-8", accelerator_type="NVIDIA_L4")]
+    assert create(worker_pools=l4).outs["state"] == "JOB_STATE_SUCCEEDED"
+    read = [req.name.rsplit("/", 1)[-1] for method, req in fake_quotas.calls if method == "GetQuotaInfo"]
+    assert read == ["CustomModelTrainingL4GPUsPerProjectPerRegion"]
+    notes = [line for line in capsys.readouterr().err.splitlines() if "not checked" in line]
+    assert len(notes) == 1 and "vCPUs of g2-standard-8" in notes[0]
+
+
+def test_the_quota_id_wording_is_a_quota_error_not_a_rate_limit(services) -> None:
+    """'The following quotas are exceeded: CustomModelTraining...' comes as RESOURCE_EXHAUSTED (HTTP 429)."""
+    jobs, _ = services
+    wording = f"The following quotas are exceeded: {T4}"
+    jobs.fail("CreateCustomJob", grpc.StatusCode.RESOURCE_EXHAUSTED, message=wording)
+    with pytest.raises(JobError) as raised:
+        create()
+    assert jobs.methods().count("CreateCustomJob") == 1  # no retry storm
+    message = str(raised.value)
+    assert f"hit a quota in project {PROJECT}, region {REGION}: {T4}" in message
+    assert "rate limited" not in message

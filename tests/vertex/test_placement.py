@@ -1,0 +1,197 @@
+"""Shapes and strategies, pure: applying a shape to pools, check's rules for them, the spec they build, and
+what a run on several shapes costs."""
+
+import pytest
+from google.cloud import aiplatform_v1
+from pulumi.output import Unknown
+
+from infra.vertex import placement, quotas, spec
+from infra.vertex.placement import AttemptRecord, Shape
+from infra.vertex.run_report import attempts_cost
+from tests.vertex.props import job_props, pool
+
+Strategy = aiplatform_v1.Scheduling.Strategy
+A100 = {"machine_type": "a2-highgpu-1g", "accelerator_type": "NVIDIA_TESLA_A100"}
+
+
+def failures(**overrides):
+    return spec.validate(spec.with_defaults(job_props(**overrides)))
+
+
+def test_a_shape_applies_to_the_chief_and_the_accelerator_pools_only():
+    props = spec.with_defaults(
+        job_props(
+            worker_pools=[
+                pool(),
+                pool(replica_count=3),
+                pool(machine_type="e2-standard-4", accelerator_type=None, accelerator_count=0),
+            ]
+        )
+    )
+    l4 = placement.resolve(
+        {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},
+        Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "SPOT"),
+    )
+    assert l4 == Shape("g2-standard-8", "NVIDIA_L4", 1, "SPOT")  # count and strategy from the primary
+    chief, workers, cpu = placement.apply_shape(props, l4)["worker_pools"]
+    assert (chief["machine_type"], workers["machine_type"], cpu["machine_type"]) == (
+        "g2-standard-8",
+        "g2-standard-8",
+        "e2-standard-4",
+    )
+    assert workers["replica_count"] == 3 and "accelerator_type" not in cpu
+
+
+@pytest.mark.parametrize(
+    ("overrides", "strategy", "spot"),
+    [
+        ({}, "STANDARD", False),
+        ({"spot": True}, "SPOT", True),
+        ({"scheduling_strategy": "SPOT", "spot": None}, "SPOT", True),
+        ({"scheduling_strategy": "FLEX_START", "spot": None}, "FLEX_START", False),
+    ],
+)
+def test_strategy_defaults_from_spot_and_spot_from_strategy(overrides, strategy, spot):
+    props = spec.with_defaults(job_props(**overrides))
+    assert (props["scheduling_strategy"], props["spot"]) == (strategy, spot)
+
+
+def test_flex_start_spec_carries_strategy_and_max_wait():
+    props = spec.with_defaults(
+        job_props(
+            spot=None, scheduling_strategy="FLEX_START", max_wait_seconds=7200, worker_pools=[pool(**A100)]
+        )
+    )
+    assert spec.validate(props) == []
+    scheduling = spec.build_custom_job(props).job_spec.scheduling
+    assert scheduling.strategy == Strategy.FLEX_START and scheduling.max_wait_duration.total_seconds() == 7200
+    assert spec.queue_limit_seconds(props) == 7200
+    no_wait = spec.with_defaults({**props, "max_wait_seconds": None})
+    assert spec.queue_limit_seconds(no_wait) == 24 * 3600  # Vertex's default maxWaitDuration
+
+
+def test_a_fallback_builds_its_own_shape_under_the_primary_key():
+    props = spec.with_defaults(job_props(spot=True, fallbacks=[{"scheduling_strategy": "STANDARD"}]))
+    primary, fallback = spec.build_custom_job(props, 0), spec.build_custom_job(props, 1)
+    assert primary.job_spec.scheduling.strategy == Strategy.SPOT
+    assert fallback.job_spec.scheduling.strategy == Strategy.STANDARD
+    assert primary.labels[spec.KEY_LABEL] == fallback.labels[spec.KEY_LABEL] == spec.job_key(props)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "prop", "needle"),
+    [
+        (
+            {"scheduling_strategy": "CHEAP"},
+            "scheduling_strategy",
+            "must be one of STANDARD, SPOT, FLEX_START",
+        ),
+        ({"spot": True, "scheduling_strategy": "STANDARD"}, "scheduling_strategy", "spot is true but"),
+        ({"spot": None, "scheduling_strategy": "FLEX_START"}, "scheduling_strategy", "not NVIDIA_TESLA_T4"),
+        (
+            {
+                "spot": None,
+                "scheduling_strategy": "FLEX_START",
+                "worker_pools": [pool(**A100)],
+                "timeout_seconds": 8 * 24 * 3600,
+            },
+            "scheduling_strategy",
+            "at most 7 days",
+        ),
+        (
+            {
+                "spot": None,
+                "scheduling_strategy": "FLEX_START",
+                "worker_pools": [
+                    pool(**A100),
+                    pool(machine_type="e2-standard-4", accelerator_type=None, accelerator_count=0),
+                ],
+            },
+            "scheduling_strategy",
+            "same machine configuration",
+        ),
+        ({"max_wait_seconds": 60}, "max_wait_seconds", "no shape uses"),
+        (
+            {
+                "max_wait_seconds": 0,
+                "scheduling_strategy": "FLEX_START",
+                "spot": None,
+                "worker_pools": [pool(**A100)],
+            },
+            "max_wait_seconds",
+            "> 0",
+        ),
+        ({"fallbacks": {"machine_type": "g2-standard-8"}}, "fallbacks", "must be a list"),
+        ({"fallbacks": [{"machine": "g2-standard-8"}]}, "fallbacks[0]", "unknown keys ['machine']"),
+        ({"fallbacks": [{}, {"scheduling_strategy": "LOW"}]}, "fallbacks[1]", "scheduling_strategy must be"),
+        (
+            {"fallbacks": [{"machine_type": "g2-standard-8"}]},
+            "fallbacks[0].machine_type",
+            "cannot take NVIDIA_TESLA_T4",
+        ),
+        ({"fallbacks": [{"scheduling_strategy": "FLEX_START"}]}, "fallbacks[0]", "not NVIDIA_TESLA_T4"),
+    ],
+)
+def test_check_rejects_bad_strategies_and_fallbacks(overrides, prop, needle):
+    found = failures(**overrides)
+    assert [p for p, _ in found] == [prop], found
+    assert needle in found[0][1]
+
+
+def test_a_flex_start_fallback_allows_max_wait_and_unknown_fallbacks_pass():
+    flex = {**A100, "scheduling_strategy": "FLEX_START"}
+    assert failures(fallbacks=[flex], max_wait_seconds=600) == []
+    assert failures(fallbacks=Unknown()) == []
+    assert failures(fallbacks=[{"machine_type": Unknown()}]) == []
+    assert failures(scheduling_strategy=Unknown(), fallbacks=[flex]) == []
+
+
+def test_every_accelerator_check_accepts_has_a_quota_id_or_is_named_unchecked():
+    for family, kinds in spec.FAMILY_ACCELERATORS.items():
+        for kind in kinds:
+            props = job_props(worker_pools=[pool(machine_type=f"{family}-standard-8", accelerator_type=kind)])
+            counted = {need.quota_id for need in quotas.quota_needs(props)}
+            assert kind in quotas.QUOTA_GPU_NAMES or kind in quotas.unchecked(props), kind
+            assert any("GPUs" in q for q in counted) == (kind in quotas.QUOTA_GPU_NAMES)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "machine", "expected"),
+    [
+        (
+            "STANDARD",
+            "n1-standard-8",
+            {"CustomModelTrainingT4GPUsPerProjectPerRegion", "CustomModelTrainingCPUsPerProjectPerRegion"},
+        ),
+        (
+            "SPOT",
+            "n1-standard-8",
+            {
+                "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion",
+                "CustomModelTrainingPreemptibleCPUsPerProjectPerRegion",
+            },
+        ),
+        ("FLEX_START", "g2-standard-8", {"CustomModelTrainingPreemptibleL4GPUsPerProjectPerRegion"}),
+        ("STANDARD", "e2-standard-4", {"CustomModelTrainingCPUsPerProjectPerRegion"}),
+    ],
+)
+def test_quota_ids_per_strategy_and_family(strategy, machine, expected):
+    kind = {"n1": "NVIDIA_TESLA_T4", "g2": "NVIDIA_L4", "e2": None}[machine[:2]]
+    chief = pool(machine_type=machine, accelerator_type=kind, accelerator_count=int(bool(kind)))
+    props = job_props(spot=None, scheduling_strategy=strategy, worker_pools=[chief])
+    assert {need.quota_id for need in quotas.quota_needs(props)} == expected
+
+
+def test_cost_covers_each_attempt_at_its_own_shape():
+    props = spec.with_defaults(job_props(spot=True, fallbacks=[{"scheduling_strategy": "STANDARD"}]))
+    spot, on_demand = placement.shapes(props)
+    records = [
+        AttemptRecord(0, spot, "j1", "JOB_STATE_FAILED", "preempted", 3600.0),
+        AttemptRecord(1, on_demand, "j2", "JOB_STATE_SUCCEEDED", "", 1800.0),
+    ]
+    # n1-standard-8 + T4: Spot 0.0874 + 0.1610 for an hour, on-demand 0.436998 + 0.4025 for half an hour.
+    expected = (0.0874 + 0.1610) + (0.436998 + 0.4025) / 2
+    assert attempts_cost(props, records, 5400.0) == pytest.approx(expected, abs=1e-4)
+    # Running time before the first record, on a shape that cannot be told: no figure.
+    assert attempts_cost(props, records[1:], 5400.0) is None
+    assert attempts_cost(props, records[:1], 7200.0) == pytest.approx((0.0874 + 0.1610) * 2, abs=1e-4)
