@@ -186,7 +186,8 @@ class TrainingJobs(pulumi.ComponentResource):
                 # MultiWorkerMirroredStrategy cannot lose a worker mid-step: restart them all together.
                 restart_on_worker_restart=bool(cfg.worker_count),
                 tensorboard=tensorboard,
-                **common,
+                # Strategy, FLEX_START wait and fallback shapes (stack keys in infra/config/capacity.py).
+                **{**common, **cfg.capacity.job_args(cfg.spot)},
             ),
             opts=children(self, opts, depends_on=[self.data_job, *depends_on]),
         )

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, data, hyperparameters
+from infra.config import budget, capacity, data, hyperparameters
 from infra.config.budget import BudgetConfig
-from infra.config.capacity import check_machine
+from infra.config.capacity import CapacityConfig, check_machine
 from infra.config.data import DATA_SOURCES, DataConfig
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
 from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
@@ -69,6 +69,7 @@ class StackConfig:
     kill_switch: bool
     kill_switch_threshold: float
     image_builder: str = "cloudbuild"
+    capacity: CapacityConfig = field(default_factory=CapacityConfig)
 
     @property
     def is_local(self) -> bool:
@@ -101,6 +102,7 @@ KEYS = (
     "killSwitch",
     "killSwitchThreshold",
     "imageBuilder",
+    *capacity.KEYS,
 )
 
 
@@ -221,4 +223,11 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         kill_switch=read.bool("killSwitch", cloud) and cloud,
         kill_switch_threshold=threshold,
         image_builder=read.str("imageBuilder", "cloudbuild", "cloudbuild", IMAGE_BUILDERS),
+        capacity=capacity.read_capacity(
+            read,
+            spot=read.bool("spot", False),
+            chief=(machine_type, accelerator_type, accelerator_count),
+            worker_count=worker_count,
+            timeout_seconds=timeout,
+        ),
     )

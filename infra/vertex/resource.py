@@ -39,14 +39,17 @@ class CustomJobArgs:
     base_output_dir: pulumi.Input[str]
     labels: dict[str, str]
     timeout_seconds: int
-    spot: bool = False
+    spot: bool | None = None  # Spot VMs; or say it with scheduling_strategy (the two must agree)
     restart_on_worker_restart: bool = False
     tensorboard: pulumi.Input[str] | None = None
     wait: bool = True
     poll_interval_seconds: float = 30.0
     runner: str = "vertex"  # "vertex" | "local"
     queue_timeout_seconds: int | None = None  # how long it may wait to start (default: spec.DEFAULTS)
-    max_restarts: int | None = None  # new attempts after Spot preemption / stockout (provider default 3)
+    max_restarts: int | None = None  # new attempts after a running job was preempted (provider default 3)
+    scheduling_strategy: str | None = None  # STANDARD, SPOT or FLEX_START (default from spot)
+    max_wait_seconds: int | None = None  # FLEX_START: scheduling.max_wait_duration
+    fallbacks: list[dict[str, Any]] | None = None  # alternative shapes, tried in order (placement.py)
 
 
 def to_props(args: CustomJobArgs) -> dict[str, Any]:
@@ -70,6 +73,8 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
     duration_seconds: pulumi.Output[float]
     estimated_cost_usd: pulumi.Output[float | None]
     metrics: pulumi.Output[dict[str, Any] | None]
+    placement: pulumi.Output[dict[str, Any]]
+    attempts: pulumi.Output[list[dict[str, Any]]]
 
     def __init__(self, name: str, args: CustomJobArgs, opts: pulumi.ResourceOptions | None = None):
         outputs = dict.fromkeys(spec.OUTPUTS)

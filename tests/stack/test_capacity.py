@@ -1,0 +1,71 @@
+"""Capacity keys: the committed stacks' fallback chains reach the training job; bad values name the key
+and the entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.config import ConfigError
+from infra.vertex.resource import RESOURCE_TYPE
+from infra.vertex.spec import validate, with_defaults
+from tests.stack.conftest import cached_run, stack_config
+
+
+def _job(stack: str, name: str) -> dict:
+    return next(r.inputs for r in cached_run(stack).by_type(RESOURCE_TYPE) if r.name == name)
+
+
+def test_the_dev_training_job_carries_the_cheap_fallback_chain() -> None:
+    train = _job("dev", "train")
+    assert train["scheduling_strategy"] == "SPOT" and "spot" not in train  # the strategy says it once
+    assert train["worker_pools"][0]["machine_type"] == "n1-standard-4"
+    assert train["fallbacks"] == [
+        {"machine_type": "g2-standard-4", "accelerator_type": "NVIDIA_L4"},
+        {"scheduling_strategy": "STANDARD"},
+    ]
+    data = _job("dev", "data-prep")
+    assert "fallbacks" not in data and data["spot"] is True  # the CPU job keeps its own `spot`
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_committed_chains_pass_the_providers_check(stack: str) -> None:
+    train = {**_job(stack, "train"), "service_account": "sa@p.iam.gserviceaccount.com"}
+    assert validate(with_defaults(train)) == []
+
+
+def test_the_prod_chain_ends_with_dynamic_workload_scheduler() -> None:
+    train = _job("prod", "train")
+    assert train["fallbacks"][-1]["scheduling_strategy"] == "FLEX_START"
+    assert train["max_wait_seconds"] == 14400 and train["scheduling_strategy"] == "STANDARD"
+
+
+BAD = [
+    ({"schedulingStrategy": "CHEAP"}, "schedulingStrategy", "STANDARD, SPOT, FLEX_START"),
+    ({"spot": True, "schedulingStrategy": "STANDARD"}, "schedulingStrategy", "spot is true"),
+    ({"spot": None, "schedulingStrategy": "FLEX_START"}, "schedulingStrategy", "not NVIDIA_TESLA_T4"),
+    ({"maxWaitSeconds": 600}, "maxWaitSeconds", "FLEX_START"),
+    ({"fallbacks": "g2-standard-4"}, "fallbacks", "list"),
+    (
+        {"fallbacks": [{"machineType": "g2-standard-4"}]},
+        "fallbacks[0]",
+        "cannot take NVIDIA_TESLA_T4",
+    ),
+    (
+        {"fallbacks": [{"acceleratorType": "NVIDIA_L4", "machineType": "g2-standard-4"}, {"gpu": "L4"}]},
+        "fallbacks[1]",
+        "unknown keys",
+    ),
+    (
+        {"fallbacks": [{"machineType": "n1-standard-8"}, {"schedulingStrategy": "FLEX_START"}]},
+        "fallbacks[1]",
+        "L4, A100",
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key", "words"), BAD, ids=[b[1] + "-" + b[2][:12] for b in BAD])
+def test_bad_capacity_values_name_the_key_and_the_entry(overrides, key, words) -> None:
+    with pytest.raises(ConfigError) as raised:
+        stack_config("dev", **overrides)
+    message = str(raised.value)
+    assert message.startswith(f"vertex-training:{key}:") and words in message and "Fix:" in message
