@@ -38,6 +38,9 @@ class JobShape:
     poll_interval_seconds: float = 0.05
     timeout_seconds: int = 600
     accelerator: bool = True
+    scheduling_strategy: str | None = None
+    max_wait_seconds: int | None = None
+    fallbacks: tuple[dict[str, Any], ...] = ()
 
 
 def _program(shape: JobShape) -> Any:
@@ -79,6 +82,9 @@ def _program(shape: JobShape) -> Any:
             wait=upstream("wait", shape.wait),
             poll_interval_seconds=shape.poll_interval_seconds,
             runner=shape.runner,
+            scheduling_strategy=shape.scheduling_strategy,
+            max_wait_seconds=shape.max_wait_seconds,
+            fallbacks=upstream("fallbacks", [dict(f) for f in shape.fallbacks]) if shape.fallbacks else None,
         ),
     )
     return job.job_name

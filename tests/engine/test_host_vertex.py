@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -257,3 +258,34 @@ def test_the_host_runs_at_most_four_waiting_creates_at_once(fake_vertex, start_h
     for thread in threads:
         thread.join(timeout=30)
     assert not any(thread.is_alive() for thread in threads)
+
+
+def test_preview_with_strategy_and_unknown_fallbacks_passes_check(start_host):
+    """The new props through the real host: unknown fallbacks in a preview, then known ones checked."""
+    host = start_host()
+    chain = (
+        {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},
+        {
+            "machine_type": "a2-highgpu-1g",
+            "accelerator_type": "NVIDIA_TESLA_A100",
+            "scheduling_strategy": "FLEX_START",
+        },
+    )
+    shape = JobShape(
+        unknown=frozenset({"service_account", "image_uri", "args", "fallbacks"}),
+        scheduling_strategy="SPOT",
+        max_wait_seconds=3600,
+        fallbacks=chain,
+    )
+    preview = host.check(recorded(shape, preview=True))
+    assert [(f.property, f.reason) for f in preview.failures] == []
+    assert plain(preview.inputs)["fallbacks"] == UNKNOWN and plain(preview.inputs)["spot"] is True
+    up_inputs = host.check(recorded(known(shape), preview=False))
+    assert list(up_inputs.failures) == [] and plain(up_inputs.inputs)["fallbacks"] == [dict(f) for f in chain]
+    bad = host.check(
+        recorded(
+            known(replace(shape, fallbacks=({"machine_type": "g2-standard-8"},), max_wait_seconds=None)),
+            preview=False,
+        )
+    )
+    assert [f.property for f in bad.failures] == ["fallbacks[0].machine_type"]

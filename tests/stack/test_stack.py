@@ -296,7 +296,9 @@ def test_jobs_are_wired_to_image_data_and_identity(cloud_stack: tuple[str, Mocke
     for inputs in (data, train):
         assert inputs["runner"] == "vertex" and inputs["region"] == cfg.region
         assert inputs["service_account"] == run.outputs["job_service_account"]
-        assert inputs["timeout_seconds"] == cfg.timeout_seconds and inputs["spot"] is cfg.spot
+        assert inputs["timeout_seconds"] == cfg.timeout_seconds
+    # The training job says Spot with its scheduling strategy (infra/config/capacity.py).
+    assert data["spot"] is cfg.spot and train["scheduling_strategy"] == cfg.capacity.scheduling_strategy
     assert len(train["worker_pools"]) == 1 + bool(cfg.worker_count)
     if cfg.worker_count:
         assert train["worker_pools"][1]["replica_count"] == cfg.worker_count
