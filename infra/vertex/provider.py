@@ -174,8 +174,8 @@ def _overrun(props: dict[str, Any], status: JobStatus) -> str:
         f"region {props.get('region')}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
         "Fix: request the custom_model_training quota at "
         f"https://console.cloud.google.com/iam-admin/quotas?project={project}, use another region"
-        f"{', set spot: false' if spot else ''}, or allow a longer wait with the stack config key "
-        f"queueTimeoutSeconds. Details: {status.console_url}"
+        f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "
+        f"a longer wait with the stack config key queueTimeoutSeconds. Details: {status.console_url}"
     )
 
 
@@ -315,7 +315,10 @@ def _place(
                     [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=error
                 )
             if restarts.remaining_seconds(props, spent) <= 0:
-                raise JobError(f"{props['display_name']}: earlier attempts already ran timeout_seconds")
+                raise JobError(
+                    f"Training job {props['display_name']}: its earlier attempts already ran "
+                    f"timeout_seconds={props['timeout_seconds']}; no time is left to try {shape}."
+                )
             try:
                 status = _submit(runner, props, restarts.Attempt(1, spent.earlier_seconds, index))
             except JobError as exc:

@@ -132,7 +132,8 @@ def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: _whole_numbers_as_int(v) for k, v in props.items() if v is not None}
     # `spot` and `scheduling_strategy` say the same thing: either one given fills in the other.
     if "scheduling_strategy" not in out:
-        out["scheduling_strategy"] = placement.default_strategy(out)
+        spot = out.get("spot")
+        out["scheduling_strategy"] = spot if is_unknown(spot) else placement.default_strategy(out)
     elif "spot" not in out and not is_unknown(out["scheduling_strategy"]):
         out["spot"] = out["scheduling_strategy"] == "SPOT"
     for key, value in DEFAULTS.items():

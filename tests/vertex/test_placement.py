@@ -144,6 +144,7 @@ def test_a_flex_start_fallback_allows_max_wait_and_unknown_fallbacks_pass():
     assert failures(fallbacks=Unknown()) == []
     assert failures(fallbacks=[{"machine_type": Unknown()}]) == []
     assert failures(scheduling_strategy=Unknown(), fallbacks=[flex]) == []
+    assert failures(spot=Unknown(), fallbacks=[flex], max_wait_seconds=60) == []
 
 
 def test_every_accelerator_check_accepts_has_a_quota_id_or_is_named_unchecked():
