@@ -11,9 +11,11 @@ Quota ids (read 2026-11-22):
 - GPUs: Google's own `get_quota_id` helper (GoogleCloudPlatform/vertex-ai-samples,
   community-content/vertex_model_garden/model_oss/notebook_util/common_util.py) builds
   `CustomModelTraining<GPU>GPUsPerProjectPerRegion`, and `CustomModelTrainingPreemptible<GPU>...` for Dynamic
-  Workload Scheduler (FLEX_START). Spot VMs draw on the preemptible quotas too (Compute Engine, "Create and
-  use Spot VMs": request preemptible quota so Spot VMs do not consume standard quota). Vertex names the same
-  ids in its errors ("The following quotas are exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion").
+  Workload Scheduler (FLEX_START). For Spot the helper's training branch has no case (it maps Spot only
+  for serving, to `CustomModelServingPreemptible...`); Spot training is checked against the Preemptible ids
+  too, as Compute Engine documents for Spot VMs ("Create and use Spot VMs": request preemptible quota so Spot
+  VMs do not consume standard quota). Vertex names the same ids in its errors ("The following quotas are
+  exceeded:   CustomModelTrainingT4GPUsPerProjectPerRegion").
 - vCPUs: `CustomModelTraining[Preemptible]CPUsPerProjectPerRegion` is the quota for N1 and E2 machine types
   only; no other family's custom-training vCPU quota id is documented, so their vCPUs are not checked
   (one stderr line says so) rather than refused on a guessed id.
