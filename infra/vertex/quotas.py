@@ -15,7 +15,7 @@ Quota ids (read 2026-11-22):
   for serving, to `CustomModelServingPreemptible...`); Spot training is checked against the Preemptible ids
   too, as Compute Engine documents for Spot VMs ("Create and use Spot VMs": request preemptible quota so Spot
   VMs do not consume standard quota). Vertex names the same ids in its errors ("The following quotas are
-  exceeded:   CustomModelTrainingT4GPUsPerProjectPerRegion").
+  exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion").
 - vCPUs: `CustomModelTraining[Preemptible]CPUsPerProjectPerRegion` is the quota for N1 and E2 machine types
   only; no other family's custom-training vCPU quota id is documented, so their vCPUs are not checked
   (one stderr line says so) rather than refused on a guessed id.
