@@ -18,7 +18,7 @@ FALLBACK_KEYS = {
     "acceleratorCount": "accelerator_count",
     "schedulingStrategy": "scheduling_strategy",
 }
-_FIX = "see docs/training-job-resource.md (Fallbacks)"
+_FIX = "see docs/training-job-resource.md, 'Getting a GPU: scheduling strategies and fallback shapes'"
 
 
 @dataclass(frozen=True)

@@ -218,10 +218,11 @@ def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobSta
 
 
 def _gave_way(status: JobStatus) -> bool:
-    """Ended for want of machines (a stockout, after Vertex's own retries) or of quota: another shape may
-    run."""
+    """Ended for want of machines (a stockout, after Vertex's own retries), of quota, or expired before it
+    ever ran (a FLEX_START job that Vertex gave up on): another shape may run."""
     failed = status.state == "JOB_STATE_FAILED"
-    return restarts.lost_capacity(status) or (failed and names_training_quota(status.error))
+    expired = status.state == "JOB_STATE_EXPIRED" and not status.start_time
+    return restarts.lost_capacity(status) or (failed and names_training_quota(status.error)) or expired
 
 
 def _wait_shape(

@@ -9,8 +9,9 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex import spec
 from infra.vertex.errors import JobError
-from infra.vertex.provider import CustomJobProvider
+from infra.vertex.provider import CustomJobProvider, _gave_way
 from infra.vertex.restarts import ATTEMPT_LABEL
+from infra.vertex.status import JobStatus
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 
@@ -186,3 +187,23 @@ def test_fallbacks_change_in_place_and_keep_the_job_key():
     diff = provider.diff("id", old, new)
     assert diff.changes and not diff.replaces
     assert spec.job_key(old) == spec.job_key(new)
+
+
+@pytest.mark.parametrize(
+    ("state", "error", "started", "gives_way"),
+    [
+        ("JOB_STATE_FAILED", STOCKOUT_MESSAGE.format(region=REGION), False, True),
+        (
+            "JOB_STATE_FAILED",
+            "The following quotas are exceeded: CustomModelTrainingL4GPUsPerProjectPerRegion",
+            False,
+            True,
+        ),
+        ("JOB_STATE_EXPIRED", "", False, True),  # a FLEX_START job Vertex stopped waiting for
+        ("JOB_STATE_EXPIRED", "", True, False),
+        ("JOB_STATE_FAILED", "The replica workerpool0-0 exited with a non-zero status of 1", False, False),
+    ],
+)
+def test_which_endings_give_way_to_the_next_shape(state, error, started, gives_way):
+    start = "2026-11-22T10:00:00+00:00" if started else ""
+    assert _gave_way(JobStatus("j", state, "", error=error, start_time=start)) is gives_way
