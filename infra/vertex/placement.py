@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.vertex.errors import JobError
+from infra.vertex.status import JobStatus
 
 STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
 SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "scheduling_strategy")
@@ -121,7 +122,7 @@ class ShapeResult:
     """
 
     records: list[AttemptRecord]
-    status: Any = None
+    status: JobStatus | None = None
     move_on: bool = False
     error: JobError | None = None
 
