@@ -25,7 +25,7 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import restarts, spec
+from infra.vertex import cost_cap, cost_preview, restarts, spec
 from infra.vertex.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.quotas import check_quota
 from infra.vertex.run_report import run_outputs, summary_line
@@ -61,6 +61,7 @@ def _outputs(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
         "end_time": status.end_time,
         "error": status.error,
         **run_outputs(props, status, lambda message: _log(props, message)),
+        **cost_cap.outputs(props, status),
     }
 
 
@@ -189,7 +190,7 @@ def _wait(runner: Runner, status: JobStatus, props: dict[str, Any], resubmit: bo
     """
     while True:
         status = _wait_attempt(runner, status, props)
-        if status.state == "JOB_STATE_SUCCEEDED":
+        if status.state == "JOB_STATE_SUCCEEDED" or cost_cap.stopped(props, status):
             return status
         if not resubmit or not restarts.may_restart(props, status):
             raise _failure(props, status)
@@ -204,8 +205,15 @@ def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> J
     watch = watcher(props, status, lambda line: _log(props, line))
     while not status.terminal:
         # The deadline moves when the job starts (or resumes) running: poll a while, then look at it again.
-        until = min(_deadline(status, props), time.time() + DEADLINE_RECHECK_SECONDS)
+        until = min(
+            _deadline(status, props),
+            time.time() + DEADLINE_RECHECK_SECONDS,
+            cost_cap.reach_time(props, status),
+        )
         status = _poll(runner, status, props, until, watch)
+        if not status.terminal and cost_cap.reached(props, status):
+            wait = lambda s: _poll(runner, s, props, time.time() + CANCEL_WAIT_SECONDS)  # noqa: E731
+            return cost_cap.cancel(status, props, runner.cancel, wait, lambda line: _log(props, line))
         if not status.terminal and time.time() >= _deadline(status, props):
             raise _cancel_overrun(runner, status, props)
     return status
@@ -214,7 +222,7 @@ def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> J
 def _finished(props: dict[str, Any], status: JobStatus) -> dict[str, Any]:
     """The outputs of a job that was waited for, announced in one summary line."""
     outputs = _outputs(props, status)
-    _log(props, summary_line(outputs, restarts.Attempt.of(status).number, bool(props.get("spot"))))
+    _log(props, summary_line(outputs, restarts.Attempt.of(status).number))
     return outputs
 
 
@@ -227,13 +235,20 @@ class CustomJobProvider(ResourceProvider):
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         props = spec.with_defaults(news)
-        return CheckResult(props, [CheckFailure(prop, reason) for prop, reason in spec.validate(props)])
+        failures = [CheckFailure(prop, reason) for prop, reason in spec.validate(props)]
+        if not failures:
+            for line in cost_preview.preview_lines(props):  # what the job may cost, before it runs
+                _log(props, line)
+        return CheckResult(props, failures)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         olds, news = spec.with_defaults(olds), spec.with_defaults(news)
         changed = changed_inputs(olds, news, spec.INPUTS)
-        replaces = [k for k in changed if k not in spec.IN_PLACE_INPUTS]
+        replaces = [k for k in changed if k not in spec.IN_PLACE_INPUTS] + cost_cap.replaces(olds, changed)
         if replaces:
+            expected = cost_preview.expected_line(olds)
+            if expected:
+                _log(news, expected)
             # Delete first: two runs of one job would race on the same output directory and double the bill.
             return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
         return DiffResult(changes=bool(changed))

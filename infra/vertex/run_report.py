@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex import pricing, spec
+from infra.vertex import cost_cap, pricing, spec
 from infra.vertex.heartbeat import duration_text
 from infra.vertex.job_metrics import read_metrics
 from infra.vertex.restarts import Attempt
@@ -17,7 +17,10 @@ def run_outputs(props: dict[str, Any], status: JobStatus, warn: Callable[[str], 
     seconds = Attempt.of(status).total_seconds(status)
     outputs: dict[str, Any] = {"duration_seconds": round(seconds, 1)}
     if props.get("runner") == "vertex":
-        cost = pricing.estimate_usd(props["region"], props["worker_pools"], bool(props.get("spot")), seconds)
+        strategy = pricing.props_strategy(props)
+        cost = pricing.estimate_usd(
+            props["region"], props["worker_pools"], strategy, seconds, props.get("project")
+        )
         if cost is not None:
             outputs["estimated_cost_usd"] = cost
     if status.state == "JOB_STATE_SUCCEEDED":
@@ -32,7 +35,7 @@ def run_outputs(props: dict[str, Any], status: JobStatus, warn: Callable[[str], 
     return outputs
 
 
-def summary_line(outputs: dict[str, Any], attempts: int, spot: bool) -> str:
+def summary_line(outputs: dict[str, Any], attempts: int) -> str:
     """E.g. `JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9312; ... USD 0.88`."""
     parts = [f"{outputs['state']} after {duration_text(outputs['duration_seconds'])} running"]
     if attempts > 1:
@@ -42,11 +45,14 @@ def summary_line(outputs: dict[str, Any], attempts: int, spot: bool) -> str:
     if shown:
         parts.append(" ".join(f"{k} {v:.4f}" for k, v in shown.items()))
     if "estimated_cost_usd" in outputs:
-        kind = "Spot" if spot else "on-demand"
-        parts.append(
-            f"estimated cost USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices of "
-            f"{pricing.PRICES_AS_OF})"
-        )
+        kind = pricing.props_strategy(outputs)
+        parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices)")
+        capped = cost_cap.summary(outputs)
+        if capped:
+            parts.append(capped)
     elif outputs.get("runner") == "vertex":
-        parts.append("no cost estimate (machine, accelerator or region not in infra/vertex/pricing.py)")
+        unpriced = pricing.missing(
+            outputs["region"], outputs["worker_pools"], pricing.props_strategy(outputs)
+        )
+        parts.append(f"no cost estimate (no price for {', '.join(unpriced) or 'an item'})")
     return "; ".join(parts)

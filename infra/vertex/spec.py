@@ -18,7 +18,9 @@ from infra.vertex import restarts
 KEY_LABEL = "vertex_training_key"
 RUNNERS = ("vertex", "local")
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
-IN_PLACE_INPUTS = frozenset({"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts"})
+IN_PLACE_INPUTS = frozenset(
+    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts", "max_cost_usd"}
+)
 INPUTS = (
     "project",
     "region",
@@ -36,6 +38,7 @@ INPUTS = (
     "runner",
     "queue_timeout_seconds",
     "max_restarts",
+    "max_cost_usd",
 )
 OUTPUTS = (
     "job_name",
@@ -49,6 +52,7 @@ OUTPUTS = (
     "duration_seconds",
     "estimated_cost_usd",
     "metrics",
+    "cost_cap_reached",
 )
 DEFAULTS: dict[str, Any] = {
     "labels": {},
@@ -211,6 +215,11 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.extend(_label_failures(props["labels"]))
     if known("max_restarts"):
         failures.extend(restarts.validation_failures(props))
+    cap = props.get("max_cost_usd")
+    if known("max_cost_usd") and (isinstance(cap, bool) or not isinstance(cap, int | float) or not cap > 0):
+        failures.append(
+            ("max_cost_usd", f"max_cost_usd must be a positive number of US dollars, not {cap!r}")
+        )
     if (
         "worker_pools" in props
         and is_unknown(props["worker_pools"])
