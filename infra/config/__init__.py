@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, data, hyperparameters
+from infra.config import budget, cost, data, hyperparameters
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import check_machine
+from infra.config.cost import CostConfig
 from infra.config.data import DATA_SOURCES, DataConfig
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
 from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
@@ -27,6 +28,7 @@ __all__ = [
     "WEIGHTS",
     "BudgetConfig",
     "ConfigError",
+    "CostConfig",
     "DataConfig",
     "Hyperparameters",
     "StackConfig",
@@ -69,6 +71,7 @@ class StackConfig:
     kill_switch: bool
     kill_switch_threshold: float
     image_builder: str = "cloudbuild"
+    cost: CostConfig = field(default_factory=CostConfig)
 
     @property
     def is_local(self) -> bool:
@@ -101,6 +104,7 @@ KEYS = (
     "killSwitch",
     "killSwitchThreshold",
     "imageBuilder",
+    *cost.KEYS,
 )
 
 
@@ -221,4 +225,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         kill_switch=read.bool("killSwitch", cloud) and cloud,
         kill_switch_threshold=threshold,
         image_builder=read.str("imageBuilder", "cloudbuild", "cloudbuild", IMAGE_BUILDERS),
+        cost=cost.read_cost(read),
     )

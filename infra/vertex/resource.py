@@ -9,6 +9,7 @@ import pulumi
 import pulumi.dynamic
 
 from infra.vertex import spec
+from infra.vertex.cost_preview import worst_case_usd
 from infra.vertex.provider import CustomJobProvider
 
 # The type token the engine (and the mock runtime) sees; changing it would replace every existing job.
@@ -47,6 +48,7 @@ class CustomJobArgs:
     runner: str = "vertex"  # "vertex" | "local"
     queue_timeout_seconds: int | None = None  # how long it may wait to start (default: spec.DEFAULTS)
     max_restarts: int | None = None  # new attempts after Spot preemption / stockout (provider default 3)
+    max_cost_usd: float | None = None  # cancelled when its running cost (all attempts) reaches this
 
 
 def to_props(args: CustomJobArgs) -> dict[str, Any]:
@@ -70,7 +72,11 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
     duration_seconds: pulumi.Output[float]
     estimated_cost_usd: pulumi.Output[float | None]
     metrics: pulumi.Output[dict[str, Any] | None]
+    cost_cap_reached: pulumi.Output[bool | None]
 
     def __init__(self, name: str, args: CustomJobArgs, opts: pulumi.ResourceOptions | None = None):
         outputs = dict.fromkeys(spec.OUTPUTS)
-        super().__init__(CustomJobProvider(), name, {**to_props(args), **outputs}, opts)
+        props = to_props(args)
+        super().__init__(CustomJobProvider(), name, {**props, **outputs}, opts)
+        # Known before anything runs (list prices; None without a price): what the stack exports.
+        self.worst_case_usd = worst_case_usd(props) if args.runner == "vertex" else None
