@@ -35,6 +35,7 @@ UNLABELABLE = {
     "gcp:storage/bucketIAMMember:BucketIAMMember",
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember",
     "gcp:projects/iAMMember:IAMMember",
+    "gcp:serviceaccount/iAMMember:IAMMember",
     "gcp:projects/iAMCustomRole:IAMCustomRole",
     "gcp:pubsub/topicIAMMember:TopicIAMMember",
     "gcp:billing/budget:Budget",
