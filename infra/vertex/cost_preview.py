@@ -104,7 +104,16 @@ def expected_line(outputs: Mapping[str, Any]) -> str | None:
 
 def _known(props: Mapping[str, Any]) -> bool:
     """Every input the figures need is known (preview may not know them yet)."""
-    keys = ("region", "worker_pools", "timeout_seconds", "fallbacks", "max_cost_usd", "scheduling_strategy")
+    # The pools' images and args are often unknown in a preview: only their shapes matter here.
+    keys = (
+        "region",
+        "timeout_seconds",
+        "fallbacks",
+        "max_cost_usd",
+        "scheduling_strategy",
+        "spot",
+        "project",
+    )
     if any(is_unknown(props.get(key)) for key in keys):
         return False
     pools = props.get("worker_pools")

@@ -38,6 +38,7 @@ class JobShape:
     poll_interval_seconds: float = 0.05
     timeout_seconds: int = 600
     accelerator: bool = True
+    max_cost_usd: float | None = None
 
 
 def _program(shape: JobShape) -> Any:
@@ -79,6 +80,7 @@ def _program(shape: JobShape) -> Any:
             wait=upstream("wait", shape.wait),
             poll_interval_seconds=shape.poll_interval_seconds,
             runner=shape.runner,
+            max_cost_usd=shape.max_cost_usd,
         ),
     )
     return job.job_name
