@@ -21,6 +21,8 @@ from infra.vertex.status import JobStatus
 
 # A cap reached within this many dollars counts as reached (float sums of prices).
 _TOLERANCE_USD = 1e-9
+# While a capped job waits to start, the wait loop looks again this often, so the cap's clock starts on time.
+QUEUED_RECHECK_SECONDS = 60.0
 
 
 def cap_usd(props: Mapping[str, Any]) -> float | None:
@@ -46,11 +48,13 @@ def reached(props: Mapping[str, Any], status: JobStatus) -> bool:
 
 
 def reach_time(props: Mapping[str, Any], status: JobStatus) -> float:
-    """When the running attempt's cost reaches the cap (wall clock); inf without cap, price or start."""
+    """When the running attempt's cost reaches the cap (wall clock); inf without a cap or a price."""
     cap, hourly = cap_usd(props), hourly_usd(props)
     spent = spent_usd(props, status)
-    if cap is None or not hourly or spent is None or not status.start_time or status.terminal:
+    if cap is None or not hourly or spent is None or status.terminal:
         return math.inf
+    if not status.start_time:
+        return time.time() + QUEUED_RECHECK_SECONDS
     return time.time() + max(0.0, cap - spent) * 3600.0 / hourly
 
 

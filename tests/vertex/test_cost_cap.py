@@ -1,13 +1,15 @@
 """max_cost_usd: the cost lines check prints at preview, and the cap that cancels a running job."""
 
 import datetime
+import time
 
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex import cost_preview, spec
+from infra.vertex import cost_cap, cost_preview, spec
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.restarts import ATTEMPT_LABEL
+from infra.vertex.status import JobStatus
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 
 JobState = aiplatform_v1.JobState
@@ -124,3 +126,10 @@ def test_a_cap_stopped_job_runs_again_when_its_cap_changes_and_other_cap_changes
 def test_the_cap_must_be_a_positive_number(bad):
     failures = CustomJobProvider().check({}, job_props(max_cost_usd=bad)).failures
     assert [f.property for f in failures] == ["max_cost_usd"]
+
+
+def test_a_capped_job_is_looked_at_again_soon_after_it_starts_running():
+    props = spec.with_defaults(job_props(max_cost_usd=HOURLY))
+    queued = JobStatus("j", "JOB_STATE_QUEUED", "url", create_time="2026-11-22T10:00:00+00:00")
+    assert cost_cap.reach_time(props, queued) <= time.time() + cost_cap.QUEUED_RECHECK_SECONDS
+    assert cost_cap.reach_time(spec.with_defaults(job_props()), queued) == float("inf")  # no cap
