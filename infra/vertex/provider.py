@@ -212,8 +212,13 @@ def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> J
         )
         status = _poll(runner, status, props, until, watch)
         if not status.terminal and cost_cap.reached(props, status):
-            wait = lambda s: _poll(runner, s, props, time.time() + CANCEL_WAIT_SECONDS)  # noqa: E731
-            return cost_cap.cancel(status, props, runner.cancel, wait, lambda line: _log(props, line))
+            return cost_cap.cancel(
+                status,
+                props,
+                runner.cancel,
+                lambda s: _poll(runner, s, props, time.time() + CANCEL_WAIT_SECONDS),
+                lambda line: _log(props, line),
+            )
         if not status.terminal and time.time() >= _deadline(status, props):
             raise _cancel_overrun(runner, status, props)
     return status

@@ -78,5 +78,6 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
         outputs = dict.fromkeys(spec.OUTPUTS)
         props = to_props(args)
         super().__init__(CustomJobProvider(), name, {**props, **outputs}, opts)
-        # Known before anything runs (list prices; None without a price): what the stack exports.
-        self.worst_case_usd = worst_case_usd(props) if args.runner == "vertex" else None
+        # Known before anything runs (list prices; None without a price or a known project): exported.
+        priced = args.runner == "vertex" and isinstance(args.project, str)
+        self.worst_case_usd = worst_case_usd(props) if priced else None
