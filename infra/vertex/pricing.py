@@ -1,13 +1,14 @@
 """Hourly list prices of Vertex AI custom training, from a source or not at all, and what a run costs.
 
 Where a price comes from, in order:
-1. The Cloud Billing Catalog API (`CloudCatalogClient.list_skus`, read once per provider process), Vertex AI's
-   service `services/C7E2-9256-1C43` (Google's public SKU listing, https://cloud.google.com/skus, service
-   "Vertex AI"). A SKU is taken for a part of a training machine only when its documented fields say so
-   (https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list, read 2026-11-22):
-   `service_regions` holds the job's region, `category.usage_type` is "OnDemand" (STANDARD) or
-   "Preemptible" (SPOT), the unit is "h" (cores, GPUs) or "GiBy.h" (memory), and the description names
-   training and the part in Compute Engine's words ("N1 Predefined Instance Core", "Nvidia Tesla T4 GPU").
+1. The Cloud Billing Catalog API (`CloudCatalogClient.list_skus`, read once per provider process) for Vertex
+   AI's service, `services/C7E2-9256-1C43` (the id `ListServices` gives "Vertex AI"; the one public catalog
+   readers use, seen 2026-11-22). A SKU is taken for a part of a training machine only when its fields, as
+   google/cloud/billing/v1/cloud_catalog.proto documents them (google-cloud-billing 1.21.0, read 2026-11-22),
+   say so: `service_regions` holds the job's region, `category.usage_type` is "OnDemand" (STANDARD) or
+   "Preemptible" (SPOT), `pricing_expression.usage_unit` is "h" (cores, GPUs) or "GiBy.h" (memory), and the
+   description names training and the part in Compute Engine's words ("N1 Predefined Instance Core",
+   "Nvidia Tesla T4 GPU").
    Google documents no exact wording for Vertex's training SKUs, so a part that matches no SKU, or SKUs of
    different prices, has no catalog price. A machine's price is its cores x the core price + its GiB x the
    memory price (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.

@@ -2,12 +2,13 @@
 
 Served over real gRPC with the client library's own proto-plus types, beside the fake JobService
 (`FakeJobService.start(fake_catalog.handler())`), so the real `CloudCatalogClient` reaches it through
-`VERTEX_AI_EMULATOR_HOST`. It answers as the API reference describes
-(https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list, read 2026-11-22): `parent` is
-`services/<service id>` (an unknown one is NOT_FOUND), pages of `page_size` (default 5000) with
-`next_page_token`, prices in `currency_code` (USD when unset); each SKU has a category (`usage_type`
-"OnDemand" or "Preemptible"), `service_regions`, and one PricingInfo whose expression gives `usage_unit`
-and tiered rates (a free first tier where the service has one). Its prices are test values, not Google's.
+`VERTEX_AI_EMULATOR_HOST`. It answers as google/cloud/billing/v1/cloud_catalog.proto documents the API
+(google-cloud-billing 1.21.0, read 2026-11-22): `parent` is `services/<service id>` (an unknown one is
+NOT_FOUND), pages of `page_size` with `next_page_token`, prices in `currency_code` (USD when unset); each SKU
+has a category (`usage_type` such as "OnDemand" or "Preemptible"), `service_regions`, and a PricingInfo whose
+expression gives `usage_unit` and tiered rates in ascending `start_usage_amount` (a free first tier where the
+service has one). Google documents the fields, not the wording of Vertex's descriptions: the tests choose
+descriptions in Compute Engine's words. Its prices are test values, not Google's.
 """
 
 from __future__ import annotations
