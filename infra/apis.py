@@ -11,6 +11,7 @@ BASE_APIS = (
     "aiplatform.googleapis.com",
     "artifactregistry.googleapis.com",
     "billingbudgets.googleapis.com",
+    "cloudbilling.googleapis.com",  # list prices from the Cloud Billing Catalog (infra/vertex/pricing.py)
     "cloudquotas.googleapis.com",  # the training job's GPU quota pre-check (infra/vertex/quotas.py)
     "cloudresourcemanager.googleapis.com",
     "iam.googleapis.com",

@@ -14,6 +14,12 @@ from infra.options import children
 # https://cloud.google.com/billing/docs/reference/budget/rest/v1/billingAccounts.budgets).
 DISPLAY_NAME_MAX = 60
 
+# budgetCredits -> the Budget API's credit treatment
+# (https://cloud.google.com/billing/docs/reference/budget/rest/v1/billingAccounts.budgets#credittypestreatment):
+# EXCLUDE_ALL_CREDITS compares spend before credits with the thresholds, so a budget on an account paid by
+# promotional or trial credits fires (and the kill switch with it); INCLUDE_ALL_CREDITS nets credits out.
+CREDIT_TYPES_TREATMENT = {"exclude": "EXCLUDE_ALL_CREDITS", "include": "INCLUDE_ALL_CREDITS"}
+
 # Cloud Billing publishes budget notifications as this Google-managed account.
 BILLING_PUBLISHER = "serviceAccount:billing-budget-alert@system.gserviceaccount.com"
 
@@ -84,7 +90,7 @@ class Budget(pulumi.ComponentResource):
             display_name=display_name(stack, project),
             budget_filter={
                 "projects": [project_number.apply(lambda n: f"projects/{n}")],
-                "credit_types_treatment": "INCLUDE_ALL_CREDITS",
+                "credit_types_treatment": CREDIT_TYPES_TREATMENT[cfg.credits],
             },
             amount={"specified_amount": money(cfg.amount, cfg.currency)},
             threshold_rules=threshold_rules(cfg),

@@ -145,6 +145,7 @@ class TrainingJobs(pulumi.ComponentResource):
             "queue_timeout_seconds": cfg.queue_timeout_seconds,
             "spot": cfg.spot,
             "runner": cfg.runner,
+            "max_cost_usd": cfg.cost.max_cost_usd,
             "poll_interval_seconds": 5.0 if cfg.is_local else 30.0,
         }
         self.data_job = CustomJob(

@@ -36,17 +36,26 @@ ROLE_ID = "vertexTrainingKillSwitch"
 ROLE_TITLE = "Vertex training kill switch"
 ROLE_DESCRIPTION = "List and cancel Vertex AI custom jobs; nothing else."
 # What a function build needs, on exactly its resources (https://cloud.google.com/functions/docs/securing/
-# build-custom-sa, https://cloud.google.com/run/docs/configuring/services/build-service-account): write build
-# logs, push the image to the stack's repository, read the source. Cloud Functions stores function code in its
-# own bucket `gcf-v2-sources-<project number>-<region>` (https://cloud.google.com/functions/docs/building), so
-# the read is one project grant under an IAM condition naming exactly that bucket and the stack's
-# `kill-switch/` archive objects: it covers either place the build reads from, and needs no grant on a bucket
-# that exists only after the first deploy. Not the default Cloud Build identity: since 2024 that is the
-# Compute Engine default account, which gets no roles where iam.automaticIamGrantsForDefaultServiceAccounts
-# is enforced (https://cloud.google.com/build/docs/cloud-build-service-account-updates).
+# build-custom-sa, https://cloud.google.com/run/docs/configuring/services/build-service-account, read
+# 2026-11-22): write build logs, push the image to the stack's repository, and Storage Object Admin
+# (roles/storage.objectAdmin) "for retrieving the function source from the Cloud Storage bucket", as the
+# build-service-account page lists it (objectViewer is not what Google documents for the build). Cloud
+# Functions stores function code in its own bucket `gcf-v2-sources-<project number>-<region>`
+# (https://cloud.google.com/functions/docs/building), so the role is one project grant under an IAM condition
+# naming exactly that bucket and the stack's `kill-switch/` archive objects: Cloud Storage honours
+# resource.name conditions on object roles (https://cloud.google.com/storage/docs/access-control/iam#conditions),
+# so the admin role reaches the function's sources only, never the training data beside them, and needs no
+# grant on a bucket that exists only after the first deploy. Not the default Cloud Build identity: since 2024
+# that is the Compute Engine default account, which gets no roles where
+# iam.automaticIamGrantsForDefaultServiceAccounts is enforced (https://cloud.google.com/build/docs/cloud-build-service-account-updates).
 BUILD_PROJECT_ROLE = "roles/logging.logWriter"
 BUILD_REPOSITORY_ROLE = "roles/artifactregistry.writer"
-BUILD_SOURCE_ROLE = "roles/storage.objectViewer"
+BUILD_SOURCE_ROLE = "roles/storage.objectAdmin"
+# Pub/Sub pushes to the trigger with OIDC tokens minted for the trigger's account; a Pub/Sub service agent
+# created on or before 8 April 2021 needs Token Creator for that (https://cloud.google.com/eventarc/standard/docs/
+# functions/roles-permissions). Whether the agent is that old cannot be read, so the grant is always made, on
+# the trigger's account only (not the project, where it could mint tokens for every account).
+TOKEN_CREATOR_ROLE = "roles/iam.serviceAccountTokenCreator"
 SOURCE_PREFIX = "kill-switch/"
 REQUIRED_APIS: list[str] = [
     "artifactregistry.googleapis.com",  # the function's container image
@@ -115,6 +124,11 @@ def source_condition(bucket: str, project_number: str, region: str) -> dict[str,
     }
 
 
+def pubsub_agent_member(project_number: str) -> str:
+    """The project's Pub/Sub service agent (https://cloud.google.com/iam/docs/service-agents)."""
+    return f"serviceAccount:service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+
+
 def source_digest(directory: Path = GUARD_DIR) -> str:
     """Content hash of the deployed files: a changed source gets a new object, so the function redeploys."""
     h = hashlib.sha256()
@@ -167,6 +181,14 @@ class KillSwitch(pulumi.ComponentResource):
             opts=child,
         )
         build = self._build_identity(name, args, names, child)
+        project_number = gcp.organizations.get_project_output(project_id=args.project).number
+        token_creator = gcp.serviceaccount.IAMMember(
+            f"{name}-pubsub-token-creator",
+            service_account_id=account.name,
+            role=TOKEN_CREATOR_ROLE,
+            member=project_number.apply(pubsub_agent_member),
+            opts=child,
+        )
 
         archive = gcp.storage.BucketObject(
             f"{name}-source",
@@ -223,6 +245,7 @@ class KillSwitch(pulumi.ComponentResource):
                 opts,
                 depends_on=[
                     grant,
+                    token_creator,
                     *self.build_grants,
                     wait(
                         f"{name}-grants-propagation", IAM_PROPAGATION, [grant, *self.build_grants], self, opts

@@ -192,4 +192,7 @@ def _job_outputs(job: JobPlan, jobs: TrainingJobs) -> dict[str, pulumi.Input]:
         "val_accuracy": jobs.train_job.metrics.apply(lambda m: (m or {}).get("val_accuracy")),
         "train_duration_seconds": jobs.train_job.duration_seconds,
         "train_estimated_cost_usd": jobs.train_job.estimated_cost_usd,
+        # Worst case at list prices (timeout_seconds, every replica); None where a price is unknown.
+        "data_worst_case_usd": jobs.data_job.worst_case_usd,
+        "train_worst_case_usd": jobs.train_job.worst_case_usd,
     }

@@ -14,3 +14,9 @@ def fake_vertex(monkeypatch: pytest.MonkeyPatch) -> Iterator["FakeJobService"]: 
     monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", server.start())
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_google_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reaches a real Google API with a developer's credentials (the price catalog, say)."""
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/no-credentials-in-tests.json")

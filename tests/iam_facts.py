@@ -44,7 +44,9 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     ),
     # IAM
     "roles/iam.serviceAccountViewer": frozenset({"iam.serviceAccounts.get", "iam.serviceAccounts.list"}),
-    "roles/iam.serviceAccountAdmin": frozenset({"iam.serviceAccounts.create", "iam.serviceAccounts.get"}),
+    "roles/iam.serviceAccountAdmin": frozenset(
+        {"iam.serviceAccounts.create", "iam.serviceAccounts.get", "iam.serviceAccounts.setIamPolicy"}
+    ),
     "roles/iam.serviceAccountUser": frozenset({"iam.serviceAccounts.actAs"}),
     # Pub/Sub, Cloud Functions, Vertex AI
     "roles/pubsub.viewer": frozenset({"pubsub.topics.get"}),

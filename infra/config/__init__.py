@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, capacity, data, hyperparameters
+from infra.config import budget, capacity, cost, data, hyperparameters
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import CapacityConfig, check_machine
+from infra.config.cost import CostConfig
 from infra.config.data import DATA_SOURCES, DataConfig
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
 from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
@@ -27,6 +28,7 @@ __all__ = [
     "WEIGHTS",
     "BudgetConfig",
     "ConfigError",
+    "CostConfig",
     "DataConfig",
     "Hyperparameters",
     "StackConfig",
@@ -70,6 +72,7 @@ class StackConfig:
     kill_switch_threshold: float
     image_builder: str = "cloudbuild"
     capacity: CapacityConfig = field(default_factory=CapacityConfig)
+    cost: CostConfig = field(default_factory=CostConfig)
 
     @property
     def is_local(self) -> bool:
@@ -103,6 +106,7 @@ KEYS = (
     "killSwitchThreshold",
     "imageBuilder",
     *capacity.KEYS,
+    *cost.KEYS,
 )
 
 
@@ -230,4 +234,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
             worker_count=worker_count,
             timeout_seconds=timeout,
         ),
+        cost=cost.read_cost(read),
     )

@@ -19,7 +19,11 @@ KEYS = (
     "budgetThresholds",
     "budgetForecastThresholds",
     "budgetEmails",
+    "budgetCredits",
 )
+# exclude: thresholds see spend before credits, so a budget on a credit-funded account still fires;
+# include: spend net of credits (promotional or free-trial credits can keep it from ever firing).
+CREDIT_TREATMENTS = ("exclude", "include")
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class BudgetConfig:
     thresholds: tuple[float, ...]
     forecast_thresholds: tuple[float, ...]
     emails: tuple[str, ...]
+    credits: str = "exclude"
 
 
 def _thresholds(read: Reader, key: str, default: tuple[float, ...]) -> tuple[float, ...]:
@@ -88,4 +93,5 @@ def read_budget(read: Reader, required: bool) -> BudgetConfig | None:
         thresholds=_thresholds(read, "budgetThresholds", (0.5, 0.9, 1.0)),
         forecast_thresholds=_thresholds(read, "budgetForecastThresholds", (1.0,)),
         emails=tuple(emails),
+        credits=read.str("budgetCredits", "exclude", "exclude", CREDIT_TREATMENTS) or "exclude",
     )

@@ -25,7 +25,7 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import placement, restarts, spec
+from infra.vertex import cost_cap, cost_preview, placement, restarts, spec
 from infra.vertex.errors import JobError, JobGone, is_training_quota, job_failure_hint, names_training_quota
 from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
 from infra.vertex.quotas import shortfall
@@ -71,6 +71,7 @@ def _outputs(
         "placement": current.shape.as_dict(),
         "attempts": attempts,
         **run_outputs(props, status, lambda message: _log(props, message), seen),
+        **cost_cap.outputs(placement.apply_shape(props, current.shape), status),
     }
 
 
@@ -248,6 +249,9 @@ def _wait_shape(
         if status.state == "JOB_STATE_SUCCEEDED":
             record(status, "")
             return ShapeResult(records, status)
+        if cost_cap.stopped(shaped, status):
+            record(status, "running cost reached max_cost_usd; cancelled")
+            return ShapeResult(records, status)
         if restarts.may_restart(shaped, status):
             record(status, f"preempted while running: {status.error}")
             resubmitted = _resubmit(runner, status, props)
@@ -264,7 +268,7 @@ def _wait_shape(
 def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
     """Wait for one job to end; raise unless it succeeded (update: no new attempt can change the id)."""
     status = _wait_attempt(runner, status, props)
-    if status.state != "JOB_STATE_SUCCEEDED":
+    if status.state != "JOB_STATE_SUCCEEDED" and not cost_cap.stopped(props, status):
         raise _failure(props, status)
     return status
 
@@ -274,8 +278,20 @@ def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> J
     watch = watcher(props, status, lambda line: _log(props, line))
     while not status.terminal:
         # The deadline moves when the job starts (or resumes) running: poll a while, then look at it again.
-        until = min(_deadline(status, props), time.time() + DEADLINE_RECHECK_SECONDS)
+        until = min(
+            _deadline(status, props),
+            time.time() + DEADLINE_RECHECK_SECONDS,
+            cost_cap.reach_time(props, status),
+        )
         status = _poll(runner, status, props, until, watch)
+        if not status.terminal and cost_cap.reached(props, status):
+            return cost_cap.cancel(
+                status,
+                props,
+                runner.cancel,
+                lambda s: _poll(runner, s, props, time.time() + CANCEL_WAIT_SECONDS),
+                lambda line: _log(props, line),
+            )
         if not status.terminal and time.time() >= _deadline(status, props):
             raise _cancel_overrun(runner, status, props)
     return status
@@ -286,8 +302,7 @@ def _finished(
 ) -> dict[str, Any]:
     """The outputs of a job that was waited for, announced in one summary line."""
     outputs = _outputs(props, status, records)
-    spot = outputs["placement"]["scheduling_strategy"] == "SPOT"
-    _log(props, summary_line(outputs, len(outputs["attempts"]), spot))
+    _log(props, summary_line(outputs, len(outputs["attempts"])))
     return outputs
 
 
@@ -361,13 +376,20 @@ class CustomJobProvider(ResourceProvider):
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         props = spec.with_defaults(news)
-        return CheckResult(props, [CheckFailure(prop, reason) for prop, reason in spec.validate(props)])
+        failures = [CheckFailure(prop, reason) for prop, reason in spec.validate(props)]
+        if not failures:
+            for line in cost_preview.preview_lines(props):  # what the job may cost, before it runs
+                _log(props, line)
+        return CheckResult(props, failures)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         olds, news = spec.with_defaults(olds), spec.with_defaults(news)
         changed = changed_inputs(olds, news, spec.INPUTS)
-        replaces = [k for k in changed if k not in spec.IN_PLACE_INPUTS]
+        replaces = [k for k in changed if k not in spec.IN_PLACE_INPUTS] + cost_cap.replaces(olds, changed)
         if replaces:
+            expected = cost_preview.expected_line(olds)
+            if expected:
+                _log(news, expected)
             # Delete first: two runs of one job would race on the same output directory and double the bill.
             return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
         return DiffResult(changes=bool(changed))

@@ -9,6 +9,7 @@ import pulumi
 import pulumi.dynamic
 
 from infra.vertex import spec
+from infra.vertex.cost_preview import worst_case_usd
 from infra.vertex.provider import CustomJobProvider
 
 # The type token the engine (and the mock runtime) sees; changing it would replace every existing job.
@@ -50,6 +51,7 @@ class CustomJobArgs:
     scheduling_strategy: str | None = None  # STANDARD, SPOT or FLEX_START (default from spot)
     max_wait_seconds: int | None = None  # FLEX_START: scheduling.max_wait_duration
     fallbacks: list[dict[str, Any]] | None = None  # alternative shapes, tried in order (placement.py)
+    max_cost_usd: float | None = None  # cancelled when its running cost (all attempts) reaches this
 
 
 def to_props(args: CustomJobArgs) -> dict[str, Any]:
@@ -75,7 +77,15 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
     metrics: pulumi.Output[dict[str, Any] | None]
     placement: pulumi.Output[dict[str, Any]]
     attempts: pulumi.Output[list[dict[str, Any]]]
+    cost_cap_reached: pulumi.Output[bool | None]
 
     def __init__(self, name: str, args: CustomJobArgs, opts: pulumi.ResourceOptions | None = None):
         outputs = dict.fromkeys(spec.OUTPUTS)
-        super().__init__(CustomJobProvider(), name, {**to_props(args), **outputs}, opts)
+        props = to_props(args)
+        super().__init__(CustomJobProvider(), name, {**props, **outputs}, opts)
+        # Known before anything runs (list prices; None without a price or a known project): exported.
+        plain_fallbacks = args.fallbacks is None or (
+            isinstance(args.fallbacks, list) and all(isinstance(f, dict) for f in args.fallbacks)
+        )
+        priced = args.runner == "vertex" and isinstance(args.project, str) and plain_fallbacks
+        self.worst_case_usd = worst_case_usd(props) if priced else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from infra.vertex import placement, pricing, spec
+from infra.vertex import cost_cap, placement, pricing, spec
 from infra.vertex.heartbeat import duration_text
 from infra.vertex.job_metrics import read_metrics
 from infra.vertex.placement import AttemptRecord
@@ -37,10 +37,10 @@ def attempts_cost(
         parts.append((records[0].shape, unseen))
     total = 0.0
     for shape, seconds in parts:
-        if shape.scheduling_strategy == "FLEX_START":
-            return None  # pricing.py lists no Dynamic Workload Scheduler prices
         pools = placement.apply_shape(props, shape)["worker_pools"]
-        cost = pricing.estimate_usd(props["region"], pools, shape.scheduling_strategy == "SPOT", seconds)
+        cost = pricing.estimate_usd(
+            props["region"], pools, shape.scheduling_strategy, seconds, props.get("project")
+        )
         if cost is None:
             return None
         total += cost
@@ -73,7 +73,7 @@ def run_outputs(
     return outputs
 
 
-def summary_line(outputs: dict[str, Any], attempts: int, spot: bool) -> str:
+def summary_line(outputs: dict[str, Any], attempts: int) -> str:
     """E.g. `JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9312; ... USD 0.88`."""
     parts = [f"{outputs['state']} after {duration_text(outputs['duration_seconds'])} running"]
     if attempts > 1:
@@ -83,11 +83,14 @@ def summary_line(outputs: dict[str, Any], attempts: int, spot: bool) -> str:
     if shown:
         parts.append(" ".join(f"{k} {v:.4f}" for k, v in shown.items()))
     if "estimated_cost_usd" in outputs:
-        kind = "Spot" if spot else "on-demand"
-        parts.append(
-            f"estimated cost USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices of "
-            f"{pricing.PRICES_AS_OF})"
-        )
+        kind = pricing.props_strategy(outputs)
+        parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices)")
+        capped = cost_cap.summary(outputs)
+        if capped:
+            parts.append(capped)
     elif outputs.get("runner") == "vertex":
-        parts.append("no cost estimate (machine, accelerator or region not in infra/vertex/pricing.py)")
+        unpriced = pricing.missing(
+            outputs["region"], outputs["worker_pools"], pricing.props_strategy(outputs)
+        )
+        parts.append(f"no cost estimate (no price for {', '.join(unpriced) or 'an item'})")
     return "; ".join(parts)

@@ -20,7 +20,7 @@ RUNNERS = ("vertex", "local")
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
 # `fallbacks` only says where else the same job may run, so it changes in place too.
 IN_PLACE_INPUTS = frozenset(
-    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts", "fallbacks"}
+    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts", "fallbacks", "max_cost_usd"}
 )
 INPUTS = (
     "project",
@@ -42,6 +42,7 @@ INPUTS = (
     "scheduling_strategy",
     "max_wait_seconds",
     "fallbacks",
+    "max_cost_usd",
 )
 OUTPUTS = (
     "job_name",
@@ -57,6 +58,7 @@ OUTPUTS = (
     "metrics",
     "placement",
     "attempts",
+    "cost_cap_reached",
 )
 DEFAULTS: dict[str, Any] = {
     "labels": {},
@@ -243,6 +245,11 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if known("max_restarts"):
         failures.extend(restarts.validation_failures(props))
     failures.extend(_strategy_failures(props))
+    cap = props.get("max_cost_usd")
+    if known("max_cost_usd") and (isinstance(cap, bool) or not isinstance(cap, int | float) or not cap > 0):
+        failures.append(
+            ("max_cost_usd", f"max_cost_usd must be a positive number of US dollars, not {cap!r}")
+        )
     if (
         "worker_pools" in props
         and is_unknown(props["worker_pools"])

@@ -125,7 +125,7 @@ def test_deploy_identity_has_what_up_needs_and_can_grant_only_the_stacks_roles(r
     assert conditioned["roles/resourcemanager.projectIamAdmin"]["expression"] == (
         "api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly(["
         "'roles/logging.logWriter', 'roles/monitoring.metricWriter', 'roles/aiplatform.user', "
-        "'roles/storage.objectViewer', 'roles/eventarc.serviceAgent', "
+        "'roles/storage.objectAdmin', 'roles/eventarc.serviceAgent', "
         "'projects/my-gcp-project/roles/vertexTrainingKillSwitch'])"
     )
     billing = grants(run, "gcp:billing/accountIamMember:AccountIamMember", member)

@@ -22,6 +22,8 @@ PREVIEW_CALLS: dict[str, set[str]] = {
     "refresh the service accounts": {"iam.serviceAccounts.get"},
     "refresh the kill-switch function": {"cloudfunctions.functions.get"},
     "refresh the CustomJobs": {"aiplatform.customJobs.get"},
+    # The preview's cost lines: the Catalog API call is billed to the project named as quota project.
+    "list Vertex AI prices (Cloud Billing Catalog)": {"serviceusage.services.use"},
 }
 DEPLOY_CALLS: dict[str, set[str]] = {
     "create the budget (billing project override)": {"billing.budgets.create", "serviceusage.services.use"},
@@ -41,6 +43,7 @@ DEPLOY_CALLS: dict[str, set[str]] = {
         "aiplatform.customJobs.delete",
     },
     "generate the service agents": {"serviceusage.services.generateServiceIdentity"},
+    "let the Pub/Sub agent mint tokens for the trigger account": {"iam.serviceAccounts.setIamPolicy"},
 }
 
 

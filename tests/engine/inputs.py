@@ -41,6 +41,7 @@ class JobShape:
     scheduling_strategy: str | None = None
     max_wait_seconds: int | None = None
     fallbacks: tuple[dict[str, Any], ...] = ()
+    max_cost_usd: float | None = None
 
 
 def _program(shape: JobShape) -> Any:
@@ -85,6 +86,7 @@ def _program(shape: JobShape) -> Any:
             scheduling_strategy=shape.scheduling_strategy,
             max_wait_seconds=shape.max_wait_seconds,
             fallbacks=upstream("fallbacks", [dict(f) for f in shape.fallbacks]) if shape.fallbacks else None,
+            max_cost_usd=shape.max_cost_usd,
         ),
     )
     return job.job_name

@@ -23,6 +23,7 @@ REPOSITORY_MEMBER = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMembe
 REPOSITORY = "projects/test-project/locations/us-central1/repositories/vertex-training-dev"
 RUN_INVOKER = "gcp:cloudrunv2/serviceIamMember:ServiceIamMember"
 OBJECT = "gcp:storage/bucketObject:BucketObject"
+SA_MEMBER = "gcp:serviceaccount/iAMMember:IAMMember"
 
 
 def args(**override: object) -> KillSwitchArgs:
@@ -63,6 +64,7 @@ def test_every_resource_is_a_child_of_the_component(run: MockedRun) -> None:
         RUN_INVOKER,
         OBJECT,
         REPOSITORY_MEMBER,
+        SA_MEMBER,
         SLEEP,
     }
     assert not run.by_type("gcp:projects/iAMCustomRole:IAMCustomRole"), "the role outlives every stack"
@@ -118,7 +120,7 @@ def test_the_build_runs_as_its_own_identity_with_exactly_its_grants(run: MockedR
     assert grants == {
         (PROJECT_MEMBER, "roles/logging.logWriter"),
         (REPOSITORY_MEMBER, "roles/artifactregistry.writer"),
-        (PROJECT_MEMBER, "roles/storage.objectViewer"),
+        (PROJECT_MEMBER, "roles/storage.objectAdmin"),  # as the build-service-account page lists it
     }
     (repository,) = run.by_type(REPOSITORY_MEMBER)
     assert repository.inputs["repository"] == run.one(FUNCTION).inputs["buildConfig"]["dockerRepository"]
@@ -126,7 +128,7 @@ def test_the_build_runs_as_its_own_identity_with_exactly_its_grants(run: MockedR
     grant_urns = {r.urn for r in run.resources if r.inputs.get("member") == member}
     (settle,) = run.by_type(SLEEP)
     assert settle.urn in run.one(FUNCTION).dependencies and grant_urns <= set(settle.dependencies)
-    (source,) = [g for g in run.by_type(PROJECT_MEMBER) if g.inputs["role"] == "roles/storage.objectViewer"]
+    (source,) = [g for g in run.by_type(PROJECT_MEMBER) if g.inputs["role"] == "roles/storage.objectAdmin"]
     archive = run.one(OBJECT).inputs
     assert archive["name"].startswith(killswitch.SOURCE_PREFIX)
     # Only Cloud Functions' source copies (project number 123456789012 in the mocks) and the archive's prefix:
@@ -234,3 +236,16 @@ def test_required_apis_cover_the_deployment() -> None:
         "artifactregistry.googleapis.com",
         "iam.googleapis.com",
     } <= set(killswitch.REQUIRED_APIS)
+
+
+def test_the_pubsub_agent_may_mint_tokens_for_the_trigger_account_only(run: MockedRun) -> None:
+    """Pub/Sub agents created before 8 April 2021 need Token Creator to push with OIDC tokens."""
+    (grant,) = run.by_type(SA_MEMBER)
+    (trigger,) = [a for a in run.by_type(ACCOUNT) if a.inputs["accountId"].startswith("vt-guard-")]
+    assert grant.inputs["role"] == "roles/iam.serviceAccountTokenCreator"
+    # Mocked project number 123456789012; the grant is on the trigger's account, not on the project.
+    assert (
+        grant.inputs["member"] == "serviceAccount:service-123456789012@gcp-sa-pubsub.iam.gserviceaccount.com"
+    )
+    assert grant.inputs["serviceAccountId"] == trigger.name  # the mocks' `name` output of that account
+    assert grant.urn in run.one(FUNCTION).dependencies

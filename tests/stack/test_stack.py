@@ -35,6 +35,7 @@ UNLABELABLE = {
     "gcp:storage/bucketIAMMember:BucketIAMMember",
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember",
     "gcp:projects/iAMMember:IAMMember",
+    "gcp:serviceaccount/iAMMember:IAMMember",
     "gcp:projects/iAMCustomRole:IAMCustomRole",
     "gcp:pubsub/topicIAMMember:TopicIAMMember",
     "gcp:billing/budget:Budget",
@@ -107,7 +108,7 @@ def test_local_stack_creates_no_cloud_resources() -> None:
 def test_cloud_inventory(stack: str, extra: dict[str, int]) -> None:
     run = cached_run(stack)
     apis = {"aiplatform", "artifactregistry", "billingbudgets", "cloudquotas", "cloudresourcemanager", "iam"}
-    apis |= {"logging"}
+    apis |= {"logging", "cloudbilling"}
     apis |= {"monitoring", "pubsub", "storage", "cloudbuild"} | {a.split(".")[0] for a in KILL_SWITCH_APIS}
     expected = Counter(
         {

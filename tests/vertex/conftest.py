@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from infra.vertex import logs, restarts
+from infra.vertex import logs, pricing, restarts
+from tests.fakes.billing import FakeCloudCatalog
 from tests.fakes.logging import FakeLoggingService
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.storage import FakeStorage
@@ -58,3 +59,16 @@ def no_log_settle_time(monkeypatch: pytest.MonkeyPatch) -> None:
 def no_resubmit_delay(monkeypatch: pytest.MonkeyPatch) -> None:
     """A new attempt is submitted at once (test_restarts checks the real delays)."""
     monkeypatch.setattr(restarts, "resubmit_delay", lambda _attempt: 0.0)
+
+
+@pytest.fixture
+def fake_vertex_and_catalog(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[FakeJobService, FakeCloudCatalog]]:
+    """A fake JobService and a fake Cloud Billing Catalog on one port; the price cache starts empty."""
+    jobs, catalog = FakeJobService(), FakeCloudCatalog()
+    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", jobs.start(catalog.handler()))
+    pricing.Catalog.forget()
+    yield jobs, catalog
+    jobs.stop()
+    pricing.Catalog.forget()

@@ -184,15 +184,23 @@ def test_quota_ids_per_strategy_and_family(strategy, machine, expected):
 
 
 def test_cost_covers_each_attempt_at_its_own_shape():
-    props = spec.with_defaults(job_props(spot=True, fallbacks=[{"scheduling_strategy": "STANDARD"}]))
-    spot, on_demand = placement.shapes(props)
+    props = spec.with_defaults(job_props(spot=False, fallbacks=[{"machine_type": "n1-standard-16"}]))
+    primary, larger = placement.shapes(props)
     records = [
-        AttemptRecord(0, spot, "j1", "JOB_STATE_FAILED", "preempted", 3600.0),
-        AttemptRecord(1, on_demand, "j2", "JOB_STATE_SUCCEEDED", "", 1800.0),
+        AttemptRecord(0, primary, "j1", "JOB_STATE_FAILED", "preempted", 3600.0),
+        AttemptRecord(1, larger, "j2", "JOB_STATE_SUCCEEDED", "", 1800.0),
     ]
-    # n1-standard-8 + T4: Spot 0.0874 + 0.1610 for an hour, on-demand 0.436998 + 0.4025 for half an hour.
-    expected = (0.0874 + 0.1610) + (0.436998 + 0.4025) / 2
+    # On-demand list prices (pricing.py's cited table): n1-standard-8 + T4 for an hour, then
+    # n1-standard-16 + T4 for half an hour.
+    expected = (0.436998 + 0.4025) + (0.873996 + 0.4025) / 2
     assert attempts_cost(props, records, 5400.0) == pytest.approx(expected, abs=1e-4)
     # Running time before the first record, on a shape that cannot be told: no figure.
     assert attempts_cost(props, records[1:], 5400.0) is None
-    assert attempts_cost(props, records[:1], 7200.0) == pytest.approx((0.0874 + 0.1610) * 2, abs=1e-4)
+    assert attempts_cost(props, records[:1], 7200.0) == pytest.approx((0.436998 + 0.4025) * 2, abs=1e-4)
+    # A Spot attempt has no sourced price: no figure rather than a wrong one.
+    spot_props = spec.with_defaults(job_props(spot=True))
+    (spot,) = placement.shapes(spot_props)
+    assert (
+        attempts_cost(spot_props, [AttemptRecord(0, spot, "j", "JOB_STATE_SUCCEEDED", "", 60.0)], 60.0)
+        is None
+    )

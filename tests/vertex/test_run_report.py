@@ -42,9 +42,13 @@ def test_an_unreadable_metrics_file_warns_and_the_run_still_reports(fake_storage
 
 
 def test_a_failed_job_has_no_metrics_but_a_duration_and_cost():
-    outs = run_outputs(job_props(spot=True), status("JOB_STATE_FAILED"), pytest.fail)
+    outs = run_outputs(job_props(), status("JOB_STATE_FAILED"), pytest.fail)
     assert "metrics" not in outs
-    assert outs["estimated_cost_usd"] == pytest.approx(0.0874 + 0.1610, abs=1e-4)
+    assert outs["estimated_cost_usd"] == pytest.approx(0.436998 + 0.4025, abs=1e-4)
+    # No Spot price is sourced without the catalog: no estimate rather than a guess.
+    assert "estimated_cost_usd" not in run_outputs(
+        job_props(spot=True), status("JOB_STATE_FAILED"), pytest.fail
+    )
 
 
 def test_earlier_attempts_count_towards_duration_and_cost():
@@ -63,17 +67,21 @@ def test_an_unpriced_machine_gives_no_cost_output():
 def test_the_summary_line():
     outs = {"state": "JOB_STATE_SUCCEEDED", "duration_seconds": 751.0, "runner": "vertex",
             "metrics": {"val_accuracy": 0.93125, "val_loss": 0.2}, "estimated_cost_usd": 0.8812}  # fmt: skip
-    line = summary_line(outs, attempts=2, spot=True)
+    line = summary_line({**outs, "spot": True, "max_cost_usd": 5}, attempts=2)
     assert line == (
         "JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9313 val_loss 0.2000; "
-        "estimated cost USD 0.88 (Spot list prices of 2026-11-22)"
+        "estimated cost USD 0.88 (SPOT list prices); USD 0.88 of max_cost_usd USD 5.00"
     )
-    unpriced = summary_line(
-        {"state": "JOB_STATE_SUCCEEDED", "duration_seconds": 5, "runner": "vertex"}, 1, False
-    )
-    assert unpriced == (
-        "JOB_STATE_SUCCEEDED after 5s running; no cost estimate "
-        "(machine, accelerator or region not in infra/vertex/pricing.py)"
+    pools = [{"machine_type": "n1-standard-4", "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}]
+    unpriced = {
+        "state": "JOB_STATE_SUCCEEDED",
+        "duration_seconds": 5,
+        "runner": "vertex",
+        "region": "us-central1",
+    }
+    assert summary_line({**unpriced, "worker_pools": pools}, 1) == (
+        "JOB_STATE_SUCCEEDED after 5s running; "
+        "no cost estimate (no price for NVIDIA_L4 (us-central1, STANDARD))"
     )
 
 
