@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, data, hyperparameters
+from infra.config import budget, data, hyperparameters, trainer
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import check_machine
 from infra.config.data import DATA_SOURCES, DataConfig
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
 from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
+from infra.config.trainer import TrainerConfig
 
 __all__ = [
     "BACKBONES",
@@ -69,6 +70,7 @@ class StackConfig:
     kill_switch: bool
     kill_switch_threshold: float
     image_builder: str = "cloudbuild"
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
 
     @property
     def is_local(self) -> bool:
@@ -101,6 +103,7 @@ KEYS = (
     "killSwitch",
     "killSwitchThreshold",
     "imageBuilder",
+    *trainer.KEYS,
 )
 
 
@@ -196,6 +199,8 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
     threshold = read.number("killSwitchThreshold", 1.0, float, "1.0")
     positive("killSwitchThreshold", threshold, "1.0", maximum=10)
 
+    data_config = data.read_data(read, runner)
+    hyperparameter_config = hyperparameters.read_hyperparameters(read)
     local_dir = read.str("localDir", f".local/stack-{stack}", ".local/stack-local")
     local_path = Path(local_dir).expanduser()
     return StackConfig(
@@ -212,8 +217,8 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         spot=read.bool("spot", False),
         timeout_seconds=timeout,
         queue_timeout_seconds=queue_timeout,
-        data=data.read_data(read, runner),
-        hyperparameters=hyperparameters.read_hyperparameters(read),
+        data=data_config,
+        hyperparameters=hyperparameter_config,
         budget=budget.read_budget(read, required=cloud),
         force_destroy=read.bool("forceDestroy", False),
         protect=read.bool("protect", False),
@@ -221,4 +226,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         kill_switch=read.bool("killSwitch", cloud) and cloud,
         kill_switch_threshold=threshold,
         image_builder=read.str("imageBuilder", "cloudbuild", "cloudbuild", IMAGE_BUILDERS),
+        trainer=trainer.read_trainer(read, hyperparameter_config, data_config, runner),
     )
