@@ -12,7 +12,10 @@ from infra.config import StackConfig, load_config
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = ("local", "dev", "prod", "cassava")
+STACKS = ("local", "dev", "prod", "cassava", "housing")
+# The stacks that run the built-in trainer; `housing` runs examples/housing/ (a trainer of one's own).
+BUILTIN_TRAINER_STACKS = ("local", "dev", "prod", "cassava")
+LOCAL_STACKS = ("local", "housing")
 CLOUD_STACKS = ("dev", "prod", "cassava")
 
 
