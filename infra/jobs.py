@@ -46,10 +46,9 @@ def job_env(environ: Mapping[str, str] = os.environ, *, local_cpu: bool = False)
 
 
 def code_env(trainer_dir: Path, runner: str, program_dir: Path = PROJECT_ROOT) -> dict[str, str]:
-    """A local job imports its trainer as the image does (/app/<dir name>): its parent directory on
-    the path.
+    """A local job imports its trainer as the image does (/app/<dir name>), from the directory's parent.
 
-    The program directory needs nothing: the project is installed in the stack's virtualenv.
+    Nothing for a directory at the project root: the project is installed in the stack's virtualenv.
     """
     if runner != "local" or trainer_dir.parent == program_dir:
         return {}
