@@ -181,3 +181,24 @@ def test_the_dockerfile_entrypoint_is_the_default_command_and_a_different_comman
     shell = TrainerConfig(dir=_dir(tmp_path / "s", "FROM x\nENTRYPOINT python run.py\n"), command=("python",))
     assert entrypoint(shell.dir / "Dockerfile") == ("/bin/sh", "-c", "python run.py")
     assert entrypoint_conflict(TrainerConfig(dir=_dir(tmp_path / "n", None), command=("python",))) is None
+
+
+def test_a_local_cpu_job_sees_no_gpu_and_runs_quieter_unless_overridden() -> None:
+    from infra.jobs import job_env
+
+    assert job_env({}, local_cpu=True) == {
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+        "PYTHONUNBUFFERED": "1",
+        "CUDA_VISIBLE_DEVICES": "-1",
+    }
+    overridden = job_env({"TF_CPP_MIN_LOG_LEVEL": "0", "CUDA_VISIBLE_DEVICES": "0"}, local_cpu=True)
+    assert overridden["TF_CPP_MIN_LOG_LEVEL"] == "0" and overridden["CUDA_VISIBLE_DEVICES"] == "0"
+    assert "CUDA_VISIBLE_DEVICES" not in job_env({})  # cloud jobs: the machine decides
+
+
+def test_a_local_job_imports_its_trainer_from_the_directorys_parent() -> None:
+    from infra.jobs import code_env
+
+    assert code_env(ROOT / "examples" / "housing", "local") == {"PYTHONPATH": str(ROOT / "examples")}
+    assert code_env(ROOT / "trainer", "local") == {}  # the project root: installed in the virtualenv
+    assert code_env(ROOT / "examples" / "housing", "vertex") == {}  # the image's /app/housing

@@ -1,0 +1,53 @@
+"""`make train-local` runs on the CPU without TensorFlow's C++ start-up lines, failing when it fails."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from tests.stack.conftest import ROOT
+
+NOISE = [
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "I0000 00:00:1795358282.950514    7745 cudart_stub.cc:31] Could not find cuda drivers on your machine, "
+    "GPU will not be used.",
+]
+KEPT = ["2026-11-22 14:45:08,650 INFO chief-0: densenet121, 2 classes", "Traceback (most recent call last):"]
+
+
+def _recipe() -> str:
+    return subprocess.run(
+        ["make", "-n", "train-local", "LOCAL_RUN=/tmp/x"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_both_commands_hide_the_gpu_quiet_tensorflow_and_filter_start_up_lines() -> None:
+    commands = [c for c in _recipe().replace("\\\n", " ").splitlines() if "python -m trainer." in c]
+    assert len(commands) == 2
+    for command in commands:
+        assert "CUDA_VISIBLE_DEVICES=-1" in command and "TF_CPP_MIN_LOG_LEVEL=3" in command
+        assert "2>&1 | sed -uE" in command
+    overridden = subprocess.run(
+        ["make", "-n", "train-local", "TF_CPP_MIN_LOG_LEVEL=0"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
+    assert "TF_CPP_MIN_LOG_LEVEL=0" in overridden
+
+
+def test_the_filter_drops_only_the_start_up_lines_and_keeps_the_exit_status() -> None:
+    sed = re.search(r"sed -uE '([^']+)'", _recipe()).group(0)
+    text = "\n".join([*NOISE, *KEPT]) + "\n"
+    filtered = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f'printf %s "$TEXT" | {sed}'],
+        env={"TEXT": text, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert filtered.stdout.splitlines() == KEPT
+    failing = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"(echo x; exit 3) | {sed}"], capture_output=True
+    )
+    assert failing.returncode == 3
