@@ -9,9 +9,9 @@ LOCAL_RUN ?= .local/train-local
 # of a machine without a CUDA driver; absl's lines from before it reads any setting need the filter below.
 CUDA_VISIBLE_DEVICES ?= -1
 TF_CPP_MIN_LOG_LEVEL ?= 3
-TF_STARTUP_NOISE := ^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR|I[0-9]{4} [0-9:.]+ +[0-9]+ [A-Za-z0-9_.]+:[0-9]+\] .*)$$
+export TF_STARTUP_NOISE := ^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR|I[0-9]{4} [0-9:.]+ +[0-9]+ [A-Za-z0-9_.]+:[0-9]+\] .*)$$
 QUIET := CUDA_VISIBLE_DEVICES=$(CUDA_VISIBLE_DEVICES) TF_CPP_MIN_LOG_LEVEL=$(TF_CPP_MIN_LOG_LEVEL)
-FILTER := 2>&1 | sed -uE '/$(TF_STARTUP_NOISE)/d'
+FILTER := 2>&1 | sed -uE "/$$TF_STARTUP_NOISE/d"
 # pipefail: a failing trainer fails the target even though its output goes through the filter.
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c

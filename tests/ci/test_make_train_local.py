@@ -30,7 +30,7 @@ def test_both_commands_hide_the_gpu_quiet_tensorflow_and_filter_start_up_lines()
     assert len(commands) == 2
     for command in commands:
         assert "CUDA_VISIBLE_DEVICES=-1" in command and "TF_CPP_MIN_LOG_LEVEL=3" in command
-        assert "2>&1 | sed -uE" in command
+        assert '2>&1 | sed -uE "/$TF_STARTUP_NOISE/d"' in command
     overridden = subprocess.run(
         ["make", "-n", "train-local", "TF_CPP_MIN_LOG_LEVEL=0"], cwd=ROOT, capture_output=True, text=True
     ).stdout
@@ -38,16 +38,14 @@ def test_both_commands_hide_the_gpu_quiet_tensorflow_and_filter_start_up_lines()
 
 
 def test_the_filter_drops_only_the_start_up_lines_and_keeps_the_exit_status() -> None:
-    sed = re.search(r"sed -uE '([^']+)'", _recipe()).group(0)
+    noise = re.search(r"^export TF_STARTUP_NOISE := (.+)$", (ROOT / "Makefile").read_text(), re.M)
+    env = {"TF_STARTUP_NOISE": noise.group(1).replace("$$", "$"), "PATH": "/usr/bin:/bin"}
+    sed = 'sed -uE "/$TF_STARTUP_NOISE/d"'  # as the recipe runs it
     text = "\n".join([*NOISE, *KEPT]) + "\n"
+    shell = ["bash", "-o", "pipefail", "-c"]
     filtered = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", f'printf %s "$TEXT" | {sed}'],
-        env={"TEXT": text, "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
+        [*shell, f'printf %s "$TEXT" | {sed}'], env={**env, "TEXT": text}, capture_output=True, text=True
     )
     assert filtered.stdout.splitlines() == KEPT
-    failing = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", f"(echo x; exit 3) | {sed}"], capture_output=True
-    )
+    failing = subprocess.run([*shell, f"(echo x; exit 3) | {sed}"], env=env, capture_output=True)
     assert failing.returncode == 3
