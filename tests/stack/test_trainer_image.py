@@ -59,3 +59,20 @@ def test_the_archive_carries_the_generated_dockerfile_and_honours_dockerignore(t
     assert archive_tag(copy) == archive_tag(EXAMPLE)
     (copy / "Dockerfile").write_text(generated("housing") + "# edited\n")
     assert archive_tag(copy) != archive_tag(EXAMPLE)
+
+
+def test_docker_builds_the_directory_with_the_generated_dockerfile() -> None:
+    from tests.stack.conftest import run_stack
+
+    run = run_stack(
+        "dev",
+        imageBuilder="docker",
+        trainerDir="examples/housing",
+        trainerCommand=["python", "-m", "housing.task"],
+        dataSource="none",
+    )
+    (image,) = run.by_type("docker-build:index:Image")
+    assert image.inputs["context"] == {"location": str(EXAMPLE)}
+    assert image.inputs["dockerfile"] == {"inline": generated("housing")}
+    (builtin,) = run_stack("dev", imageBuilder="docker").by_type("docker-build:index:Image")
+    assert builtin.inputs["dockerfile"] == {"location": str(TRAINER_DIR / "Dockerfile")}
