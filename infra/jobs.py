@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pulumi
 
 from infra.config import StackConfig
-from infra.config.trainer import DEFAULT_COMMAND, PROJECT_ROOT, default_args
+from infra.config.trainer import DEFAULT_COMMAND, default_args
 from infra.options import children
 from infra.storage import CHECKPOINT_PREFIX, TMP_PREFIX
 from infra.vertex.resource import CustomJob, CustomJobArgs, WorkerPool
@@ -45,14 +45,12 @@ def job_env(environ: Mapping[str, str] = os.environ, *, local_cpu: bool = False)
     }
 
 
-def code_env(trainer_dir: Path, runner: str, program_dir: Path = PROJECT_ROOT) -> dict[str, str]:
-    """A local job imports its trainer as the image does (/app/<dir name>), from the directory's parent.
+def code_env(trainer_dir: Path, runner: str) -> dict[str, str]:
+    """A local job imports its trainer as the image does (/app/<dir name>): from the directory's parent.
 
-    Nothing for a directory at the project root: the project is installed in the stack's virtualenv.
+    Vertex jobs get nothing: the image's working directory holds the code.
     """
-    if runner != "local" or trainer_dir.parent == program_dir:
-        return {}
-    return {"PYTHONPATH": str(trainer_dir.parent)}
+    return {"PYTHONPATH": str(trainer_dir.parent)} if runner == "local" else {}
 
 
 def fingerprint(value: object) -> str:

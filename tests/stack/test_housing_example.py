@@ -21,7 +21,7 @@ from infra.vertex.local_runner import job_dir
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.resource import RESOURCE_TYPE
 from tests.fakes.pulumi_mocks import run_program
-from tests.stack.conftest import ROOT, run_stack, stack_config
+from tests.stack.conftest import JOB_ENV_OVERRIDES, ROOT, run_stack, stack_config
 
 pytestmark = pytest.mark.slow
 EXAMPLE = ROOT / "examples" / "housing"
@@ -50,8 +50,9 @@ def _wait_for_line(log: Path, text: str, timeout: float = 120.0) -> str:
 @pytest.fixture(scope="module")
 def interrupted_then_resumed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     mp = pytest.MonkeyPatch()
-    # The job's environment comes from where `pulumi up` runs: start from the defaults.
-    for name in ("TF_CPP_MIN_LOG_LEVEL", "CUDA_VISIBLE_DEVICES"):
+    # The job's environment comes from where `pulumi up` runs: start from the defaults (module scope: the
+    # conftest's per-test fixture does not cover this fixture).
+    for name in JOB_ENV_OVERRIDES:
         mp.delenv(name, raising=False)
     capture = tmp_path_factory.mktemp("housing")
     inputs = {**_registered_train_job(capture / "stack"), "poll_interval_seconds": 0.2}

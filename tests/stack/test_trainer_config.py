@@ -61,9 +61,11 @@ def test_the_built_in_stacks_register_the_same_training_job_as_before(stack: str
     for pool in train["worker_pools"]:
         assert pool["command"] == ["python", "-m", "trainer.task"]
         assert pool["args"] == expected_args
-        # The one deliberate change: a local job without an accelerator sees no GPU (quiet local runs).
-        quiet_local = {"CUDA_VISIBLE_DEVICES"} if cfg.is_local else set()
-        assert set(pool["env"]) == {"TF_CPP_MIN_LOG_LEVEL", "PYTHONUNBUFFERED", *quiet_local}
+        # The deliberate changes, local only: no GPU for a job that asked for none (quiet local runs), and the
+        # trainer directory's parent on the path, as for any trainer directory.
+        local = {"CUDA_VISIBLE_DEVICES": "-1", "PYTHONPATH": str(ROOT)} if cfg.is_local else {}
+        assert set(pool["env"]) == {"TF_CPP_MIN_LOG_LEVEL", "PYTHONUNBUFFERED", *local}
+        assert {k: pool["env"][k] for k in local} == local
     assert jobs["data-prep"]["worker_pools"][0]["command"] == ["python", "-m", "trainer.create_tfrecords"]
 
 
@@ -200,5 +202,5 @@ def test_a_local_job_imports_its_trainer_from_the_directorys_parent() -> None:
     from infra.jobs import code_env
 
     assert code_env(ROOT / "examples" / "housing", "local") == {"PYTHONPATH": str(ROOT / "examples")}
-    assert code_env(ROOT / "trainer", "local") == {}  # the project root: installed in the virtualenv
+    assert code_env(ROOT / "trainer", "local") == {"PYTHONPATH": str(ROOT)}
     assert code_env(ROOT / "examples" / "housing", "vertex") == {}  # the image's /app/housing
