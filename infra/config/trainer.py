@@ -142,7 +142,8 @@ def _check_local_paths(key: str, values: tuple[str, ...], root: Path) -> None:
                 continue
             # Only paths that are surely this machine's: a container path such as /app/x is fine.
             local = Path(path).expanduser()
-            if local.is_relative_to(root) or local.is_relative_to(Path.home()):
+            mine = [root, *([Path.home()] if Path.home() != Path("/") else [])]
+            if any(local.is_relative_to(place) for place in mine):
                 raise ConfigError(
                     key,
                     f"{value!r} names {path}, a path on this machine that a cloud job cannot read",
