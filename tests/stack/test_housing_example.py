@@ -78,7 +78,7 @@ def test_the_stack_runs_the_examples_own_command_with_its_placeholders_filled() 
     cfg = stack_config("housing")
     assert pool["command"] == ["python", "-m", "housing.task"]
     assert pool["args"] == [
-        *("--rows", "400", "--epochs", "40", "--batch-size", "32", "--learning-rate", "0.05")
+        *("--rows", "400", "--epochs", "15", "--batch-size", "32", "--learning-rate", "0.1")
     ]
     assert pool["env"]["PYTHONPATH"] == str(EXAMPLE.parent)  # imported as the image does: /app/housing
     assert pool["image_uri"].startswith("local:") and cfg.trainer.dir == EXAMPLE
@@ -87,12 +87,12 @@ def test_the_stack_runs_the_examples_own_command_with_its_placeholders_filled() 
 def test_an_interrupted_run_resumes_from_its_checkpoint(interrupted_then_resumed: dict[str, Any]) -> None:
     r = interrupted_then_resumed
     assert not r["model_written"], "the cancel came mid-training, before the model was saved"
-    assert "epoch 40/40" not in r["first_log"]
+    assert "epoch 15/15" not in r["first_log"]
     resumed = [line for line in r["stderr"].splitlines() if "resumed from checkpoint at epoch" in line]
     assert len(resumed) == 1, r["stderr"]
     epoch = int(resumed[0].split("at epoch ")[1].split("/")[0])
-    assert 4 <= epoch <= 40
-    assert "chief-0| epoch 1/40 " not in r["stderr"], "the resumed run starts after the checkpointed epoch"
+    assert 4 <= epoch <= 15
+    assert "chief-0| epoch 1/15 " not in r["stderr"], "the resumed run starts after the checkpointed epoch"
 
 
 def test_the_model_and_metrics_output(interrupted_then_resumed: dict[str, Any]) -> None:
@@ -114,7 +114,7 @@ def test_the_model_and_metrics_output(interrupted_then_resumed: dict[str, Any]) 
 
 def test_a_local_cpu_job_shows_no_tensorflow_startup_lines(interrupted_then_resumed: dict[str, Any]) -> None:
     r = interrupted_then_resumed
-    assert "chief-0| epoch 40/40" in r["stderr"]
+    assert "chief-0| epoch 15/15" in r["stderr"]
     assert not [line for line in r["stderr"].splitlines() if any(n in line for n in STARTUP_NOISE)]
     (pool,) = r["inputs"]["worker_pools"]
     assert pool["env"]["CUDA_VISIBLE_DEVICES"] == "-1" and pool["env"]["TF_CPP_MIN_LOG_LEVEL"] == "3"
