@@ -106,7 +106,7 @@ def entrypoint_conflict(trainer: TrainerConfig) -> str | None:
 
 
 def _directory(read: Reader, root: Path) -> Path:
-    relative = read.str("trainerDir", DEFAULT_DIR, "examples/tabular")
+    relative = read.str("trainerDir", DEFAULT_DIR, "examples/housing")
     fix = "run `pulumi config set vertex-training:trainerDir <dir>` with a directory inside the project"
     if Path(relative).expanduser().is_absolute():
         raise ConfigError("trainerDir", f"{relative!r} must be relative to the project root ({root})", fix)
@@ -175,6 +175,7 @@ def _check_placeholders(args: tuple[str, ...], hp: Hyperparameters, data: DataCo
 def read_trainer(
     read: Reader, hp: Hyperparameters, data: DataConfig, runner: str, root: Path = PROJECT_ROOT
 ) -> TrainerConfig:
+    """Defaults: the built-in trainer's for trainer/, else the directory's ENTRYPOINT and no arguments."""
     directory = _directory(read, root)
     builtin = directory == (root / DEFAULT_DIR).resolve()
     dockerfile = directory / "Dockerfile"
