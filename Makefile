@@ -4,6 +4,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCAL_RUN ?= .local/train-local
+# train-local runs on the CPU: no GPU, and TensorFlow's C++ start-up lines kept out (pass either variable to
+# override, e.g. `make train-local TF_CPP_MIN_LOG_LEVEL=0`). Level 3 hides the `failed call to cuInit` error
+# of a machine without a CUDA driver; absl's lines from before it reads any setting need the filter below.
+CUDA_VISIBLE_DEVICES ?= -1
+TF_CPP_MIN_LOG_LEVEL ?= 3
+export TF_STARTUP_NOISE := ^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR|I[0-9]{4} [0-9:.]+ +[0-9]+ [A-Za-z0-9_.]+:[0-9]+\] .*)$$
+QUIET := CUDA_VISIBLE_DEVICES=$(CUDA_VISIBLE_DEVICES) TF_CPP_MIN_LOG_LEVEL=$(TF_CPP_MIN_LOG_LEVEL)
+FILTER := 2>&1 | sed -uE "/$$TF_STARTUP_NOISE/d"
+# pipefail: a failing trainer fails the target even though its output goes through the filter.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
 .PHONY: setup test lint train-local up destroy clean
 
@@ -26,12 +37,12 @@ test: setup
 # Data preparation and training end to end on generated data, on this machine's CPU.
 train-local: setup
 	rm -rf $(LOCAL_RUN)
-	$(BIN)/python -m trainer.create_tfrecords --source synthetic --count 400 --image-size 64 \
-		--output $(LOCAL_RUN)/data
+	$(QUIET) $(BIN)/python -m trainer.create_tfrecords --source synthetic --count 400 --image-size 64 \
+		--output $(LOCAL_RUN)/data $(FILTER)
 	AIP_MODEL_DIR=$(LOCAL_RUN)/model AIP_CHECKPOINT_DIR=$(LOCAL_RUN)/checkpoints \
-	AIP_TENSORBOARD_LOG_DIR=$(LOCAL_RUN)/tensorboard \
+	AIP_TENSORBOARD_LOG_DIR=$(LOCAL_RUN)/tensorboard $(QUIET) \
 	$(BIN)/python -m trainer.task --data-dir $(LOCAL_RUN)/data --image-size 64 --weights none \
-		--epochs 3 --fine-tune-epochs 1 --batch-size 32
+		--epochs 3 --fine-tune-epochs 1 --batch-size 32 $(FILTER)
 	@echo "Model:       $(LOCAL_RUN)/model"
 	@echo "Metrics:     $(LOCAL_RUN)/model/metrics.json"
 	@echo "TensorBoard: $(BIN)/tensorboard --logdir $(LOCAL_RUN)/tensorboard"

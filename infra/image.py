@@ -10,6 +10,7 @@ from pathlib import Path
 import pulumi
 import pulumi_docker_build as docker_build
 
+from infra.dockerfile import dockerfile_text
 from infra.options import children
 
 TRAINER_DIR = Path(__file__).resolve().parents[1] / "trainer"
@@ -36,12 +37,16 @@ def _dockerignore(context: Path) -> list[str]:
     return [line.removeprefix("./") for line in lines if line and not line.startswith(("#", "!"))]
 
 
-def hash_files(context: Path, files: list[str]) -> str:
+def hash_entries(entries: list[tuple[str, bytes]]) -> str:
     """SHA-256 over (relative path, bytes) in sorted order: identical trees give identical hashes."""
     digest = hashlib.sha256()
-    for relative in sorted(files):
-        digest.update(relative.encode() + b"\0" + (context / relative).read_bytes() + b"\0")
+    for relative, data in sorted(entries):
+        digest.update(relative.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()
+
+
+def hash_files(context: Path, files: list[str]) -> str:
+    return hash_entries([(relative, (context / relative).read_bytes()) for relative in files])
 
 
 def context_files(context: Path = TRAINER_DIR) -> list[str]:
@@ -121,7 +126,12 @@ class TrainerImage(pulumi.ComponentResource):
         self.image = docker_build.Image(
             "image",
             context={"location": str(context)},
-            dockerfile={"location": str(context / "Dockerfile")},
+            # A directory without a Dockerfile builds from the generated one (infra/dockerfile.py).
+            dockerfile=(
+                {"location": str(context / "Dockerfile")}
+                if (context / "Dockerfile").is_file()
+                else {"inline": dockerfile_text(context)}
+            ),
             platforms=[docker_build.Platform.LINUX_AMD64],
             tags=[self.uri, self.data_uri],
             push=True,

@@ -7,11 +7,13 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from urllib.parse import quote
 
 import pulumi
 
 from infra.config import StackConfig
+from infra.config.trainer import DEFAULT_COMMAND, default_args
 from infra.options import children
 from infra.storage import CHECKPOINT_PREFIX, TMP_PREFIX
 from infra.vertex.resource import CustomJob, CustomJobArgs, WorkerPool
@@ -19,16 +21,36 @@ from infra.vertex.resource import CustomJob, CustomJobArgs, WorkerPool
 LOCAL_SERVICE_ACCOUNT = "local"
 # TensorFlow's C++ INFO and WARNING lines would drown the trainer's own in the live log (ERROR still shows).
 QUIET_TF_CPP_LOG_LEVEL = "2"
+# A local CPU job: ERROR too (measured with TF 2.21 on a machine without a driver: level 3 hides the cuInit
+# error; CUDA_VISIBLE_DEVICES -1 or empty does not, it only keeps the job off a GPU it did not ask for).
+LOCAL_CPU_TF_CPP_LOG_LEVEL = "3"
+HIDDEN_GPUS = "-1"
 
 
-def job_env(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+def job_env(environ: Mapping[str, str] = os.environ, *, local_cpu: bool = False) -> dict[str, str]:
     """The jobs' environment: TensorFlow quiet unless TF_CPP_MIN_LOG_LEVEL is set where `pulumi up` runs.
 
     That override is an input like any other: a changed value runs the jobs again. Unbuffered output makes
-    print() lines reach the log as they happen.
+    print() lines reach the log as they happen. `local_cpu`: a local job that asked for no accelerator sees no
+    GPU (CUDA_VISIBLE_DEVICES, overridable the same way) and runs one level quieter, which hides the
+    `failed call to cuInit` error TensorFlow logs on a machine without a CUDA driver.
     """
-    level = environ.get("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_CPP_LOG_LEVEL)
-    return {"TF_CPP_MIN_LOG_LEVEL": level, "PYTHONUNBUFFERED": "1"}
+    if not local_cpu:
+        level = environ.get("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_CPP_LOG_LEVEL)
+        return {"TF_CPP_MIN_LOG_LEVEL": level, "PYTHONUNBUFFERED": "1"}
+    return {
+        "TF_CPP_MIN_LOG_LEVEL": environ.get("TF_CPP_MIN_LOG_LEVEL", LOCAL_CPU_TF_CPP_LOG_LEVEL),
+        "PYTHONUNBUFFERED": "1",
+        "CUDA_VISIBLE_DEVICES": environ.get("CUDA_VISIBLE_DEVICES", HIDDEN_GPUS),
+    }
+
+
+def code_env(trainer_dir: Path, runner: str) -> dict[str, str]:
+    """A local job imports its trainer as the image does (/app/<dir name>): from the directory's parent.
+
+    Vertex jobs get nothing: the image's working directory holds the code.
+    """
+    return {"PYTHONPATH": str(trainer_dir.parent)} if runner == "local" else {}
 
 
 def fingerprint(value: object) -> str:
@@ -44,10 +66,16 @@ class JobPlan:
     root: str
     data_hash: str
     train_hash: str
+    # dataSource none: no data job; the trainer's {data_dir} is dataDir as given ("" when unset).
+    given_data_dir: str | None = None
+
+    @property
+    def prepares_data(self) -> bool:
+        return self.given_data_dir is None
 
     @property
     def data_dir(self) -> str:
-        return f"{self.root}/data/{self.data_hash}"
+        return f"{self.root}/data/{self.data_hash}" if self.prepares_data else self.given_data_dir
 
     @property
     def data_output_dir(self) -> str:
@@ -68,16 +96,23 @@ class JobPlan:
 def plan(cfg: StackConfig, data_code: str, trainer_code: str) -> JobPlan:
     """`data_code`/`trainer_code`: content hashes of what each job runs (see infra/image.py)."""
     root = cfg.local_dir if cfg.is_local else f"gs://{cfg.bucket_name}"
-    data_hash = fingerprint({"data": asdict(cfg.data), "code": data_code})
-    train_hash = fingerprint(
-        {
-            "data": data_hash,
-            "hyperparameters": asdict(cfg.hyperparameters),
-            "code": trainer_code,
-            "machine": [cfg.machine_type, cfg.accelerator_type, cfg.accelerator_count, cfg.worker_count],
-        }
-    )
-    return JobPlan(root=root, data_hash=data_hash, train_hash=train_hash)
+    data = asdict(cfg.data)
+    if data["dir"] is None:
+        del data["dir"]  # keeps the paths of stacks written before dataDir existed
+    data_hash = fingerprint({"data": data, "code": data_code})
+    train_inputs = {
+        "data": data_hash,
+        "hyperparameters": asdict(cfg.hyperparameters),
+        "code": trainer_code,
+        "machine": [cfg.machine_type, cfg.accelerator_type, cfg.accelerator_count, cfg.worker_count],
+    }
+    trainer = cfg.trainer
+    if (trainer.command, trainer.args) != (DEFAULT_COMMAND, default_args(cfg.hyperparameters)):
+        # Another command line runs other code: it must not resume the built-in's checkpoints (and the
+        # built-in's paths stay as they were before these keys existed).
+        train_inputs["trainer"] = [list(trainer.command), list(trainer.args)]
+    given = None if cfg.data.source != "none" else cfg.data.dir or ""
+    return JobPlan(root=root, data_hash=data_hash, train_hash=fingerprint(train_inputs), given_data_dir=given)
 
 
 def data_args(cfg: StackConfig, job: JobPlan) -> list[str]:
@@ -92,22 +127,29 @@ def data_args(cfg: StackConfig, job: JobPlan) -> list[str]:
     return [*args, "--output", job.data_dir, "--image-size", str(data.image_size), "--seed", str(data.seed)]
 
 
+def placeholder_values(cfg: StackConfig, job: JobPlan) -> dict[str, str]:
+    """What trainerArgs' `{name}` placeholders stand for (infra/config/trainer.py PLACEHOLDERS)."""
+    hyperparameters = {
+        name: repr(value) if isinstance(value, float) else str(value)
+        for name, value in asdict(cfg.hyperparameters).items()
+        if value is not None
+    }
+    return {
+        "data_dir": job.data_dir,
+        "bucket": job.root,
+        "checkpoint_dir": job.checkpoint_dir,
+        **hyperparameters,
+        "image_size": str(cfg.data.image_size),
+    }
+
+
+def expand_args(templates: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
+    return [template.format_map(values) for template in templates]
+
+
 def train_args(cfg: StackConfig, job: JobPlan) -> list[str]:
-    """Model and TensorBoard dirs come from AIP_MODEL_DIR / AIP_TENSORBOARD_LOG_DIR under the run dir."""
-    hp = cfg.hyperparameters
-    return [
-        "--data-dir", job.data_dir,
-        "--checkpoint-dir", job.checkpoint_dir,
-        "--image-size", str(cfg.data.image_size),
-        "--epochs", str(hp.epochs),
-        "--fine-tune-epochs", str(hp.fine_tune_epochs),
-        "--batch-size", str(hp.batch_size),
-        "--learning-rate", repr(hp.learning_rate),
-        "--weights", hp.weights,
-        "--mixed-precision", hp.mixed_precision,
-        "--backbone", hp.backbone,
-        *(["--num-classes", str(hp.num_classes)] if hp.num_classes else []),
-    ]  # fmt: skip
+    """trainerArgs with the stack's values filled in (the built-in's: every hyperparameter and its dirs)."""
+    return expand_args(cfg.trainer.args, placeholder_values(cfg, job))
 
 
 def logs_url(job_name: str | None, project: str) -> str:
@@ -148,30 +190,38 @@ class TrainingJobs(pulumi.ComponentResource):
             "max_cost_usd": cfg.cost.max_cost_usd,
             "poll_interval_seconds": 5.0 if cfg.is_local else 30.0,
         }
-        self.data_job = CustomJob(
-            "data-prep",
-            CustomJobArgs(
-                display_name=f"vertex-training-{cfg.stack}-data-{job.data_hash[:8]}",
-                worker_pools=[
-                    WorkerPool(
-                        machine_type=cfg.data_machine_type,
-                        image_uri=data_image,
-                        command=["python", "-m", "trainer.create_tfrecords"],
-                        args=data_args(cfg, job),
-                        env=job_env(),
-                    )
-                ],
-                base_output_dir=job.data_output_dir,
-                **common,
-            ),
-            opts=children(self, opts, depends_on=depends_on),
+        # dataSource none: no data preparation; the trainer reads its own data.
+        self.data_job = (
+            CustomJob(
+                "data-prep",
+                CustomJobArgs(
+                    display_name=f"vertex-training-{cfg.stack}-data-{job.data_hash[:8]}",
+                    worker_pools=[
+                        WorkerPool(
+                            machine_type=cfg.data_machine_type,
+                            image_uri=data_image,
+                            command=["python", "-m", "trainer.create_tfrecords"],
+                            args=data_args(cfg, job),
+                            env=job_env(local_cpu=cfg.is_local),
+                        )
+                    ],
+                    base_output_dir=job.data_output_dir,
+                    **common,
+                ),
+                opts=children(self, opts, depends_on=depends_on),
+            )
+            if job.prepares_data
+            else None
         )
         chief = WorkerPool(
             machine_type=cfg.machine_type,
             image_uri=train_image,
-            command=["python", "-m", "trainer.task"],
+            command=list(cfg.trainer.command),
             args=train_args(cfg, job),
-            env=job_env(),
+            env={
+                **job_env(local_cpu=cfg.is_local and not cfg.accelerator_type),
+                **code_env(cfg.trainer.dir, cfg.runner),
+            },
             accelerator_type=cfg.accelerator_type,
             accelerator_count=cfg.accelerator_count,
         )
@@ -190,11 +240,11 @@ class TrainingJobs(pulumi.ComponentResource):
                 # Strategy, FLEX_START wait and fallback shapes (stack keys in infra/config/capacity.py).
                 **{**common, **cfg.capacity.job_args(cfg.spot)},
             ),
-            opts=children(self, opts, depends_on=[self.data_job, *depends_on]),
+            opts=children(self, opts, depends_on=[*([self.data_job] if self.data_job else []), *depends_on]),
         )
         self.register_outputs(
             {
-                "data_job_name": self.data_job.job_name,
+                "data_job_name": self.data_job.job_name if self.data_job else "",
                 "train_job_name": self.train_job.job_name,
                 "model_dir": self.train_job.model_dir,
             }

@@ -10,6 +10,7 @@ from infra.budget import Budget
 from infra.cloudbuild.component import REQUIRED_APIS as CLOUD_BUILD_APIS
 from infra.cloudbuild.component import CloudBuildImage
 from infra.config import StackConfig
+from infra.config.trainer import entrypoint_conflict
 from infra.identity import JobIdentity
 from infra.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
 from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
@@ -24,7 +25,12 @@ from infra.tensorboard import Tensorboard
 def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
     """Declare everything for `cfg`; the local runner declares only the two jobs."""
     labels = stack_labels(pulumi.get_project(), pulumi.get_stack())
-    job = plan(cfg, data_code=trainer_image.data_code_hash(), trainer_code=trainer_image.content_hash())
+    code = cfg.trainer.dir
+    job = plan(
+        cfg, data_code=trainer_image.data_code_hash(code), trainer_code=trainer_image.content_hash(code)
+    )
+    if warning := entrypoint_conflict(cfg.trainer):
+        pulumi.log.warn(warning)
     if cfg.is_local:
         return _build_local(cfg, job, labels)
 
@@ -67,6 +73,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
             repository_id=repository_id(cfg.stack),
             repository=registry.repository.repository_id,
             bucket=storage.name,
+            context=code,
             opts=pulumi.ResourceOptions(depends_on=[apis, registry, storage]),
         )
         if cloud_build
@@ -74,6 +81,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
             "trainer-image",
             repository_url=repository_url(project, cfg.region, repository_id(cfg.stack)),
             labels=labels,
+            context=code,
             opts=pulumi.ResourceOptions(depends_on=[registry]),
         )
     )
@@ -159,8 +167,8 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
         cfg=cfg,
         job=job,
         labels=labels,
-        train_image=f"local:{trainer_image.content_hash()}",
-        data_image=f"local:data-{trainer_image.data_code_hash()}",
+        train_image=f"local:{trainer_image.content_hash(cfg.trainer.dir)}",
+        data_image=f"local:data-{trainer_image.data_code_hash(cfg.trainer.dir)}",
         service_account=LOCAL_SERVICE_ACCOUNT,
         tensorboard=None,
         depends_on=[],
@@ -168,7 +176,7 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
     return {
         "bucket": "",
         "bucket_url": cfg.local_dir,
-        "image_ref": "local (the local runner runs trainer/ from this checkout, no image)",
+        "image_ref": f"local (the local runner runs {cfg.trainer.dir.name}/ from this checkout, no image)",
         **_job_outputs(job, jobs),
         "logs_url": "",
         "tensorboard_url": f"tensorboard --logdir {job.train_output_dir}/logs",
@@ -179,20 +187,22 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
 
 
 def _job_outputs(job: JobPlan, jobs: TrainingJobs) -> dict[str, pulumi.Input]:
-    """What every stack reports about its two jobs."""
+    """What every stack reports about its jobs (the data job's are empty with dataSource none)."""
+    data_job = jobs.data_job
     return {
         "data_dir": job.data_dir,
-        "data_job_name": jobs.data_job.job_name,
-        "data_job_state": jobs.data_job.state,
+        "data_job_name": data_job.job_name if data_job else "",
+        "data_job_state": data_job.state if data_job else "",
         "train_job_name": jobs.train_job.job_name,
         "train_job_state": jobs.train_job.state,
         "model_uri": jobs.train_job.model_dir,
         "console_url": jobs.train_job.console_url,
-        "data_console_url": jobs.data_job.console_url,
+        "data_console_url": data_job.console_url if data_job else "",
         "val_accuracy": jobs.train_job.metrics.apply(lambda m: (m or {}).get("val_accuracy")),
+        "metrics": jobs.train_job.metrics,
         "train_duration_seconds": jobs.train_job.duration_seconds,
         "train_estimated_cost_usd": jobs.train_job.estimated_cost_usd,
         # Worst case at list prices (timeout_seconds, every replica); None where a price is unknown.
-        "data_worst_case_usd": jobs.data_job.worst_case_usd,
+        "data_worst_case_usd": data_job.worst_case_usd if data_job else None,
         "train_worst_case_usd": jobs.train_job.worst_case_usd,
     }

@@ -7,7 +7,8 @@ import io
 import tarfile
 from pathlib import Path
 
-from infra.image import TRAINER_DIR, context_files, hash_files
+from infra.dockerfile import dockerfile_text
+from infra.image import TRAINER_DIR, context_files, hash_entries
 
 # Cloud Build runs `docker build` on the extracted archive, so the Dockerfile and .dockerignore travel with
 # the files they select (Docker reads both even though .dockerignore keeps them out of COPY).
@@ -18,13 +19,30 @@ _FILE_MODE = 0o644
 
 
 def archive_files(context: Path = TRAINER_DIR) -> list[str]:
-    """What goes into the archive: the Docker build context plus the files that define the build."""
-    return sorted(set(context_files(context)) | {f for f in BUILD_INPUTS if (context / f).is_file()})
+    """What goes into the archive: the Docker build context plus the files that define the build.
+
+    A directory without a Dockerfile gets the generated one (infra/dockerfile.py) under that name.
+    """
+    own = {f for f in BUILD_INPUTS if (context / f).is_file()}
+    return sorted(set(context_files(context)) | own | {"Dockerfile"})
+
+
+def archive_entries(context: Path = TRAINER_DIR) -> list[tuple[str, bytes]]:
+    """(name, bytes) of every archive member, in order."""
+    return [
+        (
+            relative,
+            dockerfile_text(context).encode()
+            if relative == "Dockerfile"
+            else (context / relative).read_bytes(),
+        )
+        for relative in archive_files(context)
+    ]
 
 
 def archive_tag(context: Path = TRAINER_DIR) -> str:
     """The image tag: changes exactly when a file in the archive changes (the Dockerfile included)."""
-    return hash_files(context, archive_files(context))[:16]
+    return hash_entries(archive_entries(context))[:16]
 
 
 def _entry(relative: str, size: int) -> tarfile.TarInfo:
@@ -41,8 +59,7 @@ def archive_bytes(context: Path = TRAINER_DIR) -> bytes:
     """A gzip'd tar of `archive_files`: sorted entries, zeroed mtimes and owners, no gzip file name."""
     tar_buffer = io.BytesIO()
     with tarfile.open(fileobj=tar_buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for relative in archive_files(context):
-            data = (context / relative).read_bytes()
+        for relative, data in archive_entries(context):
             tar.addfile(_entry(relative, len(data)), io.BytesIO(data))
     gz_buffer = io.BytesIO()
     # filename="" and mtime=0: the gzip header otherwise records the file name and the current time.

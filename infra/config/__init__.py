@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, capacity, cost, data, hyperparameters
+from infra.config import budget, capacity, cost, data, hyperparameters, trainer
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import CapacityConfig, check_machine
 from infra.config.cost import CostConfig
 from infra.config.data import DATA_SOURCES, DataConfig
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
 from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
+from infra.config.trainer import TrainerConfig
 
 __all__ = [
     "BACKBONES",
@@ -73,6 +74,7 @@ class StackConfig:
     image_builder: str = "cloudbuild"
     capacity: CapacityConfig = field(default_factory=CapacityConfig)
     cost: CostConfig = field(default_factory=CostConfig)
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
 
     @property
     def is_local(self) -> bool:
@@ -107,6 +109,7 @@ KEYS = (
     "imageBuilder",
     *capacity.KEYS,
     *cost.KEYS,
+    *trainer.KEYS,
 )
 
 
@@ -202,6 +205,8 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
     threshold = read.number("killSwitchThreshold", 1.0, float, "1.0")
     positive("killSwitchThreshold", threshold, "1.0", maximum=10)
 
+    data_config = data.read_data(read, runner)
+    hyperparameter_config = hyperparameters.read_hyperparameters(read)
     local_dir = read.str("localDir", f".local/stack-{stack}", ".local/stack-local")
     local_path = Path(local_dir).expanduser()
     return StackConfig(
@@ -218,8 +223,8 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         spot=read.bool("spot", False),
         timeout_seconds=timeout,
         queue_timeout_seconds=queue_timeout,
-        data=data.read_data(read, runner),
-        hyperparameters=hyperparameters.read_hyperparameters(read),
+        data=data_config,
+        hyperparameters=hyperparameter_config,
         budget=budget.read_budget(read, required=cloud),
         force_destroy=read.bool("forceDestroy", False),
         protect=read.bool("protect", False),
@@ -235,4 +240,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
             timeout_seconds=timeout,
         ),
         cost=cost.read_cost(read),
+        trainer=trainer.read_trainer(read, hyperparameter_config, data_config, runner),
     )

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 from infra.config.reader import ConfigError, Reader, positive, set_fix
 
-DATA_SOURCES = ("synthetic", "folder", "tfds")
+# none: no data-preparation job; the trainer reads what it likes (dataDir, if set, fills {data_dir}).
+DATA_SOURCES = ("synthetic", "folder", "tfds", "none")
 # A TFDS name: `name`, optionally `/config` and `:version` (tfds.core.naming).
 _TFDS_NAME = re.compile(r"^[a-z][a-z0-9_]*(/[a-zA-Z0-9_.-]+)?(:[0-9.*]+)?$")
-KEYS = ("dataSource", "dataFolder", "dataCount", "imageSize", "dataSeed", "tfdsName")
+KEYS = ("dataSource", "dataFolder", "dataCount", "imageSize", "dataSeed", "tfdsName", "dataDir")
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class DataConfig:
     folder: str | None
     seed: int
     tfds_name: str | None = None
+    dir: str | None = None  # dataSource none: data the trainer reads as it is
 
 
 def read_data(read: Reader, runner: str) -> DataConfig:
@@ -62,5 +64,24 @@ def read_data(read: Reader, runner: str) -> DataConfig:
             set_fix("tfdsName", "cassava") + " (https://www.tensorflow.org/datasets/catalog/overview)",
         )
     return DataConfig(
-        source=source, count=count, image_size=image_size, folder=folder, seed=seed, tfds_name=tfds_name
+        source=source,
+        count=count,
+        image_size=image_size,
+        folder=folder,
+        seed=seed,
+        tfds_name=tfds_name,
+        dir=_data_dir(read, source, runner),
     )
+
+
+def _data_dir(read: Reader, source: str, runner: str) -> str | None:
+    value = read.str("dataDir", None, "gs://my-bucket/data")
+    if value and source != "none":
+        raise ConfigError("dataDir", f"is only used with dataSource none, not {source}", "remove it")
+    if value and runner == "vertex" and not value.startswith("gs://"):
+        raise ConfigError(
+            "dataDir",
+            f"{value!r} is not readable by a cloud job",
+            set_fix("dataDir", "gs://my-bucket/data") + " (upload it with `gcloud storage cp -r`)",
+        )
+    return value

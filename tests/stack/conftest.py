@@ -12,7 +12,10 @@ from infra.config import StackConfig, load_config
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = ("local", "dev", "prod", "cassava")
+STACKS = ("local", "dev", "prod", "cassava", "housing")
+# The stacks that run the built-in trainer; `housing` runs examples/housing/ (a trainer of one's own).
+BUILTIN_TRAINER_STACKS = ("local", "dev", "prod", "cassava")
+LOCAL_STACKS = ("local", "housing")
 CLOUD_STACKS = ("dev", "prod", "cassava")
 
 
@@ -30,11 +33,26 @@ def stack_config(stack: str, **overrides: Any) -> StackConfig:
     return load_config(stack_values(stack, **overrides), stack)
 
 
+# The jobs' environment reads these where `pulumi up` runs (infra/jobs.py job_env), and importing the trainer
+# sets TF_CPP_MIN_LOG_LEVEL in this process: stacks are built with neither set, whatever ran before.
+JOB_ENV_OVERRIDES = ("TF_CPP_MIN_LOG_LEVEL", "CUDA_VISIBLE_DEVICES")
+
+
 def run_stack(stack: str, **overrides: Any) -> MockedRun:
     from infra.stack import build
 
     cfg = stack_config(stack, **overrides)
-    return run_program(lambda: build(cfg), project="vertex-training", stack=stack)
+    with pytest.MonkeyPatch.context() as mp:
+        for name in JOB_ENV_OVERRIDES:
+            mp.delenv(name, raising=False)
+        return run_program(lambda: build(cfg), project="vertex-training", stack=stack)
+
+
+@pytest.fixture(autouse=True)
+def _jobs_env_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Programs a test here builds itself (run_program) see the same defaults."""
+    for name in JOB_ENV_OVERRIDES:
+        monkeypatch.delenv(name, raising=False)
 
 
 _RUNS: dict[str, MockedRun] = {}

@@ -6,14 +6,14 @@ import pytest
 
 from infra.config import ConfigError, load_config
 from tests.fakes.pulumi_mocks import run_program
-from tests.stack.conftest import STACKS, stack_config, stack_values
+from tests.stack.conftest import LOCAL_STACKS, STACKS, stack_config, stack_values
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_committed_stack_files_load(stack: str) -> None:
     cfg = stack_config(stack)
     assert cfg.stack == stack
-    assert cfg.runner == ("local" if stack == "local" else "vertex")
+    assert cfg.runner == ("local" if stack in LOCAL_STACKS else "vertex")
 
 
 def test_stack_files_differ_where_the_environments_do() -> None:

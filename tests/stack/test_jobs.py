@@ -10,14 +10,14 @@ from infra import image
 from infra.jobs import logs_url
 from infra.vertex.resource import RESOURCE_TYPE
 from infra.vertex.spec import output_dirs
-from tests.stack.conftest import STACKS, cached_run
+from tests.stack.conftest import BUILTIN_TRAINER_STACKS, STACKS, cached_run
 
 
 def _pools(stack: str) -> dict[str, dict]:
     return {r.name: r.inputs for r in cached_run(stack).by_type(RESOURCE_TYPE)}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", BUILTIN_TRAINER_STACKS)
 def test_job_command_lines_parse_with_the_trainer_clis(stack: str) -> None:
     """The stack and the trainer never import each other: the CLI contract is what binds them."""
     from trainer import create_tfrecords, task

@@ -1,0 +1,50 @@
+"""`make train-local` runs on the CPU without TensorFlow's C++ start-up lines, failing when it fails."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+from tests.stack.conftest import ROOT
+
+NOISE = [
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "I0000 00:00:1795358282.950514    7745 cudart_stub.cc:31] Could not find cuda drivers on your machine, "
+    "GPU will not be used.",
+]
+KEPT = ["2026-11-22 14:45:08,650 INFO chief-0: densenet121, 2 classes", "Traceback (most recent call last):"]
+
+
+def _make_n(*args: str) -> str:
+    """`make -n` with the defaults: neither variable set where it runs (a variable set there wins)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "CUDA_VISIBLE_DEVICES")}
+    command = ["make", "-n", "train-local", *args]
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def _recipe() -> str:
+    return _make_n("LOCAL_RUN=/tmp/x")
+
+
+def test_both_commands_hide_the_gpu_quiet_tensorflow_and_filter_start_up_lines() -> None:
+    commands = [c for c in _recipe().replace("\\\n", " ").splitlines() if "python -m trainer." in c]
+    assert len(commands) == 2
+    for command in commands:
+        assert "CUDA_VISIBLE_DEVICES=-1" in command and "TF_CPP_MIN_LOG_LEVEL=3" in command
+        assert '2>&1 | sed -uE "/$TF_STARTUP_NOISE/d"' in command
+    assert "TF_CPP_MIN_LOG_LEVEL=0" in _make_n("TF_CPP_MIN_LOG_LEVEL=0")
+
+
+def test_the_filter_drops_only_the_start_up_lines_and_keeps_the_exit_status() -> None:
+    noise = re.search(r"^export TF_STARTUP_NOISE := (.+)$", (ROOT / "Makefile").read_text(), re.M)
+    env = {"TF_STARTUP_NOISE": noise.group(1).replace("$$", "$"), "PATH": "/usr/bin:/bin"}
+    sed = 'sed -uE "/$TF_STARTUP_NOISE/d"'  # as the recipe runs it
+    text = "\n".join([*NOISE, *KEPT]) + "\n"
+    shell = ["bash", "-o", "pipefail", "-c"]
+    filtered = subprocess.run(
+        [*shell, f'printf %s "$TEXT" | {sed}'], env={**env, "TEXT": text}, capture_output=True, text=True
+    )
+    assert filtered.stdout.splitlines() == KEPT
+    failing = subprocess.run([*shell, f"(echo x; exit 3) | {sed}"], env=env, capture_output=True)
+    assert failing.returncode == 3
