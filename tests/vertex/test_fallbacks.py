@@ -85,17 +85,17 @@ def test_primary_stocks_out_and_the_first_fallback_runs(fake_google, capsys):
 
 def test_a_shape_without_quota_is_skipped_without_a_job(fake_vertex_and_quotas, capsys):
     jobs, quotas = fake_vertex_and_quotas
-    quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion", default=0)
-    quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleL4GPUsPerProjectPerRegion", default=4)
-    outs = create().outs
+    quotas.set_quota(PROJECT, "CustomModelTrainingT4GPUsPerProjectPerRegion", default=0)
+    quotas.set_quota(PROJECT, "CustomModelTrainingL4GPUsPerProjectPerRegion", default=4)
+    outs = create(spot=False, fallbacks=CHAIN[:1]).outs
     (only,) = submitted(jobs)
-    assert shape_of(only) == L4_SPOT
+    assert shape_of(only) == ("g2-standard-8", "NVIDIA_L4", "STANDARD")
     skipped, ran = outs["attempts"]
     assert skipped["job_name"] == "" and skipped["state"] == "SKIPPED"
-    assert "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion in us-central1 is 0" in skipped["reason"]
+    assert "CustomModelTrainingT4GPUsPerProjectPerRegion in us-central1 is 0" in skipped["reason"]
     assert ran["state"] == "JOB_STATE_SUCCEEDED" and outs["placement"]["accelerator_type"] == "NVIDIA_L4"
     err = capsys.readouterr().err
-    assert "leaving n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT): quota" in err
+    assert "leaving n1-standard-8 + 1 x NVIDIA_TESLA_T4 (STANDARD): quota" in err
     # The g2 machine's vCPUs are not held to the N1/E2 quota: one line says they are not checked.
     assert "vCPUs of g2-standard-8; not checked" in err
 
