@@ -19,6 +19,7 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex import spec
 from infra.vertex.errors import JobError
+from infra.vertex.placement import spec_shape
 from infra.vertex.status import ADOPTABLE_STATES, TERMINAL_STATES, JobStatus, now
 
 LOCAL_PREFIX = "local/"
@@ -108,6 +109,7 @@ class LocalRunner:
             "name": name,
             "display_name": job.display_name,
             "labels": dict(job.labels),
+            "shape": spec_shape(job),
             "create_time": now(),
             # proto-plus reads a Duration as a timedelta, whose .seconds drops whole days.
             "timeout_seconds": int(job.job_spec.scheduling.timeout.total_seconds()),
@@ -160,6 +162,7 @@ class LocalRunner:
             start_time=status.get("start_time", ""),
             end_time=status.get("end_time", ""),
             labels=record["labels"],
+            shape=record.get("shape", {}),
         )
 
     def find_by_key(self, key: str) -> JobStatus | None:

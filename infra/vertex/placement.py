@@ -12,7 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from google.cloud import aiplatform_v1
+
 from infra.vertex.errors import JobError
+from infra.vertex.restarts import Attempt
 from infra.vertex.status import JobStatus
 
 STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
@@ -63,13 +66,57 @@ def primary_shape(props: Mapping[str, Any]) -> Shape:
 
 
 def resolve(fallback: Mapping[str, Any], primary: Shape) -> Shape:
-    """A fallback entry with every key it leaves out taken from the primary shape."""
+    """A fallback entry with every key it leaves out taken from the primary shape. `accelerator_count: 0`
+    without an accelerator_type is a CPU-only shape (the primary's accelerator is not kept)."""
+    count = int(fallback.get("accelerator_count", primary.accelerator_count))
+    kind = fallback.get("accelerator_type", primary.accelerator_type if count else None)
     return Shape(
-        machine_type=fallback.get("machine_type") or primary.machine_type,
-        accelerator_type=fallback.get("accelerator_type") or primary.accelerator_type,
-        accelerator_count=int(fallback.get("accelerator_count") or primary.accelerator_count),
-        scheduling_strategy=fallback.get("scheduling_strategy") or primary.scheduling_strategy,
+        machine_type=fallback.get("machine_type", primary.machine_type),
+        accelerator_type=kind or None,
+        accelerator_count=count,
+        scheduling_strategy=fallback.get("scheduling_strategy", primary.scheduling_strategy),
     )
+
+
+def spec_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
+    """The shape a submitted job carries (its chief's machine spec and its strategy), for JobStatus.shape;
+    empty when the spec names no strategy this module knows (then the attempt label says the shape)."""
+    strategy = job.job_spec.scheduling.strategy.name
+    pools = job.job_spec.worker_pool_specs
+    if strategy not in STRATEGIES or not pools:
+        return {}
+    machine = pools[0].machine_spec
+    count = int(machine.accelerator_count)
+    return {
+        "machine_type": machine.machine_type,
+        "accelerator_type": machine.accelerator_type.name if count else "",
+        "accelerator_count": count,
+        "scheduling_strategy": strategy,
+    }
+
+
+def job_shape(status: JobStatus, props: Mapping[str, Any]) -> tuple[int, Shape]:
+    """The shape a job ran on, from the job itself; the index is its attempt label's (which fallback it was
+    submitted as). Only a job that carries no shape is looked up by that index in the current chain."""
+    chain = shapes(props)
+    index = min(Attempt.of(status).shape, len(chain) - 1)
+    found = status.shape
+    if not found:
+        return index, chain[index]
+    return index, Shape(
+        machine_type=found["machine_type"],
+        accelerator_type=found["accelerator_type"] or None,
+        accelerator_count=int(found["accelerator_count"]),
+        scheduling_strategy=found["scheduling_strategy"],
+    )
+
+
+def resume_index(status: JobStatus, props: Mapping[str, Any]) -> int:
+    """Where the chain goes on from an adopted job: its own shape's place in the current (maybe edited)
+    chain, else the place its label names."""
+    chain = shapes(props)
+    index, shape = job_shape(status, props)
+    return chain.index(shape) if shape in chain else index
 
 
 def shapes(props: Mapping[str, Any]) -> list[Shape]:
@@ -127,16 +174,21 @@ class ShapeResult:
     error: JobError | None = None
 
 
+def one_line(text: str) -> str:
+    """API texts may hold newlines: a move is one line and the final error one paragraph."""
+    return " ".join(text.split())
+
+
 def move_line(left: Shape, reason: str, following: Shape) -> str:
     """The one stderr line for a move: the shape left, why, the shape tried next."""
-    return f"leaving {left}: {reason}; trying next: {following}"
+    return f"leaving {left}: {one_line(reason)}; trying next: {following}"
 
 
 def exhausted_message(props: Mapping[str, Any], records: Sequence[AttemptRecord]) -> str:
     """One paragraph when every shape gave way: each attempt with its reason, and what to do."""
     project, region = props.get("project"), props.get("region")
     tried = "; ".join(
-        f"{n}. {r.shape} {'(' + r.job_name + ') ' if r.job_name else ''}{r.state}: {r.reason}"
+        f"{n}. {r.shape} {'(' + r.job_name + ') ' if r.job_name else ''}{r.state}: {one_line(r.reason)}"
         for n, r in enumerate(records, 1)
     )
     return (
@@ -147,6 +199,15 @@ def exhausted_message(props: Mapping[str, Any], records: Sequence[AttemptRecord]
         "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for L4, A100, "
         f"H100, H200 or B200 GPUs; {DWS_DOC}), allow a longer wait (queueTimeoutSeconds, maxWaitSeconds), "
         "or move the stack to another region (docs/training-job-resource.md)."
+    )
+
+
+def still_live_message(status: JobStatus, waited_seconds: float) -> str:
+    """Why no other shape is tried: the job cancelled at its queue limit has not ended yet."""
+    return (
+        f"Training job {status.name} was cancelled at its queue limit but is still {status.state} "
+        f"{waited_seconds:.0f}s later, so no other shape was submitted (two jobs would share its checkpoints "
+        f"and both be billed). Check {status.console_url}; once it has ended, run `pulumi up` again."
     )
 
 

@@ -29,7 +29,7 @@ from infra.vertex import cost_cap, cost_preview, placement, restarts, spec
 from infra.vertex.errors import JobError, JobGone, is_training_quota, job_failure_hint, names_training_quota
 from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
 from infra.vertex.quotas import shortfall
-from infra.vertex.run_report import current_record, run_outputs, summary_line
+from infra.vertex.run_report import carried_attempts, current_record, run_outputs, summary_line
 from infra.vertex.runners import Runner, runner_for
 from infra.vertex.status import JobStatus
 from infra.vertex.watch import Watcher, watcher
@@ -50,14 +50,17 @@ def _log(props: dict[str, Any], message: str) -> None:
 
 
 def _outputs(
-    props: dict[str, Any], status: JobStatus, records: list[AttemptRecord] | None = None
+    props: dict[str, Any],
+    status: JobStatus,
+    records: list[AttemptRecord] | None = None,
+    stored: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Complete outputs; `records` are the attempts this call saw (else the status alone, or what an earlier
-    create stored: read keeps its attempt list)."""
+    """Complete outputs; `records` are the attempts this call saw, else `stored` (the outputs an earlier
+    call saved: read and update) carries the earlier attempts and their cost over."""
     inputs = {k: props[k] for k in spec.INPUTS if k in props}
     current = current_record(props, status)
-    seen = records or [current]
-    attempts = [r.as_output() for r in seen] if records or not props.get("attempts") else props["attempts"]
+    stored = stored or {}
+    attempts = [r.as_output() for r in records] if records else carried_attempts(stored, current)
     return {
         **inputs,
         "job_name": status.name,
@@ -70,7 +73,7 @@ def _outputs(
         "error": status.error,
         "placement": current.shape.as_dict(),
         "attempts": attempts,
-        **run_outputs(props, status, lambda message: _log(props, message), seen),
+        **run_outputs(props, status, lambda message: _log(props, message), records or [current], stored),
         **cost_cap.outputs(placement.apply_shape(props, current.shape), status),
     }
 
@@ -85,16 +88,16 @@ def _timestamp(iso_time: str) -> float:
 def _deadline(status: JobStatus, props: dict[str, Any]) -> float:
     """Wall-clock time after which a live job has overrun.
 
-    Before it starts: queue_timeout_seconds (FLEX_START: max_wait_seconds) after creation. Once started:
-    timeout_seconds (Vertex's `scheduling.timeout`, a cap on running time) plus grace after start_time. A
-    PAUSED job runs nothing.
+    Before it starts: queue_timeout_seconds (FLEX_START: max_wait_seconds plus grace) after creation. Once
+    started: timeout_seconds (Vertex's `scheduling.timeout`, a cap on running time) plus grace after
+    start_time. A PAUSED job runs nothing.
     """
     if status.state == "JOB_STATE_PAUSED":
         return math.inf
     if status.start_time:
         allowed = restarts.remaining_seconds(props, restarts.Attempt.of(status))
         return _timestamp(status.start_time) + allowed + DEADLINE_GRACE_SECONDS
-    return _timestamp(status.create_time) + spec.queue_limit_seconds(props)
+    return _timestamp(status.create_time) + spec.queue_deadline_seconds(props)
 
 
 def _poll(
@@ -159,6 +162,11 @@ def _queue_limit_name(props: dict[str, Any]) -> str:
     return f"{key}={spec.queue_limit_seconds(props)}"
 
 
+def _wait_key(props: dict[str, Any]) -> str:
+    """The stack config key that sets how long this job may wait to start."""
+    return "maxWaitSeconds" if props.get("scheduling_strategy") == "FLEX_START" else "queueTimeoutSeconds"
+
+
 def _overrun(props: dict[str, Any], status: JobStatus) -> str:
     """Why a live job was cancelled: it never started within its queue limit, or ran too long."""
     job = f"Training job {status.name} ({props.get('display_name')})"
@@ -176,7 +184,7 @@ def _overrun(props: dict[str, Any], status: JobStatus) -> str:
         "Fix: request the custom_model_training quota at "
         f"https://console.cloud.google.com/iam-admin/quotas?project={project}, use another region"
         f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "
-        f"a longer wait with the stack config key queueTimeoutSeconds. Details: {status.console_url}"
+        f"a longer wait with the stack config key {_wait_key(props)}. Details: {status.console_url}"
     )
 
 
@@ -184,14 +192,17 @@ def _cancel_overrun(runner: Runner, status: JobStatus, props: dict[str, Any]) ->
     _log(props, f"{status.name} overran its deadline ({status.state}); cancelling it")
     runner.cancel(status.name)
     ended = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
-    if status.start_time:
+    if not ended.terminal:
+        # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
+        return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
+    if ended.start_time:  # it may have started between the last poll and the cancel
         return JobError(_overrun(props, ended))
     return QueueTimeout(_overrun(props, ended), ended)
 
 
-def _submit(runner: Runner, props: dict[str, Any], attempt: restarts.Attempt) -> JobStatus:
-    """Submit the job on the attempt's shape, labelled with it and allowed the running time left."""
-    job = spec.build_custom_job(props, attempt.shape)
+def _submit(runner: Runner, props: dict[str, Any], attempt: restarts.Attempt, shape: Shape) -> JobStatus:
+    """Submit the job on `shape`, labelled with the attempt and allowed the running time left."""
+    job = spec.build_custom_job(props, shape)
     if attempt != restarts.Attempt(1, 0):
         job = restarts.resubmission(job, attempt, restarts.remaining_seconds(props, attempt))
     status = runner.create(job)
@@ -199,7 +210,7 @@ def _submit(runner: Runner, props: dict[str, Any], attempt: restarts.Attempt) ->
     return status
 
 
-def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobStatus | None:
+def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any], shape: Shape) -> JobStatus | None:
     """The next attempt of a job that lost its machines while running, on the same shape (it resumes from
     the same checkpoint directory), or None when the earlier attempts used up timeout_seconds."""
     attempt = restarts.Attempt.of(ended).next(ended)
@@ -215,7 +226,7 @@ def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any]) -> JobSta
         f"resumes from the checkpoints in {props['base_output_dir']}",
     )
     time.sleep(delay)
-    return _submit(runner, props, attempt)
+    return _submit(runner, props, attempt, shape)
 
 
 def _gave_way(status: JobStatus) -> bool:
@@ -254,7 +265,7 @@ def _wait_shape(
             return ShapeResult(records, status)
         if restarts.may_restart(shaped, status):
             record(status, f"preempted while running: {status.error}")
-            resubmitted = _resubmit(runner, status, props)
+            resubmitted = _resubmit(runner, status, props, shape)
             if resubmitted is not None:
                 status = resubmitted
                 continue
@@ -298,10 +309,13 @@ def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> J
 
 
 def _finished(
-    props: dict[str, Any], status: JobStatus, records: list[AttemptRecord] | None = None
+    props: dict[str, Any],
+    status: JobStatus,
+    records: list[AttemptRecord] | None = None,
+    stored: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The outputs of a job that was waited for, announced in one summary line."""
-    outputs = _outputs(props, status, records)
+    outputs = _outputs(props, status, records, stored)
     _log(props, summary_line(outputs, len(outputs["attempts"])))
     return outputs
 
@@ -336,7 +350,7 @@ def _place(
                     f"timeout_seconds={props['timeout_seconds']}; no time is left to try {shape}."
                 )
             try:
-                status = _submit(runner, props, restarts.Attempt(1, spent.earlier_seconds, index))
+                status = _submit(runner, props, restarts.Attempt(1, spent.earlier_seconds, index), shape)
             except JobError as exc:
                 if not is_training_quota(exc.api_error):
                     raise
@@ -344,13 +358,15 @@ def _place(
                 return ShapeResult(
                     [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=exc
                 )
+        else:
+            shape = placement.job_shape(status, props)[1]  # adopted: its own shape, whatever the chain says
         if not props["wait"]:
             return ShapeResult([current_record(props, status)], status)
         result = _wait_shape(runner, status, props, index, shape)
         spent = restarts.Attempt(1, int(restarts.Attempt.of(result.status).total_seconds(result.status)))
         return result
 
-    start = min(spent.shape, len(chain) - 1)
+    start = 0 if adopted is None else placement.resume_index(adopted, props)
     _index, result, records = placement.try_shapes(
         chain,
         start,
@@ -410,9 +426,9 @@ class CustomJobProvider(ResourceProvider):
         status = runner_for(props).get(id_)
         if status is None:
             return ReadResult("", {})
-        return ReadResult(id_, _outputs(props, status))
+        return ReadResult(id_, _outputs(props, status, stored=props))
 
-    def update(self, id_: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         props = spec.with_defaults(news)
         runner = runner_for(props)
         status = runner.get(id_)
@@ -422,9 +438,12 @@ class CustomJobProvider(ResourceProvider):
             )
         if props["wait"]:
             # An update cannot change the resource's id, so it cannot move to a new attempt: it reports.
-            status = _wait(runner, status, props)
-            return UpdateResult(_finished(props, status))
-        return UpdateResult(_outputs(props, status))
+            # Waited for under the rules of the shape it runs on (a FLEX_START fallback: max_wait_seconds).
+            status = _wait(
+                runner, status, placement.apply_shape(props, placement.job_shape(status, props)[1])
+            )
+            return UpdateResult(_finished(props, status, stored=olds))
+        return UpdateResult(_outputs(props, status, stored=olds))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         props = spec.with_defaults(props)

@@ -11,11 +11,13 @@ Quota ids (read 2026-11-22):
 - GPUs: Google's own `get_quota_id` helper (GoogleCloudPlatform/vertex-ai-samples,
   community-content/vertex_model_garden/model_oss/notebook_util/common_util.py) builds
   `CustomModelTraining<GPU>GPUsPerProjectPerRegion`, and `CustomModelTrainingPreemptible<GPU>...` for Dynamic
-  Workload Scheduler (FLEX_START). For Spot the helper's training branch has no case (it maps Spot only
-  for serving, to `CustomModelServingPreemptible...`); Spot training is checked against the Preemptible ids
-  too, as Compute Engine documents for Spot VMs ("Create and use Spot VMs": request preemptible quota so Spot
-  VMs do not consume standard quota). Vertex names the same ids in its errors ("The following quotas are
-  exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion").
+  Workload Scheduler (FLEX_START). For Spot the helper's training branch has no case (it returns the standard
+  id whatever `is_spot` says, and maps Spot only for serving, to `CustomModelServingPreemptible...`), and no
+  Vertex training page names a Spot quota id (searched 2026-11-22: "Use Spot VMs" for training and for
+  prediction list limits and billing, no quota id); only Compute Engine's "Create and use Spot VMs" advises
+  preemptible quota for Spot VMs. So a Spot job's Preemptible ids are read but a shortfall there is one
+  warning line, never a skip or a refusal. Vertex names the same ids in its errors ("The following quotas
+  are exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion").
 - vCPUs: `CustomModelTraining[Preemptible]CPUsPerProjectPerRegion` is the quota for N1 and E2 machine types
   only; no other family's custom-training vCPU quota id is documented, so their vCPUs are not checked
   (one stderr line says so) rather than refused on a guessed id.
@@ -79,6 +81,7 @@ class QuotaNeed:
     quota_id: str
     count: int
     what: str  # e.g. "Spot (preemptible) NVIDIA_TESLA_T4 GPU(s)"
+    advisory: bool = False  # an id no Vertex source ties to this job (Spot): a shortfall only warns
 
 
 def gpu_quota_id(accelerator_type: str, preemptible: bool) -> str:
@@ -132,12 +135,13 @@ def quota_needs(props: Mapping[str, Any]) -> list[QuotaNeed]:
         if machine.split("-", 1)[0] in CPU_QUOTA_FAMILIES:
             cpus += (machine_vcpus(machine) or 0) * replicas
     what = "Spot (preemptible) " if props.get("spot") else "FLEX_START (preemptible) " if preemptible else ""
+    spot = bool(props.get("spot"))
     needs = [
-        QuotaNeed(gpu_quota_id(kind, preemptible), count, f"{what}{kind} GPU(s)")
+        QuotaNeed(gpu_quota_id(kind, preemptible), count, f"{what}{kind} GPU(s)", spot)
         for kind, count in sorted(gpus.items())
     ]
     if cpus:
-        needs.append(QuotaNeed(cpu_quota_id(preemptible), cpus, f"{what}vCPUs"))
+        needs.append(QuotaNeed(cpu_quota_id(preemptible), cpus, f"{what}vCPUs", spot))
     return needs
 
 
@@ -224,7 +228,15 @@ def shortfall(props: Mapping[str, Any]) -> Shortfall | None:
             continue
         value = region_value(info, region)
         # A negative value means unlimited; no entry for the region means Google publishes none to compare.
-        if value is not None and 0 <= value < need.count:
+        if value is not None and 0 <= value < need.count and need.advisory:
+            print(
+                f"Quota pre-check: {need.quota_id} in {region} is {value} and this job needs {need.count} "
+                f"{need.what}; no Vertex source says Spot training uses that quota, so the job is submitted "
+                "(Vertex answers RESOURCE_EXHAUSTED or queues it if the quota is short)",
+                file=sys.stderr,
+                flush=True,
+            )
+        elif value is not None and 0 <= value < need.count:
             return Shortfall(
                 _shortfall(need, info, value, project, region),
                 f"quota {need.quota_id} in {region} is {value}, the job needs {need.count}",

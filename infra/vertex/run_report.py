@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from infra.vertex import cost_cap, placement, pricing, spec
@@ -14,10 +15,36 @@ from infra.vertex.status import JobStatus
 
 
 def current_record(props: dict[str, Any], status: JobStatus) -> AttemptRecord:
-    """The attempt a status is, on the shape its attempt label names (the primary when unlabelled)."""
-    chain = placement.shapes(props)
-    index = min(Attempt.of(status).shape, len(chain) - 1)
-    return AttemptRecord(index, chain[index], status.name, status.state, "", running_seconds(status))
+    """The attempt a status is, on the shape the job itself carries (placement.job_shape)."""
+    index, shape = placement.job_shape(status, props)
+    return AttemptRecord(index, shape, status.name, status.state, "", running_seconds(status))
+
+
+def carried_attempts(stored: dict[str, Any], current: AttemptRecord) -> list[dict[str, Any]]:
+    """The stored `attempts` with the current job's entry brought up to date (appended when missing)."""
+    attempts = list(stored.get("attempts") or [])
+    names = [a.get("job_name") for a in attempts]
+    if current.job_name in names:
+        attempts[names.index(current.job_name)] = current.as_output()
+        return attempts
+    return [*attempts, current.as_output()]
+
+
+def carried_cost(
+    props: dict[str, Any], stored: dict[str, Any], current: AttemptRecord, total_seconds: float
+) -> float | None:
+    """Cost of every attempt when only the current job can be read (read, update): the stored cost of the
+    earlier attempts (stored cost less the current job's share when stored) plus the current job's now."""
+    earlier = total_seconds - current.seconds
+    same_job = stored.get("job_name") == current.job_name
+    if earlier < 1 or not same_job or not {"estimated_cost_usd", "duration_seconds"} <= stored.keys():
+        return attempts_cost(props, [current], total_seconds)
+    then = max(0.0, float(stored["duration_seconds"]) - earlier)
+    before = attempts_cost(props, [replace(current, seconds=then)], then)
+    now = attempts_cost(props, [current], current.seconds)
+    if before is None or now is None:
+        return None
+    return round(float(stored["estimated_cost_usd"]) - before + now, 4)
 
 
 def attempts_cost(
@@ -52,13 +79,19 @@ def run_outputs(
     status: JobStatus,
     warn: Callable[[str], None],
     records: Sequence[AttemptRecord] = (),
+    stored: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """duration_seconds (all attempts), estimated_cost_usd (Vertex, listed prices, each attempt at its
-    shape), metrics (succeeded). `records`: the attempts this process saw, the last one `status`."""
+    shape), metrics (succeeded). `records`: the attempts this process saw, the last one `status`; with only
+    that one, `stored` (the earlier outputs) holds the cost of attempts before it."""
     seconds = Attempt.of(status).total_seconds(status)
     outputs: dict[str, Any] = {"duration_seconds": round(seconds, 1)}
     if props.get("runner") == "vertex":
-        cost = attempts_cost(props, records or [current_record(props, status)], seconds)
+        records = records or [current_record(props, status)]
+        if len(records) == 1 and stored:
+            cost = carried_cost(props, stored, records[0], seconds)
+        else:
+            cost = attempts_cost(props, records, seconds)
         if cost is not None:
             outputs["estimated_cost_usd"] = cost
     if status.state == "JOB_STATE_SUCCEEDED":

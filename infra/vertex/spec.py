@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -99,7 +100,8 @@ POOL_ROLES = ("chief", "worker", "ps", "evaluator")
 # Dynamic Workload Scheduler (scheduling.strategy FLEX_START) for training, per
 # https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws (read 2026-11-22): the job requests L4,
 # A100, H100, H200 or B200 GPUs, its timeout is at most 7 days, and every worker pool has the same machine
-# configuration; scheduling.maxWaitDuration defaults to 1 day.
+# configuration; scheduling.maxWaitDuration defaults to 1 day, and 0 waits indefinitely (the same page and
+# aiplatform_v1.Scheduling.max_wait_duration's doc: "If set to 0, the job will wait indefinitely").
 FLEX_START_ACCELERATORS = frozenset(
     {
         "NVIDIA_L4",
@@ -113,6 +115,9 @@ FLEX_START_ACCELERATORS = frozenset(
 )
 FLEX_START_MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
 FLEX_START_DEFAULT_WAIT_SECONDS = 24 * 3600
+# Time after max_wait_seconds before the provider cancels a still-queued FLEX_START job: Vertex ends the wait
+# itself, and this machine's clock may run ahead of the job's create_time.
+FLEX_START_WAIT_GRACE_SECONDS = 600.0
 _LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 _LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
 MAX_LABELS = 64
@@ -299,10 +304,14 @@ def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if (
         "max_wait_seconds" in props
         and not is_unknown(wait)
-        and (isinstance(wait, bool) or not isinstance(wait, int) or wait <= 0)
+        and (isinstance(wait, bool) or not isinstance(wait, int) or wait < 0)
     ):
         failures.append(
-            ("max_wait_seconds", f"max_wait_seconds must be a whole number of seconds > 0, not {wait!r}")
+            (
+                "max_wait_seconds",
+                f"max_wait_seconds must be a whole number of seconds >= 0 (0: wait indefinitely), "
+                f"not {wait!r}",
+            )
         )
     return failures
 
@@ -336,7 +345,10 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                 (where, f"{where} has unknown keys {unknown_keys}; use {', '.join(placement.SHAPE_KEYS)}")
             )
             continue
-        if is_unknown(entry):
+        if is_unknown(entry) or any(is_unknown(v) for v in entry.values()):
+            continue
+        if bad := _entry_type_failures(where, entry):
+            failures.extend(bad)
             continue
         strategy = entry.get("scheduling_strategy")
         if strategy is not None and strategy not in placement.STRATEGIES:
@@ -358,13 +370,29 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     return failures
 
 
+def _entry_type_failures(where: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A fallback entry's values of the wrong type (checked before the entry is resolved into a shape)."""
+    failures = []
+    for key in ("machine_type", "accelerator_type", "scheduling_strategy"):
+        if key in entry and not (isinstance(entry[key], str) and entry[key]):
+            failures.append((where, f"{where}.{key} must be a non-empty string, not {entry[key]!r}"))
+    count = entry.get("accelerator_count", 0)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        failures.append((where, f"{where}.accelerator_count must be a whole number >= 0, not {count!r}"))
+    return failures
+
+
 def _flex_start_failures(where: str, shaped: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Dynamic Workload Scheduler's requirements (FLEX_START_ACCELERATORS' source) for one shaped job."""
     if shaped["scheduling_strategy"] != "FLEX_START":
         return []
     doc = f"see {placement.DWS_DOC}"
     pools = shaped["worker_pools"]
-    kinds = {pool["accelerator_type"] for pool in pools if pool.get("accelerator_count")}
+    kinds = {
+        pool.get("accelerator_type") or "no accelerator_type"
+        for pool in pools
+        if pool.get("accelerator_count")
+    }
     failures = []
     if not kinds <= FLEX_START_ACCELERATORS or not kinds:
         what = ", ".join(sorted(kinds - FLEX_START_ACCELERATORS)) or "a CPU-only job"
@@ -392,11 +420,19 @@ def _flex_start_failures(where: str, shaped: Mapping[str, Any]) -> list[tuple[st
 
 
 def queue_limit_seconds(props: Mapping[str, Any]) -> float:
-    """How long a job may wait to start: max_wait_seconds (Vertex's default 1 day) for FLEX_START, else
-    queue_timeout_seconds; the provider never cancels a FLEX_START job before Vertex would."""
+    """How long a job may wait to start: max_wait_seconds (Vertex's default 1 day; 0: indefinitely) for
+    FLEX_START, else queue_timeout_seconds."""
     if props.get("scheduling_strategy") == "FLEX_START":
-        return int(props.get("max_wait_seconds") or FLEX_START_DEFAULT_WAIT_SECONDS)
+        wait = props.get("max_wait_seconds")
+        return FLEX_START_DEFAULT_WAIT_SECONDS if wait is None else int(wait) or math.inf
     return props["queue_timeout_seconds"]
+
+
+def queue_deadline_seconds(props: Mapping[str, Any]) -> float:
+    """When the provider cancels a job that has not started, after its creation: its queue limit, plus
+    grace for FLEX_START, so that Vertex, not the provider, ends a Dynamic Workload Scheduler wait."""
+    grace = FLEX_START_WAIT_GRACE_SECONDS if props.get("scheduling_strategy") == "FLEX_START" else 0.0
+    return queue_limit_seconds(props) + grace
 
 
 def _label_failures(labels: Any) -> list[tuple[str, str]]:
@@ -532,18 +568,21 @@ def _accelerator_failures(where: str, pool: Mapping[str, Any]) -> list[tuple[str
     return []
 
 
-def build_custom_job(props: Mapping[str, Any], shape_index: int = 0) -> aiplatform_v1.CustomJob:
-    """The CustomJob that Vertex runs for these (validated, defaulted) props on shape `shape_index` (0: the
-    primary, i: fallbacks[i - 1]). Every shape carries the same key label: adoption finds any of them."""
+def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0) -> aiplatform_v1.CustomJob:
+    """The CustomJob that Vertex runs for these (validated, defaulted) props on `shape`, or on the chain's
+    shape of that index (0: the primary, i: fallbacks[i - 1]). Every shape carries the same key label:
+    adoption finds any of them."""
     key = job_key(props)
-    props = placement.apply_shape(props, placement.shapes(props)[shape_index])
+    if isinstance(shape, int):
+        shape = placement.shapes(props)[shape]
+    props = placement.apply_shape(props, shape)
     strategy = props["scheduling_strategy"]
     scheduling = aiplatform_v1.Scheduling(
         timeout=duration_pb2.Duration(seconds=int(props["timeout_seconds"])),
         restart_job_on_worker_restart=bool(props.get("restart_on_worker_restart", False)),
         strategy=aiplatform_v1.Scheduling.Strategy[strategy],
     )
-    if strategy == "FLEX_START" and props.get("max_wait_seconds"):
+    if strategy == "FLEX_START" and props.get("max_wait_seconds") is not None:
         scheduling.max_wait_duration = duration_pb2.Duration(seconds=int(props["max_wait_seconds"]))
     spec = aiplatform_v1.CustomJobSpec(
         worker_pool_specs=[_pool_spec(pool) for pool in props["worker_pools"]],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
+from typing import Any
 
 LIVE_STATES = frozenset(
     {
@@ -38,6 +39,8 @@ class JobStatus:
     start_time: str = ""
     end_time: str = ""
     labels: dict[str, str] = field(default_factory=dict)
+    # The shape the job carries (placement.SHAPE_KEYS, from its spec); empty when the runner cannot say.
+    shape: dict[str, Any] = field(default_factory=dict)
 
     @property
     def terminal(self) -> bool:

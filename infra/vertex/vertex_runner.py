@@ -13,6 +13,7 @@ from google.cloud.aiplatform_v1.services.job_service.transports import JobServic
 from infra.vertex import spec
 from infra.vertex.endpoints import client_kwargs
 from infra.vertex.errors import JobError, explain, with_retry
+from infra.vertex.placement import spec_shape
 from infra.vertex.status import ADOPTABLE_STATES, JobStatus, iso
 
 # Deadline of each API call: a hung connection then surfaces as DEADLINE_EXCEEDED, which is retried.
@@ -58,6 +59,7 @@ class VertexRunner:
             start_time=iso(job.start_time),
             end_time=iso(job.end_time),
             labels=dict(job.labels),
+            shape=spec_shape(job),
         )
 
     def _call(self, what: str, call: Any) -> Any:

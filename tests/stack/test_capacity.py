@@ -60,6 +60,7 @@ BAD = [
         "fallbacks[1]",
         "L4, A100",
     ),
+    ({"fallbacks": [{"acceleratorCount": "two"}]}, "fallbacks[0]", "accelerator_count must be a whole"),
 ]
 
 

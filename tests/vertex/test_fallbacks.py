@@ -2,11 +2,13 @@
 fakes with per-shape capacity (stockout, a queue that never moves, preemption of a running job)."""
 
 import threading
+import time
 
 import grpc
 import pytest
 from google.cloud import aiplatform_v1
 
+from infra.vertex import provider as provider_module
 from infra.vertex import spec
 from infra.vertex.errors import JobError
 from infra.vertex.provider import CustomJobProvider, _gave_way
@@ -83,17 +85,17 @@ def test_primary_stocks_out_and_the_first_fallback_runs(fake_google, capsys):
 
 def test_a_shape_without_quota_is_skipped_without_a_job(fake_vertex_and_quotas, capsys):
     jobs, quotas = fake_vertex_and_quotas
-    quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion", default=0)
-    quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleL4GPUsPerProjectPerRegion", default=4)
-    outs = create().outs
+    quotas.set_quota(PROJECT, "CustomModelTrainingT4GPUsPerProjectPerRegion", default=0)
+    quotas.set_quota(PROJECT, "CustomModelTrainingL4GPUsPerProjectPerRegion", default=4)
+    outs = create(spot=False, fallbacks=CHAIN[:1]).outs
     (only,) = submitted(jobs)
-    assert shape_of(only) == L4_SPOT
+    assert shape_of(only) == ("g2-standard-8", "NVIDIA_L4", "STANDARD")
     skipped, ran = outs["attempts"]
     assert skipped["job_name"] == "" and skipped["state"] == "SKIPPED"
-    assert "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion in us-central1 is 0" in skipped["reason"]
+    assert "CustomModelTrainingT4GPUsPerProjectPerRegion in us-central1 is 0" in skipped["reason"]
     assert ran["state"] == "JOB_STATE_SUCCEEDED" and outs["placement"]["accelerator_type"] == "NVIDIA_L4"
     err = capsys.readouterr().err
-    assert "leaving n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT): quota" in err
+    assert "leaving n1-standard-8 + 1 x NVIDIA_TESLA_T4 (STANDARD): quota" in err
     # The g2 machine's vCPUs are not held to the N1/E2 quota: one line says they are not checked.
     assert "vCPUs of g2-standard-8; not checked" in err
 
@@ -170,12 +172,13 @@ def test_a_create_refused_for_quota_moves_on_without_retrying(fake_vertex):
     assert skipped["state"] == "SKIPPED" and "CustomModelTrainingPreemptibleT4GPUs" in skipped["reason"]
 
 
-def test_an_interrupted_up_adopts_the_live_fallback_job(fake_vertex):
+@pytest.mark.parametrize("edited", [CHAIN, CHAIN[::-1]], ids=["same chain", "chain edited meanwhile"])
+def test_an_interrupted_up_adopts_the_live_fallback_job(fake_vertex, edited):
     props = spec.with_defaults(job_props(spot=True, fallbacks=CHAIN))
     live = fake_vertex.add_job(PARENT, spec.build_custom_job(props, 1), JobState.JOB_STATE_RUNNING)
     fake_vertex.jobs[live].labels[ATTEMPT_LABEL] = "1-0-1"
     fake_vertex._advancing.add(live)
-    outs = create().outs
+    outs = create(fallbacks=edited).outs
     assert outs["job_name"] == live and "CreateCustomJob" not in fake_vertex.methods()
     assert outs["placement"]["machine_type"] == "g2-standard-8"
 
@@ -207,3 +210,92 @@ def test_fallbacks_change_in_place_and_keep_the_job_key():
 def test_which_endings_give_way_to_the_next_shape(state, error, started, gives_way):
     start = "2026-11-22T10:00:00+00:00" if started else ""
     assert _gave_way(JobStatus("j", state, "", error=error, start_time=start)) is gives_way
+
+
+def test_update_and_read_after_a_fallback_ran_keep_its_shape_and_attempts(fake_vertex):
+    """Edited fallbacks change in place: the shape that ran comes from the job, not from the new list."""
+    fake_vertex.capacity[T4_SPOT] = STOCKOUT
+    created = create()
+    provider = CustomJobProvider()
+    # The L4 fallback moves to index 2; index 1 (the label of the job that ran) is now T4 on-demand.
+    edited = provider.check({}, job_props(spot=True, fallbacks=CHAIN[::-1], poll_interval_seconds=0.05))
+    updated = provider.update(created.id, created.outs, edited.inputs).outs
+    assert updated["placement"] == created.outs["placement"]
+    assert updated["placement"]["accelerator_type"] == "NVIDIA_L4"
+    assert updated["attempts"] == created.outs["attempts"] and len(updated["attempts"]) == 2
+    read = provider.read(created.id, updated).outs
+    assert read["placement"] == created.outs["placement"] and read["attempts"] == created.outs["attempts"]
+
+
+def test_an_update_waits_on_a_flex_start_fallback_by_its_max_wait(fake_vertex):
+    flex = ("a2-highgpu-1g", "NVIDIA_TESLA_A100", "FLEX_START")
+    fallback = {"machine_type": flex[0], "accelerator_type": flex[1], "scheduling_strategy": flex[2]}
+    overrides = {"fallbacks": [fallback], "max_wait_seconds": 30, "queue_timeout_seconds": 0.3}
+    props = CustomJobProvider().check({}, job_props(**overrides, poll_interval_seconds=0.05)).inputs
+    live = fake_vertex.add_job(PARENT, spec.build_custom_job(props, 1), JobState.JOB_STATE_QUEUED)
+    fake_vertex.jobs[live].labels[ATTEMPT_LABEL] = "1-0-1"
+    fake_vertex._advancing.add(live)
+    fake_vertex.capacity[flex] = QUEUED
+    threading.Timer(0.6, fake_vertex.capacity.pop, (flex,)).start()  # machines free up after 0.6 s
+    outs = CustomJobProvider().update(live, {}, props).outs
+    assert outs["state"] == "JOB_STATE_SUCCEEDED" and "CancelCustomJob" not in fake_vertex.methods()
+    assert outs["placement"]["scheduling_strategy"] == "FLEX_START"
+
+
+def test_a_cancelled_job_that_has_not_ended_stops_the_chain(fake_vertex, monkeypatch):
+    """Never two live jobs: the next shape is submitted only once the cancelled one is terminal."""
+    monkeypatch.setattr(provider_module, "CANCEL_WAIT_SECONDS", 0.0)  # no time for the cancel to finish
+    fake_vertex.capacity[T4_SPOT] = QUEUED
+    with pytest.raises(JobError, match=r"still JOB_STATE_QUEUED .* no other shape was submitted"):
+        create(queue_timeout_seconds=0.2, poll_interval_seconds=0.05)
+    assert fake_vertex.methods().count("CreateCustomJob") == 1
+    assert "CancelCustomJob" in fake_vertex.methods()
+
+
+def test_a_flex_start_job_still_queued_at_max_wait_is_cancelled(fake_vertex, monkeypatch):
+    monkeypatch.setattr(spec, "FLEX_START_WAIT_GRACE_SECONDS", 0.0)
+    flex = ("a2-highgpu-1g", "NVIDIA_TESLA_A100", "FLEX_START")
+    fake_vertex.capacity[flex] = QUEUED
+    a100 = pool(machine_type=flex[0], accelerator_type=flex[1])
+    started = time.monotonic()
+    with pytest.raises(JobError) as raised:
+        create(
+            spot=None,
+            scheduling_strategy="FLEX_START",
+            max_wait_seconds=1,
+            queue_timeout_seconds=0.2,
+            poll_interval_seconds=0.05,
+            worker_pools=[a100],
+            fallbacks=[],
+        )
+    assert time.monotonic() - started >= 1.0  # not at queue_timeout_seconds
+    message = str(raised.value)
+    assert (
+        "did not start within max_wait_seconds=1 " in message and "stack config key maxWaitSeconds" in message
+    )
+    (job,) = fake_vertex.jobs.values()
+    assert job.state == JobState.JOB_STATE_CANCELLED
+
+
+def test_a_job_preempted_past_max_restarts_moves_to_the_next_fallback(fake_vertex):
+    fake_vertex.outcomes = [(JobState.JOB_STATE_FAILED, PREEMPTED)]
+    outs = create(max_restarts=0).outs
+    first, second = submitted(fake_vertex)
+    assert [shape_of(first), shape_of(second)] == [T4_SPOT, L4_SPOT]
+    assert second.labels[ATTEMPT_LABEL].startswith("1-") and second.labels[ATTEMPT_LABEL].endswith("-1")
+    assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
+    assert outs["placement"]["accelerator_type"] == "NVIDIA_L4"
+
+
+def test_every_shape_exhausted_keeps_vertex_text_on_one_line(fake_vertex):
+    for shape in (T4_SPOT, L4_SPOT, T4_ON_DEMAND):
+        fake_vertex.capacity[shape] = STOCKOUT
+    fake_vertex.fail(
+        "CreateCustomJob",
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        message="The following quotas are exceeded:\nCustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion",
+    )
+    with pytest.raises(JobError) as raised:
+        create()
+    message = str(raised.value)
+    assert "exceeded: CustomModelTrainingPreemptibleT4GPUs" in message and "\n" not in message

@@ -136,6 +136,10 @@ def test_timeout_of_more_than_a_day_is_kept(tmp_path):
     props = local_props(tmp_path, [local_pool("import time; time.sleep(1.5)")], timeout_seconds=86401)
     outs = CustomJobProvider().create(props).outs
     assert outs["state"] == "JOB_STATE_SUCCEEDED", outs["error"]
+    # The record keeps the shape the job was submitted on: a fresh process reads it, as from Vertex.
+    shape = LocalRunner(str(tmp_path)).get(outs["job_name"]).shape
+    assert shape == {"machine_type": "n1-standard-4", "accelerator_type": "", "accelerator_count": 0,
+                     "scheduling_strategy": "STANDARD"}  # fmt: skip
 
 
 def test_cancel_of_a_job_still_launching_signals_nothing_else(tmp_path):

@@ -113,14 +113,16 @@ def test_a_fallback_builds_its_own_shape_under_the_primary_key():
         ({"max_wait_seconds": 60}, "max_wait_seconds", "no shape uses"),
         (
             {
-                "max_wait_seconds": 0,
+                "max_wait_seconds": -1,
                 "scheduling_strategy": "FLEX_START",
                 "spot": None,
                 "worker_pools": [pool(**A100)],
             },
             "max_wait_seconds",
-            "> 0",
+            ">= 0",
         ),
+        ({"fallbacks": [{"accelerator_count": "two"}]}, "fallbacks[0]", "accelerator_count must be a whole"),
+        ({"fallbacks": [{"machine_type": 8}]}, "fallbacks[0]", "machine_type must be a non-empty string"),
         ({"fallbacks": {"machine_type": "g2-standard-8"}}, "fallbacks", "must be a list"),
         ({"fallbacks": [{"machine": "g2-standard-8"}]}, "fallbacks[0]", "unknown keys ['machine']"),
         ({"fallbacks": [{}, {"scheduling_strategy": "LOW"}]}, "fallbacks[1]", "scheduling_strategy must be"),
@@ -136,6 +138,36 @@ def test_check_rejects_bad_strategies_and_fallbacks(overrides, prop, needle):
     found = failures(**overrides)
     assert [p for p, _ in found] == [prop], found
     assert needle in found[0][1]
+
+
+def test_max_wait_zero_waits_indefinitely_and_the_provider_allows_grace():
+    flex = {"spot": None, "scheduling_strategy": "FLEX_START", "worker_pools": [pool(**A100)]}
+    assert failures(**flex, max_wait_seconds=0) == []
+    zero = spec.with_defaults(job_props(**flex, max_wait_seconds=0))
+    # 0 is sent (Vertex: "If set to 0, the job will wait indefinitely"), not left out (its default: 1 day).
+    assert "max_wait_duration" in spec.build_custom_job(zero).job_spec.scheduling
+    assert spec.queue_deadline_seconds(zero) == float("inf")
+    hour = spec.with_defaults(job_props(**flex, max_wait_seconds=3600))
+    assert spec.queue_deadline_seconds(hour) == 3600 + spec.FLEX_START_WAIT_GRACE_SECONDS
+    assert spec.queue_deadline_seconds(spec.with_defaults(job_props(queue_timeout_seconds=60))) == 60
+
+
+def test_a_gpu_job_falls_back_to_an_explicit_cpu_shape():
+    gpu = Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "SPOT")
+    cpu = placement.resolve({"machine_type": "n1-highcpu-16", "accelerator_count": 0}, gpu)
+    assert cpu == Shape("n1-highcpu-16", None, 0, "SPOT")
+    assert failures(spot=True, fallbacks=[{"machine_type": "n1-highcpu-16", "accelerator_count": 0}]) == []
+    props = spec.with_defaults(job_props(spot=True))
+    assert "accelerator_type" not in placement.apply_shape(props, cpu)["worker_pools"][0]
+    # The other way round, a GPU count with no type to take from a CPU primary, is reported, not a KeyError.
+    cpu_pool = pool(machine_type="n1-standard-8", accelerator_type=None, accelerator_count=0)
+    found = failures(
+        worker_pools=[cpu_pool], fallbacks=[{"accelerator_count": 1, "scheduling_strategy": "FLEX_START"}]
+    )
+    assert found[0] == (
+        "fallbacks[0].accelerator_type",
+        "accelerator_count is 1 but accelerator_type is not set",
+    )
 
 
 def test_a_flex_start_fallback_allows_max_wait_and_unknown_fallbacks_pass():

@@ -96,3 +96,20 @@ def test_any_failure_reading_metrics_warns_and_the_run_still_reports(monkeypatch
     outs = run_outputs(job_props(), status(), warnings.append)
     assert "metrics" not in outs and outs["duration_seconds"] == 3600.0
     assert len(warnings) == 1 and "Deadline of 120.0s exceeded" in warnings[0]
+
+
+def test_a_refresh_after_a_fallback_keeps_the_cost_of_the_earlier_attempts():
+    """Half an hour on the Spot primary, then an hour on the on-demand fallback: read sees only the last
+    job, so the stored cost carries the primary's share (the fallback's is recomputed at its own shape)."""
+    props = job_props(spot=True, fallbacks=[{"scheduling_strategy": "STANDARD"}])
+    on_demand = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4",
+                 "accelerator_count": 1, "scheduling_strategy": "STANDARD"}  # fmt: skip
+    last = JobStatus("projects/p/locations/l/customJobs/2", "JOB_STATE_SUCCEEDED", "url", "", START, START,
+                     END, {ATTEMPT_LABEL: "1-1800-1"}, on_demand)  # fmt: skip
+    spot_half_hour, on_demand_hour = (0.0874 + 0.1610) / 2, 0.436998 + 0.4025
+    stored = {"job_name": last.name, "duration_seconds": 5400.0,
+              "estimated_cost_usd": round(spot_half_hour + on_demand_hour, 4)}  # fmt: skip
+    outs = run_outputs(props, last, pytest.fail, stored=stored)
+    assert outs["estimated_cost_usd"] == pytest.approx(spot_half_hour + on_demand_hour, abs=2e-4)
+    # Without stored outputs the primary's half hour cannot be priced: no figure rather than a wrong one.
+    assert "estimated_cost_usd" not in run_outputs(props, last, pytest.fail)
