@@ -53,7 +53,14 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     "roles/cloudfunctions.developer": frozenset(
         {"cloudfunctions.functions.create", "cloudfunctions.functions.get"}
     ),
-    "roles/aiplatform.viewer": frozenset({"aiplatform.customJobs.get", "aiplatform.customJobs.list"}),
+    "roles/aiplatform.viewer": frozenset(
+        {
+            "aiplatform.customJobs.get",
+            "aiplatform.customJobs.list",
+            "aiplatform.models.get",
+            "aiplatform.models.list",
+        }
+    ),
     "roles/aiplatform.user": frozenset(
         {
             "aiplatform.customJobs.cancel",
@@ -61,6 +68,10 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "aiplatform.customJobs.delete",
             "aiplatform.customJobs.get",
             "aiplatform.customJobs.list",
+            "aiplatform.models.delete",
+            "aiplatform.models.get",
+            "aiplatform.models.list",
+            "aiplatform.models.upload",
         }
     ),
 }

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, data, hyperparameters
+from infra.config import budget, data, hyperparameters, model_registry
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import check_machine
 from infra.config.data import DATA_SOURCES, DataConfig
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
+from infra.config.model_registry import ModelRegistryConfig
 from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "ConfigError",
     "DataConfig",
     "Hyperparameters",
+    "ModelRegistryConfig",
     "StackConfig",
     "load_config",
 ]
@@ -69,6 +71,7 @@ class StackConfig:
     kill_switch: bool
     kill_switch_threshold: float
     image_builder: str = "cloudbuild"
+    model_registry: ModelRegistryConfig = model_registry.NOT_REGISTERED
 
     @property
     def is_local(self) -> bool:
@@ -101,6 +104,7 @@ KEYS = (
     "killSwitch",
     "killSwitchThreshold",
     "imageBuilder",
+    *model_registry.KEYS,
 )
 
 
@@ -221,4 +225,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         kill_switch=read.bool("killSwitch", cloud) and cloud,
         kill_switch_threshold=threshold,
         image_builder=read.str("imageBuilder", "cloudbuild", "cloudbuild", IMAGE_BUILDERS),
+        model_registry=model_registry.read_model_registry(read, stack, runner),
     )

@@ -22,6 +22,7 @@ PREVIEW_CALLS: dict[str, set[str]] = {
     "refresh the service accounts": {"iam.serviceAccounts.get"},
     "refresh the kill-switch function": {"cloudfunctions.functions.get"},
     "refresh the CustomJobs": {"aiplatform.customJobs.get"},
+    "refresh the model version": {"aiplatform.models.get"},
 }
 DEPLOY_CALLS: dict[str, set[str]] = {
     "create the budget (billing project override)": {"billing.budgets.create", "serviceusage.services.use"},
@@ -40,6 +41,13 @@ DEPLOY_CALLS: dict[str, set[str]] = {
         "aiplatform.customJobs.cancel",
         "aiplatform.customJobs.delete",
     },
+    # REST reference of models.upload / deleteVersion / delete (read 2026-11-22).
+    "register the model version, read by the job identity": {
+        "aiplatform.models.upload",
+        "aiplatform.models.list",
+        "iam.serviceAccounts.actAs",
+    },
+    "delete the model version on destroy": {"aiplatform.models.delete"},
     "generate the service agents": {"serviceusage.services.generateServiceIdentity"},
 }
 
