@@ -4,6 +4,7 @@ serialized: in a preview the model directory (a training job's output) is unknow
 from __future__ import annotations
 
 import pulumi_gcp as gcp
+import pytest
 from google.protobuf import struct_pb2
 from pulumi.runtime.rpc import UNKNOWN
 
@@ -60,3 +61,17 @@ def test_preview_with_an_unknown_model_dir_passes_check_then_up_and_destroy(star
         assert fake.models == {}
     finally:
         fake.stop()
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "up"])
+def test_the_prod_programs_model_version_passes_check_in_the_host(start_host, preview: bool) -> None:
+    from infra.stack import build
+    from tests.stack.conftest import stack_config
+
+    cfg = stack_config("prod")
+    run = run_program(lambda: build(cfg), stack="prod", preview=preview)
+    sent = run.one(RESOURCE_TYPE).struct
+    # A first preview: the training job has not run, so its model directory is unknown.
+    assert (plain(sent)["artifact_uri"] == UNKNOWN) is preview
+    checked = start_host().check(sent)
+    assert [(f.property, f.reason) for f in checked.failures] == []
