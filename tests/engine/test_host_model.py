@@ -3,6 +3,7 @@ serialized: in a preview the model directory (a training job's output) is unknow
 
 from __future__ import annotations
 
+import grpc
 import pulumi_gcp as gcp
 import pytest
 from google.protobuf import struct_pb2
@@ -57,6 +58,14 @@ def test_preview_with_an_unknown_model_dir_passes_check_then_up_and_destroy(star
         assert created.id == f"{parent}@1"
         assert plain(created.properties)["artifact_uri"] == MODEL_DIR
         assert fake.versions(parent)["1"].artifact_uri == MODEL_DIR
+        # A version serving on an endpoint is kept; the error reaches the CLI as one paragraph.
+        fake.deployed.add(created.id)
+        with pytest.raises(grpc.RpcError) as raised:
+            host.delete(created.id, created.properties)
+        details = raised.value.details().strip()
+        assert details.startswith("infra.vertex.model_registry.ModelError: ") and "undeploy it" in details
+        assert "\n" not in details and "Traceback" not in details
+        fake.deployed.clear()
         host.delete(created.id, created.properties)
         assert fake.models == {}
     finally:

@@ -79,6 +79,7 @@ def test_first_upload_creates_the_parent_and_later_ones_are_its_versions(fake) -
     assert later.parent_model == PARENT and not later.model_id
     # `default` and `candidate` follow the newest version.
     assert fake.aliases(PARENT) == {"1": [], "2": ["candidate", "default"]}
+    assert provider.read(first.id, first.outs).outs["aliases"] == []  # read refreshes
     assert "GetOperation" in fake.methods()  # uploads are long-running operations, awaited
 
 
