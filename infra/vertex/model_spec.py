@@ -74,6 +74,8 @@ def parent_name(props: Mapping[str, Any]) -> str:
 
 def aliases(props: Mapping[str, Any]) -> list[str]:
     """The new version's aliases: `default` (it is the newest) and the configured ones."""
+    # Sent in the upload, as google-cloud-aiplatform 2.7.0's Model.upload(is_default_version=True) does
+    # (models.py, ModelRegistry._get_true_alias_list); Vertex moves the alias from the version holding it.
     return [DEFAULT_ALIAS, *(a for a in props["version_aliases"] if a != DEFAULT_ALIAS)]
 
 
