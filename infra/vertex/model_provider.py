@@ -76,7 +76,10 @@ class ModelVersionProvider(ResourceProvider):
             version = registry.upload(
                 model_spec.build_model(props), props["model_id"], props.get("service_account", "")
             )
-            _log(props, f"registered {version.version_name} (aliases {', '.join(version.aliases)})")
+            _log(props, f"uploaded {version.version_name}")
+        # Also after an adoption: the interrupted create may have stopped between upload and aliases.
+        version = registry.move_aliases(version, model_spec.moved_aliases(props))
+        _log(props, f"registered {version.version_name} (aliases {', '.join(version.aliases)})")
         return CreateResult(version.version_name, _outputs(props, version))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:

@@ -154,6 +154,25 @@ class ModelRegistry:
             raise ModelError(f"{what}: the upload finished but the new version cannot be read back; retry.")
         return found
 
+    def move_aliases(self, version: VersionStatus, aliases: list[str]) -> VersionStatus:
+        """`aliases` on `version` only: removed from the versions holding them, then added (idempotent)."""
+        for other in self.versions():
+            taken = [a for a in aliases if a in other.aliases and other.version_id != version.version_id]
+            if taken:
+                self._merge(other.version_name, [f"-{a}" for a in taken])
+        missing = [a for a in aliases if a not in version.aliases]
+        if missing:
+            self._merge(version.version_name, missing)
+        return self.get(version.version_name) or version
+
+    def _merge(self, version_name: str, changes: list[str]) -> None:
+        self._call(
+            f"Setting aliases {', '.join(changes)} on {version_name}",
+            lambda: self.client.merge_version_aliases(
+                name=version_name, version_aliases=changes, timeout=CALL_TIMEOUT_SECONDS
+            ),
+        )
+
     def delete(self, version: VersionStatus) -> None:
         """Deletes this version only: DeleteModelVersion, or DeleteModel when it is the parent's last version
         (Vertex refuses to delete a model's only version). Gone already counts as done."""

@@ -72,11 +72,9 @@ def parent_name(props: Mapping[str, Any]) -> str:
     return f"projects/{props['project']}/locations/{props['region']}/models/{props['model_id']}"
 
 
-def aliases(props: Mapping[str, Any]) -> list[str]:
-    """The new version's aliases: `default` (it is the newest) and the configured ones."""
-    # Sent in the upload, as google-cloud-aiplatform 2.7.0's Model.upload(is_default_version=True) does
-    # (models.py, ModelRegistry._get_true_alias_list); Vertex moves the alias from the version holding it.
-    return [DEFAULT_ALIAS, *(a for a in props["version_aliases"] if a != DEFAULT_ALIAS)]
+def moved_aliases(props: Mapping[str, Any]) -> list[str]:
+    """The configured aliases, which the provider moves to the new version once it is uploaded."""
+    return [a for a in props["version_aliases"] if a != DEFAULT_ALIAS]
 
 
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -127,7 +125,10 @@ def build_model(props: Mapping[str, Any]) -> aiplatform_v1.Model:
         artifact_uri=props["artifact_uri"],
         container_spec=aiplatform_v1.ModelContainerSpec(image_uri=props["serving_image"]),
         labels={**props["labels"], KEY_LABEL: model_key(props)},
-        version_aliases=aliases(props),
+        # `default` goes with the upload, as google-cloud-aiplatform 2.7.0's Model.upload sends it with
+        # is_default_version=True (models.py, ModelRegistry._get_true_alias_list): Vertex moves it to the new
+        # version. Other aliases are moved by MergeVersionAliases afterwards: an alias names one version.
+        version_aliases=[DEFAULT_ALIAS],
         version_description=props["version_description"],
     )
 

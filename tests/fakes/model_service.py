@@ -6,6 +6,9 @@ Model Registry pages, read 2026-11-22): UploadModel and the deletes are long-run
 `operation_polls` GetOperation calls; the first version of a model gets the `default` alias, an alias lives on
 one version at a time, and deleting the default version moves `default` to the newest remaining one;
 DeleteModelVersion refuses the only version (DeleteModel is for that) and a version deployed to an endpoint.
+An upload carrying `default` moves it (as the SDK's is_default_version relies on); the documentation says
+nothing of moving another alias by upload or MergeVersionAliases, so the fake refuses one held by another
+version (the strict reading: `-alias` on the holder first), and refuses `-default` (one default per model).
 """
 
 from __future__ import annotations
@@ -70,6 +73,11 @@ class FakeModelService(FakeService):
                 ),
                 "DeleteModelVersion": (self._delete_version, aiplatform_v1.DeleteModelVersionRequest, op),
                 "DeleteModel": (self._delete_model, aiplatform_v1.DeleteModelRequest, op),
+                "MergeVersionAliases": (
+                    self._merge_aliases,
+                    aiplatform_v1.MergeVersionAliasesRequest,
+                    aiplatform_v1.Model.serialize,
+                ),
             },
         )
 
@@ -123,11 +131,19 @@ class FakeModelService(FakeService):
         raise Abort(grpc.StatusCode.NOT_FOUND, f'The Model "{name}" does not exist.')
 
     @staticmethod
-    def _take_aliases(versions: dict[str, aiplatform_v1.Model], aliases: list[str]) -> None:
-        for version in versions.values():
-            kept = [a for a in version.version_aliases if a not in aliases]
-            del version.version_aliases[:]
-            version.version_aliases.extend(kept)
+    def _set_aliases(version: aiplatform_v1.Model, aliases: list[str]) -> None:
+        del version.version_aliases[:]
+        version.version_aliases.extend(dict.fromkeys(aliases))
+
+    @staticmethod
+    def _refuse_taken(versions: dict[str, aiplatform_v1.Model], vid: str, aliases: list[str]) -> None:
+        for other_id, other in versions.items():
+            taken = sorted(set(aliases) & set(other.version_aliases) - {DEFAULT})
+            if other_id != vid and taken:
+                raise Abort(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    f"Alias {taken[0]} is already used by version {other_id}.",
+                )
 
     # --- methods -------------------------------------------------------------------------------------
     def _upload(self, request: aiplatform_v1.UploadModelRequest) -> operations_pb2.Operation:
@@ -150,9 +166,11 @@ class FakeModelService(FakeService):
         stored.name, stored.version_id = model, vid
         stored.create_time = stored.version_create_time = stored.version_update_time = _now()
         aliases = list(stored.version_aliases) + ([DEFAULT] if not versions else [])
-        self._take_aliases(versions, aliases)
-        del stored.version_aliases[:]
-        stored.version_aliases.extend(dict.fromkeys(aliases))
+        self._refuse_taken(versions, vid, aliases)
+        if DEFAULT in aliases:
+            for version in versions.values():
+                self._set_aliases(version, [a for a in version.version_aliases if a != DEFAULT])
+        self._set_aliases(stored, aliases)
         versions[vid] = stored
         metadata = aiplatform_v1.UploadModelOperationMetadata(
             generic_metadata=aiplatform_v1.GenericOperationMetadata(create_time=_now())
@@ -193,6 +211,18 @@ class FakeModelService(FakeService):
             newest.version_aliases.append(DEFAULT)
         metadata = aiplatform_v1.DeleteOperationMetadata()
         return self._operation(f"{model}@{vid}", metadata, empty_pb2.Empty())
+
+    def _merge_aliases(self, request: aiplatform_v1.MergeVersionAliasesRequest) -> aiplatform_v1.Model:
+        if "@" not in request.name:
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, "The name must include a version ID.")
+        model, vid, version = self._lookup(request.name)
+        removed = [a[1:] for a in request.version_aliases if a.startswith("-")]
+        added = [a for a in request.version_aliases if not a.startswith("-")]
+        if DEFAULT in removed:
+            raise Abort(grpc.StatusCode.FAILED_PRECONDITION, "A model must keep exactly one default version.")
+        self._refuse_taken(self.models[model], vid, added)
+        self._set_aliases(version, [a for a in version.version_aliases if a not in removed] + added)
+        return aiplatform_v1.Model(version)
 
     def _delete_model(self, request: aiplatform_v1.DeleteModelRequest) -> operations_pb2.Operation:
         if request.name not in self.models:

@@ -91,6 +91,19 @@ def test_an_interrupted_create_is_adopted_not_uploaded_twice(fake) -> None:
     assert fake.methods().count("UploadModel") == 1 and list(fake.versions(PARENT)) == ["1"]
 
 
+def test_a_create_interrupted_before_its_aliases_is_finished_by_the_next(fake) -> None:
+    provider = ModelVersionProvider()
+    create(provider)
+    fake.fail("MergeVersionAliases", grpc.StatusCode.PERMISSION_DENIED)
+    with pytest.raises(ModelError, match="denied"):
+        create(provider, artifact_uri="gs://demo-bucket/runs/def/model/")
+    assert fake.aliases(PARENT) == {"1": ["candidate"], "2": ["default"]}  # uploaded; `candidate` not moved
+    again = create(provider, artifact_uri="gs://demo-bucket/runs/def/model/")
+    assert again.id == f"{PARENT}@2" and again.outs["aliases"] == ["candidate", "default"]
+    assert fake.aliases(PARENT) == {"1": [], "2": ["candidate", "default"]}
+    assert fake.methods().count("UploadModel") == 2
+
+
 def test_a_lost_upload_response_is_not_retried_into_a_second_version(fake, monkeypatch) -> None:
     monkeypatch.setattr("infra.retries.time.sleep", lambda _s: None)
     fake.fail("UploadModel", grpc.StatusCode.UNAVAILABLE, applied=True)
