@@ -107,8 +107,11 @@ def test_a_create_interrupted_before_its_aliases_is_finished_by_the_next(fake) -
 def test_a_lost_upload_response_is_not_retried_into_a_second_version(fake, monkeypatch) -> None:
     monkeypatch.setattr("infra.retries.time.sleep", lambda _s: None)
     fake.fail("UploadModel", grpc.StatusCode.UNAVAILABLE, applied=True)
-    created = create(ModelVersionProvider())
+    provider = ModelVersionProvider()
+    created = create(provider)
     assert created.id == f"{PARENT}@1" and fake.methods().count("UploadModel") == 1
+    fake.fail("GetModel", grpc.StatusCode.DEADLINE_EXCEEDED, times=2)
+    assert provider.read(created.id, created.outs).id == created.id  # transient errors are retried
 
 
 def test_delete_removes_only_its_version_and_default_moves_back(fake) -> None:
