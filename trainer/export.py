@@ -1,4 +1,5 @@
-"""SavedModel export with a serving signature, and metrics.json computed from the exported model itself."""
+"""SavedModel export (two serving signatures, the class names as an asset), and metrics.json computed from
+the exported model itself."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from trainer.outputs import write_dir
 
 SIGNATURE_INPUT = "images"
 SIGNATURE_OUTPUT = "probability"
-# TF Serving decodes {"b64": ...} JSON values into a DT_STRING input's bytes (the "_bytes" suffix is the
-# name Google's prediction docs ask binary inputs to carry).
+# TF Serving's REST API decodes {"b64": ...} values into a string input's bytes, and Vertex AI's "Get online
+# predictions" page asks binary inputs to carry a "_bytes" name (both read 2026-11-22; see docs/serving.md).
 BYTES_SIGNATURE = "serving_bytes"
 BYTES_INPUT = "image_bytes"
 CLASS_NAMES_FILE = "class_names.txt"  # one per line, metadata class order; in the SavedModel's assets/
