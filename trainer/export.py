@@ -18,8 +18,9 @@ from trainer.outputs import write_dir
 
 SIGNATURE_INPUT = "images"
 SIGNATURE_OUTPUT = "probability"
-# TF Serving's REST API decodes {"b64": ...} values into a string input's bytes, and Vertex AI's "Get online
-# predictions" page asks binary inputs to carry a "_bytes" name (both read 2026-11-22; see docs/serving.md).
+# TF Serving's REST API (which Vertex's TensorFlow containers serve) decodes {"b64": ...} JSON values into a
+# string input's bytes; "image_bytes" is the name Google's prediction examples give such an input (see
+# docs/serving.md; read 2026-11-22).
 BYTES_SIGNATURE = "serving_bytes"
 BYTES_INPUT = "image_bytes"
 CLASS_NAMES_FILE = "class_names.txt"  # one per line, metadata class order; in the SavedModel's assets/
