@@ -16,6 +16,7 @@ from infra.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, p
 from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
 from infra.killswitch import KillSwitch, KillSwitchArgs
 from infra.labels import stack_labels
+from infra.model import RegisteredModel, model_outputs
 from infra.registry import Registry, repository_id, repository_url
 from infra.service_agents import EVENTARC, PUBSUB, ServiceAgents
 from infra.storage import TrainingBucket
@@ -147,6 +148,18 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         depends_on=[image.image, *identity.grants],
         opts=after_apis,
     )
+    model = (
+        RegisteredModel(
+            "model",
+            cfg=cfg,
+            model_dir=jobs.train_job.model_dir,
+            reader=identity.email,
+            labels=labels,
+            opts=pulumi.ResourceOptions(depends_on=[jobs.train_job]),
+        )
+        if cfg.model_registry.register
+        else None
+    )
     return {
         "bucket": storage.name,
         "bucket_url": storage.url,
@@ -157,6 +170,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         "job_service_account": identity.email,
         "budget_topic": budget.topic_id,
         "kill_switch_function": kill_switch.function_name if kill_switch else "",
+        **model_outputs(model),
     }
 
 
@@ -183,6 +197,7 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
         "job_service_account": "",
         "budget_topic": "",
         "kill_switch_function": "",
+        **model_outputs(None),
     }
 
 

@@ -55,7 +55,14 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     "roles/cloudfunctions.developer": frozenset(
         {"cloudfunctions.functions.create", "cloudfunctions.functions.get"}
     ),
-    "roles/aiplatform.viewer": frozenset({"aiplatform.customJobs.get", "aiplatform.customJobs.list"}),
+    "roles/aiplatform.viewer": frozenset(
+        {
+            "aiplatform.customJobs.get",
+            "aiplatform.customJobs.list",
+            "aiplatform.models.get",
+            "aiplatform.models.list",
+        }
+    ),
     "roles/aiplatform.user": frozenset(
         {
             "aiplatform.customJobs.cancel",
@@ -63,6 +70,10 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "aiplatform.customJobs.delete",
             "aiplatform.customJobs.get",
             "aiplatform.customJobs.list",
+            "aiplatform.models.delete",
+            "aiplatform.models.get",
+            "aiplatform.models.list",
+            "aiplatform.models.upload",
         }
     ),
 }

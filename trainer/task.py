@@ -228,7 +228,7 @@ def train(args: argparse.Namespace) -> dict:
             history[phase.name] = {k: [float(v) for v in vs] for k, vs in fit.history.items()}
             log.info("%s-%d: %s finished; weights saved", role.task_type, role.task_id, phase.name)
 
-    export.export(net, args.model_dir, size, role)
+    export.export(net, args.model_dir, size, role, meta.class_names)
     if not role.is_chief:
         log.info("%s-%d: done (outputs are the chief's)", role.task_type, role.task_id)
         return {}

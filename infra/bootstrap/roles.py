@@ -6,6 +6,7 @@ from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD_TYPE
 from infra.identity import PROJECT_ROLES, TENSORBOARD_ROLE
 from infra.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE, role_name
 from infra.service_agents import AGENT_ROLES
+from infra.vertex.model_resource import RESOURCE_TYPE as MODEL_VERSION_TYPE
 from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
 
 # Read-only: enough for `pulumi preview --refresh` of the main stack. Roles on the state bucket and the
@@ -23,7 +24,7 @@ PREVIEW_PROJECT_ROLES: dict[str, str] = {
     "roles/iam.securityReviewer": "read IAM policies (project, bucket, repository, topic, service) and roles",
     "roles/pubsub.viewer": "refresh the budget topic",
     "roles/monitoring.viewer": "refresh the budget's e-mail notification channels",
-    "roles/aiplatform.viewer": "refresh CustomJobs (the dynamic provider's read) and the TensorBoard",
+    "roles/aiplatform.viewer": "refresh CustomJobs, model versions and the TensorBoard",
     "roles/cloudfunctions.viewer": "refresh the kill-switch function",
 }
 PREVIEW_BILLING_ROLES: dict[str, str] = {
@@ -45,7 +46,7 @@ DEPLOY_PROJECT_ROLES: dict[str, str] = {
     "roles/monitoring.notificationChannelEditor": "create the budget's e-mail notification channels",
     "roles/cloudfunctions.developer": "deploy the kill-switch function with its Pub/Sub (Eventarc) trigger",
     "roles/run.admin": "grant the trigger's identity run.invoker on the function's Cloud Run service",
-    "roles/aiplatform.user": "create, watch, cancel and delete CustomJobs; create the TensorBoard",
+    "roles/aiplatform.user": "run and delete CustomJobs and model versions; create the TensorBoard",
     "roles/cloudbuild.builds.editor": "start, watch and adopt the trainer image's Cloud Build builds",
     "roles/logging.viewer": "show the end of a failed image build's log (builds log to Cloud Logging only)",
 }
@@ -91,6 +92,7 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:cloudfunctionsv2/function:Function": "roles/cloudfunctions.developer",
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/run.admin",
     _DYNAMIC: "roles/aiplatform.user",
+    MODEL_VERSION_TYPE: "roles/aiplatform.user",
     IMAGE_BUILD_TYPE: "roles/cloudbuild.builds.editor",
 }
 PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
@@ -113,6 +115,7 @@ PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:cloudfunctionsv2/function:Function": "roles/cloudfunctions.viewer",
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/iam.securityReviewer",
     _DYNAMIC: "roles/aiplatform.viewer",
+    MODEL_VERSION_TYPE: "roles/aiplatform.viewer",
     # Refreshing the image looks its tag up in the registry.
     IMAGE_BUILD_TYPE: "roles/artifactregistry.reader",
 }

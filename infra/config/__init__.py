@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, capacity, cost, data, hyperparameters, trainer
+from infra.config import budget, capacity, cost, data, hyperparameters, model_registry, trainer
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import CapacityConfig, check_machine
 from infra.config.cost import CostConfig
 from infra.config.data import DATA_SOURCES, DataConfig
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
+from infra.config.model_registry import ModelRegistryConfig
 from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
 from infra.config.trainer import TrainerConfig
 
@@ -32,6 +33,7 @@ __all__ = [
     "CostConfig",
     "DataConfig",
     "Hyperparameters",
+    "ModelRegistryConfig",
     "StackConfig",
     "load_config",
 ]
@@ -75,6 +77,7 @@ class StackConfig:
     capacity: CapacityConfig = field(default_factory=CapacityConfig)
     cost: CostConfig = field(default_factory=CostConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    model_registry: ModelRegistryConfig = model_registry.NOT_REGISTERED
 
     @property
     def is_local(self) -> bool:
@@ -110,6 +113,7 @@ KEYS = (
     *capacity.KEYS,
     *cost.KEYS,
     *trainer.KEYS,
+    *model_registry.KEYS,
 )
 
 
@@ -241,4 +245,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         ),
         cost=cost.read_cost(read),
         trainer=trainer.read_trainer(read, hyperparameter_config, data_config, runner),
+        model_registry=model_registry.read_model_registry(read, stack, runner),
     )

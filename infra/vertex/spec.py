@@ -246,7 +246,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         if known(flag) and not isinstance(props[flag], bool):
             failures.append((flag, f"{flag} must be true or false, not {props[flag]!r}"))
     if known("labels"):
-        failures.extend(_label_failures(props["labels"]))
+        failures.extend(label_failures(props["labels"]))
     if known("max_restarts"):
         failures.extend(restarts.validation_failures(props))
     failures.extend(_strategy_failures(props))
@@ -435,11 +435,13 @@ def queue_deadline_seconds(props: Mapping[str, Any]) -> float:
     return queue_limit_seconds(props) + grace
 
 
-def _label_failures(labels: Any) -> list[tuple[str, str]]:
+def label_failures(
+    labels: Any, reserved: tuple[str, ...] = (KEY_LABEL, restarts.ATTEMPT_LABEL)
+) -> list[tuple[str, str]]:
+    """Vertex's label rules, with `reserved` keys (set by the provider) refused and counted."""
     if not isinstance(labels, Mapping):
         return [("labels", "labels must be a map of strings")]
     failures = []
-    reserved = (KEY_LABEL, restarts.ATTEMPT_LABEL)
     if len(labels) > MAX_LABELS - len(reserved):
         failures.append(
             (

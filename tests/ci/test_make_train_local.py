@@ -27,9 +27,13 @@ def _recipe() -> str:
     return _make_n("LOCAL_RUN=/tmp/x")
 
 
-def test_both_commands_hide_the_gpu_quiet_tensorflow_and_filter_start_up_lines() -> None:
+def test_every_trainer_command_hides_the_gpu_quiets_tensorflow_and_filters_start_up_lines() -> None:
     commands = [c for c in _recipe().replace("\\\n", " ").splitlines() if "python -m trainer." in c]
-    assert len(commands) == 2
+    assert [c.split("python -m trainer.")[1].split()[0] for c in commands] == [
+        "create_tfrecords",
+        "task",
+        "predict",
+    ]
     for command in commands:
         assert "CUDA_VISIBLE_DEVICES=-1" in command and "TF_CPP_MIN_LOG_LEVEL=3" in command
         assert '2>&1 | sed -uE "/$TF_STARTUP_NOISE/d"' in command

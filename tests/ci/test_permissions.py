@@ -24,6 +24,7 @@ PREVIEW_CALLS: dict[str, set[str]] = {
     "refresh the CustomJobs": {"aiplatform.customJobs.get"},
     # The preview's cost lines: the Catalog API call is billed to the project named as quota project.
     "list Vertex AI prices (Cloud Billing Catalog)": {"serviceusage.services.use"},
+    "refresh the model version": {"aiplatform.models.get"},
 }
 DEPLOY_CALLS: dict[str, set[str]] = {
     "create the budget (billing project override)": {"billing.budgets.create", "serviceusage.services.use"},
@@ -42,6 +43,13 @@ DEPLOY_CALLS: dict[str, set[str]] = {
         "aiplatform.customJobs.cancel",
         "aiplatform.customJobs.delete",
     },
+    # REST reference of models.upload / deleteVersion / delete (read 2026-11-22).
+    "register the model version, read by the job identity": {
+        "aiplatform.models.upload",
+        "aiplatform.models.list",
+        "iam.serviceAccounts.actAs",
+    },
+    "delete the model version on destroy": {"aiplatform.models.delete"},
     "generate the service agents": {"serviceusage.services.generateServiceIdentity"},
     "let the Pub/Sub agent mint tokens for the trigger account": {"iam.serviceAccounts.setIamPolicy"},
 }

@@ -65,6 +65,9 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
             f"service-123456789012@gcp-sa-{inputs.get('service', '').split('.')[0]}.iam.gserviceaccount.com"
         )
         return {"email": email, "member": f"serviceAccount:{email}"}
+    if typ == "pulumi-python:dynamic/vertex:CustomJob" and "base_output_dir" in inputs:
+        # What the provider reports for a finished job (infra.vertex.spec.model_dir).
+        return {"model_dir": inputs["base_output_dir"].rstrip("/") + "/model/"}
     if typ == "gcp:cloudfunctionsv2/function:Function":
         return {"url": f"https://{inputs.get('name', name)}-mock.a.run.app"}
     return {}

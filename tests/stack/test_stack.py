@@ -28,6 +28,7 @@ LABELED = {
     "gcp:cloudfunctionsv2/function:Function": "labels",
     "docker-build:index:Image": "labels",
     DYNAMIC: "labels",
+    "pulumi-python:dynamic/vertex:ModelVersion": "labels",
 }
 UNLABELABLE = {
     "gcp:projects/service:Service",
@@ -101,6 +102,7 @@ def test_local_stack_creates_no_cloud_resources() -> None:
                 "gcp:vertex/aiTensorboard:AiTensorboard": 1,
                 "gcp:monitoring/notificationChannel:NotificationChannel": 1,
                 "gcp:projects/iAMMember:IAMMember": 1,  # aiplatform.user for TensorBoard uploads
+                "pulumi-python:dynamic/vertex:ModelVersion": 1,  # registerModel: true
             },
         ),
     ],
@@ -311,7 +313,11 @@ def test_protection_follows_the_stack(any_stack: tuple[str, MockedRun]) -> None:
     stack, run = any_stack
     protected = {r.type for r in run.resources if r.protect}
     if stack == "prod":
-        assert protected == {"gcp:storage/bucket:Bucket", "gcp:vertex/aiTensorboard:AiTensorboard"}
+        assert protected == {
+            "gcp:storage/bucket:Bucket",
+            "gcp:vertex/aiTensorboard:AiTensorboard",
+            "pulumi-python:dynamic/vertex:ModelVersion",  # the registered model version
+        }
     else:
         assert protected == set()
 

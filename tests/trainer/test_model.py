@@ -30,7 +30,7 @@ def test_backbone_fine_tunes_only_its_top_block_and_exports(name: str, tmp_path)
     assert 2 < len(net.trainable_weights) < len(backbone.weights) // 2
 
     # Exported: float32 0..255 in, class probabilities [None, 3] out, equal to the Keras model's.
-    export.export(net, str(tmp_path / "model"), SIZE, distribute.role(None))
+    export.export(net, str(tmp_path / "model"), SIZE, distribute.role(None), ["a", "b", "c"])
     serve = tf.saved_model.load(str(tmp_path / "model")).signatures["serving_default"]
     images = np.random.default_rng(0).uniform(0, 255, (2, SIZE, SIZE, 3)).astype(np.float32)
     served = serve(images=tf.constant(images))[export.SIGNATURE_OUTPUT].numpy()

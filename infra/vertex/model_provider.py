@@ -1,0 +1,99 @@
+"""ModelVersionProvider: the dynamic provider that registers a trained model as a Model Registry version.
+
+Pickled by reference into every stack's state: keep this module's path and the class name as they are.
+It holds no state; the registry client is made inside each method.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from pulumi.dynamic import (
+    CheckFailure,
+    CheckResult,
+    ConfigureRequest,
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    ResourceProvider,
+)
+
+from infra.host_errors import plain_errors
+from infra.preview_inputs import changed_inputs
+from infra.vertex import model_spec
+from infra.vertex.model_registry import ModelRegistry, VersionStatus
+
+
+def _log(props: dict[str, Any], message: str) -> None:
+    # The provider's stderr reaches the Pulumi CLI.
+    print(f"[model {props.get('model_id')}] {message}", file=sys.stderr, flush=True)
+
+
+def _registry(props: dict[str, Any]) -> ModelRegistry:
+    return ModelRegistry(props["project"], props["region"], model_spec.parent_name(props))
+
+
+def _outputs(props: dict[str, Any], version: VersionStatus) -> dict[str, Any]:
+    inputs = {k: props[k] for k in model_spec.INPUTS if k in props}
+    return {
+        **inputs,
+        "model_name": version.model_name,
+        "version_id": version.version_id,
+        "version_name": version.version_name,
+        "console_url": model_spec.console_url(
+            props["project"], props["region"], props["model_id"], version.version_id
+        ),
+        "aliases": version.aliases,
+        "create_time": version.create_time,
+    }
+
+
+class ModelVersionProvider(ResourceProvider):
+    """Create/read/delete one version of the stack's parent model; every input change is a new version."""
+
+    def configure(self, req: ConfigureRequest) -> None:
+        plain_errors()
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        props = model_spec.with_defaults(news)
+        return CheckResult(props, [CheckFailure(p, reason) for p, reason in model_spec.validate(props)])
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = changed_inputs(
+            model_spec.with_defaults(olds), model_spec.with_defaults(news), model_spec.INPUTS
+        )
+        # The new version is uploaded before the old one is deleted: `default` never points nowhere.
+        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        props = model_spec.with_defaults(props)
+        registry = _registry(props)
+        version = registry.find_by_key(model_spec.model_key(props))
+        if version is not None:
+            _log(props, f"adopting {version.version_name}, uploaded earlier with the same inputs")
+        else:
+            version = registry.upload(
+                model_spec.build_model(props), props["model_id"], props.get("service_account", "")
+            )
+            _log(props, f"uploaded {version.version_name}")
+        # Also after an adoption: the interrupted create may have stopped between upload and aliases.
+        version = registry.move_aliases(version, model_spec.moved_aliases(props))
+        _log(props, f"registered {version.version_name} (aliases {', '.join(version.aliases)})")
+        return CreateResult(version.version_name, _outputs(props, version))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        props = model_spec.with_defaults(props)
+        version = _registry(props).get(id_)
+        if version is None:
+            return ReadResult("", {})
+        return ReadResult(id_, _outputs(props, version))
+
+    def delete(self, id_: str, props: dict[str, Any]) -> None:
+        props = model_spec.with_defaults(props)
+        registry = _registry(props)
+        version = registry.get(id_)
+        if version is None:
+            return
+        registry.delete(version)
+        _log(props, f"deleted {id_}")
