@@ -192,4 +192,6 @@ def _job_outputs(job: JobPlan, jobs: TrainingJobs) -> dict[str, pulumi.Input]:
         "val_accuracy": jobs.train_job.metrics.apply(lambda m: (m or {}).get("val_accuracy")),
         "train_duration_seconds": jobs.train_job.duration_seconds,
         "train_estimated_cost_usd": jobs.train_job.estimated_cost_usd,
+        "best_parameters": jobs.tuning_job.best_parameters if jobs.tuning_job else {},
+        "best_metric": jobs.tuning_job.best_metric if jobs.tuning_job else None,
     }

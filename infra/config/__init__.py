@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, data, hyperparameters
+from infra.config import budget, data, hyperparameters, tuning
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import check_machine
 from infra.config.data import DATA_SOURCES, DataConfig
@@ -69,6 +69,7 @@ class StackConfig:
     kill_switch: bool
     kill_switch_threshold: float
     image_builder: str = "cloudbuild"
+    tuning: tuning.TuningConfig | None = None
 
     @property
     def is_local(self) -> bool:
@@ -101,6 +102,7 @@ KEYS = (
     "killSwitch",
     "killSwitchThreshold",
     "imageBuilder",
+    *tuning.KEYS,
 )
 
 
@@ -221,4 +223,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         kill_switch=read.bool("killSwitch", cloud) and cloud,
         kill_switch_threshold=threshold,
         image_builder=read.str("imageBuilder", "cloudbuild", "cloudbuild", IMAGE_BUILDERS),
+        tuning=tuning.read_tuning(read),
     )
