@@ -88,13 +88,16 @@ def best(trials: Iterable[Trial], goal: str) -> Trial | None:
     return pick(scored, key=lambda t: t.metric)  # type: ignore[arg-type, return-value]
 
 
-def _value_text(value: Value) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+def parameters_text(parameters: dict[str, Value]) -> str:
+    """E.g. `batch-size=16 learning-rate=0.001` (whole doubles without their .0)."""
+    return " ".join(
+        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(parameters.items())
+    )
 
 
 def trial_line(trial: Trial, metric_id: str) -> str:
     """E.g. `trial 3 SUCCEEDED: learning-rate=0.01 batch-size=16 -> val_accuracy 0.8125 (41s)`."""
-    parameters = " ".join(f"{k}={_value_text(v)}" for k, v in sorted(trial.parameters.items()))
+    parameters = parameters_text(trial.parameters)
     result = f"{metric_id} {trial.metric:.4f}" if trial.metric is not None else f"no {metric_id}"
     reason = f"; {trial.reason}" if trial.reason else ""
     return (

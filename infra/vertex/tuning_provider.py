@@ -31,7 +31,7 @@ from infra.vertex.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.heartbeat import duration_text
 from infra.vertex.provider import CANCEL_WAIT_SECONDS, DEADLINE_GRACE_SECONDS, _log, _poll, _timestamp
 from infra.vertex.quotas import check_quota
-from infra.vertex.trials import Trial, TuningStatus, best, newly_finished, trial_line
+from infra.vertex.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
 from infra.vertex.tuning_local_runner import LocalTuningRunner
 from infra.vertex.tuning_vertex_runner import VertexTuningRunner
 
@@ -99,7 +99,7 @@ def summary_line(out: dict[str, Any]) -> str:
     took = duration_text(out["duration_seconds"])
     parts = [f"{out['state']}: {len(trials)} trials ({failed} failed), {took} of trial time"]
     if out["best_trial"]:
-        shown = " ".join(f"{k}={v}" for k, v in sorted(out["best_parameters"].items()))
+        shown = parameters_text(out["best_parameters"])
         parts.append(
             f"best trial {out['best_trial']}: {shown} -> {out['metric_id']} {out['best_metric']:.4f}"
         )

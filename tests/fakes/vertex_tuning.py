@@ -12,6 +12,7 @@ it SUCCEEDED (FAILED when none succeeded). Cancel is asynchronous (CANCELLING, t
 
 from __future__ import annotations
 
+import datetime
 import itertools
 from collections.abc import Callable
 
@@ -52,6 +53,8 @@ class FakeTuningJobService(FakeJobService):
         super().__init__()
         self.tuning_jobs: dict[str, aiplatform_v1.HyperparameterTuningJob] = {}
         self.metric_for: Callable[[dict[str, Value]], float | None] = lambda _parameters: 0.5
+        # How long each trial ran, as its end_time - start_time reports (what the study bills).
+        self.trial_seconds: float = 600.0
 
     def handler(self) -> grpc.GenericRpcHandler:
         custom = super().handler()
@@ -112,12 +115,10 @@ class FakeTuningJobService(FakeJobService):
     def _finish_trial(self, trial: Trial, metric_id: str) -> None:
         parameters = {p.parameter_id: p.value for p in trial.parameters}
         value = self.metric_for(parameters)
-        trial.end_time = _now()
+        trial.end_time = trial.start_time + datetime.timedelta(seconds=self.trial_seconds)
         if value is None:
             trial.state = Trial.State.INFEASIBLE
-            trial.infeasible_reason = (
-                "The trial job failed: replica workerpool0-0 exited with a non-zero status of 1"
-            )
+            trial.infeasible_reason = "replica workerpool0-0 exited with a non-zero status of 1"
         else:
             trial.state = Trial.State.SUCCEEDED
             trial.final_measurement = aiplatform_v1.Measurement(
