@@ -32,7 +32,7 @@ from infra.vertex.local_runner import LocalRunner
 from infra.vertex.status import JobStatus, now
 from infra.vertex.trials import Trial, best, trial_line
 
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.2
 TRIALS_FILE = "trials.json"
 METRIC_FILE = "hypertune/output.metrics"
 
@@ -86,7 +86,7 @@ def finished_trial(trial: Trial, job: JobStatus, base: str, metric_id: str) -> T
     metric = reported_metric(Path(trial_base(base, trial.id)) / METRIC_FILE, metric_id)
     reason = ""
     if job.state != "JOB_STATE_SUCCEEDED":
-        reason = f"trial job {job.state}: {job.error.splitlines()[0] if job.error else 'no error reported'}"
+        reason = f"trial job {job.state}: {_error_summary(job.error)}"
     elif metric is None:
         reason = f"the trial reported no {metric_id} (cloudml-hypertune metrics file)"
     return Trial(
@@ -98,6 +98,14 @@ def finished_trial(trial: Trial, job: JobStatus, base: str, metric_id: str) -> T
         end_time=job.end_time or now(),
         reason=reason,
     )
+
+
+def _error_summary(error: str) -> str:
+    """The local job's error in one line: its first line and the last line of the log tail it quotes."""
+    lines = [line for line in error.splitlines() if line.strip()]
+    if not lines:
+        return "no error reported"
+    return lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1].strip()}"
 
 
 class Study:
