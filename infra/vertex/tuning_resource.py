@@ -12,6 +12,9 @@ from infra.vertex import tuning_spec
 from infra.vertex.resource import CustomJobArgs, to_props
 from infra.vertex.tuning_provider import TuningJobProvider
 
+# The type token the engine (and the mock runtime) sees; changing it would replace every existing study.
+RESOURCE_TYPE = "pulumi-python:dynamic/vertex:HyperparameterTuningJob"
+
 
 @dataclass
 class Parameter:
