@@ -70,6 +70,9 @@ class TuningConfig:
     train_with_best: bool
 
 
+_KIND_NAMES = {int: "whole number", float: "number", str: "string"}
+
+
 def _fail(entry: str, problem: str) -> ConfigError:
     return ConfigError("tuning", f"{entry}: {problem}", set_fix("tuning", f"'{EXAMPLE}'") + " (YAML)")
 
@@ -104,7 +107,7 @@ def _is(value: Any, kind: type) -> bool:
 def _check_value(entry: str, key: str, value: Any) -> None:
     tunable = TUNABLE[key]
     if not _is(value, tunable.kind):
-        raise _fail(entry, f"{value!r} is not a {tunable.kind.__name__} (the type of {key})")
+        raise _fail(entry, f"{value!r} is not a {_KIND_NAMES[tunable.kind]} (the type of {key})")
     if key == "backbone" and value not in BACKBONES:
         raise _fail(entry, f"{value!r} is not one of {', '.join(BACKBONES)}")
     if key == "learningRate" and not 0 < value <= 1:
