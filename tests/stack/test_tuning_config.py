@@ -80,7 +80,7 @@ def with_parameters(**parameters: object) -> dict:
         (with_parameters(epochs={"values": []}), "parameters.epochs: values must be a non-empty list"),
         (with_parameters(epochs={"min": 3, "max": 3}), "parameters.epochs: min 3 must be below max 3"),
         (with_parameters(epochs={"min": 5, "max": 2}), "an empty or reversed range"),
-        (with_parameters(batchSize={"values": [16, "32"]}), "parameters.batchSize: '32' is not a whole number"),
+        (with_parameters(batchSize={"values": [16, "32"]}), "batchSize: '32' is not a whole number"),
         (with_parameters(batchSize={"values": [16.5]}), "16.5 is not a whole number"),
         (with_parameters(learningRate={"values": [True]}), "True is not a number"),
         (with_parameters(learningRate={"values": [2.0]}), "outside (0, 1]"),
