@@ -53,13 +53,13 @@ def trial_args(train_args: Sequence[str]) -> list[str]:
     return out
 
 
-def with_best(hyperparameters: Hyperparameters, best: Mapping[str, Any]) -> Hyperparameters:
+def with_best(hyperparameters: Hyperparameters, best: Mapping[str, Any] | None) -> Hyperparameters:
     """The hyperparameters with the best trial's values (keyed by parameter id, i.e. trainer flag) laid on.
 
-    Vertex reports DISCRETE and INTEGER values as doubles: whole-number keys take them back as ints.
+    Vertex reports DISCRETE and INTEGER values as doubles: whole-number keys take them back as ints. No best
+    (a study without a succeeded trial, which fails before training starts) leaves them as configured.
     """
     by_flag = {t.flag: t for t in TUNABLE.values()}
-    changes = {
-        by_flag[flag].field: by_flag[flag].kind(value) for flag, value in best.items() if flag in by_flag
-    }
+    tuned = [(by_flag[flag], value) for flag, value in (best or {}).items() if flag in by_flag]
+    changes = {t.field: t.kind(value) for t, value in tuned}
     return dataclasses.replace(hyperparameters, **changes)
