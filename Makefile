@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCAL_RUN ?= .local/train-local
+LOCAL_TUNE ?= .local/tune-local
 
-.PHONY: setup test lint train-local up destroy clean
+.PHONY: setup test lint train-local tune-local up destroy clean
 
 setup: $(STAMP)
 
@@ -35,6 +36,11 @@ train-local: setup
 	@echo "Model:       $(LOCAL_RUN)/model"
 	@echo "Metrics:     $(LOCAL_RUN)/model/metrics.json"
 	@echo "TensorBoard: $(BIN)/tensorboard --logdir $(LOCAL_RUN)/tensorboard"
+
+# A 4-trial grid study of the built-in trainer on this machine's CPU: the tuning job resource's local runner.
+tune-local: setup
+	rm -rf $(LOCAL_TUNE)
+	$(BIN)/python benchmarks/local_study.py --output $(LOCAL_TUNE)
 
 # Needs the Pulumi CLI and, for cloud stacks, Google Cloud credentials (see README).
 STACK ?= local
