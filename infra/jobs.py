@@ -194,7 +194,11 @@ class TrainingJobs(pulumi.ComponentResource):
                 cfg.tuning,
                 f"vertex-training-{cfg.stack}-tune-{job.train_hash[:8]}",
                 pools,
-                study_dir(job.root, fingerprint([job.train_hash, asdict(cfg.tuning)])),
+                # trainWithBest only changes what the training job does with the result: not the study's dir.
+                study_dir(
+                    job.root,
+                    fingerprint([job.train_hash, asdict(replace(cfg.tuning, train_with_best=False))]),
+                ),
                 common,
                 children(self, opts, depends_on=[self.data_job, *depends_on]),
             )

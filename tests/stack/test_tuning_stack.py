@@ -123,3 +123,10 @@ def test_with_best_maps_flags_onto_hyperparameters():
     )
     assert isinstance(tuned.batch_size, int) and tuned.epochs == hp.epochs
     assert load_config({}, "local").tuning is None
+
+
+def test_train_with_best_does_not_move_the_study():
+    with_best_run = run_stack("local", tuning=STUDY, trainWithBest=True).named("tune").inputs
+    assert run_stack("local", tuning=STUDY).named("tune").inputs == with_best_run
+    changed = run_stack("local", tuning={**STUDY, "maxTrials": 3}).named("tune").inputs
+    assert changed["base_output_dir"] != with_best_run["base_output_dir"]
