@@ -5,8 +5,9 @@ The format is cloudml-hypertune's (GoogleCloudPlatform/cloudml-hypertune, hypert
 is rewritten with the last 100 reports, one JSON object per line with sorted keys: `{"global_step": "<int>",
 "<metric tag>": "<float>", "timestamp": <float>, "trial": "<CLOUD_ML_TRIAL_ID or 0>"}`.
 Written here instead of depending on the library: it is those few lines, and one pinned dependency fewer in
-the image. The stack names the study's metric in CLOUD_ML_HP_METRIC_TAG (the variable AI Platform set for
-the same purpose); without it the trainer reports nothing.
+the image. The stack names the study's metric in CLOUD_ML_HP_METRIC_TAG (the name Google's Vertex NAS client
+says it sets in trial containers for this; Vertex tuning documents none, so the stack sets it); without it the
+trainer reports nothing.
 """
 
 from __future__ import annotations
