@@ -30,7 +30,7 @@ from google.cloud import aiplatform_v1
 from infra.vertex import search, spec
 from infra.vertex.local_runner import LocalRunner
 from infra.vertex.status import JobStatus, now
-from infra.vertex.trials import Trial, best, trial_line
+from infra.vertex.trials import Trial, trial_line
 
 POLL_SECONDS = 0.2
 TRIALS_FILE = "trials.json"
@@ -46,7 +46,9 @@ def trial_base(base: str, trial_id: str) -> str:
     return f"{base.rstrip('/')}/{trial_id}"
 
 
-def trial_job(study: aiplatform_v1.HyperparameterTuningJob, trial_id: str, point: search.Point, base: str):
+def trial_job(
+    study: aiplatform_v1.HyperparameterTuningJob, trial_id: str, point: search.Point, base: str
+) -> aiplatform_v1.CustomJob:
     """The CustomJob of one trial: the study's trial job spec with the trial's flags and output dir."""
     job_spec = aiplatform_v1.CustomJobSpec(study.trial_job_spec)
     job_spec.base_output_directory = aiplatform_v1.GcsDestination(
@@ -174,7 +176,7 @@ class Study:
             if self.failed_too_often():
                 break
             if not self.pending and not self.running:
-                if best(self.done, "MAXIMIZE") is None:
+                if not any(t.state == "SUCCEEDED" for t in self.done):
                     self.error = f"no trial succeeded with a reported {self.metric_id}"
                 break
         self.cancel_running()
