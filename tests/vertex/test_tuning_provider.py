@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator
 
+import grpc
 import pytest
 from google.cloud import aiplatform_v1
 
@@ -161,3 +162,15 @@ def test_diff_replaces_on_a_changed_study_and_changes_wait_in_place():
     in_place = provider.diff("id", olds, {**olds, "poll_interval_seconds": 9.0})
     assert in_place.changes and not in_place.replaces
     assert provider.diff("id", olds, dict(olds)).changes is False
+
+
+def test_a_create_whose_response_was_lost_is_found_not_repeated(fake):
+    fake.fail("CreateHyperparameterTuningJob", grpc.StatusCode.UNAVAILABLE, applied=True)
+    outs = TuningJobProvider().create(checked()).outs
+    assert outs["state"] == "JOB_STATE_SUCCEEDED" and len(fake.tuning_jobs) == 1
+    assert fake.methods()[:4] == [
+        "ListHyperparameterTuningJobs",
+        "CreateHyperparameterTuningJob",
+        "ListHyperparameterTuningJobs",
+        "GetHyperparameterTuningJob",
+    ]
