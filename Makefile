@@ -15,8 +15,9 @@ FILTER := 2>&1 | sed -uE "/$$TF_STARTUP_NOISE/d"
 # pipefail: a failing trainer fails the target even though its output goes through the filter.
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
+LOCAL_TUNE ?= .local/tune-local
 
-.PHONY: setup test lint train-local up destroy clean
+.PHONY: setup test lint train-local tune-local up destroy clean
 
 setup: $(STAMP)
 
@@ -53,6 +54,11 @@ train-local: setup
 	@echo "Model:       $(LOCAL_RUN)/model"
 	@echo "Metrics:     $(LOCAL_RUN)/model/metrics.json"
 	@echo "TensorBoard: $(BIN)/tensorboard --logdir $(LOCAL_RUN)/tensorboard"
+
+# A 4-trial grid study of the built-in trainer on this machine's CPU: the tuning job resource's local runner.
+tune-local: setup
+	rm -rf $(LOCAL_TUNE)
+	$(QUIET) $(BIN)/python benchmarks/local_study.py --output $(LOCAL_TUNE) $(FILTER)
 
 # Needs the Pulumi CLI and, for cloud stacks, Google Cloud credentials (see README).
 STACK ?= local

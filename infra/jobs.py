@@ -6,16 +6,18 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
 import pulumi
 
+from infra.best_parameters import with_best
 from infra.config import StackConfig
 from infra.config.trainer import DEFAULT_COMMAND, default_args
 from infra.options import children
 from infra.storage import CHECKPOINT_PREFIX, TMP_PREFIX
+from infra.tuning_job import study_dir, tuning_job
 from infra.vertex.resource import CustomJob, CustomJobArgs, WorkerPool
 
 LOCAL_SERVICE_ACCOUNT = "local"
@@ -152,6 +154,14 @@ def train_args(cfg: StackConfig, job: JobPlan) -> list[str]:
     return expand_args(cfg.trainer.args, placeholder_values(cfg, job))
 
 
+def best_training(cfg: StackConfig, job: JobPlan, best: dict[str, object]) -> tuple[list[str], str]:
+    """Training args and run dir for the study's best parameters: a new best gives new args (the job is
+    replaced) and a new run and checkpoint dir; the same best gives the same ones (no change)."""
+    tuned = replace(cfg, hyperparameters=with_best(cfg.hyperparameters, best))
+    tuned_job = replace(job, train_hash=fingerprint([job.train_hash, asdict(tuned.hyperparameters)]))
+    return train_args(tuned, tuned_job), tuned_job.train_output_dir
+
+
 def logs_url(job_name: str | None, project: str) -> str:
     """Cloud Logging query for one Vertex job (empty for local jobs, whose logs are files)."""
     if not job_name or not job_name.startswith("projects/"):
@@ -228,12 +238,32 @@ class TrainingJobs(pulumi.ComponentResource):
         pools = [chief]
         if cfg.worker_count:
             pools.append(WorkerPool(**{**chief.__dict__, "replica_count": cfg.worker_count}))
+        train_dir: pulumi.Input[str] = job.train_output_dir
+        self.tuning_job = None
+        if cfg.tuning:
+            self.tuning_job = tuning_job(
+                cfg.tuning,
+                f"vertex-training-{cfg.stack}-tune-{job.train_hash[:8]}",
+                pools,
+                # trainWithBest only changes what the training job does with the result: not the study's dir.
+                study_dir(
+                    job.root,
+                    fingerprint([job.train_hash, asdict(replace(cfg.tuning, train_with_best=False))]),
+                ),
+                common,
+                children(self, opts, depends_on=[*([self.data_job] if self.data_job else []), *depends_on]),
+            )
+            depends_on = [self.tuning_job, *depends_on]
+            if cfg.tuning.train_with_best:
+                best = self.tuning_job.best_parameters.apply(lambda b: best_training(cfg, job, b))
+                train_dir = best.apply(lambda b: b[1])
+                pools = [replace(pool, args=best.apply(lambda b: b[0])) for pool in pools]
         self.train_job = CustomJob(
             "train",
             CustomJobArgs(
                 display_name=f"vertex-training-{cfg.stack}-train-{job.train_hash[:8]}",
                 worker_pools=pools,
-                base_output_dir=job.train_output_dir,
+                base_output_dir=train_dir,
                 # MultiWorkerMirroredStrategy cannot lose a worker mid-step: restart them all together.
                 restart_on_worker_restart=bool(cfg.worker_count),
                 tensorboard=tensorboard,

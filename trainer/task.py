@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer import backbones, data, distribute, export, metadata, model, phases
+from trainer import backbones, data, distribute, export, hypertune, metadata, model, phases
 from trainer.errors import TrainerError
 from trainer.outputs import write_dir
 
@@ -29,6 +29,14 @@ class Phase:
     name: str
     first_epoch: int  # epochs are numbered across phases, so TensorBoard's axis is continuous
     last_epoch: int  # exclusive
+
+
+def whole_number(text: str) -> int:
+    """An integer flag; "16.0" too, as a tuning study may pass a DISCRETE value (a double)."""
+    number = float(text)
+    if not number.is_integer():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(number)
 
 
 def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None) -> argparse.Namespace:
@@ -50,11 +58,18 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
         default=env.get("AIP_TENSORBOARD_LOG_DIR"),
         help="TensorBoard logs (default $AIP_TENSORBOARD_LOG_DIR, else <model-dir>/../logs)",
     )
-    p.add_argument("--epochs", type=int, default=5, help="epochs training the head on a frozen backbone")
     p.add_argument(
-        "--fine-tune-epochs", type=int, default=5, help="epochs fine-tuning the backbone's top block"
+        "--epochs", type=whole_number, default=5, help="epochs training the head on a frozen backbone"
     )
-    p.add_argument("--batch-size", type=int, default=32, help="per replica; global = this x replicas")
+    p.add_argument(
+        "--fine-tune-epochs",
+        type=whole_number,
+        default=5,
+        help="epochs fine-tuning the backbone's top block",
+    )
+    p.add_argument(
+        "--batch-size", type=whole_number, default=32, help="per replica; global = this x replicas"
+    )
     p.add_argument("--image-size", type=int, help="must equal the data's image size (default: the data's)")
     p.add_argument("--num-classes", type=int, help="must equal the data's class count (default: the data's)")
     p.add_argument("--backbone", choices=list(backbones.BACKBONES), default=backbones.DEFAULT)
@@ -199,6 +214,7 @@ def train(args: argparse.Namespace) -> dict:
         net = model.build(size, None if args.weights == "none" else "imagenet", num_classes, backbone.name)
 
     history: dict[str, dict] = {}
+    reporter = hypertune.from_env() if role.is_chief else None
     plan = plan_phases(args.epochs, args.fine_tune_epochs)
     done = [p.name for p in plan if phases.is_done(args.checkpoint_dir, p.name)]
     if done:
@@ -223,7 +239,10 @@ def train(args: argparse.Namespace) -> dict:
                 epochs=phase.last_epoch,
                 steps_per_epoch=steps,
                 verbose=0,
-                callbacks=phase_callbacks(phase, args.checkpoint_dir, tensorboard_dir, role),
+                callbacks=[
+                    *phase_callbacks(phase, args.checkpoint_dir, tensorboard_dir, role),
+                    *([hypertune.ReportMetric(reporter)] if reporter else []),
+                ],
             )
             history[phase.name] = {k: [float(v) for v in vs] for k, vs in fit.history.items()}
             log.info("%s-%d: %s finished; weights saved", role.task_type, role.task_id, phase.name)
@@ -247,6 +266,9 @@ def train(args: argparse.Namespace) -> dict:
         "history": history,
     }
     export.write_metrics(args.model_dir, metrics)
+    if reporter and isinstance(metrics.get(reporter.tag), float):
+        # The last report is the study's final measurement: make it the exported model's, as in metrics.json.
+        reporter.report(metrics[reporter.tag], args.epochs + args.fine_tune_epochs)
     log.info(
         "exported %s: val_accuracy=%.4f val_loss=%.4f",
         args.model_dir,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, capacity, cost, data, hyperparameters, model_registry, trainer
+from infra.config import budget, capacity, cost, data, hyperparameters, model_registry, trainer, tuning
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import CapacityConfig, check_machine
 from infra.config.cost import CostConfig
@@ -78,6 +78,7 @@ class StackConfig:
     cost: CostConfig = field(default_factory=CostConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     model_registry: ModelRegistryConfig = model_registry.NOT_REGISTERED
+    tuning: tuning.TuningConfig | None = None
 
     @property
     def is_local(self) -> bool:
@@ -114,6 +115,7 @@ KEYS = (
     *cost.KEYS,
     *trainer.KEYS,
     *model_registry.KEYS,
+    *tuning.KEYS,
 )
 
 
@@ -246,4 +248,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         cost=cost.read_cost(read),
         trainer=trainer.read_trainer(read, hyperparameter_config, data_config, runner),
         model_registry=model_registry.read_model_registry(read, stack, runner),
+        tuning=tuning.read_tuning(read),
     )
