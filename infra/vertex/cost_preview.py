@@ -144,3 +144,21 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
             "lower timeoutSeconds to let it run to the end"
         )
     return lines
+
+
+def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
+    """The cost lines of a tuning job: a trial's hourly price and the study's worst case, every trial of
+    max_trial_count running its timeout_seconds (trials x shape x time)."""
+    trials = props.get("max_trial_count")
+    if props.get("runner") != "vertex" or not _known(props) or not isinstance(trials, int):
+        return []
+    (cost,) = shape_costs(props)  # trials run on one shape: a study takes no fallbacks
+    head = f"cost of a trial: {cost.machines} ({cost.strategy})"
+    if cost.hourly is None:
+        return [f"{head}: no price for {', '.join(cost.missing)}, so no estimate"]
+    timeout = float(props["timeout_seconds"])
+    worst = cost.hourly * timeout / 3600.0 * trials
+    return [
+        f"{head}: USD {cost.hourly:.2f}/h",
+        f"worst case USD {worst:.2f}: {trials} trials x timeout_seconds {int(timeout)} (list prices)",
+    ]

@@ -27,7 +27,7 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import pricing, tuning_spec
+from infra.vertex import cost_preview, pricing, tuning_spec
 from infra.vertex.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.heartbeat import duration_text
 from infra.vertex.provider import CANCEL_WAIT_SECONDS, DEADLINE_GRACE_SECONDS, _log, _poll, _timestamp
@@ -172,7 +172,11 @@ class TuningJobProvider(ResourceProvider):
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         props = tuning_spec.with_defaults(news)
-        return CheckResult(props, [CheckFailure(p, reason) for p, reason in tuning_spec.validate(props)])
+        failures = [CheckFailure(p, reason) for p, reason in tuning_spec.validate(props)]
+        if not failures:
+            for line in cost_preview.study_preview_lines(props):  # what the study may cost, before it runs
+                _log(props, line)
+        return CheckResult(props, failures)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         olds, news = tuning_spec.with_defaults(olds), tuning_spec.with_defaults(news)

@@ -174,3 +174,23 @@ def test_a_create_whose_response_was_lost_is_found_not_repeated(fake):
         "ListHyperparameterTuningJobs",
         "GetHyperparameterTuningJob",
     ]
+
+
+def test_check_prints_a_trials_price_and_the_studys_worst_case(capsys):
+    # n1-standard-8 + 1 x T4 on demand, from pricing.py's cited table: 4 trials x 1 h each at most.
+    checked(spot=False, timeout_seconds=3600, max_trial_count=4)
+    hourly = pricing.shape_hourly(REGION, [pool()], "STANDARD")
+    assert hourly == pytest.approx(0.436998 + 0.4025)
+    lines = [line.split("] ", 1)[1] for line in capsys.readouterr().err.splitlines()]
+    assert lines == [
+        f"cost of a trial: 1 x n1-standard-8 + 1 x NVIDIA_TESLA_T4 (STANDARD): USD {hourly:.2f}/h",
+        f"worst case USD {hourly * 4:.2f}: 4 trials x timeout_seconds 3600 (list prices)",
+    ]
+
+
+def test_check_names_the_unpriced_items_of_a_spot_study(capsys):
+    checked(spot=True)
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith(
+        "no price for n1-standard-8 (us-central1, SPOT), NVIDIA_TESLA_T4 (us-central1, SPOT), so no estimate"
+    )
