@@ -15,6 +15,7 @@ import pulumi
 from infra.best_parameters import with_best
 from infra.config import StackConfig
 from infra.config.trainer import DEFAULT_COMMAND, default_args
+from infra.job_gate import after_success
 from infra.options import children
 from infra.storage import CHECKPOINT_PREFIX, TMP_PREFIX
 from infra.tuning_job import study_dir, tuning_job
@@ -267,6 +268,8 @@ class TrainingJobs(pulumi.ComponentResource):
                 # MultiWorkerMirroredStrategy cannot lose a worker mid-step: restart them all together.
                 restart_on_worker_restart=bool(cfg.worker_count),
                 tensorboard=tensorboard,
+                # A data job stopped by its cap leaves partial TFRecords: train only after it succeeded.
+                upstream_job=after_success(self.data_job, "The training job") if self.data_job else None,
                 # Strategy, FLEX_START wait and fallback shapes (stack keys in infra/config/capacity.py).
                 **{**common, **cfg.capacity.job_args(cfg.spot)},
             ),
