@@ -251,7 +251,8 @@ class TrainingJobs(pulumi.ComponentResource):
                     job.root,
                     fingerprint([job.train_hash, asdict(replace(cfg.tuning, train_with_best=False))]),
                 ),
-                common,
+                # Trials read the data job's TFRecords too: none run after it was capped.
+                {**common, **self._after_data("The tuning study")},
                 children(self, opts, depends_on=[*([self.data_job] if self.data_job else []), *depends_on]),
             )
             depends_on = [self.tuning_job, *depends_on]
@@ -269,7 +270,7 @@ class TrainingJobs(pulumi.ComponentResource):
                 restart_on_worker_restart=bool(cfg.worker_count),
                 tensorboard=tensorboard,
                 # A data job stopped by its cap leaves partial TFRecords: train only after it succeeded.
-                upstream_job=after_success(self.data_job, "The training job") if self.data_job else None,
+                **self._after_data("The training job"),
                 # Strategy, FLEX_START wait and fallback shapes (stack keys in infra/config/capacity.py).
                 **{**common, **cfg.capacity.job_args(cfg.spot)},
             ),
@@ -282,3 +283,7 @@ class TrainingJobs(pulumi.ComponentResource):
                 "model_dir": self.train_job.model_dir,
             }
         )
+
+    def _after_data(self, dependent: str) -> dict[str, pulumi.Output[str]]:
+        """`upstream_job` for a job that reads the data job's output (nothing with dataSource none)."""
+        return {"upstream_job": after_success(self.data_job, dependent)} if self.data_job else {}

@@ -8,8 +8,10 @@ from infra.job_gate import UpstreamJobError, require_succeeded
 from infra.stack import build
 from infra.vertex.model_resource import RESOURCE_TYPE as MODEL_VERSION
 from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB
+from infra.vertex.tuning_resource import RESOURCE_TYPE as TUNING_JOB
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 from tests.stack.conftest import cached_run, stack_config
+from tests.stack.test_tuning_stack import STUDY
 
 CAPPED = {
     "state": "JOB_STATE_CANCELLED",
@@ -32,6 +34,14 @@ def test_a_capped_data_job_stops_the_training_job_with_its_paragraph() -> None:
     assert jobs == ["data-prep"]
     assert "The training job was not run" in str(error) and "JOB_STATE_CANCELLED" in str(error)
     assert "reached max_cost_usd USD 5.00" in str(error)
+
+
+def test_a_capped_data_job_runs_no_tuning_study() -> None:
+    run = MockedRun()
+    cfg = stack_config("dev", tuning=STUDY)
+    with pytest.raises(UpstreamJobError, match="The tuning study was not run"):
+        run_program(lambda: build(cfg), stack="dev", job_ends={"data-prep": CAPPED}, run=run)
+    assert run.by_type(TUNING_JOB) == [] and [r.name for r in run.by_type(CUSTOM_JOB)] == ["data-prep"]
 
 
 def test_a_capped_training_job_registers_no_model_version() -> None:
