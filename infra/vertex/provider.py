@@ -431,6 +431,10 @@ class CustomJobProvider(ResourceProvider):
         adopted = runner.find_by_key(spec.job_key(props))
         if adopted is not None:
             _log(props, f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
+            shaped = placement.apply_shape(props, placement.job_shape(adopted, props)[1])
+            note = cost_cap.submit_note(shaped, spend.Carried.of(adopted))
+            if note:
+                _log(props, note)
         status, records = _place(runner, props, adopted)
         if props["wait"]:
             return CreateResult(status.name, _finished(props, status, records))

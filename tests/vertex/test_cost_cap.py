@@ -196,3 +196,16 @@ def test_time_on_an_unpriced_shape_is_never_priced_at_another_shapes_rate(fake_v
     legacy = replace(running, labels={ATTEMPT_LABEL: "2-600"})
     assert spend.Carried.of(legacy) == spend.Carried(0, 1, unpriced=True)
     assert "not counted" in cost_cap.submit_note(t4, spend.Carried(50, 1, unpriced=True))
+
+
+def test_an_adopted_job_without_the_cost_of_its_earlier_attempts_says_the_cap_cannot_count_them(
+    fake_vertex, capsys
+):
+    job = spec.build_custom_job(spec.with_defaults(job_props()))
+    job.labels[ATTEMPT_LABEL] = "2-3000"  # submitted before attempts carried their cost
+    fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_SUCCEEDED)  # an interrupted `up` left it behind
+    provider = CustomJobProvider()
+    outs = provider.create(provider.check({}, job_props(max_cost_usd=5)).inputs).outs
+    lines = err_lines(capsys)
+    assert any("some of their running time was on a shape with no price" in line for line in lines)
+    assert "estimated_cost_usd" not in outs  # part of the cost is unknown: no figure rather than a low one
