@@ -38,9 +38,9 @@ NUM_CLASSES_ARGS = ("--num-classes", "{num_classes}")
 PATH_PLACEHOLDERS = ("data_dir", "bucket", "checkpoint_dir")
 HYPERPARAMETER_PLACEHOLDERS = tuple(f.name for f in fields(Hyperparameters))
 PLACEHOLDERS = (*PATH_PLACEHOLDERS, *HYPERPARAMETER_PLACEHOLDERS, "image_size")
-# The data-preparation job runs this module of the trainer's image (dataSource other than none).
-DATA_ENTRY = "create_tfrecords.py"
 _ENTRYPOINT = re.compile(r"^\s*ENTRYPOINT\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+# How Docker runs a shell-form ENTRYPOINT (its Dockerfile reference).
+SHELL_FORM = ("/bin/sh", "-c")
 # Cloud Storage FUSE: Vertex mounts gs://BUCKET at /gcs/BUCKET inside the job, so such paths are not local.
 GCS_FUSE_PREFIX = "/gcs/"
 
@@ -88,8 +88,8 @@ def entrypoint(dockerfile: Path) -> tuple[str, ...] | None:
     try:
         value = json.loads(matches[-1])
     except json.JSONDecodeError:
-        return ("/bin/sh", "-c", matches[-1])
-    return tuple(str(v) for v in value) if isinstance(value, list) else ("/bin/sh", "-c", matches[-1])
+        return (*SHELL_FORM, matches[-1])
+    return tuple(str(v) for v in value) if isinstance(value, list) else (*SHELL_FORM, matches[-1])
 
 
 def entrypoint_conflict(trainer: TrainerConfig) -> str | None:
@@ -189,15 +189,26 @@ def read_trainer(
             "write it as a YAML list, e.g. trainerCommand: [python, -m, mytrainer.task]",
         )
     args = _strings(read, "trainerArgs", default_args(hp) if builtin else (), '"--data-dir", "{data_dir}"')
+    if args and declared and declared[:2] == SHELL_FORM and command == declared:
+        # `sh -c STRING arg...` puts the arguments in $0, $1...: STRING never sees them (POSIX sh).
+        raise ConfigError(
+            "trainerArgs",
+            f"{dockerfile} has a shell-form ENTRYPOINT ({declared[2]!r}), which drops every argument",
+            "set vertex-training:trainerCommand (a YAML list), or write the ENTRYPOINT in exec form "
+            '(["python", "-m", "mytrainer.task"])',
+        )
     _check_placeholders(args, hp, data)
     if runner == "vertex":
         _check_local_paths("trainerCommand", command, root)
         _check_local_paths("trainerArgs", args, root)
-    if data.source != "none" and not (directory / DATA_ENTRY).is_file():
+    if data.source != "none" and not builtin:
+        # The data job runs the built-in trainer's create_tfrecords from its own image; another trainerDir's
+        # image holds other code (a copy of the module would be neither run nor hashed as the job ran it).
         raise ConfigError(
             "dataSource",
-            f"{data.source} prepares TFRecords with the built-in trainer's {DATA_ENTRY}, which "
-            f"{directory.name}/ does not have",
-            "run `pulumi config set vertex-training:dataSource none` (your trainer reads its own data)",
+            f"{data.source} prepares TFRecords with the built-in trainer ({DEFAULT_DIR}/), but trainerDir is "
+            f"{directory.name}/",
+            "run `pulumi config set vertex-training:dataSource none` (your trainer reads its own data), or "
+            "remove vertex-training:trainerDir to train the built-in trainer",
         )
     return TrainerConfig(dir=directory, command=command, args=args)
