@@ -52,6 +52,7 @@ class TrainerConfig:
     dir: Path = PROJECT_ROOT / DEFAULT_DIR
     command: tuple[str, ...] = DEFAULT_COMMAND
     args: tuple[str, ...] = DEFAULT_ARGS
+    builtin: bool = True  # trainer/ itself: what it reports (tuning metrics) is known
 
     @property
     def dockerfile(self) -> Path | None:
@@ -78,6 +79,33 @@ def placeholders(template: str, key: str = "trainerArgs") -> list[str]:
             raise ConfigError(key, f"{template!r} has a placeholder with a format", "write {name} only")
         names.append(name)
     return names
+
+
+@dataclass(frozen=True)
+class ArgumentUse:
+    """Where trainerArgs pass a placeholder: the templates that make up the argument (a separate flag
+    included), and the flag when the value is exactly the placeholder (`--flag {x}` or `--flag={x}`)."""
+
+    indices: tuple[int, ...]
+    flag: str | None
+    flagged: bool  # False: a positional argument, which cannot be left out or set by name
+
+
+def argument_uses(templates: tuple[str, ...], name: str) -> list[ArgumentUse]:
+    whole = "{" + name + "}"
+    uses = []
+    for i, template in enumerate(templates):
+        if name not in placeholders(template):
+            continue
+        if template.startswith("-") and "=" in template:
+            flag, value = template.split("=", 1)
+            uses.append(ArgumentUse((i,), flag.lstrip("-") if value == whole else None, True))
+        elif i and templates[i - 1].startswith("-") and not placeholders(templates[i - 1]):
+            flag = templates[i - 1].lstrip("-") if template == whole else None
+            uses.append(ArgumentUse((i - 1, i), flag, True))
+        else:
+            uses.append(ArgumentUse((i,), None, False))
+    return uses
 
 
 def entrypoint(dockerfile: Path) -> tuple[str, ...] | None:
@@ -211,4 +239,4 @@ def read_trainer(
             "run `pulumi config set vertex-training:dataSource none` (your trainer reads its own data), or "
             "remove vertex-training:trainerDir to train the built-in trainer",
         )
-    return TrainerConfig(dir=directory, command=command, args=args)
+    return TrainerConfig(dir=directory, command=command, args=args, builtin=builtin)
