@@ -12,6 +12,7 @@ from infra.config import ConfigError, load_config
 from infra.jobs import best_training, plan
 from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB
 from infra.vertex.spec import output_dirs
+from infra.vertex.tuning_provider import TuningJobProvider
 from infra.vertex.tuning_resource import RESOURCE_TYPE as TUNING_JOB
 from tests.fakes import pulumi_mocks
 from tests.stack.conftest import run_stack, stack_config
@@ -171,6 +172,9 @@ def test_trials_keep_the_training_jobs_scheduling_strategy_and_restart_all():
         assert tune[key] == train[key], key
     assert tune["scheduling_strategy"] == "FLEX_START" and tune["restart_on_worker_restart"] is True
     assert "fallbacks" not in tune and "max_cost_usd" not in tune
+    # The provider's own check accepts the study as the stack declares it.
+    props = {k: v for k, v in tune.items() if k != "__provider"}
+    assert TuningJobProvider().check({}, props).failures == []
 
 
 HOUSING_STUDY = {
