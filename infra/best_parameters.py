@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from infra.config.hyperparameters import Hyperparameters
-from infra.config.tuning import TUNABLE, TuningConfig
+from infra.config.trainer import argument_uses
+from infra.config.tuning import CHECKPOINT_PLACEHOLDER, TUNABLE, TuningConfig
 from infra.vertex.tuning_resource import Parameter, StudyArgs
 
 # The environment variable that names the study's metric to the trainer (trainer/hypertune.py).
@@ -39,27 +40,28 @@ def study_args(tuning: TuningConfig) -> StudyArgs:
     )
 
 
-def trial_args(train_args: Sequence[str]) -> list[str]:
-    """The training arguments less --checkpoint-dir: each trial then checkpoints in its own
-    AIP_CHECKPOINT_DIR (<study dir>/<trial id>/checkpoints/) instead of resuming another trial's."""
-    out, skip = [], False
-    for arg in train_args:
-        if skip:
-            skip = False
-        elif arg == "--checkpoint-dir":
-            skip = True
-        else:
-            out.append(arg)
-    return out
+def trial_templates(templates: Sequence[str], tuning: TuningConfig) -> tuple[str, ...]:
+    """trainerArgs for a trial: less the shared {checkpoint_dir} (each trial checkpoints in its own
+    AIP_CHECKPOINT_DIR, <study dir>/<trial id>/checkpoints/) and less the tuned keys' arguments (the trial
+    gets them as `--<flag>=<value>`); the config checked that each is passed behind a flag."""
+    names = [CHECKPOINT_PLACEHOLDER, *(TUNABLE[p.key].field for p in tuning.parameters)]
+    dropped = {i for name in names for use in argument_uses(tuple(templates), name) for i in use.indices}
+    return tuple(t for i, t in enumerate(templates) if i not in dropped)
 
 
-def with_best(hyperparameters: Hyperparameters, best: Mapping[str, Any] | None) -> Hyperparameters:
-    """The hyperparameters with the best trial's values (keyed by parameter id, i.e. trainer flag) laid on.
+def config_values(tuning: TuningConfig, best: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The best trial's parameters (keyed by parameter id, i.e. trainer flag) as the config wrote them:
+    by hyperparameter key, whole-number keys as ints (Vertex reports DISCRETE and INTEGER values as
+    doubles, CATEGORICAL ones as strings). No best (no succeeded trial) gives {}."""
+    keys = {p.parameter_id: p.key for p in tuning.parameters}
+    return {
+        keys[flag]: TUNABLE[keys[flag]].kind(value) for flag, value in (best or {}).items() if flag in keys
+    }
 
-    Vertex reports DISCRETE and INTEGER values as doubles: whole-number keys take them back as ints. No best
-    (a study without a succeeded trial, which fails before training starts) leaves them as configured.
-    """
-    by_flag = {t.flag: t for t in TUNABLE.values()}
-    tuned = [(by_flag[flag], value) for flag, value in (best or {}).items() if flag in by_flag]
-    changes = {t.field: t.kind(value) for t, value in tuned}
+
+def with_best(
+    hyperparameters: Hyperparameters, tuning: TuningConfig, best: Mapping[str, Any] | None
+) -> Hyperparameters:
+    """The hyperparameters with the best trial's values laid on (none: as configured)."""
+    changes = {TUNABLE[key].field: value for key, value in config_values(tuning, best).items()}
     return dataclasses.replace(hyperparameters, **changes)

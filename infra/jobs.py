@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pulumi
 
-from infra.best_parameters import with_best
+from infra.best_parameters import config_values, trial_templates, with_best
 from infra.config import StackConfig
 from infra.config.trainer import DEFAULT_COMMAND, default_args
 from infra.job_gate import after_success
@@ -158,7 +158,7 @@ def train_args(cfg: StackConfig, job: JobPlan) -> list[str]:
 def best_training(cfg: StackConfig, job: JobPlan, best: dict[str, object]) -> tuple[list[str], str]:
     """Training args and run dir for the study's best parameters: a new best gives new args (the job is
     replaced) and a new run and checkpoint dir; the same best gives the same ones (no change)."""
-    tuned = replace(cfg, hyperparameters=with_best(cfg.hyperparameters, best))
+    tuned = replace(cfg, hyperparameters=with_best(cfg.hyperparameters, cfg.tuning, best))
     tuned_job = replace(job, train_hash=fingerprint([job.train_hash, asdict(tuned.hyperparameters)]))
     return train_args(tuned, tuned_job), tuned_job.train_output_dir
 
@@ -241,19 +241,30 @@ class TrainingJobs(pulumi.ComponentResource):
             pools.append(WorkerPool(**{**chief.__dict__, "replica_count": cfg.worker_count}))
         train_dir: pulumi.Input[str] = job.train_output_dir
         self.tuning_job = None
+        self.best_parameters: pulumi.Input[dict] = {}
         if cfg.tuning:
             self.tuning_job = tuning_job(
                 cfg.tuning,
                 f"vertex-training-{cfg.stack}-tune-{job.train_hash[:8]}",
                 pools,
+                expand_args(trial_templates(cfg.trainer.args, cfg.tuning), placeholder_values(cfg, job)),
                 # trainWithBest only changes what the training job does with the result: not the study's dir.
                 study_dir(
                     job.root,
                     fingerprint([job.train_hash, asdict(replace(cfg.tuning, train_with_best=False))]),
                 ),
-                # Trials read the data job's TFRecords too: none run after it was capped.
-                {**common, **self._after_data("The tuning study")},
+                # The training job's scheduling strategy and restart-all (below) apply to every trial; trials
+                # read the data job's TFRecords too, so none run after it was capped.
+                {
+                    **common,
+                    **cfg.capacity.job_args(cfg.spot),
+                    "restart_on_worker_restart": bool(cfg.worker_count),
+                    **self._after_data("The tuning study"),
+                },
                 children(self, opts, depends_on=[*([self.data_job] if self.data_job else []), *depends_on]),
+            )
+            self.best_parameters = self.tuning_job.best_parameters.apply(
+                lambda b: config_values(cfg.tuning, b)
             )
             depends_on = [self.tuning_job, *depends_on]
             if cfg.tuning.train_with_best:

@@ -25,6 +25,9 @@ PERMISSIONS = (
     "aiplatform.customJobs.cancel",
     "aiplatform.customJobs.get",
     "aiplatform.customJobs.list",
+    "aiplatform.hyperparameterTuningJobs.cancel",
+    "aiplatform.hyperparameterTuningJobs.get",
+    "aiplatform.hyperparameterTuningJobs.list",
 )
 # One custom role per Google Cloud project, shared by every stack (the permissions never differ), created by
 # the long-lived bootstrap stack (infra/bootstrap) or once by hand (docs/stack.md), never by a stack: IAM
@@ -34,7 +37,7 @@ PERMISSIONS = (
 # IAM condition for any new stack name.
 ROLE_ID = "vertexTrainingKillSwitch"
 ROLE_TITLE = "Vertex training kill switch"
-ROLE_DESCRIPTION = "List and cancel Vertex AI custom jobs; nothing else."
+ROLE_DESCRIPTION = "List and cancel Vertex AI custom jobs and hyperparameter tuning jobs; nothing else."
 # What a function build needs, on exactly its resources (https://cloud.google.com/functions/docs/securing/
 # build-custom-sa, https://cloud.google.com/run/docs/configuring/services/build-service-account, read
 # 2026-11-22): write build logs, push the image to the stack's repository, and Storage Object Admin

@@ -11,7 +11,7 @@ from infra.vertex.model_resource import ModelVersion, ModelVersionArgs
 
 class RegisteredModel(pulumi.ComponentResource):
     """Uploads the training job's SavedModel once the job succeeded, as the job's identity (which already
-    reads the bucket: no new grant); a protected stack keeps the version on destroy."""
+    reads the bucket: no new grant); a protected stack keeps its versions in the Registry (retained)."""
 
     def __init__(
         self,
@@ -36,7 +36,10 @@ class RegisteredModel(pulumi.ComponentResource):
                 version_aliases=list(cfg.model_registry.version_aliases),
                 service_account=reader,
             ),
-            opts=children(self, opts, protect=cfg.protect),
+            # Not `protect`: every retraining changes artifact_uri, which replaces the version, and Pulumi
+            # refuses to replace a protected resource. retain_on_delete lets the replace (and destroy) drop
+            # the old version from state while Vertex keeps it: prod keeps its history.
+            opts=children(self, opts, retain_on_delete=cfg.protect),
         )
         self.register_outputs({"version_name": self.version.version_name})
 

@@ -222,6 +222,6 @@ def _job_outputs(job: JobPlan, jobs: TrainingJobs) -> dict[str, pulumi.Input]:
         # Worst case at list prices (timeout_seconds, every replica); None where a price is unknown.
         "data_worst_case_usd": data_job.worst_case_usd if data_job else None,
         "train_worst_case_usd": jobs.train_job.worst_case_usd,
-        "best_parameters": jobs.tuning_job.best_parameters if jobs.tuning_job else {},
+        "best_parameters": jobs.best_parameters,  # by hyperparameter config key, as `tuning` wrote them
         "best_metric": jobs.tuning_job.best_metric if jobs.tuning_job else None,
     }

@@ -7,10 +7,11 @@ from typing import Any
 
 import pulumi
 
-from infra.best_parameters import METRIC_TAG_ENV, study_args, trial_args
+from infra.best_parameters import METRIC_TAG_ENV, study_args
 from infra.config.tuning import TuningConfig
 from infra.vertex.resource import CustomJobArgs, WorkerPool
 from infra.vertex.tuning_resource import HyperparameterTuningJob
+from infra.vertex.tuning_spec import SINGLE_JOB_INPUTS
 
 
 def study_dir(root: str, study_hash: str) -> str:
@@ -23,21 +24,20 @@ def tuning_job(
     tuning: TuningConfig,
     display_name: str,
     pools: list[WorkerPool],
+    trial_args: list[str],
     base_output_dir: str,
-    common: dict[str, Any],
+    job_args: dict[str, Any],
     opts: pulumi.ResourceOptions,
 ) -> HyperparameterTuningJob:
-    """The study over the training job's pools: no shared checkpoint dir, the metric named to the trainer."""
+    """The study over the training job's pools and settings (scheduling strategy and restart-all included):
+    the trial's arguments (no shared checkpoint dir, no tuned flags), the metric named to the trainer."""
     trial_pools = [
-        dataclasses.replace(
-            pool,
-            args=trial_args([str(a) for a in pool.args]),
-            env={**pool.env, METRIC_TAG_ENV: tuning.metric},
-        )
+        dataclasses.replace(pool, args=list(trial_args), env={**pool.env, METRIC_TAG_ENV: tuning.metric})
         for pool in pools
     ]
-    # No dollar cap of the study's own (tuning_spec.SINGLE_JOB_INPUTS): the cap stays the training job's.
-    trial_common = {k: v for k, v in common.items() if k != "max_cost_usd"}
+    # Fallback shapes, resubmission and the dollar cap are a single job's (tuning_spec.SINGLE_JOB_INPUTS):
+    # the study has none of them (docs/tuning.md says what that means for cost).
+    trial_common = {k: v for k, v in job_args.items() if k not in SINGLE_JOB_INPUTS}
     trial_job = CustomJobArgs(
         display_name=display_name, worker_pools=trial_pools, base_output_dir=base_output_dir, **trial_common
     )

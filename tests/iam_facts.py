@@ -59,6 +59,8 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         {
             "aiplatform.customJobs.get",
             "aiplatform.customJobs.list",
+            "aiplatform.hyperparameterTuningJobs.get",
+            "aiplatform.hyperparameterTuningJobs.list",
             "aiplatform.models.get",
             "aiplatform.models.list",
         }
@@ -70,9 +72,15 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "aiplatform.customJobs.delete",
             "aiplatform.customJobs.get",
             "aiplatform.customJobs.list",
+            "aiplatform.hyperparameterTuningJobs.cancel",
+            "aiplatform.hyperparameterTuningJobs.create",
+            "aiplatform.hyperparameterTuningJobs.delete",
+            "aiplatform.hyperparameterTuningJobs.get",
+            "aiplatform.hyperparameterTuningJobs.list",
             "aiplatform.models.delete",
             "aiplatform.models.get",
             "aiplatform.models.list",
+            "aiplatform.models.update",
             "aiplatform.models.upload",
         }
     ),

@@ -41,9 +41,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def list_images(paths: list[str]) -> list[str]:
-    """Files as given; folders (and gs:// prefixes) expanded to their .jpg/.jpeg/.png files, sorted."""
+def list_images(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(files as given, and folders or gs:// prefixes expanded to their .jpg/.jpeg/.png files, sorted;
+    one error line per path that names nothing to classify): a bad path must not stop the others."""
     found: list[str] = []
+    errors: list[str] = []
     for path in paths:
         if tf.io.gfile.isdir(path):
             inside = [
@@ -53,15 +55,13 @@ def list_images(paths: list[str]) -> list[str]:
                 if name.lower().endswith(IMAGE_EXTENSIONS)
             ]
             if not inside:
-                raise TrainerError(
-                    f"{path} holds no .jpg/.jpeg/.png files; pass image files or a folder of them"
-                )
+                errors.append(f"{path} holds no .jpg/.jpeg/.png files; pass image files or a folder of them")
             found += sorted(inside)
         elif tf.io.gfile.exists(path):
             found.append(path)
         else:
-            raise TrainerError(f"{path}: no such image file or folder")
-    return found
+            errors.append(f"{path}: no such image file or folder")
+    return found, errors
 
 
 def load_model(model_dir: str) -> tuple[object, list[str]]:
@@ -114,8 +114,8 @@ def predict(model_dir: str, paths: list[str], top_k: int) -> tuple[list[Predicti
     """(predictions of the readable images, one error line per unreadable one)."""
     serve, class_names = load_model(model_dir)
     readable: list[tuple[str, bytes]] = []
-    errors: list[str] = []
-    for path in list_images(paths):
+    images, errors = list_images(paths)
+    for path in images:
         try:
             readable.append((path, read_image(path)))
         except TrainerError as exc:

@@ -11,6 +11,8 @@ import argparse
 import json
 import os
 import sys
+import time
+from pathlib import Path
 
 import tensorflow as tf
 import tf_keras as keras
@@ -63,6 +65,28 @@ class EpochLog(keras.callbacks.Callback):
         print(f"epoch {epoch + 1}/{self.epochs} {values}", flush=True)
 
 
+class ReportMetric(keras.callbacks.Callback):
+    """For a tuning study: the metric named by CLOUD_ML_HP_METRIC_TAG (set by the stack on trials), once per
+    epoch, in cloudml-hypertune's file format (what its report_hyperparameter_tuning_metric writes, read
+    2026-11-22): JSON lines with sorted keys in CLOUD_ML_HP_METRIC_FILE (default
+    /tmp/hypertune/output.metrics). With cloudml-hypertune in requirements.txt, the library does the same."""
+
+    def __init__(self, tag: str):
+        super().__init__()
+        self.tag, self.reports = tag, []
+        self.path = Path(os.environ.get("CLOUD_ML_HP_METRIC_FILE", "/tmp/hypertune/output.metrics"))
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        value = (logs or {}).get(self.tag)
+        if value is None:
+            return
+        trial = os.environ.get("CLOUD_ML_TRIAL_ID", "0")
+        report = {"global_step": str(epoch + 1), self.tag: str(float(value)), "timestamp": time.time()}
+        self.reports = [*self.reports, {**report, "trial": trial}][-100:]  # the library keeps the last 100
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in self.reports))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     model_dir = required_env("AIP_MODEL_DIR")
@@ -77,6 +101,11 @@ def main(argv: list[str] | None = None) -> None:
         # Saved at every epoch end; after a restart, fit() starts at the epoch after the last one saved.
         keras.callbacks.BackupAndRestore(checkpoint_dir),
         EpochLog(args.epochs),
+        *(
+            [ReportMetric(os.environ["CLOUD_ML_HP_METRIC_TAG"])]
+            if os.environ.get("CLOUD_ML_HP_METRIC_TAG")
+            else []
+        ),
         *([keras.callbacks.TensorBoard(tensorboard_dir)] if tensorboard_dir else []),
     ]
     model.fit(

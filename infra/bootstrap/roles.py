@@ -8,6 +8,7 @@ from infra.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE, role_name
 from infra.service_agents import AGENT_ROLES
 from infra.vertex.model_resource import RESOURCE_TYPE as MODEL_VERSION_TYPE
 from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
+from infra.vertex.tuning_resource import RESOURCE_TYPE as TUNING_JOB_TYPE
 
 # Read-only: enough for `pulumi preview --refresh` of the main stack. Roles on the state bucket and the
 # secrets key are granted on those resources, not here.
@@ -93,6 +94,7 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/run.admin",
     _DYNAMIC: "roles/aiplatform.user",
     MODEL_VERSION_TYPE: "roles/aiplatform.user",
+    TUNING_JOB_TYPE: "roles/aiplatform.user",
     IMAGE_BUILD_TYPE: "roles/cloudbuild.builds.editor",
 }
 PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
@@ -116,6 +118,7 @@ PREVIEW_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": "roles/iam.securityReviewer",
     _DYNAMIC: "roles/aiplatform.viewer",
     MODEL_VERSION_TYPE: "roles/aiplatform.viewer",
+    TUNING_JOB_TYPE: "roles/aiplatform.viewer",
     # Refreshing the image looks its tag up in the registry.
     IMAGE_BUILD_TYPE: "roles/artifactregistry.reader",
 }

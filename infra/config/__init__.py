@@ -215,6 +215,7 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
     hyperparameter_config = hyperparameters.read_hyperparameters(read)
     local_dir = read.str("localDir", f".local/stack-{stack}", ".local/stack-local")
     local_path = Path(local_dir).expanduser()
+    trainer_config = trainer.read_trainer(read, hyperparameter_config, data_config, runner)
     return StackConfig(
         stack=stack,
         runner=runner,
@@ -246,7 +247,7 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
             timeout_seconds=timeout,
         ),
         cost=cost.read_cost(read),
-        trainer=trainer.read_trainer(read, hyperparameter_config, data_config, runner),
+        trainer=trainer_config,
         model_registry=model_registry.read_model_registry(read, stack, runner),
-        tuning=tuning.read_tuning(read),
+        tuning=tuning.read_tuning(read, trainer_config),
     )

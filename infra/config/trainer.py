@@ -38,9 +38,9 @@ NUM_CLASSES_ARGS = ("--num-classes", "{num_classes}")
 PATH_PLACEHOLDERS = ("data_dir", "bucket", "checkpoint_dir")
 HYPERPARAMETER_PLACEHOLDERS = tuple(f.name for f in fields(Hyperparameters))
 PLACEHOLDERS = (*PATH_PLACEHOLDERS, *HYPERPARAMETER_PLACEHOLDERS, "image_size")
-# The data-preparation job runs this module of the trainer's image (dataSource other than none).
-DATA_ENTRY = "create_tfrecords.py"
 _ENTRYPOINT = re.compile(r"^\s*ENTRYPOINT\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+# How Docker runs a shell-form ENTRYPOINT (its Dockerfile reference).
+SHELL_FORM = ("/bin/sh", "-c")
 # Cloud Storage FUSE: Vertex mounts gs://BUCKET at /gcs/BUCKET inside the job, so such paths are not local.
 GCS_FUSE_PREFIX = "/gcs/"
 
@@ -52,6 +52,7 @@ class TrainerConfig:
     dir: Path = PROJECT_ROOT / DEFAULT_DIR
     command: tuple[str, ...] = DEFAULT_COMMAND
     args: tuple[str, ...] = DEFAULT_ARGS
+    builtin: bool = True  # trainer/ itself: what it reports (tuning metrics) is known
 
     @property
     def dockerfile(self) -> Path | None:
@@ -80,6 +81,33 @@ def placeholders(template: str, key: str = "trainerArgs") -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class ArgumentUse:
+    """Where trainerArgs pass a placeholder: the templates that make up the argument (a separate flag
+    included), and the flag when the value is exactly the placeholder (`--flag {x}` or `--flag={x}`)."""
+
+    indices: tuple[int, ...]
+    flag: str | None
+    flagged: bool  # False: a positional argument, which cannot be left out or set by name
+
+
+def argument_uses(templates: tuple[str, ...], name: str) -> list[ArgumentUse]:
+    whole = "{" + name + "}"
+    uses = []
+    for i, template in enumerate(templates):
+        if name not in placeholders(template):
+            continue
+        if template.startswith("-") and "=" in template:
+            flag, value = template.split("=", 1)
+            uses.append(ArgumentUse((i,), flag.lstrip("-") if value == whole else None, True))
+        elif i and templates[i - 1].startswith("-") and not placeholders(templates[i - 1]):
+            flag = templates[i - 1].lstrip("-") if template == whole else None
+            uses.append(ArgumentUse((i - 1, i), flag, True))
+        else:
+            uses.append(ArgumentUse((i,), None, False))
+    return uses
+
+
 def entrypoint(dockerfile: Path) -> tuple[str, ...] | None:
     """The last ENTRYPOINT: exec form (a JSON list) as is, shell form as Docker runs it (`sh -c <line>`)."""
     matches = _ENTRYPOINT.findall(dockerfile.read_text())
@@ -88,8 +116,8 @@ def entrypoint(dockerfile: Path) -> tuple[str, ...] | None:
     try:
         value = json.loads(matches[-1])
     except json.JSONDecodeError:
-        return ("/bin/sh", "-c", matches[-1])
-    return tuple(str(v) for v in value) if isinstance(value, list) else ("/bin/sh", "-c", matches[-1])
+        return (*SHELL_FORM, matches[-1])
+    return tuple(str(v) for v in value) if isinstance(value, list) else (*SHELL_FORM, matches[-1])
 
 
 def entrypoint_conflict(trainer: TrainerConfig) -> str | None:
@@ -189,15 +217,26 @@ def read_trainer(
             "write it as a YAML list, e.g. trainerCommand: [python, -m, mytrainer.task]",
         )
     args = _strings(read, "trainerArgs", default_args(hp) if builtin else (), '"--data-dir", "{data_dir}"')
+    if args and declared and declared[:2] == SHELL_FORM and command == declared:
+        # `sh -c STRING arg...` puts the arguments in $0, $1...: STRING never sees them (POSIX sh).
+        raise ConfigError(
+            "trainerArgs",
+            f"{dockerfile} has a shell-form ENTRYPOINT ({declared[2]!r}), which drops every argument",
+            "set vertex-training:trainerCommand (a YAML list), or write the ENTRYPOINT in exec form "
+            '(["python", "-m", "mytrainer.task"])',
+        )
     _check_placeholders(args, hp, data)
     if runner == "vertex":
         _check_local_paths("trainerCommand", command, root)
         _check_local_paths("trainerArgs", args, root)
-    if data.source != "none" and not (directory / DATA_ENTRY).is_file():
+    if data.source != "none" and not builtin:
+        # The data job runs the built-in trainer's create_tfrecords from its own image; another trainerDir's
+        # image holds other code (a copy of the module would be neither run nor hashed as the job ran it).
         raise ConfigError(
             "dataSource",
-            f"{data.source} prepares TFRecords with the built-in trainer's {DATA_ENTRY}, which "
-            f"{directory.name}/ does not have",
-            "run `pulumi config set vertex-training:dataSource none` (your trainer reads its own data)",
+            f"{data.source} prepares TFRecords with the built-in trainer ({DEFAULT_DIR}/), but trainerDir is "
+            f"{directory.name}/",
+            "run `pulumi config set vertex-training:dataSource none` (your trainer reads its own data), or "
+            "remove vertex-training:trainerDir to train the built-in trainer",
         )
-    return TrainerConfig(dir=directory, command=command, args=args)
+    return TrainerConfig(dir=directory, command=command, args=args, builtin=builtin)

@@ -1,8 +1,11 @@
 """The `tuning` study (a hyperparameter tuning job before training) and `trainWithBest`.
 
-`tuning.parameters` is keyed by this stack's hyperparameter keys; each is `{values: [...]}` (DISCRETE numbers,
-or CATEGORICAL strings for backbone) or `{min, max[, scale]}` (INTEGER for whole-number keys, DOUBLE for
-learningRate). Each becomes a trainer flag that the study sets per trial (`--<flag>=<value>`).
+`tuning.parameters` is keyed by this stack's hyperparameter keys; each is `{values: [...]}` or
+`{min, max[, scale]}` (INTEGER for whole-number keys, DOUBLE for learningRate). Values of learningRate are
+DISCRETE; values of a whole-number key or of backbone are CATEGORICAL strings, because Vertex hands a trial
+its DISCRETE values as doubles (`--batch-size=16.0`, kuds/mesozoic-labs PR #127, 2026-03, read 2026-11-22),
+which an `int` flag refuses, and CATEGORICAL values as written. A key's flag is the one trainerArgs pass its
+placeholder with (`--batch-size {batch_size}`): the study sets it per trial (`--<flag>=<value>`).
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ from typing import Any
 
 from infra.config.hyperparameters import BACKBONES
 from infra.config.reader import ConfigError, Reader, set_fix
+from infra.config.trainer import TrainerConfig, argument_uses
 
 KEYS = ("tuning", "trainWithBest")
+# Each trial checkpoints in its own AIP_CHECKPOINT_DIR: the stack's shared one is left out of its arguments.
+CHECKPOINT_PLACEHOLDER = "checkpoint_dir"
 # What the built-in trainer reports per epoch (Keras logs) and, at the end, for the exported model.
 TRAINER_METRICS = ("val_accuracy", "val_loss", "accuracy", "loss")
 GOALS = ("MAXIMIZE", "MINIMIZE")
@@ -30,27 +36,26 @@ EXAMPLE = (
 
 @dataclass(frozen=True)
 class Tunable:
-    """A hyperparameter key the study may vary: its trainer flag (the parameter id), field and value kind."""
+    """A hyperparameter key the study may vary: its field (and trainerArgs placeholder) and value kind."""
 
-    flag: str
     field: str
     kind: type
     minimum: float  # the smallest allowed value (learningRate: exclusive)
 
 
 TUNABLE: dict[str, Tunable] = {
-    "learningRate": Tunable("learning-rate", "learning_rate", float, 0.0),
-    "batchSize": Tunable("batch-size", "batch_size", int, 1),
-    "epochs": Tunable("epochs", "epochs", int, 1),
-    "fineTuneEpochs": Tunable("fine-tune-epochs", "fine_tune_epochs", int, 0),
-    "backbone": Tunable("backbone", "backbone", str, 0),
+    "learningRate": Tunable("learning_rate", float, 0.0),
+    "batchSize": Tunable("batch_size", int, 1),
+    "epochs": Tunable("epochs", int, 1),
+    "fineTuneEpochs": Tunable("fine_tune_epochs", int, 0),
+    "backbone": Tunable("backbone", str, 0),
 }
 
 
 @dataclass(frozen=True)
 class TunedParameter:
     key: str  # the hyperparameter config key
-    parameter_id: str  # the trainer flag, without dashes in front
+    parameter_id: str  # the trainer flag trainerArgs pass the key's placeholder with, without dashes
     type: str  # DOUBLE, INTEGER, DISCRETE or CATEGORICAL (Vertex's parameter types)
     values: tuple[float | int | str, ...] = ()
     min: float | int | None = None
@@ -116,10 +121,25 @@ def _check_value(entry: str, key: str, value: Any) -> None:
         raise _fail(entry, f"{value!r} is below {tunable.minimum:g}, the smallest {key}")
 
 
-def _parameter(key: str, spec: Any) -> TunedParameter:
+def _flag(entry: str, key: str, templates: tuple[str, ...]) -> str:
+    """The flag trainerArgs pass the key's placeholder with: the study sets that flag per trial."""
+    name = TUNABLE[key].field
+    uses = argument_uses(templates, name)
+    if len(uses) != 1 or uses[0].flag is None:
+        raise ConfigError(
+            "tuning",
+            f"{entry}: trainerArgs must pass {{{name}}} once, as `--flag {{{name}}}` or `--flag={{{name}}}` "
+            f"(found {len(uses)} use(s)): its flag is what each trial sets",
+            f"add e.g. --{name.replace('_', '-')}, '{{{name}}}' to vertex-training:trainerArgs",
+        )
+    return uses[0].flag
+
+
+def _parameter(key: str, spec: Any, templates: tuple[str, ...]) -> TunedParameter:
     entry = f"parameters.{key}"
     if key not in TUNABLE:
         raise _fail(entry, f"{key!r} cannot be tuned; tunable keys: {', '.join(TUNABLE)}")
+    flag = _flag(entry, key, templates)
     if not isinstance(spec, Mapping) or not ({"values"} <= spec.keys() or {"min", "max"} <= spec.keys()):
         raise _fail(entry, f"expected {{values: [...]}} or {{min, max[, scale]}}, got {spec!r}")
     tunable = TUNABLE[key]
@@ -131,8 +151,9 @@ def _parameter(key: str, spec: Any) -> TunedParameter:
             _check_value(entry, key, value)
         if len(set(values)) != len(values):
             raise _fail(entry, f"values {values!r} lists a value twice")
-        kind = "CATEGORICAL" if tunable.kind is str else "DISCRETE"
-        return TunedParameter(key, tunable.flag, kind, values=tuple(values))
+        if tunable.kind is float:
+            return TunedParameter(key, flag, "DISCRETE", values=tuple(values))
+        return TunedParameter(key, flag, "CATEGORICAL", values=tuple(str(v) for v in values))
     if tunable.kind is str:
         raise _fail(entry, f"{key} takes values, not a range")
     low, high, scale = spec["min"], spec["max"], spec.get("scale", "linear")
@@ -145,11 +166,23 @@ def _parameter(key: str, spec: Any) -> TunedParameter:
     if scale != "linear" and low <= 0:
         raise _fail(entry, f"a {scale} scale needs min above 0, got {low}")
     kind = "INTEGER" if tunable.kind is int else "DOUBLE"
-    return TunedParameter(key, tunable.flag, kind, min=low, max=high, scale=SCALES[scale])
+    return TunedParameter(key, flag, kind, min=low, max=high, scale=SCALES[scale])
 
 
-def read_tuning(read: Reader) -> TuningConfig | None:
-    """The study, or None without `tuning`; errors name `tuning` and the entry."""
+def _check_checkpoint_dir(templates: tuple[str, ...]) -> None:
+    """Trials leave the shared {checkpoint_dir} out (best_parameters.trial_templates): not positional."""
+    if any(not use.flagged for use in argument_uses(templates, CHECKPOINT_PLACEHOLDER)):
+        raise ConfigError(
+            "tuning",
+            "trainerArgs pass {checkpoint_dir} as a positional argument, which the trials cannot leave out "
+            "(each trial checkpoints in its own AIP_CHECKPOINT_DIR)",
+            "pass it behind a flag (--checkpoint-dir, '{checkpoint_dir}') defaulting to AIP_CHECKPOINT_DIR",
+        )
+
+
+def read_tuning(read: Reader, trainer: TrainerConfig) -> TuningConfig | None:
+    """The study, or None without `tuning`; errors name `tuning` and the entry. `trainer`: whose flags the
+    parameters set and, for the built-in trainer, which metrics it reports."""
     study = _mapping(read)
     train_with_best = read.bool("trainWithBest", False)
     if study is None:
@@ -163,11 +196,13 @@ def read_tuning(read: Reader) -> TuningConfig | None:
     unknown = [k for k in study if k not in ENTRIES]
     if unknown:
         raise _fail(unknown[0], f"is not a tuning entry (entries: {', '.join(ENTRIES)})")
-    metric = study.get("metric", TRAINER_METRICS[0])
-    if metric not in TRAINER_METRICS:
+    metric = study.get("metric", TRAINER_METRICS[0] if trainer.builtin else None)
+    if trainer.builtin and metric not in TRAINER_METRICS:
         raise _fail(
             "metric", f"the trainer does not report {metric!r}; it reports {', '.join(TRAINER_METRICS)}"
         )
+    if not isinstance(metric, str) or not metric or any(c.isspace() for c in metric):
+        raise _fail("metric", f"must name the metric your trainer reports (hypertune), got {metric!r}")
     goal = study.get("goal", "MINIMIZE" if metric.endswith("loss") else "MAXIMIZE")
     if goal not in GOALS:
         raise _fail("goal", f"{goal!r} is not one of {', '.join(GOALS)}")
@@ -181,7 +216,8 @@ def read_tuning(read: Reader) -> TuningConfig | None:
     raw = study.get("parameters")
     if not isinstance(raw, Mapping) or not raw:
         raise _fail("parameters", f"expected a map of hyperparameter keys to tune, got {raw!r}")
-    parameters = tuple(_parameter(key, spec) for key, spec in raw.items())
+    parameters = tuple(_parameter(key, spec, trainer.args) for key, spec in raw.items())
+    _check_checkpoint_dir(trainer.args)
     ranged = [p.key for p in parameters if p.type == "DOUBLE"]
     if algorithm == "grid" and ranged:
         raise _fail("algorithm", f"grid search needs values for {', '.join(ranged)}, not a min/max range")

@@ -1,4 +1,5 @@
-"""Budget kill switch: when spend reaches the threshold, cancel this stack's live Vertex AI custom jobs.
+"""Budget kill switch: when spend reaches the threshold, cancel this stack's live Vertex AI jobs (custom
+jobs and hyperparameter tuning jobs).
 
 Deployed on its own as a Cloud Run function (Cloud Functions 2nd gen), so it imports nothing from `infra`.
 """
@@ -150,7 +151,9 @@ def job_filter(pulumi_project: str, pulumi_stack: str) -> str:
     return f'labels.pulumi_project="{pulumi_project}" AND labels.pulumi_stack="{pulumi_stack}" AND ({states})'
 
 
-def is_ours_and_live(job: aiplatform_v1.CustomJob, config: GuardConfig) -> bool:
+def is_ours_and_live(
+    job: aiplatform_v1.CustomJob | aiplatform_v1.HyperparameterTuningJob, config: GuardConfig
+) -> bool:
     """Second check after the server-side filter: never cancel a job the filter let through by mistake."""
     labels = dict(job.labels)
     return (
@@ -172,29 +175,55 @@ def make_client(region: str) -> aiplatform_v1.JobServiceClient:
     return aiplatform_v1.JobServiceClient(client_options={"api_endpoint": endpoint})
 
 
+@dataclass(frozen=True)
+class JobKind:
+    """One kind of Vertex job the stack runs: how to list and cancel it."""
+
+    list_request: type
+    list_method: str
+    cancel_method: str
+
+
+# Studies first: a study left running would start its next trial (its trials' CustomJobs carry no stack
+# labels: CustomJobSpec has no labels field, so only the study can be found and cancelled, and cancelling
+# it stops its running trials). Then the stack's own CustomJobs.
+JOB_KINDS = (
+    JobKind(
+        aiplatform_v1.ListHyperparameterTuningJobsRequest,
+        "list_hyperparameter_tuning_jobs",
+        "cancel_hyperparameter_tuning_job",
+    ),
+    JobKind(aiplatform_v1.ListCustomJobsRequest, "list_custom_jobs", "cancel_custom_job"),
+)
+
+
 def cancel_live_jobs(client: aiplatform_v1.JobServiceClient, config: GuardConfig) -> Outcome:
     outcome = Outcome(action="cancelled")
-    request = aiplatform_v1.ListCustomJobsRequest(
-        parent=config.parent, filter=job_filter(config.pulumi_project, config.pulumi_stack)
-    )
-    for job in client.list_custom_jobs(request=request, timeout=CALL_TIMEOUT_S):
-        if not is_ours_and_live(job, config):
-            continue
-        state = aiplatform_v1.JobState(job.state).name
-        try:
-            client.cancel_custom_job(name=job.name, timeout=CALL_TIMEOUT_S)
-        except (api_exceptions.FailedPrecondition, api_exceptions.NotFound) as err:
-            # It finished or started cancelling between list and cancel: nothing left to stop.
-            outcome.already_stopping.append(job.name)
-            log("INFO", "job already stopping", job=job.name, state=state, reason=str(err))
-            continue
-        except api_exceptions.GoogleAPICallError as err:
-            outcome.failed[job.name] = str(err)
-            log("ERROR", "could not cancel job", job=job.name, state=state, error=str(err))
-            continue
-        outcome.cancelled.append(job.name)
-        log("NOTICE", "cancelled job", job=job.name, display_name=job.display_name, state=state)
+    for kind in JOB_KINDS:
+        request = kind.list_request(
+            parent=config.parent, filter=job_filter(config.pulumi_project, config.pulumi_stack)
+        )
+        for job in getattr(client, kind.list_method)(request=request, timeout=CALL_TIMEOUT_S):
+            if is_ours_and_live(job, config):
+                _cancel(client, kind, job, outcome)
     return outcome
+
+
+def _cancel(client: aiplatform_v1.JobServiceClient, kind: JobKind, job: Any, outcome: Outcome) -> None:
+    state = aiplatform_v1.JobState(job.state).name
+    try:
+        getattr(client, kind.cancel_method)(name=job.name, timeout=CALL_TIMEOUT_S)
+    except (api_exceptions.FailedPrecondition, api_exceptions.NotFound) as err:
+        # It finished or started cancelling between list and cancel: nothing left to stop.
+        outcome.already_stopping.append(job.name)
+        log("INFO", "job already stopping", job=job.name, state=state, reason=str(err))
+        return
+    except api_exceptions.GoogleAPICallError as err:
+        outcome.failed[job.name] = str(err)
+        log("ERROR", "could not cancel job", job=job.name, state=state, error=str(err))
+        return
+    outcome.cancelled.append(job.name)
+    log("NOTICE", "cancelled job", job=job.name, display_name=job.display_name, state=state)
 
 
 def handle(

@@ -155,6 +155,13 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+# A study has no max_cost_usd (tuning_spec.SINGLE_JOB_INPUTS): say so where the cost is shown.
+STUDY_CAP_LINE = (
+    "WARNING: no dollar cap on the study: maxCostUsd caps the training job only; the study stops at "
+    "max_trial_count x timeout_seconds, or when the budget kill switch cancels it"
+)
+
+
 def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
     """The cost lines of a tuning job: a trial's hourly price and the study's worst case, every trial of
     max_trial_count running its timeout_seconds (trials x shape x time)."""
@@ -164,10 +171,11 @@ def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
     (cost,) = shape_costs(props)  # trials run on one shape: a study takes no fallbacks
     head = f"cost of a trial: {cost.machines} ({cost.strategy})"
     if cost.hourly is None:
-        return [f"{head}: no price for {', '.join(cost.missing)}, so no estimate"]
+        return [f"{head}: no price for {', '.join(cost.missing)}, so no estimate", STUDY_CAP_LINE]
     timeout = float(props["timeout_seconds"])
     worst = cost.hourly * timeout / 3600.0 * trials
     return [
         f"{head}: USD {cost.hourly:.2f}/h",
         f"worst case USD {worst:.2f}: {trials} trials x timeout_seconds {int(timeout)} (list prices)",
+        STUDY_CAP_LINE,
     ]

@@ -398,6 +398,29 @@ def _skip_reason(shaped: dict[str, Any]) -> tuple[str, JobError] | None:
     return None if found is None else (found.reason, JobError(found.message))
 
 
+def stop_and_delete(runner: Runner, id_: str, props: dict[str, Any]) -> None:
+    """Cancel a live job, wait until it is terminal, then delete it; a job already gone counts as done."""
+    status = runner.get(id_)
+    if status is None:
+        return
+    if not status.terminal:
+        _log(props, f"cancelling {id_} ({status.state})")
+        runner.cancel(id_)
+        try:
+            status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+        except JobGone:
+            # Deleted meanwhile (the console, the kill switch): what delete wanted.
+            _log(props, f"{id_} was deleted while cancelling")
+            return
+        if not status.terminal:
+            raise JobError(
+                f"Job {id_} is still {status.state} {CANCEL_WAIT_SECONDS:.0f}s after cancelling; "
+                f"check {status.console_url} and run `pulumi destroy` again."
+            )
+    runner.delete(id_)
+    _log(props, f"deleted {id_}")
+
+
 class CustomJobProvider(ResourceProvider):
     """Create/read/update/delete a training job from the contract's snake_case props."""
 
@@ -466,23 +489,4 @@ class CustomJobProvider(ResourceProvider):
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         props = spec.with_defaults(props)
-        runner = runner_for(props)
-        status = runner.get(id_)
-        if status is None:
-            return
-        if not status.terminal:
-            _log(props, f"cancelling {id_} ({status.state})")
-            runner.cancel(id_)
-            try:
-                status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
-            except JobGone:
-                # Deleted meanwhile (the console, the kill switch): what delete wanted.
-                _log(props, f"{id_} was deleted while cancelling")
-                return
-            if not status.terminal:
-                raise JobError(
-                    f"Job {id_} is still {status.state} {CANCEL_WAIT_SECONDS:.0f}s after cancelling; "
-                    f"check {status.console_url} and run `pulumi destroy` again."
-                )
-        runner.delete(id_)
-        _log(props, f"deleted {id_}")
+        stop_and_delete(runner_for(props), id_, props)

@@ -28,9 +28,16 @@ from pulumi.dynamic import (
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
 from infra.vertex import cost_preview, pricing, tuning_spec
-from infra.vertex.errors import JobError, JobGone, job_failure_hint
+from infra.vertex.errors import JobError, job_failure_hint
 from infra.vertex.heartbeat import duration_text
-from infra.vertex.provider import CANCEL_WAIT_SECONDS, DEADLINE_GRACE_SECONDS, _log, _poll, _timestamp
+from infra.vertex.provider import (
+    CANCEL_WAIT_SECONDS,
+    DEADLINE_GRACE_SECONDS,
+    _log,
+    _poll,
+    _timestamp,
+    stop_and_delete,
+)
 from infra.vertex.quotas import check_quota
 from infra.vertex.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
 from infra.vertex.tuning_local_runner import LocalTuningRunner
@@ -224,22 +231,4 @@ class TuningJobProvider(ResourceProvider):
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         props = tuning_spec.with_defaults(props)
-        runner = runner_for(props)
-        status = runner.get(id_)
-        if status is None:
-            return
-        if not status.terminal:
-            _log(props, f"cancelling {id_} ({status.state})")
-            runner.cancel(id_)
-            try:
-                status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
-            except JobGone:
-                _log(props, f"{id_} was deleted while cancelling")
-                return
-            if not status.terminal:
-                raise JobError(
-                    f"Tuning job {id_} is still {status.state} {CANCEL_WAIT_SECONDS:.0f}s after cancelling; "
-                    f"check {status.console_url} and run `pulumi destroy` again."
-                )
-        runner.delete(id_)
-        _log(props, f"deleted {id_}")
+        stop_and_delete(runner_for(props), id_, props)

@@ -26,6 +26,12 @@ _CODE_NAMES = {code.value[0]: code.name for code in grpc.StatusCode}
 class VertexRunner:
     """CustomJobs on Vertex AI's regional endpoint, or on `VERTEX_AI_EMULATOR_HOST` without credentials."""
 
+    # The job kind, and the JobServiceClient method stem that serves it (create_custom_job, list_custom_jobs,
+    # ...): a runner of another job kind (tuning_vertex_runner.py) changes these and _status, nothing else.
+    KIND = "CustomJob"
+    METHOD = "custom_job"
+    LIST_REQUEST: Any = aiplatform_v1.ListCustomJobsRequest
+
     def __init__(self, project: str, region: str, first_retry_delay: float = 1.0):
         self.project = project
         self.region = region
@@ -69,11 +75,14 @@ class VertexRunner:
             # From None: the host prints the whole exception chain; the explanation keeps the cause's text.
             raise explain(exc, what, self.project, self.region) from None
 
-    def create(self, job: aiplatform_v1.CustomJob) -> JobStatus:
+    def _method(self, verb: str) -> Any:
+        return getattr(self.client, f"{verb}_{self.METHOD}{'s' if verb == 'list' else ''}")
+
+    def create(self, job: Any) -> JobStatus:
         key = job.labels[spec.KEY_LABEL]
         submitted = False
 
-        def submit() -> aiplatform_v1.CustomJob | JobStatus:
+        def submit() -> Any:
             # A retry may follow a create whose response was lost: look for that job before submitting again.
             nonlocal submitted
             if submitted:
@@ -81,11 +90,11 @@ class VertexRunner:
                 if found is not None:
                     return found
             submitted = True
-            return self.client.create_custom_job(
-                parent=self.parent, custom_job=job, timeout=CALL_TIMEOUT_SECONDS
+            return self._method("create")(
+                parent=self.parent, **{self.METHOD: job}, timeout=CALL_TIMEOUT_SECONDS
             )
 
-        created = self._call(f"Creating CustomJob {job.display_name!r}", submit)
+        created = self._call(f"Creating {self.KIND} {job.display_name!r}", submit)
         return created if isinstance(created, JobStatus) else self._status(created)
 
     def get(self, name: str) -> JobStatus | None:
@@ -93,7 +102,7 @@ class VertexRunner:
             return self._status(
                 self._call(
                     f"Reading {name}",
-                    lambda: self.client.get_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS),
+                    lambda: self._method("get")(name=name, timeout=CALL_TIMEOUT_SECONDS),
                 )
             )
         except JobError as exc:
@@ -102,25 +111,22 @@ class VertexRunner:
             raise
 
     def _find(self, key: str) -> JobStatus | None:
-        request = aiplatform_v1.ListCustomJobsRequest(
-            parent=self.parent, filter=f'labels.{spec.KEY_LABEL}="{key}"'
-        )
+        request = self.LIST_REQUEST(parent=self.parent, filter=f'labels.{spec.KEY_LABEL}="{key}"')
         jobs = [
-            self._status(job)
-            for job in self.client.list_custom_jobs(request=request, timeout=CALL_TIMEOUT_SECONDS)
+            self._status(job) for job in self._method("list")(request=request, timeout=CALL_TIMEOUT_SECONDS)
         ]
         # The label is checked here too, in case the service ignores part of the filter.
         matches = [j for j in jobs if j.labels.get(spec.KEY_LABEL) == key and j.state in ADOPTABLE_STATES]
         return max(matches, key=lambda j: j.create_time) if matches else None
 
     def find_by_key(self, key: str) -> JobStatus | None:
-        return self._call(f"Listing CustomJobs labelled {spec.KEY_LABEL}={key}", lambda: self._find(key))
+        return self._call(f"Listing {self.KIND}s labelled {spec.KEY_LABEL}={key}", lambda: self._find(key))
 
     def cancel(self, name: str) -> None:
         try:
             self._call(
                 f"Cancelling {name}",
-                lambda: self.client.cancel_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS),
+                lambda: self._method("cancel")(name=name, timeout=CALL_TIMEOUT_SECONDS),
             )
         except JobError as exc:
             # NotFound: nothing to stop. FailedPrecondition: already terminal or already cancelling.
@@ -131,7 +137,7 @@ class VertexRunner:
         try:
             operation = self._call(
                 f"Deleting {name}",
-                lambda: self.client.delete_custom_job(name=name, timeout=CALL_TIMEOUT_SECONDS),
+                lambda: self._method("delete")(name=name, timeout=CALL_TIMEOUT_SECONDS),
             )
         except JobError as exc:
             if not isinstance(exc.api_error, gexc.NotFound):

@@ -290,12 +290,13 @@ def test_project_files() -> None:
     assert cfg.github_repository_id == "123456789"
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_ci_roles_cover_every_resource_the_main_stack_declares(stack: str) -> None:
+@pytest.mark.parametrize(("stack", "study"), [("dev", False), ("prod", False), ("dev", True)])
+def test_ci_roles_cover_every_resource_the_main_stack_declares(stack: str, study: bool) -> None:
     """A new resource type or project grant in the main stack fails here until CI identities can handle it."""
     from tests.stack.conftest import run_stack, stack_config
 
-    main = run_stack(stack)
+    tuning = {"maxTrials": 2, "parameters": {"learningRate": {"values": [0.01, 0.001]}}}
+    main = run_stack(stack, **({"tuning": tuning} if study else {}))
     types = {r.type for r in main.resources if r.custom and not r.type.startswith("pulumi:providers:")}
     types -= roles.LOCAL_TYPES
     deploy_roles = set(roles.DEPLOY_PROJECT_ROLES) | set(roles.DEPLOY_BILLING_ROLES)

@@ -25,6 +25,7 @@ PREVIEW_CALLS: dict[str, set[str]] = {
     # The preview's cost lines: the Catalog API call is billed to the project named as quota project.
     "list Vertex AI prices (Cloud Billing Catalog)": {"serviceusage.services.use"},
     "refresh the model version": {"aiplatform.models.get"},
+    "refresh the tuning job": {"aiplatform.hyperparameterTuningJobs.get"},
 }
 DEPLOY_CALLS: dict[str, set[str]] = {
     "create the budget (billing project override)": {"billing.budgets.create", "serviceusage.services.use"},
@@ -50,6 +51,17 @@ DEPLOY_CALLS: dict[str, set[str]] = {
         "iam.serviceAccounts.actAs",
     },
     "delete the model version on destroy": {"aiplatform.models.delete"},
+    # REST reference of models.mergeVersionAliases: "aiplatform.models.update" (read 2026-11-22).
+    "move the version aliases": {"aiplatform.models.update"},
+    # REST reference of hyperparameterTuningJobs.create / list / get / cancel / delete (read 2026-11-22):
+    # create, adopt by key label after an interrupted up, poll, cancel and delete on destroy.
+    "run the tuning job": {
+        "aiplatform.hyperparameterTuningJobs.create",
+        "aiplatform.hyperparameterTuningJobs.list",
+        "aiplatform.hyperparameterTuningJobs.get",
+        "aiplatform.hyperparameterTuningJobs.cancel",
+        "aiplatform.hyperparameterTuningJobs.delete",
+    },
     "generate the service agents": {"serviceusage.services.generateServiceIdentity"},
     "let the Pub/Sub agent mint tokens for the trigger account": {"iam.serviceAccounts.setIamPolicy"},
 }

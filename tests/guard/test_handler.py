@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import google.auth
@@ -16,6 +17,7 @@ from google.cloud import aiplatform_v1
 
 from infra.guard import main
 from tests.fakes.vertex import FakeJobService
+from tests.fakes.vertex_tuning import FakeTuningJobService
 
 JobState = aiplatform_v1.JobState
 PROJECT, REGION = "test-project", "us-central1"
@@ -29,6 +31,15 @@ ENV = {
     main.ENV_THRESHOLD: "1.0",
 }
 ATTRIBUTES = {"billingAccountId": "01D4EE-079462-DFD6EC", "budgetId": "de72f49d", "schemaVersion": "1.0"}
+
+
+@pytest.fixture
+def fake_vertex(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTuningJobService]:
+    """The fake JobService with HyperparameterTuningJobs too: the guard lists and cancels both."""
+    server = FakeTuningJobService()
+    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", server.start())
+    yield server
+    server.stop()
 
 
 @pytest.fixture(autouse=True)
@@ -117,6 +128,31 @@ def test_over_budget_cancels_exactly_this_stacks_live_jobs(
     assert all(r["severity"] == "NOTICE" for r in records if r["message"] == "cancelled job")
     (summary,) = [r for r in records if r["message"] == "kill switch done"]
     assert (summary["cancelled"], summary["cost"], summary["budget"]) == (3, 100.01, 100.0)
+
+
+def seed_study(fake: FakeTuningJobService, stack: str, state: JobState) -> str:
+    labels = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": stack}
+    study = aiplatform_v1.HyperparameterTuningJob(display_name=f"{stack}-tune", labels=labels)
+    return fake.add_study(PARENT, study, state)
+
+
+def test_over_budget_cancels_this_stacks_live_studies_first(
+    fake_vertex: FakeTuningJobService, jobs: dict[str, str]
+) -> None:
+    """A study's trials carry no labels (CustomJobSpec has none): the study itself must be cancelled, before
+    it starts its next trial."""
+    live = seed_study(fake_vertex, "dev", JobState.JOB_STATE_RUNNING)
+    other = seed_study(fake_vertex, "prod", JobState.JOB_STATE_RUNNING)
+    done = seed_study(fake_vertex, "dev", JobState.JOB_STATE_SUCCEEDED)
+    notify(budget(cost=100.0))
+    assert fake_vertex.tuning_jobs[live].state == JobState.JOB_STATE_CANCELLING
+    assert fake_vertex.tuning_jobs[other].state == JobState.JOB_STATE_RUNNING
+    assert fake_vertex.tuning_jobs[done].state == JobState.JOB_STATE_SUCCEEDED
+    methods = [method for method, _ in fake_vertex.calls]
+    assert methods[:2] == ["ListHyperparameterTuningJobs", "CancelHyperparameterTuningJob"]
+    (study_list,) = [req for method, req in fake_vertex.calls if method == "ListHyperparameterTuningJobs"]
+    assert study_list.filter == main.job_filter("vertex-training", "dev") and study_list.parent == PARENT
+    assert len(cancelled(fake_vertex)) == 3  # and the stack's CustomJobs, as before
 
 
 def test_under_budget_does_nothing(fake_vertex: FakeJobService, jobs: dict[str, str]) -> None:

@@ -84,11 +84,16 @@ def test_children_wait_for_what_the_component_waits_for() -> None:
     assert children and all(api_urn in r.dependencies for r in children)
 
 
-def test_identity_can_only_list_get_and_cancel_custom_jobs(run: MockedRun) -> None:
+def test_identity_can_only_list_get_and_cancel_custom_jobs_and_studies(run: MockedRun) -> None:
+    # REST reference of hyperparameterTuningJobs.cancel: "aiplatform.hyperparameterTuningJobs.cancel"
+    # (read 2026-11-22); list and get follow the same pattern as customJobs'.
     assert sorted(killswitch.PERMISSIONS) == [
         "aiplatform.customJobs.cancel",
         "aiplatform.customJobs.get",
         "aiplatform.customJobs.list",
+        "aiplatform.hyperparameterTuningJobs.cancel",
+        "aiplatform.hyperparameterTuningJobs.get",
+        "aiplatform.hyperparameterTuningJobs.list",
     ]
     email = run.outputs["account"]
     member = f"serviceAccount:{email}"

@@ -32,6 +32,7 @@ from google.cloud import aiplatform_v1, pubsub_v1
 from infra.guard import main
 from infra.killswitch import ENTRY_POINT
 from tests.fakes.vertex import TERMINAL, FakeJobService
+from tests.fakes.vertex_tuning import FakeTuningJobService
 
 JobState = aiplatform_v1.JobState
 PROJECT, REGION = "test-project", "us-central1"
@@ -148,7 +149,7 @@ class Guard:
 
 @pytest.fixture(scope="module")
 def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
-    vertex = FakeJobService()
+    vertex = FakeTuningJobService()  # the guard lists both kinds of job
     vertex_host = vertex.start()
     port = _free_port()
     log = tmp_path_factory.mktemp("guard") / "function.log"

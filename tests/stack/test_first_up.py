@@ -11,6 +11,7 @@ import pytest
 from infra import budget, identity, killswitch, registry
 from infra.config import ConfigError, load_config
 from infra.stack import build
+from infra.vertex.model_resource import RESOURCE_TYPE as MODEL_VERSION
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 from tests.iam_facts import permissions
 from tests.stack.conftest import ROOT, cached_run, stack_config, stack_values
@@ -232,6 +233,8 @@ def test_the_docs_say_how_each_stack_ends_at_zero(stack: str) -> None:
     assert f"pulumi destroy --stack {stack}" in commands and f"pulumi stack rm {stack}" in commands
     if any(r.protect for r in run.resources):
         assert f"pulumi state unprotect --all --stack {stack}" in commands
+    if any(r.retain_on_delete and r.type == MODEL_VERSION for r in run.resources):
+        assert f"gcloud ai models delete vertex-training-{stack} --region={cfg.region}" in commands
     if not cfg.is_local and not cfg.force_destroy:
         assert 'gcloud storage rm --recursive "gs://$BUCKET/**"' in commands, "a bucket with objects stays"
     if cfg.is_local:

@@ -22,7 +22,9 @@ def test_prod_registers_the_trained_model_after_training_as_the_job_identity() -
     assert inputs["service_account"] == train.inputs["service_account"]  # reads the bucket already
     assert inputs["version_aliases"] == ["candidate"]
     assert inputs["labels"]["pulumi_stack"] == "prod" and inputs["project"] == train.inputs["project"]
-    assert model.protect  # a protected stack keeps its registered version
+    # Each retraining replaces the version (new artifact_uri); Pulumi refuses to replace a protected resource,
+    # so prod keeps its versions in the Registry with retain_on_delete instead.
+    assert model.retain_on_delete and not model.protect
     outputs = run.outputs
     assert {"model_name", "model_version_id", "model_console_url"} <= set(outputs)
 

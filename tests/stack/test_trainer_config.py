@@ -107,7 +107,7 @@ OWN = {
         ({**OWN, "trainerArgs": ["--config", f"{ROOT}/conf.yaml"]}, "trainerArgs", "cannot read"),
         ({**OWN, "trainerArgs": ["--config=~/conf.yaml"]}, "trainerArgs", "cannot read"),
         ({**OWN, "trainerCommand": ["python", str(ROOT / "train.py")]}, "trainerCommand", "cannot read"),
-        ({**OWN, "dataSource": "synthetic"}, "dataSource", "create_tfrecords.py"),
+        ({**OWN, "dataSource": "synthetic"}, "dataSource", "trainerDir is housing/"),
         ({**OWN, "dataDir": "/home/me/data"}, "dataDir", "not readable by a cloud job"),
         ({"dataDir": "gs://b/d"}, "dataDir", "only used with dataSource none"),
     ],
@@ -185,6 +185,15 @@ def test_the_dockerfile_entrypoint_is_the_default_command_and_a_different_comman
     assert entrypoint_conflict(TrainerConfig(dir=_dir(tmp_path / "n", None), command=("python",))) is None
 
 
+def test_a_shell_form_entrypoint_with_arguments_asks_for_trainer_command(tmp_path) -> None:
+    _dir(tmp_path, "FROM x\nENTRYPOINT python run.py\n")
+    assert _read(tmp_path).command == ("/bin/sh", "-c", "python run.py")  # no arguments: runs as Docker would
+    with pytest.raises(ConfigError, match="shell-form ENTRYPOINT") as caught:
+        _read(tmp_path, trainerArgs=["--epochs", "{epochs}"])
+    assert caught.value.key == "trainerArgs" and "trainerCommand" in str(caught.value)
+    assert _read(tmp_path, trainerArgs=["--x"], trainerCommand=["python", "run.py"]).args == ("--x",)
+
+
 def test_a_local_cpu_job_sees_no_gpu_and_runs_quieter_unless_overridden() -> None:
     from infra.jobs import job_env
 
@@ -204,3 +213,16 @@ def test_a_local_job_imports_its_trainer_from_the_directorys_parent() -> None:
     assert code_env(ROOT / "examples" / "housing", "local") == {"PYTHONPATH": str(ROOT / "examples")}
     assert code_env(ROOT / "trainer", "local") == {"PYTHONPATH": str(ROOT)}
     assert code_env(ROOT / "examples" / "housing", "vertex") == {}  # the image's /app/housing
+
+
+def test_a_copied_create_tfrecords_does_not_make_another_trainer_dir_prepare_data(tmp_path) -> None:
+    """The data job runs the built-in trainer's module: another trainerDir must say dataSource none."""
+    mine = _dir(tmp_path, None)
+    (mine / "create_tfrecords.py").write_text("")
+    reader = Reader(
+        {"vertex-training:trainerDir": "mine", "vertex-training:trainerCommand": ["python", "x.py"]}
+    )
+    cfg = stack_config("dev")  # dataSource synthetic
+    with pytest.raises(ConfigError, match="trainerDir is mine/") as caught:
+        read_trainer(reader, cfg.hyperparameters, cfg.data, "vertex", root=tmp_path)
+    assert caught.value.key == "dataSource" and "dataSource none" in str(caught.value)

@@ -42,7 +42,8 @@ def test_the_contract_shape_reads_into_vertex_parameter_types():
     assert study.train_with_best and study.max_failed_trials == 0
     assert study.parameters == (
         TunedParameter("learningRate", "learning-rate", "DISCRETE", values=(0.01, 0.001)),
-        TunedParameter("batchSize", "batch-size", "DISCRETE", values=(16, 32)),
+        # Vertex passes DISCRETE values as doubles (--batch-size=16.0): whole numbers go as CATEGORICAL.
+        TunedParameter("batchSize", "batch-size", "CATEGORICAL", values=("16", "32")),
         TunedParameter(
             "fineTuneEpochs", "fine-tune-epochs", "INTEGER", min=0, max=3, scale="UNIT_LINEAR_SCALE"
         ),

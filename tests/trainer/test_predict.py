@@ -73,11 +73,13 @@ def test_an_undecodable_image_is_named_and_the_others_still_classified(
 ) -> None:
     bad = tmp_path / "broken.jpg"
     bad.write_bytes(b"\xff\xd8\xff not really a jpeg")
+    gone = tmp_path / "gone.png"
     good = str(held_back / "green" / "000.png")
-    code, out, err = run_main(["--model-dir", str(trained["model_dir"]), good, str(bad)], capsys)
+    code, out, err = run_main(["--model-dir", str(trained["model_dir"]), str(gone), good, str(bad)], capsys)
     assert code == 1
     assert out.startswith(f"{good}: ") and len(out.splitlines()) == 1
     assert f"error: {bad}: not an image this model can read (JPEG or PNG)" in err
+    assert f"error: {gone}: no such image file or folder" in err
 
 
 def test_missing_model_and_model_without_class_names_are_clear_errors(tmp_path: Path, capsys) -> None:
@@ -90,6 +92,17 @@ def test_missing_model_and_model_without_class_names_are_clear_errors(tmp_path: 
     assert code == 1 and f"the model has no class names (assets/{export.CLASS_NAMES_FILE})" in err
     code, _, err = run_main(["--model-dir", str(tmp_path / "old"), str(tmp_path / "missing.png")], capsys)
     assert code == 1
+
+
+def test_paths_that_name_no_image_are_errors_and_the_rest_still_listed(tmp_path: Path) -> None:
+    image = make_class_folder(tmp_path / "img", ["a"], per_class=1) / "a" / "000.png"
+    (tmp_path / "empty").mkdir()
+    found, errors = predict.list_images([str(tmp_path / "gone.png"), str(image), str(tmp_path / "empty")])
+    assert found == [str(image)]
+    assert errors == [
+        f"{tmp_path / 'gone.png'}: no such image file or folder",
+        f"{tmp_path / 'empty'} holds no .jpg/.jpeg/.png files; pass image files or a folder of them",
+    ]
 
 
 def test_a_two_class_model_ranks_both_classes() -> None:

@@ -185,12 +185,15 @@ def test_check_prints_a_trials_price_and_the_studys_worst_case(capsys):
     assert lines == [
         f"cost of a trial: 1 x n1-standard-8 + 1 x NVIDIA_TESLA_T4 (STANDARD): USD {hourly:.2f}/h",
         f"worst case USD {hourly * 4:.2f}: 4 trials x timeout_seconds 3600 (list prices)",
+        "WARNING: no dollar cap on the study: maxCostUsd caps the training job only; the study stops at "
+        "max_trial_count x timeout_seconds, or when the budget kill switch cancels it",
     ]
 
 
 def test_check_names_the_unpriced_items_of_a_spot_study(capsys):
     checked(spot=True)
-    (line,) = capsys.readouterr().err.splitlines()
+    line, cap = capsys.readouterr().err.splitlines()
+    assert "WARNING: no dollar cap on the study" in cap
     assert line.endswith(
         "no price for n1-standard-8 (us-central1, SPOT), NVIDIA_TESLA_T4 (us-central1, SPOT), so no estimate"
     )

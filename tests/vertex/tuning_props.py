@@ -22,4 +22,4 @@ def tuning_props(**overrides: Any) -> dict[str, Any]:
         "parallel_trial_count": 2,
         "max_failed_trial_count": 2,
     }
-    return job_props(display_name="tune-densenet", **{**study, **overrides})
+    return job_props(**{"display_name": "tune-densenet", **study, **overrides})
