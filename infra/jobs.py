@@ -15,6 +15,7 @@ import pulumi
 from infra.best_parameters import config_values, trial_templates, with_best
 from infra.config import StackConfig
 from infra.config.trainer import DEFAULT_COMMAND, default_args
+from infra.job_gate import after_success
 from infra.options import children
 from infra.storage import CHECKPOINT_PREFIX, TMP_PREFIX
 from infra.tuning_job import study_dir, tuning_job
@@ -252,11 +253,13 @@ class TrainingJobs(pulumi.ComponentResource):
                     job.root,
                     fingerprint([job.train_hash, asdict(replace(cfg.tuning, train_with_best=False))]),
                 ),
-                # The training job's scheduling strategy and restart-all (below) apply to every trial.
+                # The training job's scheduling strategy and restart-all (below) apply to every trial; trials
+                # read the data job's TFRecords too, so none run after it was capped.
                 {
                     **common,
                     **cfg.capacity.job_args(cfg.spot),
                     "restart_on_worker_restart": bool(cfg.worker_count),
+                    **self._after_data("The tuning study"),
                 },
                 children(self, opts, depends_on=[*([self.data_job] if self.data_job else []), *depends_on]),
             )
@@ -277,6 +280,8 @@ class TrainingJobs(pulumi.ComponentResource):
                 # MultiWorkerMirroredStrategy cannot lose a worker mid-step: restart them all together.
                 restart_on_worker_restart=bool(cfg.worker_count),
                 tensorboard=tensorboard,
+                # A data job stopped by its cap leaves partial TFRecords: train only after it succeeded.
+                **self._after_data("The training job"),
                 # Strategy, FLEX_START wait and fallback shapes (stack keys in infra/config/capacity.py).
                 **{**common, **cfg.capacity.job_args(cfg.spot)},
             ),
@@ -289,3 +294,7 @@ class TrainingJobs(pulumi.ComponentResource):
                 "model_dir": self.train_job.model_dir,
             }
         )
+
+    def _after_data(self, dependent: str) -> dict[str, pulumi.Output[str]]:
+        """`upstream_job` for a job that reads the data job's output (nothing with dataSource none)."""
+        return {"upstream_job": after_success(self.data_job, dependent)} if self.data_job else {}

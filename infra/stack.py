@@ -12,6 +12,7 @@ from infra.cloudbuild.component import CloudBuildImage
 from infra.config import StackConfig
 from infra.config.trainer import entrypoint_conflict
 from infra.identity import JobIdentity
+from infra.job_gate import after_success
 from infra.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
 from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
 from infra.killswitch import KillSwitch, KillSwitchArgs
@@ -152,7 +153,8 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         RegisteredModel(
             "model",
             cfg=cfg,
-            model_dir=jobs.train_job.model_dir,
+            # A training job stopped by its cap leaves no SavedModel: register only after it succeeded.
+            model_dir=after_success(jobs.train_job, "The model version", jobs.train_job.model_dir),
             reader=identity.email,
             labels=labels,
             opts=pulumi.ResourceOptions(depends_on=[jobs.train_job]),

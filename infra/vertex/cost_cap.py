@@ -1,9 +1,10 @@
 """The dollar cap of a job (`max_cost_usd`): when its running cost reaches the cap, the job is cancelled.
 
-Running cost = list price per hour of the shape (infra/vertex/pricing.py) x running time of all attempts
-(infra/vertex/restarts.py): what Vertex bills for machines, not disk or storage. Nothing bills while a job is
-queued. The cancelled job's checkpoints stay in its output directory, so `pulumi up` with a larger cap
-replaces it with a job that resumes from them. Without a price the cap cannot be enforced; check says so.
+Running cost = every attempt's running time at the list price of the shape it ran on (infra/vertex/spend.py,
+prices from infra/vertex/pricing.py): what Vertex bills for machines, not disk or storage. Nothing bills while
+a job is queued. The cancelled job's checkpoints stay in its output directory, so `pulumi up` with a larger
+cap replaces it with a job that resumes from them; the new cap is a fresh allowance for the new run (what the
+capped run spent is not subtracted). Time on a shape without a price is not counted (check names it).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from infra.vertex import pricing, spec
+from infra.vertex import pricing, restarts, spec, spend
 from infra.vertex.errors import JobError
 from infra.vertex.heartbeat import duration_text
 from infra.vertex.restarts import Attempt
@@ -30,45 +31,71 @@ def cap_usd(props: Mapping[str, Any]) -> float | None:
     return float(cap) if cap is not None and props.get("runner") == "vertex" else None
 
 
-def hourly_usd(props: Mapping[str, Any]) -> float | None:
-    """List price per hour of this attempt's shape, all pools and replicas."""
-    return pricing.shape_hourly(
-        props["region"], props["worker_pools"], pricing.props_strategy(props), props.get("project")
-    )
-
-
-def spent_usd(props: Mapping[str, Any], status: JobStatus) -> float | None:
-    hourly = hourly_usd(props)
-    return None if hourly is None else hourly * Attempt.of(status).total_seconds(status) / 3600.0
+def spent_usd(props: Mapping[str, Any], status: JobStatus) -> float:
+    """What every attempt so far cost at its own shape's list price (spend.py); unpriced time not counted."""
+    return spend.spent(props, status).usd
 
 
 def reached(props: Mapping[str, Any], status: JobStatus) -> bool:
-    cap, spent = cap_usd(props), spent_usd(props, status)
-    return cap is not None and spent is not None and spent >= cap - _TOLERANCE_USD
+    cap = cap_usd(props)
+    return cap is not None and spent_usd(props, status) >= cap - _TOLERANCE_USD
 
 
 def reach_time(props: Mapping[str, Any], status: JobStatus) -> float:
     """When the running attempt's cost reaches the cap (wall clock); inf without a cap or a price."""
-    cap, hourly = cap_usd(props), hourly_usd(props)
-    spent = spent_usd(props, status)
-    if cap is None or not hourly or spent is None or status.terminal:
+    cap, hourly = cap_usd(props), spend.hourly_usd(props)
+    if cap is None or status.terminal:
+        return math.inf
+    left = cap - spent_usd(props, status)
+    if left <= _TOLERANCE_USD:
+        return time.time()
+    if not hourly:
         return math.inf
     if not status.start_time:
         return time.time() + QUEUED_RECHECK_SECONDS
-    return time.time() + max(0.0, cap - spent) * 3600.0 / hourly
+    return time.time() + left * 3600.0 / hourly
+
+
+def submit_note(props: Mapping[str, Any], carried: spend.Carried) -> str | None:
+    """The one line that says what the cap cannot count on this shape, when a job is submitted on it."""
+    cap = cap_usd(props)
+    if cap is None:
+        return None
+    if spend.hourly_usd(props) is None:
+        missing = pricing.missing(
+            props["region"], props["worker_pools"], pricing.props_strategy(props), props.get("project")
+        )
+        return (
+            f"max_cost_usd USD {cap:.2f} is not enforced while the job runs on this shape: no price for "
+            f"{', '.join(missing) or 'an item'} (its running time is not counted toward the cap)"
+        )
+    if carried.unpriced:
+        return (
+            f"max_cost_usd USD {cap:.2f} counts USD {carried.usd:.2f} for the earlier attempts: some of "
+            "their running time was on a shape with no price and is not counted"
+        )
+    return None
 
 
 def paragraph(props: Mapping[str, Any], status: JobStatus) -> str:
     """The one paragraph that says the cap stopped the job, what it spent and how to go on."""
-    attempts = Attempt.of(status).number
+    total, carried = spend.spent(props, status), spend.Carried.of(status)
+    hourly = spend.hourly_usd(props)
     seconds = Attempt.of(status).total_seconds(status)
+    earlier = ""
+    if carried.attempts:
+        earlier = f"USD {carried.usd:.2f} for {carried.attempts} earlier attempt(s), then "
+    rate = f"USD {hourly:.2f}/h" if hourly is not None else "no list price"
+    unpriced = "; running time with no price is not counted" if total.unpriced else ""
     return (
         f"Training job {status.name} ({props.get('display_name')}) was cancelled because its running cost "
-        f"reached max_cost_usd USD {cap_usd(props):.2f}: USD {spent_usd(props, status):.2f} at list "
-        f"price USD {hourly_usd(props):.2f}/h for {duration_text(seconds)} of running time over {attempts} "
-        f"attempt{'s' if attempts > 1 else ''} (now {status.state}). Its checkpoints stay in "
+        f"reached max_cost_usd USD {cap_usd(props):.2f}: USD {total.usd:.2f} at list prices ({earlier}"
+        f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "
+        f"{duration_text(seconds)} of running time over {total.attempts} "
+        f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). Its checkpoints stay in "
         f"{spec.output_dirs(props['base_output_dir'])['AIP_CHECKPOINT_DIR']}: `pulumi up` with a larger "
-        f"maxCostUsd starts it again from them. Details and logs: {status.console_url}"
+        f"maxCostUsd starts it again from them, with the new cap as a fresh allowance. Details and logs: "
+        f"{status.console_url}"
     )
 
 

@@ -79,6 +79,8 @@ def expected_line(outputs: Mapping[str, Any]) -> str | None:
     seconds = outputs.get("duration_seconds")
     if not isinstance(seconds, int | float) or not seconds or "worker_pools" not in outputs:
         return None
+    if outputs.get("state") != "JOB_STATE_SUCCEEDED":  # a capped or failed run says nothing of a whole one
+        return None
     hourly = ran_shape_hourly(outputs)
     if hourly is None:
         return None
@@ -133,11 +135,18 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
     cap_text = f"; max_cost_usd USD {float(cap):.2f}" if cap is not None else ""
     if worst is not None:
         lines.append(f"worst case USD {worst:.2f} (list prices, all attempts){cap_text}")
-    if cap is not None and worst is None:
+    unpriced = [cost.name for cost in shape_costs(props) if cost.hourly is None]
+    if cap is not None and unpriced:
         lines.append(
-            f"WARNING: max_cost_usd USD {float(cap):.2f} cannot be enforced: a shape has no price (above)"
+            f"WARNING: max_cost_usd USD {float(cap):.2f} is not enforced while the job runs on "
+            f"{', '.join(unpriced)}: no price (above), so that running time is not counted"
         )
-    elif cap is not None and worst is not None and worst > float(cap):
+    if cap is not None and not props.get("wait", True):
+        lines.append(
+            f"WARNING: max_cost_usd USD {float(cap):.2f} is not enforced with wait: false: nothing watches "
+            "the job's running cost once it is submitted"
+        )
+    if cap is not None and worst is not None and worst > float(cap):
         lines.append(
             f"WARNING: worst case USD {worst:.2f} is over max_cost_usd USD {float(cap):.2f}: the job is "
             "cancelled when its running cost reaches the cap (its checkpoints stay); raise maxCostUsd or "

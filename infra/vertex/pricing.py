@@ -7,8 +7,11 @@ Where a price comes from, in order:
    google/cloud/billing/v1/cloud_catalog.proto documents them (google-cloud-billing 1.21.0, read 2026-11-22),
    say so: `service_regions` holds the job's region, `category.usage_type` is "OnDemand" (STANDARD) or
    "Preemptible" (SPOT), `pricing_expression.usage_unit` is "h" (cores, GPUs) or "GiBy.h" (memory), and the
-   description names training and the part in Compute Engine's words ("N1 Predefined Instance Core",
-   "Nvidia Tesla T4 GPU").
+   description names training and the family or GPU model. The part (core, RAM, GPU) comes from
+   `category.resource_group` where it is "CPU", "RAM" or "GPU", else from Compute Engine's words in the
+   description ("N1 Predefined Instance Core", "Nvidia Tesla T4 GPU"). Commitment, prediction and Dynamic
+   Workload Scheduler (DWS, flex-start) SKUs never count, nor an "OnDemand" one worded Spot or preemptible.
+   Of tiered rates the dearest counts (past a free tier; the cautious rate of volume tiers).
    Google documents no exact wording for Vertex's training SKUs, so a part that matches no SKU, or SKUs of
    different prices, has no catalog price. A machine's price is its cores x the core price + its GiB x the
    memory price (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
@@ -89,7 +92,15 @@ _GPU_WORDS = {
     "NVIDIA_A100_80GB": r"a100 80gb",
 }
 _TRAINING = re.compile(r"\btraining\b", re.IGNORECASE)
-_NOT_ON_DEMAND_PARTS = re.compile(r"commit|reserv|sole tenan|predict|serving|custom instance", re.IGNORECASE)
+# Never a list price of a training part: commitments, reservations, prediction, and Dynamic Workload Scheduler
+# (FLEX_START) SKUs, which may carry usage_type "OnDemand" but are not what a STANDARD job pays.
+_NOT_LIST_PARTS = re.compile(
+    r"commit|reserv|sole tenan|predict|serving|custom instance|\bdws\b|flex|dynamic workload", re.IGNORECASE
+)
+# An "OnDemand" SKU whose description says Spot or preemptible is not an on-demand price.
+_NOT_ON_DEMAND = re.compile(r"\bspot\b|preemptible", re.IGNORECASE)
+# category.resource_group values that name the part itself; other groups (e.g. "N1Standard") do not.
+PART_GROUPS = {"core": "CPU", "ram": "RAM", "gpu": "GPU"}
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,7 @@ class CatalogSku:
     usage_type: str
     unit: str
     usd: float
+    resource_group: str = ""
 
 
 def strategy_name(strategy: str | bool | None) -> str:
@@ -115,16 +127,16 @@ def props_strategy(props: Mapping[str, Any]) -> str:
 
 
 def _unit_usd(sku: billing_v1.Sku) -> tuple[str, float] | None:
-    """(usage unit, USD per unit) of the SKU's current price: its last tier, the rate past any free tier."""
+    """(usage unit, USD per unit) of the SKU's current price: its dearest tier. That skips a free first tier
+    and, for volume tiers (cheaper past a usage amount), takes the cautious rate: a cap must not fire late."""
     if not sku.pricing_info:
         return None
     expression = sku.pricing_info[-1].pricing_expression
-    if not expression.tiered_rates:
+    prices = [rate.unit_price for rate in expression.tiered_rates]
+    if not prices or any(price.currency_code not in ("", "USD") for price in prices):
         return None
-    price = expression.tiered_rates[-1].unit_price
-    if price.currency_code not in ("", "USD"):
-        return None
-    return expression.usage_unit, price.units + price.nanos / 1e9
+    usd = max(price.units + price.nanos / 1e9 for price in prices)
+    return (expression.usage_unit, usd) if usd > 0 else None
 
 
 def catalog_skus(skus: Sequence[billing_v1.Sku]) -> list[CatalogSku]:
@@ -134,7 +146,9 @@ def catalog_skus(skus: Sequence[billing_v1.Sku]) -> list[CatalogSku]:
         priced = _unit_usd(sku)
         if priced is None or not _TRAINING.search(sku.description):
             continue
-        if _NOT_ON_DEMAND_PARTS.search(sku.description):
+        if _NOT_LIST_PARTS.search(sku.description):
+            continue
+        if sku.category.usage_type == "OnDemand" and _NOT_ON_DEMAND.search(sku.description):
             continue
         found.append(
             CatalogSku(
@@ -144,20 +158,31 @@ def catalog_skus(skus: Sequence[billing_v1.Sku]) -> list[CatalogSku]:
                 sku.category.usage_type,
                 priced[0],
                 priced[1],
+                sku.category.resource_group,
             )
         )
     return found
 
 
-def _part_price(skus: Sequence[CatalogSku], region: str, usage: str, words: str, unit: str) -> float | None:
-    pattern = re.compile(rf"\b{words}\b", re.IGNORECASE)
+def _is_part(sku: CatalogSku, words: str, part: str) -> bool:
+    """The SKU prices `part` (core, ram, gpu) of what `words` name (a family, a GPU model): the part from
+    category.resource_group where it names one (CPU/RAM/GPU), else from the description's own word for it."""
+    if sku.resource_group in PART_GROUPS.values():
+        named = re.search(rf"\b{words}\b", sku.description, re.IGNORECASE)
+        return bool(named) and sku.resource_group == PART_GROUPS[part]
+    return bool(re.search(rf"\b{words}(?: instance)? {part}\b", sku.description, re.IGNORECASE))
+
+
+def _part_price(
+    skus: Sequence[CatalogSku], region: str, usage: str, words: str, part: str, unit: str
+) -> float | None:
     prices = {
         sku.usd
         for sku in skus
         if region in sku.regions
         and sku.usage_type == usage
         and sku.unit == unit
-        and pattern.search(sku.description)
+        and _is_part(sku, words, part)
     }
     return prices.pop() if len(prices) == 1 else None
 
@@ -168,13 +193,13 @@ def catalog_price(skus: Sequence[CatalogSku], region: str, item: str, strategy: 
     if usage is None:
         return None
     if item in _GPU_WORDS:
-        return _part_price(skus, region, usage, rf"{_GPU_WORDS[item]} gpu", "h")
+        return _part_price(skus, region, usage, _GPU_WORDS[item], "gpu", "h")
     shape = MACHINE_SHAPES.get(item)
     family = _FAMILY_WORDS.get(item.split("-", 1)[0])
     if shape is None or family is None:
         return None
-    core = _part_price(skus, region, usage, rf"{family}(?: instance)? core", "h")
-    ram = _part_price(skus, region, usage, rf"{family}(?: instance)? ram", "GiBy.h")
+    core = _part_price(skus, region, usage, family, "core", "h")
+    ram = _part_price(skus, region, usage, family, "ram", "GiBy.h")
     if core is None or ram is None:
         return None
     return shape[0] * core + shape[1] * ram

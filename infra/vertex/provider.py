@@ -25,7 +25,7 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import cost_cap, cost_preview, placement, restarts, spec
+from infra.vertex import cost_cap, cost_preview, placement, restarts, spec, spend
 from infra.vertex.errors import JobError, JobGone, is_training_quota, job_failure_hint, names_training_quota
 from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
 from infra.vertex.quotas import shortfall
@@ -56,9 +56,10 @@ def _outputs(
     stored: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Complete outputs; `records` are the attempts this call saw, else `stored` (the outputs an earlier
-    call saved: read and update) carries the earlier attempts and their cost over."""
+    call saved: read and update) carries the earlier attempts over (their cost is on the job: spend.py)."""
     inputs = {k: props[k] for k in spec.INPUTS if k in props}
     current = current_record(props, status)
+    shaped = placement.apply_shape(props, current.shape)
     stored = stored or {}
     attempts = [r.as_output() for r in records] if records else carried_attempts(stored, current)
     return {
@@ -73,8 +74,8 @@ def _outputs(
         "error": status.error,
         "placement": current.shape.as_dict(),
         "attempts": attempts,
-        **run_outputs(props, status, lambda message: _log(props, message), records or [current], stored),
-        **cost_cap.outputs(placement.apply_shape(props, current.shape), status),
+        **run_outputs(shaped, status, lambda message: _log(props, message)),
+        **cost_cap.outputs(shaped, status),
     }
 
 
@@ -200,13 +201,24 @@ def _cancel_overrun(runner: Runner, status: JobStatus, props: dict[str, Any]) ->
     return QueueTimeout(_overrun(props, ended), ended)
 
 
-def _submit(runner: Runner, props: dict[str, Any], attempt: restarts.Attempt, shape: Shape) -> JobStatus:
-    """Submit the job on `shape`, labelled with the attempt and allowed the running time left."""
+def _submit(
+    runner: Runner,
+    props: dict[str, Any],
+    attempt: restarts.Attempt,
+    shape: Shape,
+    carried: spend.Carried,
+) -> JobStatus:
+    """Submit the job on `shape`, labelled with the attempt and the cost carried from earlier attempts, and
+    allowed the running time left."""
     job = spec.build_custom_job(props, shape)
     if attempt != restarts.Attempt(1, 0):
         job = restarts.resubmission(job, attempt, restarts.remaining_seconds(props, attempt))
+        job.labels[spend.SPENT_LABEL] = carried.label
     status = runner.create(job)
     _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+    note = cost_cap.submit_note(placement.apply_shape(props, shape), carried)
+    if note:
+        _log(props, note)
     return status
 
 
@@ -226,7 +238,7 @@ def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any], shape: Sh
         f"resumes from the checkpoints in {props['base_output_dir']}",
     )
     time.sleep(delay)
-    return _submit(runner, props, attempt, shape)
+    return _submit(runner, props, attempt, shape, spend.after(placement.apply_shape(props, shape), ended))
 
 
 def _gave_way(status: JobStatus) -> bool:
@@ -332,9 +344,10 @@ def _place(
     chain = placement.shapes(props)
     pending = adopted
     spent = restarts.Attempt.of(adopted) if adopted is not None else restarts.Attempt(1, 0)
+    carried = spend.Carried(0, 0)  # the cost of the attempts before the next submission
 
     def run(index: int, shape: Shape) -> ShapeResult:
-        nonlocal pending, spent
+        nonlocal pending, spent, carried
         status, pending = pending, None
         if status is None:
             shaped = placement.apply_shape(props, shape)
@@ -350,7 +363,8 @@ def _place(
                     f"timeout_seconds={props['timeout_seconds']}; no time is left to try {shape}."
                 )
             try:
-                status = _submit(runner, props, restarts.Attempt(1, spent.earlier_seconds, index), shape)
+                attempt = restarts.Attempt(1, spent.earlier_seconds, index)
+                status = _submit(runner, props, attempt, shape, carried)
             except JobError as exc:
                 if not is_training_quota(exc.api_error):
                     raise
@@ -364,6 +378,7 @@ def _place(
             return ShapeResult([current_record(props, status)], status)
         result = _wait_shape(runner, status, props, index, shape)
         spent = restarts.Attempt(1, int(restarts.Attempt.of(result.status).total_seconds(result.status)))
+        carried = spend.after(placement.apply_shape(props, shape), result.status)
         return result
 
     start = 0 if adopted is None else placement.resume_index(adopted, props)
@@ -439,6 +454,10 @@ class CustomJobProvider(ResourceProvider):
         adopted = runner.find_by_key(spec.job_key(props))
         if adopted is not None:
             _log(props, f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
+            shaped = placement.apply_shape(props, placement.job_shape(adopted, props)[1])
+            note = cost_cap.submit_note(shaped, spend.Carried.of(adopted))
+            if note:
+                _log(props, note)
         status, records = _place(runner, props, adopted)
         if props["wait"]:
             return CreateResult(status.name, _finished(props, status, records))

@@ -52,6 +52,8 @@ class CustomJobArgs:
     max_wait_seconds: int | None = None  # FLEX_START: scheduling.max_wait_duration
     fallbacks: list[dict[str, Any]] | None = None  # alternative shapes, tried in order (placement.py)
     max_cost_usd: float | None = None  # cancelled when its running cost (all attempts) reaches this
+    # The job this one needs to have succeeded (infra/job_gate.py): not what the job computes, never diffed.
+    upstream_job: pulumi.Input[str] | None = None
 
 
 def to_props(args: CustomJobArgs) -> dict[str, Any]:

@@ -45,14 +45,19 @@ class FakeCloudCatalog(FakeService):
         unit: str = "h",
         resource_group: str = "",
         free_tier: bool = False,
+        cheaper_tiers: tuple[tuple[float, float], ...] = (),
         service_id: str = VERTEX_SERVICE_ID,
     ) -> str:
-        """One SKU priced `usd` per `unit`; returns its id."""
+        """One SKU priced `usd` per `unit` (after a free first tier when `free_tier`; `cheaper_tiers`:
+        (start usage, USD) volume tiers after it, as tiered_rates lists them, ascending); returns its id."""
         with self._lock:
             sku_id = f"{len(self.skus.setdefault(service_id, [])) + 1:04X}-0000-0000"
             tier = billing_v1.PricingExpression.TierRate
             rates = [tier(start_usage_amount=0, unit_price=_money(0))] if free_tier else []
             rates.append(tier(start_usage_amount=1 if free_tier else 0, unit_price=_money(usd)))
+            rates += [
+                tier(start_usage_amount=start, unit_price=_money(price)) for start, price in cheaper_tiers
+            ]
             self.skus[service_id].append(
                 billing_v1.Sku(
                     name=f"services/{service_id}/skus/{sku_id}",

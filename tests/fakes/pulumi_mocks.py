@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,17 +67,22 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
         )
         return {"email": email, "member": f"serviceAccount:{email}"}
     if typ == "pulumi-python:dynamic/vertex:CustomJob" and "base_output_dir" in inputs:
-        # What the provider reports for a finished job (infra.vertex.spec.model_dir).
-        return {"model_dir": inputs["base_output_dir"].rstrip("/") + "/model/"}
+        # What the provider reports for a finished job (infra.vertex.spec.model_dir): it succeeded.
+        return {
+            "model_dir": inputs["base_output_dir"].rstrip("/") + "/model/",
+            "state": "JOB_STATE_SUCCEEDED",
+            "job_name": f"projects/{project}/locations/{inputs.get('region')}/customJobs/{name}",
+        }
     if typ == "gcp:cloudfunctionsv2/function:Function":
         return {"url": f"https://{inputs.get('name', name)}-mock.a.run.app"}
     return {}
 
 
 class _RecordingMocks(pulumi.runtime.Mocks):
-    def __init__(self, preview: bool = False) -> None:
+    def __init__(self, preview: bool = False, job_ends: Mapping[str, dict[str, str]] | None = None) -> None:
         super().__init__()
         self.preview = preview
+        self.job_ends = dict(job_ends or {})
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         outputs = {"name": args.name, **args.inputs}
@@ -84,6 +90,7 @@ class _RecordingMocks(pulumi.runtime.Mocks):
             # As in a first preview: nothing exists yet, so whatever the provider computes stays unknown.
             return "", outputs
         outputs.update(_computed_outputs(args.typ, args.name, args.inputs))
+        outputs.update(self.job_ends.get(args.name, {}))
         return outputs.get("id", f"{args.name}-id"), outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -146,21 +153,32 @@ def run_program(
     project: str = "vertex-training",
     stack: str = "dev",
     preview: bool = False,
+    job_ends: Mapping[str, dict[str, str]] | None = None,
+    run: MockedRun | None = None,
 ) -> MockedRun:
     """Run `program` (e.g. `lambda: build(cfg)`) under fresh mocks; return registrations and outputs.
 
     preview=True: a first `pulumi preview`, where outputs that providers compute are unknown.
+    job_ends: outputs (e.g. `state`, `error`) a named resource's provider reports instead of succeeding.
+    run: the record to fill, so a test can read what was registered before the program failed.
     """
-    monitor = _RecordingMonitor(_RecordingMocks(preview))
+    monitor = _RecordingMonitor(_RecordingMocks(preview, job_ends))
     ROOT.set(None)  # set_mocks keeps an existing root Stack, which would carry the previous run's stack name
     pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     SETTINGS.rpc_manager.clear()
     SETTINGS.outputs.clear()
-    run = MockedRun()
+    run = run if run is not None else MockedRun()
 
     def body() -> None:
         run.outputs = _sync_await(pulumi.Output.from_input(program()).future())
 
-    _sync_await(run_pulumi_func(body))
-    run.resources = list(monitor.registered)
+    try:
+        _sync_await(run_pulumi_func(body))
+    except BaseException:
+        # A failed program leaves futures behind; collected later, inside another program's ast.parse, they
+        # trip CPython 3.11's AST recursion check (SystemError): finalize them now.
+        gc.collect()
+        raise
+    finally:
+        run.resources = list(monitor.registered)
     return run

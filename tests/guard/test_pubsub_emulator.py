@@ -12,6 +12,7 @@ they are missing, except under CI=true, where it fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -30,7 +31,7 @@ from google.cloud import aiplatform_v1, pubsub_v1
 
 from infra.guard import main
 from infra.killswitch import ENTRY_POINT
-from tests.fakes.vertex import FakeJobService
+from tests.fakes.vertex import TERMINAL, FakeJobService
 from tests.fakes.vertex_tuning import FakeTuningJobService
 
 JobState = aiplatform_v1.JobState
@@ -58,19 +59,34 @@ def _until(condition: Callable[[], Any], what: str, timeout: float = WAIT_S) -> 
 
 
 def _stop(process: subprocess.Popen) -> None:
-    """End the process group this test started (the emulator's gcloud wrapper starts java beneath it)."""
-    if process.poll() is None:
+    """End the process group this test started: the emulator's gcloud wrapper starts java beneath it, and java
+    may outlive the wrapper, so the group always gets SIGKILL at the end."""
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=1)  # nothing to save: a test emulator needs no clean shutdown
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=1)  # nothing to save: a test emulator needs no clean shutdown
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def _missing_tools() -> str | None:
+    """Why the emulator cannot start here: a missing binary, or an SDK without the pubsub-emulator component
+    (distribution packages often leave it out, and a non-interactive gcloud may try to install it)."""
     missing = [tool for tool in ("gcloud", "java") if shutil.which(tool) is None]
-    return f"{' and '.join(missing)} not on PATH (the Pub/Sub emulator needs both)" if missing else None
+    if missing:
+        return f"{' and '.join(missing)} not on PATH (the Pub/Sub emulator needs both)"
+    info = subprocess.run(
+        ["gcloud", "info", "--format=value(installation.sdk_root)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    component = Path(info.stdout.strip()) / "platform" / "pubsub-emulator"
+    if info.returncode != 0 or not info.stdout.strip() or not component.is_dir():
+        return f"the gcloud SDK has no pubsub-emulator component ({component} is missing)"
+    return None
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +134,17 @@ class Guard:
 
     def cancelled(self) -> list[str]:
         return [req.name for method, req in self.vertex.calls if method == "CancelCustomJob"]
+
+    def baseline(self) -> int:
+        """Start a test from a quiet Vertex, whatever ran before: every job an earlier test left live ends,
+        and the cancels so far are counted (`cancelled_since` compares against that count)."""
+        for name, job in list(self.vertex.jobs.items()):
+            if job.state not in TERMINAL:
+                self.vertex.set_state(name, JobState.JOB_STATE_CANCELLED)
+        return len(self.cancelled())
+
+    def cancelled_since(self, baseline: int) -> list[str]:
+        return self.cancelled()[baseline:]
 
 
 @pytest.fixture(scope="module")
@@ -215,15 +242,16 @@ def notification(cost: float, budget: float = 100.0, exceeded: float | None = No
 
 
 def test_below_the_threshold_nothing_is_cancelled(topic, guard: Guard) -> None:
+    baseline = guard.baseline()
     ours = seed(guard.vertex, "dev")
     publish(topic, "below", notification(cost=50.0, exceeded=0.5))
     _until(lambda: guard.said("budget below kill-switch threshold; nothing to do", "below"), "the function")
-    assert guard.cancelled() == []
+    assert guard.cancelled_since(baseline) == []
     assert guard.vertex.jobs[ours].state == JobState.JOB_STATE_RUNNING
-    guard.vertex.set_state(ours, JobState.JOB_STATE_SUCCEEDED)  # out of the way of the next tests
 
 
 def test_a_malformed_message_is_acknowledged_with_one_line_and_cancels_nothing(topic, guard: Guard) -> None:
+    baseline = guard.baseline()
     ours = seed(guard.vertex, "dev")
     before = len(guard.records())
     publish(topic, "malformed", b"this is not a budget notification")
@@ -232,13 +260,14 @@ def test_a_malformed_message_is_acknowledged_with_one_line_and_cancels_nothing(t
     new = guard.records()[before:]
     assert [r["message"] for r in new] == ["ignored malformed budget notification"]
     assert new[0]["severity"] == "WARNING"
-    assert guard.cancelled() == [] and guard.vertex.jobs[ours].state == JobState.JOB_STATE_RUNNING
-    guard.vertex.set_state(ours, JobState.JOB_STATE_SUCCEEDED)
+    assert guard.cancelled_since(baseline) == []
+    assert guard.vertex.jobs[ours].state == JobState.JOB_STATE_RUNNING
 
 
 def test_at_the_threshold_this_stacks_live_jobs_are_cancelled_and_a_redelivery_does_no_harm(
     topic, guard: Guard
 ) -> None:
+    baseline = guard.baseline()
     running, queued = seed(guard.vertex, "dev"), seed(guard.vertex, "dev", JobState.JOB_STATE_QUEUED)
     other_stack = seed(guard.vertex, "prod")
     # The first delivery meets a Vertex outage: the function fails, Pub/Sub redelivers, the second one acts.
@@ -248,7 +277,7 @@ def test_at_the_threshold_this_stacks_live_jobs_are_cancelled_and_a_redelivery_d
     assert (
         len(guard.said("budget kill-switch threshold reached; cancelling this stack's live jobs", "at")) >= 2
     )
-    assert sorted(guard.cancelled()) == sorted([running, queued])
+    assert sorted(guard.cancelled_since(baseline)) == sorted([running, queued])
     assert guard.vertex.jobs[running].state == JobState.JOB_STATE_CANCELLING
     assert guard.vertex.jobs[other_stack].state == JobState.JOB_STATE_RUNNING
     # The same notification once more (a duplicate delivery): nothing live is left to cancel, nothing fails.
@@ -256,5 +285,5 @@ def test_at_the_threshold_this_stacks_live_jobs_are_cancelled_and_a_redelivery_d
     _until(lambda: guard.said("kill switch done", "again"), "the duplicate to be handled")
     (done,) = guard.said("kill switch done", "again")
     assert (done["cancelled"], done["failed"]) == (0, 0)
-    assert sorted(guard.cancelled()) == sorted([running, queued])
+    assert sorted(guard.cancelled_since(baseline)) == sorted([running, queued])
     assert guard.vertex.jobs[other_stack].state == JobState.JOB_STATE_RUNNING

@@ -30,7 +30,12 @@ def test_prod_training_prices_each_shape_and_names_the_unpriced_fallback(capsys)
     # Chief and worker, each n1-standard-16 + 2 x V100, at the cited on-demand table.
     assert lines[2].startswith("cost of fallback 2: 1 x n1-standard-16 + 2 x NVIDIA_TESLA_V100")
     assert lines[2].endswith("(STANDARD): USD 13.16/h, USD 39.47 for timeout_seconds 10800")
-    assert lines[-1].startswith("WARNING: max_cost_usd USD 15.00 cannot be enforced: a shape has no price")
+    # No worst case line (a shape has no price); the WARNING names the shapes the cap does not count.
+    assert not any(line.startswith("worst case") for line in lines)
+    assert lines[-1].startswith(
+        "WARNING: max_cost_usd USD 15.00 is not enforced while the job runs on fallback 1, fallback 3: "
+        "no price"
+    )
 
 
 def test_prod_without_fallbacks_shows_its_worst_case_under_the_cap(capsys) -> None:
@@ -48,10 +53,12 @@ def test_prod_without_fallbacks_shows_its_worst_case_under_the_cap(capsys) -> No
     )
 
 
-def test_dev_on_spot_names_the_unpriced_items_and_says_the_cap_cannot_be_enforced(capsys) -> None:
+def test_dev_on_spot_names_the_unpriced_items_and_the_shapes_the_cap_does_not_count(capsys) -> None:
     lines = preview("dev", "train", capsys)
     assert lines[0] == (
         "cost of shape: 1 x n1-standard-4 + 1 x NVIDIA_TESLA_T4 (SPOT): no price for n1-standard-4 "
         "(us-central1, SPOT), NVIDIA_TESLA_T4 (us-central1, SPOT), so no estimate"
     )
-    assert lines[-1].startswith("WARNING: max_cost_usd USD 5.00 cannot be enforced")
+    assert lines[-1].startswith(
+        "WARNING: max_cost_usd USD 5.00 is not enforced while the job runs on shape, fallback 1: no price"
+    )

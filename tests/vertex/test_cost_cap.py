@@ -2,13 +2,15 @@
 
 import datetime
 import time
+from dataclasses import replace
 
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex import cost_cap, cost_preview, spec
+from infra.vertex import cost_cap, cost_preview, restarts, spec, spend
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.restarts import ATTEMPT_LABEL
+from infra.vertex.spend import SPENT_LABEL
 from infra.vertex.status import JobStatus
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 
@@ -41,14 +43,23 @@ def test_a_cap_above_the_worst_case_gives_no_warning(fake_vertex, capsys):
     assert not any("WARNING" in line for line in lines)
 
 
-def test_a_shape_without_a_price_is_named_and_the_cap_is_said_to_be_unenforceable(fake_vertex, capsys):
-    CustomJobProvider().check({}, job_props(spot=True, max_cost_usd=1))
+def test_a_shape_without_a_price_is_named_and_the_warning_names_the_shapes_not_capped(fake_vertex, capsys):
+    on_demand = {"scheduling_strategy": "STANDARD"}
+    CustomJobProvider().check({}, job_props(spot=True, max_cost_usd=1, fallbacks=[on_demand]))
     lines = err_lines(capsys)
     assert any(
         "no price for n1-standard-8 (us-central1, SPOT), NVIDIA_TESLA_T4 (us-central1, SPOT)" in line
         for line in lines
     )
-    assert any("WARNING: max_cost_usd USD 1.00 cannot be enforced" in line for line in lines)
+    (warning,) = [line for line in lines if "WARNING" in line]
+    assert "WARNING: max_cost_usd USD 1.00 is not enforced while the job runs on shape: no price" in warning
+    assert "fallback 1" not in warning  # the on-demand fallback has a price: capped
+
+
+def test_check_warns_that_a_job_not_waited_for_is_not_capped(fake_vertex, capsys):
+    CustomJobProvider().check({}, job_props(max_cost_usd=5, wait=False))
+    (warning,) = [line for line in err_lines(capsys) if "WARNING" in line]
+    assert "max_cost_usd USD 5.00 is not enforced with wait: false" in warning
 
 
 def test_fallbacks_each_get_a_line_and_the_worst_case_is_the_dearest_shape(fake_vertex_and_catalog):
@@ -85,16 +96,21 @@ def test_fallbacks_each_get_a_line_and_the_worst_case_is_the_dearest_shape(fake_
 def test_a_replacement_says_what_the_previous_run_cost(fake_vertex, capsys):
     provider = CustomJobProvider()
     olds = {**spec.with_defaults(job_props()), "duration_seconds": 1800.0, "job_name": "j"}
+    olds["state"] = "JOB_STATE_SUCCEEDED"
     result = provider.diff("j", olds, job_props(display_name="train-densenet", timeout_seconds=7200))
     assert result.replaces == ["timeout_seconds"]
     expected = f"expected cost USD {HOURLY / 2:.2f}: the previous run took 30m 00s at USD {HOURLY:.2f}/h"
     assert f"[train-densenet] {expected}" in err_lines(capsys)
+    # A run the cap (or a failure) stopped says nothing of what a whole run costs.
+    provider.diff("j", {**olds, "state": "JOB_STATE_CANCELLED"}, job_props(timeout_seconds=7200))
+    assert not any("expected cost" in line for line in err_lines(capsys))
 
 
 def test_a_running_job_is_cancelled_when_its_cost_of_all_attempts_reaches_the_cap(fake_vertex, capsys):
     fake_vertex.auto_advance = False
     job = spec.build_custom_job(spec.with_defaults(job_props()))
-    job.labels[ATTEMPT_LABEL] = "2-3000"  # a first attempt ran 50 minutes
+    job.labels[ATTEMPT_LABEL] = "2-3000"  # a first attempt ran 50 minutes on this shape
+    job.labels[SPENT_LABEL] = f"{round(HOURLY * 3000 / 36)}-1"  # and cost this, in cents
     name = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
     # This attempt has run 599 s: 3599 s in all, one second short of an hour's price.
     fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=599)
@@ -133,3 +149,63 @@ def test_a_capped_job_is_looked_at_again_soon_after_it_starts_running():
     queued = JobStatus("j", "JOB_STATE_QUEUED", "url", create_time="2026-11-22T10:00:00+00:00")
     assert cost_cap.reach_time(props, queued) <= time.time() + cost_cap.QUEUED_RECHECK_SECONDS
     assert cost_cap.reach_time(spec.with_defaults(job_props()), queued) == float("inf")  # no cap
+
+
+V100 = 0.436998 + 2.8520  # n1-standard-8 + 1 x V100 on demand, the cited table
+PREEMPTED = "The replica workerpool0-0 was preempted: STOCKOUT (Spot capacity reclaimed by Compute Engine)"
+
+
+def test_time_on_a_dearer_shape_counts_at_its_own_price_after_a_move(fake_vertex, monkeypatch, capsys):
+    """Half an hour on V100, then the T4 fallback: the cap counts USD 1.64 + 0.42, not an hour of T4."""
+    monkeypatch.setattr(restarts, "running_seconds", lambda _status: 1800.0)
+    fake_vertex.outcomes = [(JobState.JOB_STATE_FAILED, PREEMPTED)]
+    v100 = pool(accelerator_type="NVIDIA_TESLA_V100")
+    props = job_props(
+        worker_pools=[v100],
+        fallbacks=[{"accelerator_type": "NVIDIA_TESLA_T4"}],
+        max_restarts=0,
+        max_cost_usd=2,
+    )
+    provider = CustomJobProvider()
+    outs = provider.create(provider.check({}, props).inputs).outs
+    first, second = [req.custom_job for method, req in fake_vertex.calls if method == "CreateCustomJob"]
+    assert SPENT_LABEL not in first.labels and second.labels[SPENT_LABEL] == f"{round(V100 * 50)}-1"
+    assert outs["state"] == "JOB_STATE_CANCELLED" and outs["cost_cap_reached"] is True
+    spent = round(V100 * 50) / 100 + HOURLY / 2
+    assert outs["estimated_cost_usd"] == pytest.approx(spent, abs=1e-4) and spent >= 2  # they agree
+    assert f"USD {spent:.2f} at list prices (USD {V100 / 2:.2f} for 1 earlier attempt(s)" in outs["error"]
+    assert "over 2 attempts" in outs["error"]
+
+
+def test_time_on_an_unpriced_shape_is_never_priced_at_another_shapes_rate(fake_vertex, capsys):
+    """L4 has no sourced price: its time is not counted, the estimate is absent, stderr says so once."""
+    l4 = spec.with_defaults(
+        job_props(worker_pools=[pool(machine_type="g2-standard-8", accelerator_type="NVIDIA_L4")],
+                  max_cost_usd=1)
+    )  # fmt: skip
+    running = JobStatus("j", "JOB_STATE_RUNNING", "url", start_time="2026-11-22T10:00:00+00:00")
+    carried = replace(running, labels={SPENT_LABEL: "120-2", ATTEMPT_LABEL: "1-3600-1"})
+    assert spend.spent(l4, carried).usd == 1.2 and spend.spent(l4, carried).known_usd is None
+    assert cost_cap.reach_time(l4, running) == float("inf")  # nothing to count on this shape
+    assert cost_cap.reached(l4, carried)  # what the earlier attempts spent is already over the cap
+    note = cost_cap.submit_note(l4, spend.Carried(0, 0))
+    assert note.startswith("max_cost_usd USD 1.00 is not enforced while the job runs on this shape: no price")
+    assert "NVIDIA_L4 (us-central1, STANDARD)" in note
+    # An attempt that carries unpriced time (a label without money, or an earlier unpriced shape).
+    t4 = spec.with_defaults(job_props(max_cost_usd=1))
+    legacy = replace(running, labels={ATTEMPT_LABEL: "2-600"})
+    assert spend.Carried.of(legacy) == spend.Carried(0, 1, unpriced=True)
+    assert "not counted" in cost_cap.submit_note(t4, spend.Carried(50, 1, unpriced=True))
+
+
+def test_an_adopted_job_without_the_cost_of_its_earlier_attempts_says_the_cap_cannot_count_them(
+    fake_vertex, capsys
+):
+    job = spec.build_custom_job(spec.with_defaults(job_props()))
+    job.labels[ATTEMPT_LABEL] = "2-3000"  # submitted before attempts carried their cost
+    fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_SUCCEEDED)  # an interrupted `up` left it behind
+    provider = CustomJobProvider()
+    outs = provider.create(provider.check({}, job_props(max_cost_usd=5)).inputs).outs
+    lines = err_lines(capsys)
+    assert any("some of their running time was on a shape with no price" in line for line in lines)
+    assert "estimated_cost_usd" not in outs  # part of the cost is unknown: no figure rather than a low one

@@ -5,9 +5,9 @@ import pytest
 from google.cloud import aiplatform_v1
 from pulumi.output import Unknown
 
-from infra.vertex import placement, quotas, spec
-from infra.vertex.placement import AttemptRecord, Shape
-from infra.vertex.run_report import attempts_cost
+from infra.vertex import placement, quotas, restarts, spec, spend
+from infra.vertex.placement import Shape
+from infra.vertex.status import JobStatus
 from tests.vertex.props import job_props, pool
 
 Strategy = aiplatform_v1.Scheduling.Strategy
@@ -215,24 +215,18 @@ def test_quota_ids_per_strategy_and_family(strategy, machine, expected):
     assert {need.quota_id for need in quotas.quota_needs(props)} == expected
 
 
-def test_cost_covers_each_attempt_at_its_own_shape():
+def test_cost_covers_each_attempt_at_its_own_shape(monkeypatch):
+    monkeypatch.setattr(restarts, "running_seconds", lambda status: 3600.0 if status.name == "j1" else 1800.0)
     props = spec.with_defaults(job_props(spot=False, fallbacks=[{"machine_type": "n1-standard-16"}]))
     primary, larger = placement.shapes(props)
-    records = [
-        AttemptRecord(0, primary, "j1", "JOB_STATE_FAILED", "preempted", 3600.0),
-        AttemptRecord(1, larger, "j2", "JOB_STATE_SUCCEEDED", "", 1800.0),
-    ]
+    first = JobStatus("j1", "JOB_STATE_FAILED", "url")
+    carried = spend.after(placement.apply_shape(props, primary), first)
+    second = JobStatus("j2", "JOB_STATE_SUCCEEDED", "url", labels={spend.SPENT_LABEL: carried.label})
     # On-demand list prices (pricing.py's cited table): n1-standard-8 + T4 for an hour, then
     # n1-standard-16 + T4 for half an hour.
-    expected = (0.436998 + 0.4025) + (0.873996 + 0.4025) / 2
-    assert attempts_cost(props, records, 5400.0) == pytest.approx(expected, abs=1e-4)
-    # Running time before the first record, on a shape that cannot be told: no figure.
-    assert attempts_cost(props, records[1:], 5400.0) is None
-    assert attempts_cost(props, records[:1], 7200.0) == pytest.approx((0.436998 + 0.4025) * 2, abs=1e-4)
+    expected = round((0.436998 + 0.4025) * 100) / 100 + (0.873996 + 0.4025) / 2
+    total = spend.spent(placement.apply_shape(props, larger), second)
+    assert total.known_usd == pytest.approx(expected, abs=1e-4) and total.attempts == 2
     # A Spot attempt has no sourced price: no figure rather than a wrong one.
     spot_props = spec.with_defaults(job_props(spot=True))
-    (spot,) = placement.shapes(spot_props)
-    assert (
-        attempts_cost(spot_props, [AttemptRecord(0, spot, "j", "JOB_STATE_SUCCEEDED", "", 60.0)], 60.0)
-        is None
-    )
+    assert spend.spent(spot_props, first).known_usd is None

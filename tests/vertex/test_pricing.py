@@ -86,6 +86,34 @@ def test_two_skus_of_different_prices_for_one_part_give_no_figure(catalog):
     assert hourly_price("us-central1", "NVIDIA_L4", "STANDARD") is None
 
 
+def test_the_part_comes_from_the_resource_group_where_it_names_one(fake_vertex_and_catalog):
+    """Another wording ("CPU", not Compute Engine's "Core") is priced by category.resource_group."""
+    _jobs, fake = fake_vertex_and_catalog
+    fake.add_sku("Vertex AI Training on N1 Predefined Instance CPU in Americas", CORE, resource_group="CPU")
+    fake.add_sku(
+        "Vertex AI Training on N1 Predefined Instance RAM in Americas",
+        RAM,
+        resource_group="RAM",
+        unit="GiBy.h",
+    )
+    fake.add_sku("Vertex AI Training NVIDIA Tesla T4 in Americas", T4, resource_group="GPU")
+    assert hourly_price("us-central1", "n1-standard-8", "STANDARD") == pytest.approx(8 * CORE + 30 * RAM)
+    assert hourly_price("us-central1", "NVIDIA_TESLA_T4", "STANDARD") == pytest.approx(T4)
+
+
+def test_dws_flex_and_spot_worded_skus_never_price_an_on_demand_part(catalog):
+    catalog.add_sku("Custom Training Nvidia L4 GPU running in Americas (DWS)", L4 / 2)
+    catalog.add_sku("Custom Training Nvidia L4 GPU Flex-start running in Americas", L4 / 3)
+    catalog.add_sku("Custom Training Spot Nvidia L4 GPU running in Americas", L4 / 4)  # usage_type OnDemand
+    assert hourly_price("us-central1", "NVIDIA_L4", "STANDARD") == pytest.approx(L4)
+
+
+def test_volume_tiers_give_the_dearest_rate_so_a_cap_never_fires_late(fake_vertex_and_catalog):
+    _jobs, fake = fake_vertex_and_catalog
+    fake.add_sku("Custom Training Nvidia L4 GPU running in Americas", L4, cheaper_tiers=((720, L4 / 2),))
+    assert hourly_price("us-central1", "NVIDIA_L4", "STANDARD") == pytest.approx(L4)
+
+
 def test_missing_names_each_item_without_a_price_once(catalog):
     shape = [pool("n1-standard-8", "NVIDIA_L4", 1), pool("n1-standard-8", "NVIDIA_L4", 1, replicas=2)]
     assert estimate_usd("us-central1", shape, "SPOT", 3600) is None

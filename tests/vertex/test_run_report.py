@@ -4,8 +4,10 @@ import json
 
 import pytest
 
+from infra.vertex import placement, spec
 from infra.vertex.restarts import ATTEMPT_LABEL
 from infra.vertex.run_report import run_outputs, summary_line
+from infra.vertex.spend import SPENT_LABEL
 from infra.vertex.status import JobStatus
 from tests.vertex.props import job_props
 
@@ -52,9 +54,13 @@ def test_a_failed_job_has_no_metrics_but_a_duration_and_cost():
 
 
 def test_earlier_attempts_count_towards_duration_and_cost():
-    outs = run_outputs(job_props(), status("JOB_STATE_FAILED", {ATTEMPT_LABEL: "2-1800"}), pytest.fail)
+    labels = {ATTEMPT_LABEL: "2-1800", SPENT_LABEL: "42-1"}  # half an hour at USD 0.84/h before
+    outs = run_outputs(job_props(), status("JOB_STATE_FAILED", labels), pytest.fail)
     assert outs["duration_seconds"] == 5400.0
-    assert outs["estimated_cost_usd"] == pytest.approx((0.436998 + 0.4025) * 1.5, abs=1e-4)
+    assert outs["estimated_cost_usd"] == pytest.approx(0.42 + 0.436998 + 0.4025, abs=1e-4)
+    # Earlier running time whose cost the job does not carry: no figure rather than a wrong one.
+    legacy = run_outputs(job_props(), status("JOB_STATE_FAILED", {ATTEMPT_LABEL: "2-1800"}), pytest.fail)
+    assert "estimated_cost_usd" not in legacy
 
 
 def test_an_unpriced_machine_gives_no_cost_output():
@@ -67,11 +73,16 @@ def test_an_unpriced_machine_gives_no_cost_output():
 def test_the_summary_line():
     outs = {"state": "JOB_STATE_SUCCEEDED", "duration_seconds": 751.0, "runner": "vertex",
             "metrics": {"val_accuracy": 0.93125, "val_loss": 0.2}, "estimated_cost_usd": 0.8812}  # fmt: skip
-    line = summary_line({**outs, "spot": True, "max_cost_usd": 5}, attempts=2)
+    spot = {**job_props(spot=True), "max_cost_usd": 5}
+    line = summary_line({**spot, **outs}, attempts=2)
     assert line == (
         "JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9313 val_loss 0.2000; "
         "estimated cost USD 0.88 (SPOT list prices); USD 0.88 of max_cost_usd USD 5.00"
     )
+    # After a move to the on-demand fallback, the line names the strategy of the shape that ran.
+    ran = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 1,
+           "scheduling_strategy": "STANDARD"}  # fmt: skip
+    assert "(STANDARD list prices)" in summary_line({**spot, **outs, "placement": ran}, attempts=2)
     pools = [{"machine_type": "n1-standard-4", "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}]
     unpriced = {
         "state": "JOB_STATE_SUCCEEDED",
@@ -83,6 +94,10 @@ def test_the_summary_line():
         "JOB_STATE_SUCCEEDED after 5s running; "
         "no cost estimate (no price for NVIDIA_L4 (us-central1, STANDARD))"
     )
+    # A job that fell back from an unpriced shape to a priced one names what had no price where it ran.
+    moved = {**unpriced, "worker_pools": [{**pools[0], "accelerator_type": "NVIDIA_TESLA_T4"}],
+             "placement": {**ran, "accelerator_type": "NVIDIA_L4"}}  # fmt: skip
+    assert "no price for NVIDIA_L4 (us-central1, STANDARD)" in summary_line(moved, 1)
 
 
 def test_any_failure_reading_metrics_warns_and_the_run_still_reports(monkeypatch):
@@ -99,17 +114,13 @@ def test_any_failure_reading_metrics_warns_and_the_run_still_reports(monkeypatch
 
 
 def test_a_refresh_after_a_fallback_keeps_the_cost_of_the_earlier_attempts():
-    """Half an hour on the Spot primary, then an hour on the on-demand fallback: read sees only the last
-    job, so the stored cost carries the primary's share (the fallback's is recomputed at its own shape)."""
+    """Half an hour on the primary, then an hour on the on-demand fallback: read sees only the last job,
+    which carries the primary's cost on its label; its own hour is priced at its own shape."""
     props = job_props(spot=True, fallbacks=[{"scheduling_strategy": "STANDARD"}])
     on_demand = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4",
                  "accelerator_count": 1, "scheduling_strategy": "STANDARD"}  # fmt: skip
     last = JobStatus("projects/p/locations/l/customJobs/2", "JOB_STATE_SUCCEEDED", "url", "", START, START,
-                     END, {ATTEMPT_LABEL: "1-1800-1"}, on_demand)  # fmt: skip
-    spot_half_hour, on_demand_hour = (0.0874 + 0.1610) / 2, 0.436998 + 0.4025
-    stored = {"job_name": last.name, "duration_seconds": 5400.0,
-              "estimated_cost_usd": round(spot_half_hour + on_demand_hour, 4)}  # fmt: skip
-    outs = run_outputs(props, last, pytest.fail, stored=stored)
-    assert outs["estimated_cost_usd"] == pytest.approx(spot_half_hour + on_demand_hour, abs=2e-4)
-    # Without stored outputs the primary's half hour cannot be priced: no figure rather than a wrong one.
-    assert "estimated_cost_usd" not in run_outputs(props, last, pytest.fail)
+                     END, {ATTEMPT_LABEL: "1-1800-1", SPENT_LABEL: "12-1"}, on_demand)  # fmt: skip
+    shaped = placement.apply_shape(spec.with_defaults(props), placement.job_shape(last, props)[1])
+    outs = run_outputs(shaped, last, pytest.fail)
+    assert outs["estimated_cost_usd"] == pytest.approx(0.12 + 0.436998 + 0.4025, abs=1e-4)
