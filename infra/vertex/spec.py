@@ -13,7 +13,7 @@ from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
 
 from infra.preview_inputs import is_unknown
-from infra.vertex import placement, restarts
+from infra.vertex import placement, restarts, spend
 
 # Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
 KEY_LABEL = "vertex_training_key"
@@ -436,7 +436,7 @@ def queue_deadline_seconds(props: Mapping[str, Any]) -> float:
 
 
 def label_failures(
-    labels: Any, reserved: tuple[str, ...] = (KEY_LABEL, restarts.ATTEMPT_LABEL)
+    labels: Any, reserved: tuple[str, ...] = (KEY_LABEL, restarts.ATTEMPT_LABEL, spend.SPENT_LABEL)
 ) -> list[tuple[str, str]]:
     """Vertex's label rules, with `reserved` keys (set by the provider) refused and counted."""
     if not isinstance(labels, Mapping):

@@ -27,7 +27,7 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import cost_preview, pricing, tuning_spec
+from infra.vertex import cost_preview, pricing, spec, tuning_spec
 from infra.vertex.errors import JobError, job_failure_hint
 from infra.vertex.heartbeat import duration_text
 from infra.vertex.provider import (
@@ -121,12 +121,11 @@ def summary_line(out: dict[str, Any]) -> str:
 
 
 def deadline(status: TuningStatus, props: dict[str, Any]) -> float:
-    """Wall-clock time after which a live study has overrun: its queue time plus every wave of trials at
-    timeout_seconds each (the trial job's scheduling.timeout caps each trial), plus grace."""
-    per_wave = props["timeout_seconds"] + DEADLINE_GRACE_SECONDS
-    return (
-        _timestamp(status.create_time) + props["queue_timeout_seconds"] + tuning_spec.waves(props) * per_wave
-    )
+    """Wall-clock time after which a live study has overrun: every wave of trials may wait for machines (the
+    trial shape's queue limit: max_wait_seconds plus grace for FLEX_START) and then run timeout_seconds (the
+    trial job's scheduling.timeout), plus grace."""
+    per_wave = spec.queue_deadline_seconds(props) + props["timeout_seconds"] + DEADLINE_GRACE_SECONDS
+    return _timestamp(status.create_time) + tuning_spec.waves(props) * per_wave
 
 
 def _failure(props: dict[str, Any], status: TuningStatus) -> JobError:

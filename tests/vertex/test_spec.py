@@ -170,7 +170,9 @@ def failures(**overrides):
         ({"labels": {"team": "ML Ops"}}, "labels", "label value 'ML Ops'"),
         ({"labels": {"team": "x" * 64}}, "labels", "label value"),
         ({"labels": {spec.KEY_LABEL: "abc"}}, "labels", "reserved"),
-        ({"labels": {f"k{i}": "v" for i in range(63)}}, "labels", "at most 62"),
+        # The provider adds three: the job key, the attempt and, on a resubmission, the spend carried over.
+        ({"labels": {"vertex_training_spent": "100-1"}}, "labels", "reserved"),
+        ({"labels": {f"k{i}": "v" for i in range(62)}}, "labels", "at most 61"),
         ({"base_output_dir": "/tmp/out"}, "base_output_dir", "gs:// URI"),
         ({"runner": "k8s"}, "runner", "one of vertex, local"),
         ({"project": ""}, "project", "required"),

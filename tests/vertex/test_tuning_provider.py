@@ -197,3 +197,30 @@ def test_check_names_the_unpriced_items_of_a_spot_study(capsys):
     assert line.endswith(
         "no price for n1-standard-8 (us-central1, SPOT), NVIDIA_TESLA_T4 (us-central1, SPOT), so no estimate"
     )
+
+
+def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
+    # Issue 16's rule, for studies too: no provider deadline cancels a FLEX_START trial before its max wait.
+    from infra.vertex.trials import TuningStatus
+    from infra.vertex.tuning_provider import DEADLINE_GRACE_SECONDS, deadline
+
+    flex = tuning_spec.with_defaults(
+        tuning_props(
+            worker_pools=[pool(machine_type="g2-standard-8", accelerator_type="NVIDIA_L4")],
+            scheduling_strategy="FLEX_START",
+            max_wait_seconds=7200,
+            queue_timeout_seconds=600,
+            timeout_seconds=3600,
+            max_trial_count=4,
+            parallel_trial_count=2,
+        )
+    )
+    assert TuningJobProvider().check({}, flex).failures == []
+    status = TuningStatus(
+        name="s", state="JOB_STATE_PENDING", console_url="", create_time="2026-11-22T10:00:00+00:00"
+    )
+    start = 1795341600.0  # 2026-11-22T10:00:00Z
+    waves = 2  # 4 trials, 2 at a time
+    assert deadline(status, flex) - start >= waves * (7200 + 3600 + DEADLINE_GRACE_SECONDS)
+    standard = tuning_spec.with_defaults(tuning_props(queue_timeout_seconds=600, timeout_seconds=3600))
+    assert deadline(status, standard) - start == waves * (600 + 3600 + DEADLINE_GRACE_SECONDS)
