@@ -49,7 +49,7 @@ train-local: setup
 	$(QUIET) $(BIN)/python -c 'import sys, numpy as np; from PIL import Image; from trainer import sources; \
 		rng = np.random.default_rng(2026); names = sources.SYNTHETIC_CLASSES; \
 		[Image.fromarray(sources.synthetic_image(rng, i % 2, 64)).save(f"{sys.argv[1]}/{names[i % 2]}-{i}.png") \
-		for i in range(4)]' $(LOCAL_RUN)/held-back
+		for i in range(4)]' $(LOCAL_RUN)/held-back $(FILTER)
 	$(QUIET) $(BIN)/python -m trainer.predict --model-dir $(LOCAL_RUN)/model --top-k 2 $(LOCAL_RUN)/held-back $(FILTER)
 	@echo "Model:       $(LOCAL_RUN)/model"
 	@echo "Metrics:     $(LOCAL_RUN)/model/metrics.json"
