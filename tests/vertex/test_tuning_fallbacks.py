@@ -99,7 +99,8 @@ def test_primary_trials_stock_out_and_the_fallback_study_succeeds(services, caps
         "trying next: g2-standard-8 + 1 x NVIDIA_L4 (SPOT)"
     ]
     assert "trial 1 INFEASIBLE: learning-rate=0.001 -> no val_accuracy" in err
-    print("\n".join(line for line in err.splitlines() if line.startswith("[tune-densenet]")))  # docs/tuning.md
+    # The attempt log quoted in docs/tuning.md.
+    print("\n".join(line for line in err.splitlines() if line.startswith("[tune-densenet]")))
     # read keeps the attempts that create saw.
     assert TuningJobProvider().read(outs["job_name"], outs).outs["attempts"] == outs["attempts"]
 
