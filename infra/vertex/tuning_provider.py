@@ -2,8 +2,9 @@
 
 Pickled by reference into every stack's state: keep this module's path and the class name as they are.
 It shares the CustomJob provider's machinery: the trial job's props and checks (spec.py), the key label and
-adoption, the quota pre-check, polling with backoff and state lines, deadlines, errors, the emulator switch
-and retries (through the runners). It holds no state; runners are made inside each method.
+adoption, the quota pre-check, fallback shapes (placement.try_shapes), polling with backoff and state lines,
+deadlines, errors, the emulator switch and retries (through the runners). It holds no state; runners are made
+inside each method.
 The CustomJob provider's polling, log prefix and timestamp helpers are imported as they are (underscored).
 """
 
