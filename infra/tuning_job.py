@@ -29,14 +29,16 @@ def tuning_job(
     job_args: dict[str, Any],
     opts: pulumi.ResourceOptions,
 ) -> HyperparameterTuningJob:
-    """The study over the training job's pools and settings (scheduling strategy and restart-all included):
-    the trial's arguments (no shared checkpoint dir, no tuned flags), the metric named to the trainer."""
+    """The study over the training job's pools and settings (scheduling strategy, fallbacks and restart-all
+    included): the trial's arguments (no shared checkpoint dir, no tuned flags), the metric named to the
+    trainer."""
     trial_pools = [
         dataclasses.replace(pool, args=list(trial_args), env={**pool.env, METRIC_TAG_ENV: tuning.metric})
         for pool in pools
     ]
-    # Fallback shapes, resubmission and the dollar cap are a single job's (tuning_spec.SINGLE_JOB_INPUTS):
-    # the study has none of them (docs/tuning.md says what that means for cost).
+    # Resubmission and the dollar cap are a single job's (tuning_spec.SINGLE_JOB_INPUTS): the study has
+    # neither (docs/tuning.md says what that means for cost). Fallback shapes it shares: a study that cannot
+    # get machines is submitted again on the next shape.
     trial_common = {k: v for k, v in job_args.items() if k not in SINGLE_JOB_INPUTS}
     trial_job = CustomJobArgs(
         display_name=display_name, worker_pools=trial_pools, base_output_dir=base_output_dir, **trial_common

@@ -163,19 +163,26 @@ STUDY_CAP_LINE = (
 
 
 def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
-    """The cost lines of a tuning job: a trial's hourly price and the study's worst case, every trial of
-    max_trial_count running its timeout_seconds (trials x shape x time)."""
+    """The cost lines of a tuning job: a trial's hourly price on each shape it may run on, and the study's
+    worst case, every trial of max_trial_count running its timeout_seconds on the dearest shape (as a
+    CustomJob's worst case: trials x shape x time)."""
     trials = props.get("max_trial_count")
     if props.get("runner") != "vertex" or not _known(props) or not isinstance(trials, int):
         return []
-    (cost,) = shape_costs(props)  # trials run on one shape: a study takes no fallbacks
-    head = f"cost of a trial: {cost.machines} ({cost.strategy})"
-    if cost.hourly is None:
-        return [f"{head}: no price for {', '.join(cost.missing)}, so no estimate", STUDY_CAP_LINE]
-    timeout = float(props["timeout_seconds"])
-    worst = cost.hourly * timeout / 3600.0 * trials
-    return [
-        f"{head}: USD {cost.hourly:.2f}/h",
-        f"worst case USD {worst:.2f}: {trials} trials x timeout_seconds {int(timeout)} (list prices)",
-        STUDY_CAP_LINE,
-    ]
+    lines = []
+    costs = shape_costs(props)
+    for cost in costs:
+        where = "" if cost.name == "shape" else f" on {cost.name}"
+        head = f"cost of a trial{where}: {cost.machines} ({cost.strategy})"
+        if cost.hourly is None:
+            lines.append(f"{head}: no price for {', '.join(cost.missing)}, so no estimate")
+        else:
+            lines.append(f"{head}: USD {cost.hourly:.2f}/h")
+    hourly = [cost.hourly for cost in costs]
+    if all(h is not None for h in hourly):
+        timeout = float(props["timeout_seconds"])
+        worst = max(h for h in hourly if h is not None) * timeout / 3600.0 * trials
+        lines.append(
+            f"worst case USD {worst:.2f}: {trials} trials x timeout_seconds {int(timeout)} (list prices)"
+        )
+    return [*lines, STUDY_CAP_LINE]

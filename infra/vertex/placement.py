@@ -184,7 +184,9 @@ def move_line(left: Shape, reason: str, following: Shape) -> str:
     return f"leaving {left}: {one_line(reason)}; trying next: {following}"
 
 
-def exhausted_message(props: Mapping[str, Any], records: Sequence[AttemptRecord]) -> str:
+def exhausted_message(
+    props: Mapping[str, Any], records: Sequence[AttemptRecord], kind: str = "Training job"
+) -> str:
     """One paragraph when every shape gave way: each attempt with its reason, and what to do."""
     project, region = props.get("project"), props.get("region")
     tried = "; ".join(
@@ -192,7 +194,7 @@ def exhausted_message(props: Mapping[str, Any], records: Sequence[AttemptRecord]
         for n, r in enumerate(records, 1)
     )
     return (
-        f"Training job {props.get('display_name')} could not get machines in {region}: every shape was "
+        f"{kind} {props.get('display_name')} could not get machines in {region}: every shape was "
         f"tried. {tried}. What to do: request the custom_model_training quotas for these shapes at "
         f"{QUOTAS_URL.format(project=project)} (new projects start at 0; Spot and FLEX_START use the "
         "Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "

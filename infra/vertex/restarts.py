@@ -40,7 +40,12 @@ _ATTEMPT = re.compile(r"(\d+)-(\d+)(?:-(\d+))?")
 
 def lost_capacity(status: JobStatus) -> bool:
     """True when the job ended because its machines were taken away or could not be had."""
-    return status.state == "JOB_STATE_FAILED" and bool(_CAPACITY_LOSS.search(status.error))
+    return status.state == "JOB_STATE_FAILED" and names_capacity_loss(status.error)
+
+
+def names_capacity_loss(error: str) -> bool:
+    """An error text (a job's, or a failed trial's reason) that says machines were taken away or not had."""
+    return bool(_CAPACITY_LOSS.search(error))
 
 
 def running_seconds(status: JobStatus) -> float:

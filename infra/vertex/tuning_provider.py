@@ -2,8 +2,9 @@
 
 Pickled by reference into every stack's state: keep this module's path and the class name as they are.
 It shares the CustomJob provider's machinery: the trial job's props and checks (spec.py), the key label and
-adoption, the quota pre-check, polling with backoff and state lines, deadlines, errors, the emulator switch
-and retries (through the runners). It holds no state; runners are made inside each method.
+adoption, the quota pre-check, fallback shapes (placement.try_shapes), polling with backoff and state lines,
+deadlines, errors, the emulator switch and retries (through the runners). It holds no state; runners are made
+inside each method.
 The CustomJob provider's polling, log prefix and timestamp helpers are imported as they are (underscored).
 """
 
@@ -27,18 +28,24 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import cost_preview, pricing, spec, tuning_spec
-from infra.vertex.errors import JobError, job_failure_hint
+from infra.vertex import cost_preview, placement, pricing, spec, tuning_spec
+from infra.vertex.errors import JobError, is_training_quota, job_failure_hint, names_training_quota
 from infra.vertex.heartbeat import duration_text
+from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
 from infra.vertex.provider import (
     CANCEL_WAIT_SECONDS,
     DEADLINE_GRACE_SECONDS,
+    DEADLINE_RECHECK_SECONDS,
+    _gave_way,
     _log,
     _poll,
+    _queue_limit_name,
     _timestamp,
     stop_and_delete,
 )
-from infra.vertex.quotas import check_quota
+from infra.vertex.quotas import shortfall
+from infra.vertex.restarts import names_capacity_loss
+from infra.vertex.run_report import carried_attempts, current_record
 from infra.vertex.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
 from infra.vertex.tuning_local_runner import LocalTuningRunner
 from infra.vertex.tuning_vertex_runner import VertexTuningRunner
@@ -74,10 +81,20 @@ def running_seconds(status: TuningStatus) -> float:
     return sum(t.running_seconds() for t in status.trials)
 
 
-def outputs(props: dict[str, Any], status: TuningStatus) -> dict[str, Any]:
+def outputs(
+    props: dict[str, Any],
+    status: TuningStatus,
+    records: list[AttemptRecord] | None = None,
+    stored: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Complete outputs; `records` are the studies this call submitted or skipped, else `stored` (an earlier
+    call's outputs) carries them over. Duration and cost are the trials of this study, at its shape."""
     inputs = {k: props[k] for k in tuning_spec.INPUTS if k in props}
     top = best(status.trials, props["goal"])
     seconds = running_seconds(status)
+    current = current_record(props, status)
+    attempts = [r.as_output() for r in records] if records else carried_attempts(stored or {}, current)
+    shaped = placement.apply_shape(props, current.shape)
     out = {
         **inputs,
         "job_name": status.name,
@@ -92,11 +109,13 @@ def outputs(props: dict[str, Any], status: TuningStatus) -> dict[str, Any]:
         "best_parameters": dict(top.parameters) if top else {},
         "best_metric": top.metric if top else None,
         "duration_seconds": round(seconds, 1),
+        "placement": current.shape.as_dict(),
+        "attempts": attempts,
     }
     if props.get("runner") == "vertex":
-        strategy = pricing.props_strategy(props)
+        strategy = pricing.props_strategy(shaped)
         cost = pricing.estimate_usd(
-            props["region"], props["worker_pools"], strategy, seconds, props.get("project")
+            props["region"], shaped["worker_pools"], strategy, seconds, props.get("project")
         )
         if cost is not None:
             out["estimated_cost_usd"] = cost
@@ -115,7 +134,7 @@ def summary_line(out: dict[str, Any]) -> str:
             f"best trial {out['best_trial']}: {shown} -> {out['metric_id']} {out['best_metric']:.4f}"
         )
     if "estimated_cost_usd" in out:
-        kind = pricing.props_strategy(out)
+        kind = out["placement"]["scheduling_strategy"]
         parts.append(f"estimated cost USD {out['estimated_cost_usd']:.2f} ({kind} list prices)")
     return "; ".join(parts)
 
@@ -143,24 +162,148 @@ def _failure(props: dict[str, Any], status: TuningStatus) -> JobError:
     )
 
 
-def wait(runner: TuningRunner, status: TuningStatus, props: dict[str, Any]) -> TuningStatus:
-    """Poll to a terminal state, one line per finished trial; cancel past the deadline; raise unless it
-    succeeded."""
-    say = lambda message: _log(props, message)  # noqa: E731
-    reporter = TrialReporter(props["metric_id"], say)
-    status = _poll(runner, status, props, deadline(status, props), reporter)
-    if not status.terminal:
-        say(f"{status.name} overran its deadline ({status.state}); cancelling it")
-        runner.cancel(status.name)
-        status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
-        raise JobError(
-            f"Tuning job {status.name} ({props.get('display_name')}) ran past {tuning_spec.waves(props)} "
-            f"wave(s) of timeout_seconds={props['timeout_seconds']} (plus queue_timeout_seconds) and was "
-            f"cancelled (now {status.state}). Details and logs: {status.console_url}"
+class StudyQueued(JobError):
+    """A study that never started within its queue limit and was cancelled (`status`, now terminal)."""
+
+    def __init__(self, message: str, status: TuningStatus) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _until(status: TuningStatus, props: dict[str, Any]) -> float:
+    """When a live study has overrun: before it starts, at its trial shape's queue limit (as a CustomJob);
+    once it runs, at `deadline`."""
+    if status.start_time:
+        return deadline(status, props)
+    return min(deadline(status, props), _timestamp(status.create_time) + spec.queue_deadline_seconds(props))
+
+
+def _cancel_overrun(runner: TuningRunner, status: TuningStatus, props: dict[str, Any]) -> JobError:
+    _log(props, f"{status.name} overran its deadline ({status.state}); cancelling it")
+    runner.cancel(status.name)
+    ended = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+    if not ended.terminal:
+        # A study on another shape would run beside it and both be billed: stop here instead.
+        return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
+    job = f"Tuning job {ended.name} ({props.get('display_name')})"
+    if ended.start_time:
+        return JobError(
+            f"{job} ran past {tuning_spec.waves(props)} wave(s) of "
+            f"timeout_seconds={props['timeout_seconds']} (plus queue_timeout_seconds) and was cancelled "
+            f"(now {ended.state}). Details and logs: {ended.console_url}"
         )
+    return StudyQueued(
+        f"{job} did not start within {_queue_limit_name(props)} and was cancelled (now {ended.state}). "
+        f"Details: {ended.console_url}",
+        ended,
+    )
+
+
+def _watch(runner: TuningRunner, status: TuningStatus, props: dict[str, Any]) -> TuningStatus:
+    """Poll to a terminal state, one line per finished trial; cancel past the deadline (StudyQueued when it
+    never started)."""
+    reporter = TrialReporter(props["metric_id"], lambda message: _log(props, message))
+    while not status.terminal:
+        # The deadline moves when the study starts running: poll a while, then look at it again.
+        until = min(_until(status, props), time.time() + DEADLINE_RECHECK_SECONDS)
+        status = _poll(runner, status, props, until, reporter)
+        if not status.terminal and time.time() >= _until(status, props):
+            raise _cancel_overrun(runner, status, props)
+    return status
+
+
+def wait(runner: TuningRunner, status: TuningStatus, props: dict[str, Any]) -> TuningStatus:
+    """Watch one study to its end; raise unless it succeeded (update: no other shape can change the id)."""
+    status = _watch(runner, status, props)
     if status.state != "JOB_STATE_SUCCEEDED":
         raise _failure(props, status)
     return status
+
+
+def gave_way(status: TuningStatus) -> bool:
+    """The study could not get machines: it ended as a CustomJob that gives way does (provider._gave_way),
+    or it failed with no trial succeeded and every failed trial lost its machines or hit a quota."""
+    failed = [t for t in status.trials if t.state == "INFEASIBLE"]
+    trials_lost = (
+        status.state == "JOB_STATE_FAILED"
+        and bool(failed)
+        and not any(t.state == "SUCCEEDED" for t in status.trials)
+        and all(names_capacity_loss(t.reason) or names_training_quota(t.reason) for t in failed)
+    )
+    return _gave_way(status) or trials_lost
+
+
+def _ended_reason(status: TuningStatus) -> str:
+    """Why a study ended: its error, and the first failed trial's reason (where a stockout shows)."""
+    failed = [t for t in status.trials if t.state == "INFEASIBLE" and t.reason]
+    trial = f"; trial {failed[0].id}: {failed[0].reason}" if failed else ""
+    return f"{status.error or status.state}{trial}"
+
+
+def _wait_shape(
+    runner: TuningRunner, status: TuningStatus, props: dict[str, Any], index: int, shape: Shape
+) -> ShapeResult:
+    """Watch one shape's study; move on (no error raised) when it could not get machines or never started
+    within its queue limit; raise for any other failure."""
+    shaped = placement.apply_shape(props, shape)
+    try:
+        status = _watch(runner, status, shaped)
+    except StudyQueued as exc:
+        reason = f"did not start within {_queue_limit_name(shaped)}; cancelled"
+        record = AttemptRecord(index, shape, exc.status.name, exc.status.state, reason)
+        return ShapeResult([record], exc.status, move_on=True, error=exc)
+    succeeded = status.state == "JOB_STATE_SUCCEEDED"
+    reason = "" if succeeded else _ended_reason(status)
+    record = AttemptRecord(index, shape, status.name, status.state, reason, running_seconds(status))
+    if succeeded:
+        return ShapeResult([record], status)
+    if gave_way(status):
+        return ShapeResult([record], status, move_on=True, error=_failure(shaped, status))
+    raise _failure(shaped, status)
+
+
+def _place(
+    runner: TuningRunner, props: dict[str, Any], adopted: TuningStatus | None
+) -> tuple[TuningStatus, list[AttemptRecord]]:
+    """Run the study on its primary trial shape, else on each fallback in turn (from an adopted study's shape
+    on), through placement.try_shapes as a CustomJob does: a shape whose quota cannot hold
+    parallel_trial_count trials is skipped without a study; with `wait`, a study that could not get machines
+    or is still queued at its limit gives way to the next shape."""
+    pending = adopted
+
+    def run(index: int, shape: Shape) -> ShapeResult:
+        nonlocal pending
+        status, pending = pending, None
+        if status is None:
+            found = shortfall(_quota_props(placement.apply_shape(props, shape)))
+            if found is not None:
+                skipped = AttemptRecord(index, shape, "", "SKIPPED", found.reason)
+                return ShapeResult([skipped], move_on=True, error=JobError(found.message))
+            try:
+                status = runner.create(tuning_spec.build_tuning_job(props, shape))
+            except JobError as exc:
+                if exc.api_error is None or not is_training_quota(exc.api_error):
+                    raise
+                reason = f"CreateHyperparameterTuningJob refused for quota: {exc.api_error.message}"
+                skipped = AttemptRecord(index, shape, "", "SKIPPED", reason)
+                return ShapeResult([skipped], move_on=True, error=exc)
+            _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+        else:
+            shape = placement.job_shape(status, props)[1]  # adopted: its own shape, whatever the chain says
+        if not props["wait"]:
+            return ShapeResult([current_record(props, status)], status)
+        return _wait_shape(runner, status, props, index, shape)
+
+    start = 0 if adopted is None else placement.resume_index(adopted, props)
+    _index, result, records = placement.try_shapes(
+        placement.shapes(props),
+        start,
+        run,
+        lambda line: _log(props, line),
+        lambda tried: JobError(placement.exhausted_message(props, tried, "Tuning job")),
+    )
+    assert result.status is not None  # a shape that did not give way ran a study
+    return result.status, records
 
 
 def _quota_props(props: dict[str, Any]) -> dict[str, Any]:
@@ -195,28 +338,23 @@ class TuningJobProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = tuning_spec.with_defaults(props)
         runner = runner_for(props)
-        status = runner.find_by_key(tuning_spec.job_key(props))
-        if status is not None:
-            _log(props, f"adopting {status.name} ({status.state}), started earlier with the same inputs")
-        else:
-            check_quota(_quota_props(props))
-            status = runner.create(tuning_spec.build_tuning_job(props))
-            _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+        adopted = runner.find_by_key(tuning_spec.job_key(props))
+        if adopted is not None:
+            _log(props, f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
+        status, records = _place(runner, props, adopted)
+        out = outputs(props, status, records)
         if props["wait"]:
-            status = wait(runner, status, props)
-            out = outputs(props, status)
             _log(props, summary_line(out))
-            return CreateResult(status.name, out)
-        return CreateResult(status.name, outputs(props, status))
+        return CreateResult(status.name, out)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         props = tuning_spec.with_defaults(props)
         status = runner_for(props).get(id_)
         if status is None:
             return ReadResult("", {})
-        return ReadResult(id_, outputs(props, status))
+        return ReadResult(id_, outputs(props, status, stored=props))
 
-    def update(self, id_: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         props = tuning_spec.with_defaults(news)
         runner = runner_for(props)
         status = runner.get(id_)
@@ -225,8 +363,9 @@ class TuningJobProvider(ResourceProvider):
                 f"Tuning job {id_} no longer exists; run `pulumi refresh`, then `pulumi up` to run it again."
             )
         if props["wait"]:
-            status = wait(runner, status, props)
-        return UpdateResult(outputs(props, status))
+            # Waited for under the rules of the shape its trials run on (a FLEX_START fallback: max_wait).
+            status = wait(runner, status, placement.apply_shape(props, placement.job_shape(status, props)[1]))
+        return UpdateResult(outputs(props, status, stored=olds))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         props = tuning_spec.with_defaults(props)

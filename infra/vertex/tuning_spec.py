@@ -16,15 +16,16 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from infra.preview_inputs import is_unknown
-from infra.vertex import spec
+from infra.vertex import placement, spec
 
 StudySpec = aiplatform_v1.StudySpec
 ParameterSpec = StudySpec.ParameterSpec
 
 # Trial-job inputs are the CustomJob's, less what only a single job has: a trial is never resubmitted by the
-# provider (Vertex counts a failed trial against max_failed_trial_count instead), and the study neither moves
-# trials to fallback shapes nor stops at a dollar cap, so it refuses those props rather than ignore them.
-SINGLE_JOB_INPUTS = ("max_restarts", "fallbacks", "max_cost_usd")
+# provider (Vertex counts a failed trial against max_failed_trial_count instead), and the study does not stop
+# at a dollar cap, so it refuses those props rather than ignore them. `fallbacks` is shared: the provider
+# submits the whole study again on the next shape when its trials cannot get machines.
+SINGLE_JOB_INPUTS = ("max_restarts", "max_cost_usd")
 TRIAL_INPUTS = tuple(k for k in spec.INPUTS if k not in SINGLE_JOB_INPUTS)
 STUDY_INPUTS = (
     "metric_id",
@@ -51,6 +52,8 @@ OUTPUTS = (
     "best_metric",
     "duration_seconds",
     "estimated_cost_usd",
+    "placement",
+    "attempts",
 )
 DEFAULTS: dict[str, Any] = {"goal": "MAXIMIZE", "algorithm": "default", "max_failed_trial_count": 0}
 GOALS = ("MAXIMIZE", "MINIMIZE")
@@ -88,7 +91,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     trial = {k: v for k, v in props.items() if k not in STUDY_INPUTS}
     unsupported = [
         (key, f"{key} applies to a CustomJob, not to a tuning job's trials; remove it")
-        for key in ("fallbacks", "max_cost_usd")
+        for key in ("max_cost_usd",)
         if props.get(key) not in (None, [])
     ]
     return spec.validate(trial) + unsupported + _study_failures(props)
@@ -229,10 +232,12 @@ def parameter_spec(parameter: Mapping[str, Any]) -> aiplatform_v1.StudySpec.Para
     return out
 
 
-def build_tuning_job(props: Mapping[str, Any]) -> aiplatform_v1.HyperparameterTuningJob:
-    """The HyperparameterTuningJob that Vertex runs for these (validated, defaulted) props.
-
-    The trial job spec is exactly the CustomJob spec spec.py builds from the same props.
+def build_tuning_job(
+    props: Mapping[str, Any], shape: int | placement.Shape = 0
+) -> aiplatform_v1.HyperparameterTuningJob:
+    """The HyperparameterTuningJob that Vertex runs for these (validated, defaulted) props on `shape` (or the
+    chain's shape of that index). The trial job spec is exactly the CustomJob spec spec.py builds from the
+    same props and shape; every shape carries the same key label, so adoption finds any of them.
     """
     study = StudySpec(
         metrics=[
@@ -250,7 +255,7 @@ def build_tuning_job(props: Mapping[str, Any]) -> aiplatform_v1.HyperparameterTu
         max_trial_count=int(props["max_trial_count"]),
         parallel_trial_count=int(props["parallel_trial_count"]),
         max_failed_trial_count=int(props["max_failed_trial_count"]),
-        trial_job_spec=spec.build_custom_job(trial).job_spec,
+        trial_job_spec=spec.build_custom_job(trial, shape).job_spec,
         labels={**props.get("labels", {}), spec.KEY_LABEL: job_key(props)},
     )
 

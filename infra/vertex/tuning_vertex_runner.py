@@ -6,6 +6,7 @@ from __future__ import annotations
 from google.cloud import aiplatform_v1
 
 from infra.vertex import trials
+from infra.vertex.placement import spec_shape
 from infra.vertex.status import iso
 from infra.vertex.trials import TuningStatus
 from infra.vertex.vertex_runner import VertexRunner, error_text
@@ -31,5 +32,6 @@ class VertexTuningRunner(VertexRunner):
             start_time=iso(job.start_time),
             end_time=iso(job.end_time),
             labels=dict(job.labels),
+            shape=spec_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)),  # the trials' shape
             trials=tuple(trials.from_proto(t, metric_id, integers) for t in job.trials),
         )

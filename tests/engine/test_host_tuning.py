@@ -43,6 +43,11 @@ def test_preview_passes_check_for_the_study_and_the_training_job_and_bad_studies
     returned = plain(host.check(tune.struct).inputs)
     assert returned["service_account"] == UNKNOWN
     assert returned["metric_id"] == "val_accuracy" and returned["max_failed_trial_count"] == 0
+    # The study takes the training job's fallbacks (the dev chain); unknown ones (or entries) pass too.
+    assert sent["fallbacks"] == plain(train.struct)["fallbacks"] and len(sent["fallbacks"]) == 2
+    for unknown in (UNKNOWN, [UNKNOWN, {"scheduling_strategy": UNKNOWN}]):
+        tune.struct["fallbacks"] = unknown
+        assert host.check(tune.struct).failures == []
 
     # The same host still rejects a bad known study.
     struct = stack_run(preview=False).one(TUNING_JOB).struct
@@ -50,3 +55,6 @@ def test_preview_passes_check_for_the_study_and_the_training_job_and_bad_studies
     checked = host.check(struct)
     assert [f.property for f in checked.failures] == ["parallel_trial_count"]
     assert "exceeds max_trial_count (4)" in checked.failures[0].reason
+    struct["parallel_trial_count"] = 2
+    struct["fallbacks"] = [{"scheduling_strategy": "NOW"}]
+    assert [f.property for f in host.check(struct).failures] == ["fallbacks[0]"]

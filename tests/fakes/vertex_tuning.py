@@ -5,9 +5,12 @@ A study moves QUEUED -> PENDING -> RUNNING one step per Get; while RUNNING each 
 (their metric from `metric_for(parameters)`: a number is a SUCCEEDED trial with that final measurement, None a
 failed, INFEASIBLE one) and starts the next ones, parallel_trial_count at a time, over the spec's points in
 grid order. As the API documents max_failed_trial_count ("The number of failed Trials that need to be seen
-before failing the HyperparameterTuningJob"), that many failed trials fail the study; when every trial has run
-it SUCCEEDED (FAILED when none succeeded). Cancel is asynchronous (CANCELLING, then CANCELLED, with error code
-1 as the API documents); delete needs a terminal study and returns a done long-running operation.
+before failing the HyperparameterTuningJob"), that many failed trials fail the study; when every trial has
+run it SUCCEEDED (FAILED when none succeeded). Per-shape capacity is the CustomJob fake's (`capacity`, keyed
+by the trial job's shape): a QUEUED shape keeps the study queued; on a STOCKOUT shape every trial fails at
+once, INFEASIBLE with Vertex's documented stockout message, so the study ends FAILED. Cancel is asynchronous
+(CANCELLING, then CANCELLED, with error code 1 as the API documents); delete needs a terminal study and
+returns a done long-running operation.
 """
 
 from __future__ import annotations
@@ -22,7 +25,19 @@ from google.longrunning import operations_pb2
 from google.protobuf import any_pb2, empty_pb2
 
 from tests.fakes.grpc_fake import Abort
-from tests.fakes.vertex import _NEXT, SERVICE, TERMINAL, FakeJobService, JobState, _now, parse_filter
+from tests.fakes.vertex import (
+    _NEXT,
+    QUEUED,
+    SERVICE,
+    STOCKOUT,
+    STOCKOUT_MESSAGE,
+    TERMINAL,
+    FakeJobService,
+    JobState,
+    _now,
+    parse_filter,
+    shape_of,
+)
 
 Trial = aiplatform_v1.Trial
 Value = float | str
@@ -112,7 +127,15 @@ class FakeTuningJobService(FakeJobService):
             raise Abort(grpc.StatusCode.NOT_FOUND, f'The HyperparameterTuningJob "{name}" does not exist.')
         return self.tuning_jobs[name]
 
-    def _finish_trial(self, trial: Trial, metric_id: str) -> None:
+    def _capacity(self, job: aiplatform_v1.HyperparameterTuningJob) -> str | None:
+        return self.capacity.get(shape_of(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)))
+
+    def _finish_trial(self, trial: Trial, metric_id: str, stockout: str | None) -> None:
+        if stockout:  # its machines could not be had: it ran nothing
+            trial.end_time = trial.start_time
+            trial.state = Trial.State.INFEASIBLE
+            trial.infeasible_reason = stockout
+            return
         parameters = {p.parameter_id: p.value for p in trial.parameters}
         value = self.metric_for(parameters)
         trial.end_time = trial.start_time + datetime.timedelta(seconds=self.trial_seconds)
@@ -127,9 +150,11 @@ class FakeTuningJobService(FakeJobService):
 
     def _advance_trials(self, job: aiplatform_v1.HyperparameterTuningJob) -> None:
         metric_id = job.study_spec.metrics[0].metric_id
+        region = job.name.split("/")[3]
+        stockout = STOCKOUT_MESSAGE.format(region=region) if self._capacity(job) == STOCKOUT else None
         for trial in job.trials:
             if trial.state == Trial.State.ACTIVE:
-                self._finish_trial(trial, metric_id)
+                self._finish_trial(trial, metric_id, stockout)
         failed = sum(t.state == Trial.State.INFEASIBLE for t in job.trials)
         if job.max_failed_trial_count and failed >= job.max_failed_trial_count:
             message = f"{failed} trials failed, reaching max_failed_trial_count {job.max_failed_trial_count}."
@@ -158,6 +183,8 @@ class FakeTuningJobService(FakeJobService):
     def _step_study(self, job: aiplatform_v1.HyperparameterTuningJob) -> None:
         if job.state == JobState.JOB_STATE_CANCELLING:
             self._enter(job, JobState.JOB_STATE_CANCELLED, "CANCELED", error_code=1)
+        elif job.state == JobState.JOB_STATE_QUEUED and self._capacity(job) == QUEUED:
+            pass
         elif job.state in _NEXT and self.auto_advance:
             self._enter(job, _NEXT[job.state])
         elif job.state == JobState.JOB_STATE_RUNNING and self.auto_advance:

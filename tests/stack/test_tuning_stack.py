@@ -168,11 +168,27 @@ def test_trials_keep_the_training_jobs_scheduling_strategy_and_restart_all():
     # Vertex's DWS page: "All custom training job types are supported, including CustomJob,
     # HyperparameterTuningjob, and TrainingPipeline"
     # (cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws, read 2026-11-22).
-    for key in ("scheduling_strategy", "max_wait_seconds", "restart_on_worker_restart"):
+    for key in ("scheduling_strategy", "max_wait_seconds", "restart_on_worker_restart", "fallbacks"):
         assert tune[key] == train[key], key
     assert tune["scheduling_strategy"] == "FLEX_START" and tune["restart_on_worker_restart"] is True
-    assert "fallbacks" not in tune and "max_cost_usd" not in tune
+    assert "max_cost_usd" not in tune and "max_restarts" not in tune
     # The provider's own check accepts the study as the stack declares it.
+    props = {k: v for k, v in tune.items() if k != "__provider"}
+    assert TuningJobProvider().check({}, props).failures == []
+
+
+def test_the_dev_study_carries_the_training_jobs_fallback_chain():
+    run = run_stack("dev", tuning=STUDY)
+    tune, train = run.named("tune").inputs, run.named("train").inputs
+    # Pulumi.dev.yaml's chain: T4 Spot -> L4 Spot on g2 -> T4 on-demand, as the training job has it.
+    assert (
+        tune["fallbacks"]
+        == train["fallbacks"]
+        == [
+            {"machine_type": "g2-standard-4", "accelerator_type": "NVIDIA_L4"},
+            {"scheduling_strategy": "STANDARD"},
+        ]
+    )
     props = {k: v for k, v in tune.items() if k != "__provider"}
     assert TuningJobProvider().check({}, props).failures == []
 
