@@ -44,7 +44,7 @@ POLL_CAP_SECONDS = 60.0
 POLL_GROWTH = 1.5
 
 
-def _log(props: dict[str, Any], message: str) -> None:
+def log(props: dict[str, Any], message: str) -> None:
     # The provider's stderr reaches the Pulumi CLI.
     print(f"[{props.get('display_name', 'custom job')}] {message}", file=sys.stderr, flush=True)
 
@@ -74,12 +74,12 @@ def _outputs(
         "error": status.error,
         "placement": current.shape.as_dict(),
         "attempts": attempts,
-        **run_outputs(shaped, status, lambda message: _log(props, message)),
+        **run_outputs(shaped, status, lambda message: log(props, message)),
         **cost_cap.outputs(shaped, status),
     }
 
 
-def _timestamp(iso_time: str) -> float:
+def timestamp(iso_time: str) -> float:
     try:
         return datetime.datetime.fromisoformat(iso_time).timestamp()
     except ValueError:
@@ -97,11 +97,11 @@ def _deadline(status: JobStatus, props: dict[str, Any]) -> float:
         return math.inf
     if status.start_time:
         allowed = restarts.remaining_seconds(props, restarts.Attempt.of(status))
-        return _timestamp(status.start_time) + allowed + DEADLINE_GRACE_SECONDS
-    return _timestamp(status.create_time) + spec.queue_deadline_seconds(props)
+        return timestamp(status.start_time) + allowed + DEADLINE_GRACE_SECONDS
+    return timestamp(status.create_time) + spec.queue_deadline_seconds(props)
 
 
-def _poll(
+def poll(
     runner: Runner, status: JobStatus, props: dict[str, Any], until: float, watch: Watcher | None = None
 ) -> JobStatus:
     """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr.
@@ -120,15 +120,15 @@ def _poll(
             )
         changed = current.state != status.state
         if changed and not current.terminal:
-            _log(props, f"{current.name}: {current.state}")
+            log(props, f"{current.name}: {current.state}")
         if watch is not None:
             try:
                 watch.tick(current)
             except Exception as exc:  # the log is a view of the job: it never ends the wait
-                _log(props, f"live log stopped ({type(exc).__name__}: {exc}); the job goes on")
+                log(props, f"live log stopped ({type(exc).__name__}: {exc}); the job goes on")
                 watch = None
         if changed and current.terminal:
-            _log(props, f"{current.name}: {current.state}")  # after the last log lines that led to it
+            log(props, f"{current.name}: {current.state}")  # after the last log lines that led to it
         status = current
     return status
 
@@ -158,7 +158,7 @@ class QueueTimeout(JobError):
         self.status = status
 
 
-def _queue_limit_name(props: dict[str, Any]) -> str:
+def queue_limit_name(props: dict[str, Any]) -> str:
     key = "max_wait_seconds" if props.get("scheduling_strategy") == "FLEX_START" else "queue_timeout_seconds"
     return f"{key}={spec.queue_limit_seconds(props)}"
 
@@ -179,7 +179,7 @@ def _overrun(props: dict[str, Any], status: JobStatus) -> str:
     pools = ", ".join(_machines(pool) for pool in props["worker_pools"])
     project, spot = props.get("project"), props.get("spot")
     return (
-        f"{job} did not start within {_queue_limit_name(props)} and was "
+        f"{job} did not start within {queue_limit_name(props)} and was "
         f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
         f"region {props.get('region')}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
         "Fix: request the custom_model_training quota at "
@@ -190,9 +190,9 @@ def _overrun(props: dict[str, Any], status: JobStatus) -> str:
 
 
 def _cancel_overrun(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobError:
-    _log(props, f"{status.name} overran its deadline ({status.state}); cancelling it")
+    log(props, f"{status.name} overran its deadline ({status.state}); cancelling it")
     runner.cancel(status.name)
-    ended = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+    ended = poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
     if not ended.terminal:
         # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
         return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
@@ -215,10 +215,10 @@ def _submit(
         job = restarts.resubmission(job, attempt, restarts.remaining_seconds(props, attempt))
         job.labels[spend.SPENT_LABEL] = carried.label
     status = runner.create(job)
-    _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+    log(props, f"created {status.name} ({status.state}): {status.console_url}")
     note = cost_cap.submit_note(placement.apply_shape(props, shape), carried)
     if note:
-        _log(props, note)
+        log(props, note)
     return status
 
 
@@ -228,10 +228,10 @@ def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any], shape: Sh
     attempt = restarts.Attempt.of(ended).next(ended)
     remaining = restarts.remaining_seconds(props, attempt)
     if remaining <= 0:
-        _log(props, f"{ended.name} lost its machines, but its attempts already ran timeout_seconds")
+        log(props, f"{ended.name} lost its machines, but its attempts already ran timeout_seconds")
         return None
     delay = restarts.resubmit_delay(attempt)
-    _log(
+    log(
         props,
         f"{ended.name} lost its machines ({ended.error}); submitting attempt {attempt.number} of "
         f"{1 + restarts.max_restarts(props)} in {delay:.0f}s, with {remaining}s of running time left; it "
@@ -241,7 +241,7 @@ def _resubmit(runner: Runner, ended: JobStatus, props: dict[str, Any], shape: Sh
     return _submit(runner, props, attempt, shape, spend.after(placement.apply_shape(props, shape), ended))
 
 
-def _gave_way(status: JobStatus) -> bool:
+def gave_way(status: JobStatus) -> bool:
     """Ended for want of machines (a stockout, after Vertex's own retries), of quota, or expired before it
     ever ran (a FLEX_START job that Vertex gave up on): another shape may run."""
     failed = status.state == "JOB_STATE_FAILED"
@@ -267,7 +267,7 @@ def _wait_shape(
         try:
             status = _wait_attempt(runner, status, shaped)
         except QueueTimeout as exc:
-            record(exc.status, f"did not start within {_queue_limit_name(shaped)}; cancelled")
+            record(exc.status, f"did not start within {queue_limit_name(shaped)}; cancelled")
             return ShapeResult(records, exc.status, move_on=True, error=exc)
         if status.state == "JOB_STATE_SUCCEEDED":
             record(status, "")
@@ -283,7 +283,7 @@ def _wait_shape(
                 continue
             raise _failure(shaped, status)
         record(status, status.error or status.state)
-        if _gave_way(status):
+        if gave_way(status):
             return ShapeResult(records, status, move_on=True, error=_failure(shaped, status))
         raise _failure(shaped, status)
 
@@ -298,7 +298,7 @@ def _wait(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus
 
 def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> JobStatus:
     """One attempt to its terminal state, its log and heartbeat on stderr; cancelled past its deadline."""
-    watch = watcher(props, status, lambda line: _log(props, line))
+    watch = watcher(props, status, lambda line: log(props, line))
     while not status.terminal:
         # The deadline moves when the job starts (or resumes) running: poll a while, then look at it again.
         until = min(
@@ -306,14 +306,14 @@ def _wait_attempt(runner: Runner, status: JobStatus, props: dict[str, Any]) -> J
             time.time() + DEADLINE_RECHECK_SECONDS,
             cost_cap.reach_time(props, status),
         )
-        status = _poll(runner, status, props, until, watch)
+        status = poll(runner, status, props, until, watch)
         if not status.terminal and cost_cap.reached(props, status):
             return cost_cap.cancel(
                 status,
                 props,
                 runner.cancel,
-                lambda s: _poll(runner, s, props, time.time() + CANCEL_WAIT_SECONDS),
-                lambda line: _log(props, line),
+                lambda s: poll(runner, s, props, time.time() + CANCEL_WAIT_SECONDS),
+                lambda line: log(props, line),
             )
         if not status.terminal and time.time() >= _deadline(status, props):
             raise _cancel_overrun(runner, status, props)
@@ -328,7 +328,7 @@ def _finished(
 ) -> dict[str, Any]:
     """The outputs of a job that was waited for, announced in one summary line."""
     outputs = _outputs(props, status, records, stored)
-    _log(props, summary_line(outputs, len(outputs["attempts"])))
+    log(props, summary_line(outputs, len(outputs["attempts"])))
     return outputs
 
 
@@ -386,7 +386,7 @@ def _place(
         chain,
         start,
         run,
-        lambda line: _log(props, line),
+        lambda line: log(props, line),
         lambda tried: JobError(placement.exhausted_message(props, tried)),
     )
     return result.status, records
@@ -404,13 +404,13 @@ def stop_and_delete(runner: Runner, id_: str, props: dict[str, Any]) -> None:
     if status is None:
         return
     if not status.terminal:
-        _log(props, f"cancelling {id_} ({status.state})")
+        log(props, f"cancelling {id_} ({status.state})")
         runner.cancel(id_)
         try:
-            status = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+            status = poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
         except JobGone:
             # Deleted meanwhile (the console, the kill switch): what delete wanted.
-            _log(props, f"{id_} was deleted while cancelling")
+            log(props, f"{id_} was deleted while cancelling")
             return
         if not status.terminal:
             raise JobError(
@@ -418,7 +418,7 @@ def stop_and_delete(runner: Runner, id_: str, props: dict[str, Any]) -> None:
                 f"check {status.console_url} and run `pulumi destroy` again."
             )
     runner.delete(id_)
-    _log(props, f"deleted {id_}")
+    log(props, f"deleted {id_}")
 
 
 class CustomJobProvider(ResourceProvider):
@@ -433,7 +433,7 @@ class CustomJobProvider(ResourceProvider):
         failures = [CheckFailure(prop, reason) for prop, reason in spec.validate(props)]
         if not failures:
             for line in cost_preview.preview_lines(props):  # what the job may cost, before it runs
-                _log(props, line)
+                log(props, line)
         return CheckResult(props, failures)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
@@ -443,7 +443,7 @@ class CustomJobProvider(ResourceProvider):
         if replaces:
             expected = cost_preview.expected_line(olds)
             if expected:
-                _log(news, expected)
+                log(news, expected)
             # Delete first: two runs of one job would race on the same output directory and double the bill.
             return DiffResult(changes=True, replaces=replaces, delete_before_replace=True)
         return DiffResult(changes=bool(changed))
@@ -453,11 +453,11 @@ class CustomJobProvider(ResourceProvider):
         runner = runner_for(props)
         adopted = runner.find_by_key(spec.job_key(props))
         if adopted is not None:
-            _log(props, f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
+            log(props, f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
             shaped = placement.apply_shape(props, placement.job_shape(adopted, props)[1])
             note = cost_cap.submit_note(shaped, spend.Carried.of(adopted))
             if note:
-                _log(props, note)
+                log(props, note)
         status, records = _place(runner, props, adopted)
         if props["wait"]:
             return CreateResult(status.name, _finished(props, status, records))

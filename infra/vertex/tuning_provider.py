@@ -36,13 +36,13 @@ from infra.vertex.provider import (
     CANCEL_WAIT_SECONDS,
     DEADLINE_GRACE_SECONDS,
     DEADLINE_RECHECK_SECONDS,
-    _gave_way,
-    _log,
-    _poll,
-    _queue_limit_name,
-    _timestamp,
+    log,
+    poll,
+    queue_limit_name,
     stop_and_delete,
+    timestamp,
 )
+from infra.vertex.provider import gave_way as job_gave_way
 from infra.vertex.quotas import shortfall
 from infra.vertex.restarts import names_capacity_loss
 from infra.vertex.run_report import carried_attempts, current_record
@@ -144,7 +144,7 @@ def deadline(status: TuningStatus, props: dict[str, Any]) -> float:
     trial shape's queue limit: max_wait_seconds plus grace for FLEX_START) and then run timeout_seconds (the
     trial job's scheduling.timeout), plus grace."""
     per_wave = spec.queue_deadline_seconds(props) + props["timeout_seconds"] + DEADLINE_GRACE_SECONDS
-    return _timestamp(status.create_time) + tuning_spec.waves(props) * per_wave
+    return timestamp(status.create_time) + tuning_spec.waves(props) * per_wave
 
 
 def _failure(props: dict[str, Any], status: TuningStatus) -> JobError:
@@ -175,13 +175,13 @@ def _until(status: TuningStatus, props: dict[str, Any]) -> float:
     once it runs, at `deadline`."""
     if status.start_time:
         return deadline(status, props)
-    return min(deadline(status, props), _timestamp(status.create_time) + spec.queue_deadline_seconds(props))
+    return min(deadline(status, props), timestamp(status.create_time) + spec.queue_deadline_seconds(props))
 
 
 def _cancel_overrun(runner: TuningRunner, status: TuningStatus, props: dict[str, Any]) -> JobError:
-    _log(props, f"{status.name} overran its deadline ({status.state}); cancelling it")
+    log(props, f"{status.name} overran its deadline ({status.state}); cancelling it")
     runner.cancel(status.name)
-    ended = _poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
+    ended = poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS)
     if not ended.terminal:
         # A study on another shape would run beside it and both be billed: stop here instead.
         return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
@@ -193,7 +193,7 @@ def _cancel_overrun(runner: TuningRunner, status: TuningStatus, props: dict[str,
             f"(now {ended.state}). Details and logs: {ended.console_url}"
         )
     return StudyQueued(
-        f"{job} did not start within {_queue_limit_name(props)} and was cancelled (now {ended.state}). "
+        f"{job} did not start within {queue_limit_name(props)} and was cancelled (now {ended.state}). "
         f"Details: {ended.console_url}",
         ended,
     )
@@ -202,11 +202,11 @@ def _cancel_overrun(runner: TuningRunner, status: TuningStatus, props: dict[str,
 def _watch(runner: TuningRunner, status: TuningStatus, props: dict[str, Any]) -> TuningStatus:
     """Poll to a terminal state, one line per finished trial; cancel past the deadline (StudyQueued when it
     never started)."""
-    reporter = TrialReporter(props["metric_id"], lambda message: _log(props, message))
+    reporter = TrialReporter(props["metric_id"], lambda message: log(props, message))
     while not status.terminal:
         # The deadline moves when the study starts running: poll a while, then look at it again.
         until = min(_until(status, props), time.time() + DEADLINE_RECHECK_SECONDS)
-        status = _poll(runner, status, props, until, reporter)
+        status = poll(runner, status, props, until, reporter)
         if not status.terminal and time.time() >= _until(status, props):
             raise _cancel_overrun(runner, status, props)
     return status
@@ -221,7 +221,7 @@ def wait(runner: TuningRunner, status: TuningStatus, props: dict[str, Any]) -> T
 
 
 def gave_way(status: TuningStatus) -> bool:
-    """The study could not get machines: it ended as a CustomJob that gives way does (provider._gave_way),
+    """The study could not get machines: it ended as a CustomJob that gives way does (provider.gave_way),
     or it failed with no trial succeeded and every failed trial lost its machines or hit a quota."""
     failed = [t for t in status.trials if t.state == "INFEASIBLE"]
     trials_lost = (
@@ -230,7 +230,7 @@ def gave_way(status: TuningStatus) -> bool:
         and not any(t.state == "SUCCEEDED" for t in status.trials)
         and all(names_capacity_loss(t.reason) or names_training_quota(t.reason) for t in failed)
     )
-    return _gave_way(status) or trials_lost
+    return job_gave_way(status) or trials_lost
 
 
 def _ended_reason(status: TuningStatus) -> str:
@@ -249,7 +249,7 @@ def _wait_shape(
     try:
         status = _watch(runner, status, shaped)
     except StudyQueued as exc:
-        reason = f"did not start within {_queue_limit_name(shaped)}; cancelled"
+        reason = f"did not start within {queue_limit_name(shaped)}; cancelled"
         record = AttemptRecord(index, shape, exc.status.name, exc.status.state, reason)
         return ShapeResult([record], exc.status, move_on=True, error=exc)
     succeeded = status.state == "JOB_STATE_SUCCEEDED"
@@ -287,7 +287,7 @@ def _place(
                 reason = f"CreateHyperparameterTuningJob refused for quota: {exc.api_error.message}"
                 skipped = AttemptRecord(index, shape, "", "SKIPPED", reason)
                 return ShapeResult([skipped], move_on=True, error=exc)
-            _log(props, f"created {status.name} ({status.state}): {status.console_url}")
+            log(props, f"created {status.name} ({status.state}): {status.console_url}")
         else:
             shape = placement.job_shape(status, props)[1]  # adopted: its own shape, whatever the chain says
         if not props["wait"]:
@@ -299,7 +299,7 @@ def _place(
         placement.shapes(props),
         start,
         run,
-        lambda line: _log(props, line),
+        lambda line: log(props, line),
         lambda tried: JobError(placement.exhausted_message(props, tried, "Tuning job")),
     )
     assert result.status is not None  # a shape that did not give way ran a study
@@ -324,7 +324,7 @@ class TuningJobProvider(ResourceProvider):
         failures = [CheckFailure(p, reason) for p, reason in tuning_spec.validate(props)]
         if not failures:
             for line in cost_preview.study_preview_lines(props):  # what the study may cost, before it runs
-                _log(props, line)
+                log(props, line)
         return CheckResult(props, failures)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
@@ -340,11 +340,11 @@ class TuningJobProvider(ResourceProvider):
         runner = runner_for(props)
         adopted = runner.find_by_key(tuning_spec.job_key(props))
         if adopted is not None:
-            _log(props, f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
+            log(props, f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
         status, records = _place(runner, props, adopted)
         out = outputs(props, status, records)
         if props["wait"]:
-            _log(props, summary_line(out))
+            log(props, summary_line(out))
         return CreateResult(status.name, out)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:

@@ -11,7 +11,7 @@ from google.cloud import aiplatform_v1
 from infra.vertex import provider as provider_module
 from infra.vertex import spec
 from infra.vertex.errors import JobError
-from infra.vertex.provider import CustomJobProvider, _gave_way
+from infra.vertex.provider import CustomJobProvider, gave_way
 from infra.vertex.restarts import ATTEMPT_LABEL
 from infra.vertex.status import JobStatus
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
@@ -209,7 +209,7 @@ def test_fallbacks_change_in_place_and_keep_the_job_key():
 )
 def test_which_endings_give_way_to_the_next_shape(state, error, started, gives_way):
     start = "2026-11-22T10:00:00+00:00" if started else ""
-    assert _gave_way(JobStatus("j", state, "", error=error, start_time=start)) is gives_way
+    assert gave_way(JobStatus("j", state, "", error=error, start_time=start)) is gives_way
 
 
 def test_update_and_read_after_a_fallback_ran_keep_its_shape_and_attempts(fake_vertex):
