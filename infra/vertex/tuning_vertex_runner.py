@@ -7,9 +7,8 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex import trials
 from infra.vertex.placement import spec_shape
-from infra.vertex.status import iso
 from infra.vertex.trials import TuningStatus
-from infra.vertex.vertex_runner import VertexRunner, error_text
+from infra.vertex.vertex_runner import VertexRunner
 
 
 class VertexTuningRunner(VertexRunner):
@@ -23,15 +22,8 @@ class VertexTuningRunner(VertexRunner):
         metric_id = job.study_spec.metrics[0].metric_id if job.study_spec.metrics else ""
         integers = trials.integer_ids(job.study_spec)
         return TuningStatus(
-            name=job.name,
-            state=job.state.name,
-            # As google-cloud-aiplatform builds it (jobs.py: HyperparameterTuningJob._job_type "training").
-            console_url=self.console_url(job.name),
-            error=error_text(job),
-            create_time=iso(job.create_time),
-            start_time=iso(job.start_time),
-            end_time=iso(job.end_time),
-            labels=dict(job.labels),
+            # The console URL as google-cloud-aiplatform builds it (jobs.py: _job_type "training").
+            **self._fields(job),
             shape=spec_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)),  # the trials' shape
             trials=tuple(trials.from_proto(t, metric_id, integers) for t in job.trials),
         )

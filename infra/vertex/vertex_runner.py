@@ -55,18 +55,21 @@ class VertexRunner:
             f"?project={self.project}"
         )
 
+    def _fields(self, job: Any) -> dict[str, Any]:
+        """What a status of any job kind reads from the job (they share these proto fields)."""
+        return {
+            "name": job.name,
+            "state": job.state.name,
+            "console_url": self.console_url(job.name),
+            "error": error_text(job),
+            "create_time": iso(job.create_time),
+            "start_time": iso(job.start_time),
+            "end_time": iso(job.end_time),
+            "labels": dict(job.labels),
+        }
+
     def _status(self, job: aiplatform_v1.CustomJob) -> JobStatus:
-        return JobStatus(
-            name=job.name,
-            state=job.state.name,
-            console_url=self.console_url(job.name),
-            error=error_text(job),
-            create_time=iso(job.create_time),
-            start_time=iso(job.start_time),
-            end_time=iso(job.end_time),
-            labels=dict(job.labels),
-            shape=spec_shape(job),
-        )
+        return JobStatus(**self._fields(job), shape=spec_shape(job))
 
     def _call(self, what: str, call: Any) -> Any:
         try:

@@ -1,5 +1,7 @@
 """Fixtures for the provider's Google clients: the fake JobService, with fake Logging / Quotas beside it."""
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -72,3 +74,18 @@ def fake_vertex_and_catalog(
     yield jobs, catalog
     jobs.stop()
     pricing.Catalog.forget()
+
+
+@pytest.fixture(scope="session")
+def tiny_data(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """40 synthetic 32 px images as TFRecords, for the tests that run the real trainer through a runner."""
+    out = tmp_path_factory.mktemp("tiny") / "data"
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "trainer.create_tfrecords", "--source", "synthetic", "--count", "40"),
+            *("--image-size", "32", "--output", str(out)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return str(out)

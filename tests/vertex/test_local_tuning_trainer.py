@@ -8,8 +8,6 @@ ResNet50 (175 layers) traces in about half DenseNet121's time (427 layers): 18 s
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,20 +17,6 @@ from tests.vertex.props import pool
 from tests.vertex.tuning_props import tuning_props
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def tiny_data(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("tiny") / "data"
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "trainer.create_tfrecords", "--source", "synthetic", "--count", "32"),
-            *("--image-size", "32", "--output", str(out)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return str(out)
 
 
 def test_local_grid_study_of_the_trainer_picks_the_best_reported_metric(tiny_data, tmp_path, capsys):

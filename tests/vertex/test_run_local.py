@@ -1,8 +1,6 @@
 """A tiny local training run through the provider: the trainer's epoch lines reach stderr as it waits."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,20 +9,6 @@ from infra.vertex.provider import CustomJobProvider
 from tests.vertex.props import job_props, pool
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def tiny_data(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("tiny") / "data"
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "trainer.create_tfrecords", "--source", "synthetic", "--count", "40"),
-            *("--image-size", "32", "--output", str(out)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return str(out)
 
 
 def test_local_run_shows_epoch_lines_before_create_returns_and_reports_metrics(tiny_data, tmp_path, capsys):
