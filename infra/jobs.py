@@ -38,14 +38,11 @@ def job_env(environ: Mapping[str, str] = os.environ, *, local_cpu: bool = False)
     GPU (CUDA_VISIBLE_DEVICES, overridable the same way) and runs one level quieter, which hides the
     `failed call to cuInit` error TensorFlow logs on a machine without a CUDA driver.
     """
-    if not local_cpu:
-        level = environ.get("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_CPP_LOG_LEVEL)
-        return {"TF_CPP_MIN_LOG_LEVEL": level, "PYTHONUNBUFFERED": "1"}
-    return {
-        "TF_CPP_MIN_LOG_LEVEL": environ.get("TF_CPP_MIN_LOG_LEVEL", LOCAL_CPU_TF_CPP_LOG_LEVEL),
-        "PYTHONUNBUFFERED": "1",
-        "CUDA_VISIBLE_DEVICES": environ.get("CUDA_VISIBLE_DEVICES", HIDDEN_GPUS),
-    }
+    quiet = LOCAL_CPU_TF_CPP_LOG_LEVEL if local_cpu else QUIET_TF_CPP_LOG_LEVEL
+    env = {"TF_CPP_MIN_LOG_LEVEL": environ.get("TF_CPP_MIN_LOG_LEVEL", quiet), "PYTHONUNBUFFERED": "1"}
+    if local_cpu:
+        env["CUDA_VISIBLE_DEVICES"] = environ.get("CUDA_VISIBLE_DEVICES", HIDDEN_GPUS)
+    return env
 
 
 def code_env(trainer_dir: Path, runner: str) -> dict[str, str]:
