@@ -9,7 +9,7 @@ import argparse
 import time
 
 from infra.cloudbuild.context import archive_bytes, archive_files, archive_tag
-from infra.image import TRAINER_DIR
+from infra.components.image import TRAINER_DIR
 
 
 def main() -> None:

@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from infra.vertex.resource import CustomJobArgs, WorkerPool
+from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool
+from infra.vertex.tuning.resource import Parameter, StudyArgs, tuning_props
 from infra.vertex.tuning_provider import TuningJobProvider
-from infra.vertex.tuning_resource import Parameter, StudyArgs, tuning_props
 
 
 def main() -> None:

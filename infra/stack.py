@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import pulumi
 
-from infra import image as trainer_image
-from infra.apis import BASE_APIS, Apis
-from infra.budget import Budget
 from infra.cloudbuild.component import REQUIRED_APIS as CLOUD_BUILD_APIS
 from infra.cloudbuild.component import CloudBuildImage
+from infra.components import image as trainer_image
+from infra.components.apis import BASE_APIS, Apis
+from infra.components.budget import Budget
+from infra.components.identity import JobIdentity
+from infra.components.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
+from infra.components.killswitch import KillSwitch, KillSwitchArgs
+from infra.components.registry import Registry, repository_id, repository_url
+from infra.components.service_agents import EVENTARC, PUBSUB, ServiceAgents
+from infra.components.storage import TrainingBucket
+from infra.components.tensorboard import Tensorboard
 from infra.config import StackConfig
 from infra.config.trainer import entrypoint_conflict
-from infra.identity import JobIdentity
-from infra.job_gate import after_success
-from infra.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
-from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
-from infra.killswitch import KillSwitch, KillSwitchArgs
 from infra.labels import stack_labels
-from infra.model import RegisteredModel, model_outputs
-from infra.registry import Registry, repository_id, repository_url
-from infra.service_agents import EVENTARC, PUBSUB, ServiceAgents
-from infra.storage import TrainingBucket
-from infra.tensorboard import Tensorboard
+from infra.workloads.gate import after_success
+from infra.workloads.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
+from infra.workloads.model import RegisteredModel, model_outputs
 
 
 def build(cfg: StackConfig) -> dict[str, pulumi.Input]:

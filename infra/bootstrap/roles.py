@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD_TYPE
-from infra.identity import PROJECT_ROLES, TENSORBOARD_ROLE
-from infra.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE, role_name
-from infra.service_agents import AGENT_ROLES
-from infra.vertex.model_resource import RESOURCE_TYPE as MODEL_VERSION_TYPE
-from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
-from infra.vertex.tuning_resource import RESOURCE_TYPE as TUNING_JOB_TYPE
+from infra.components.identity import PROJECT_ROLES, TENSORBOARD_ROLE
+from infra.components.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE, role_name
+from infra.components.service_agents import AGENT_ROLES
+from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
+from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION_TYPE
+from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB_TYPE
 
 # Read-only: enough for `pulumi preview --refresh` of the main stack. Roles on the state bucket and the
 # secrets key are granted on those resources, not here.

@@ -7,7 +7,6 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from infra import killswitch
 from infra.bootstrap import roles
 from infra.bootstrap.config import NAMESPACE, BootstrapConfig
 from infra.bootstrap.federation import (
@@ -18,6 +17,7 @@ from infra.bootstrap.federation import (
 )
 from infra.bootstrap.identity import CiIdentity, CiIdentityArgs
 from infra.bootstrap.state import StateBackend, StateBackendArgs
+from infra.components import killswitch
 from infra.labels import stack_labels
 
 # What federation, impersonation, KMS and state need before the deploy identity can enable the rest.

@@ -26,7 +26,7 @@ from google.cloud.logging_v2.types import ListLogEntriesRequest
 
 from infra.cloudbuild import spec
 from infra.cloudbuild.errors import BuildError, explain, with_retry
-from infra.vertex.endpoints import client_kwargs
+from infra.dynamic.endpoints import client_kwargs
 
 T = TypeVar("T")
 

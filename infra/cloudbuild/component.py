@@ -10,10 +10,10 @@ import pulumi_gcp as gcp
 from infra.cloudbuild import context as build_context
 from infra.cloudbuild.identity import BuilderIdentity
 from infra.cloudbuild.resource import ImageBuild, ImageBuildArgs
-from infra.image import IMAGE_NAME, TRAINER_DIR, data_code_hash
-from infra.options import children
-from infra.propagation import IAM_PROPAGATION, wait
-from infra.registry import repository_url
+from infra.components.image import IMAGE_NAME, TRAINER_DIR, data_code_hash
+from infra.components.options import children
+from infra.components.propagation import IAM_PROPAGATION, wait
+from infra.components.registry import repository_url
 
 # Where archives are written locally before upload, and their prefix in the stack bucket.
 ARCHIVE_DIR = Path(__file__).resolve().parents[2] / ".local" / "cloudbuild"

@@ -7,8 +7,8 @@ import io
 import tarfile
 from pathlib import Path
 
-from infra.dockerfile import dockerfile_text
-from infra.image import TRAINER_DIR, context_files, hash_entries
+from infra.components.dockerfile import dockerfile_text
+from infra.components.image import TRAINER_DIR, context_files, hash_entries
 
 # Cloud Build runs `docker build` on the extracted archive, so the Dockerfile and .dockerignore travel with
 # the files they select (Docker reads both even though .dockerignore keeps them out of COPY).
@@ -21,7 +21,7 @@ _FILE_MODE = 0o644
 def archive_files(context: Path = TRAINER_DIR) -> list[str]:
     """What goes into the archive: the Docker build context plus the files that define the build.
 
-    A directory without a Dockerfile gets the generated one (infra/dockerfile.py) under that name.
+    A directory without a Dockerfile gets the generated one (infra/components/dockerfile.py) under that name.
     """
     own = {f for f in BUILD_INPUTS if (context / f).is_file()}
     return sorted(set(context_files(context)) | own | {"Dockerfile"})

@@ -8,9 +8,9 @@ from typing import TypeVar
 
 from google.api_core import exceptions as gexc
 
-from infra import retries
-from infra.host_errors import ProviderError
-from infra.retries import code_name
+from infra.dynamic import retries
+from infra.dynamic.errors import ProviderError
+from infra.dynamic.retries import code_name
 
 T = TypeVar("T")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
-from infra.service_account import ServiceAccountIdentity
+from infra.components.service_account import ServiceAccountIdentity
 
 # Push to this one repository.
 REPOSITORY_ROLE = "roles/artifactregistry.writer"

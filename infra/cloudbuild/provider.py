@@ -25,8 +25,8 @@ from pulumi.dynamic import (
 from infra.cloudbuild import spec
 from infra.cloudbuild.builds import BuildApi
 from infra.cloudbuild.errors import BuildError
-from infra.host_errors import plain_errors
-from infra.preview_inputs import changed_inputs
+from infra.dynamic.errors import plain_errors
+from infra.dynamic.preview_inputs import changed_inputs
 
 # Time on top of the build's own timeout for queueing before the provider gives up and cancels it.
 QUEUE_GRACE_SECONDS = 1800.0

@@ -9,7 +9,7 @@ from typing import Any
 from google.cloud.devtools import cloudbuild_v1
 from google.protobuf import duration_pb2
 
-from infra.preview_inputs import is_unknown
+from infra.dynamic.preview_inputs import is_unknown
 
 Status = cloudbuild_v1.Build.Status
 

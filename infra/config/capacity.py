@@ -1,5 +1,6 @@
 """Capacity keys: machine shapes (family and accelerator must fit), the training job's scheduling strategy
-and fallback shapes; checked with the CustomJob's own rules, which live once in infra/vertex/spec.py."""
+and fallback shapes; checked with the CustomJob's own rules, which live once in
+infra/vertex/custom_job/spec.py."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ class CapacityConfig:
 
 def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | None, count: int) -> None:
     """Family/accelerator compatibility via the CustomJob resource's own validator (the rules live once)."""
-    from infra.vertex.spec import validate
+    from infra.vertex.custom_job.spec import validate
 
     pool = {"machine_type": machine, "accelerator_type": accelerator, "accelerator_count": count}
     probe = {
@@ -82,7 +83,7 @@ def read_capacity(
 ) -> CapacityConfig:
     """The capacity keys, checked against the training job's pools (`chief`: machine type, accelerator type
     and count; the workers are copies of it) as the CustomJob checks them."""
-    from infra.vertex.spec import validate, with_defaults
+    from infra.vertex.custom_job.spec import validate, with_defaults
 
     machine = dict(zip(("machine_type", "accelerator_type", "accelerator_count"), chief, strict=True))
     pools = [machine] + ([{**machine, "replica_count": worker_count}] if worker_count else [])

@@ -1,7 +1,8 @@
 """Trainer keys: which code the training job runs (trainerDir, trainerCommand, trainerArgs) and their checks.
 
 The defaults are the built-in trainer (trainer/); any directory that follows docs/trainer-contract.md works
-the same way. Arguments are templates: `{name}` placeholders are filled in by the stack (infra/jobs.py).
+the same way. Arguments are templates: `{name}` placeholders are filled in by the stack
+(infra/workloads/jobs.py).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class TrainerConfig:
 
     @property
     def dockerfile(self) -> Path | None:
-        """The directory's own Dockerfile; None means the stack generates one (infra/dockerfile.py)."""
+        """The directory's own Dockerfile; None: the stack generates one (infra/components/dockerfile.py)."""
         path = self.dir / "Dockerfile"
         return path if path.is_file() else None
 

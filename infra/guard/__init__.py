@@ -1,1 +1,1 @@
-"""Budget kill-switch function source, deployed standalone by infra/killswitch.py (entry module: main.py)."""
+"""Budget kill-switch function source, deployed by infra/components/killswitch.py (entry: main.py)."""

@@ -19,10 +19,10 @@ from pulumi.dynamic import (
     ResourceProvider,
 )
 
-from infra.host_errors import plain_errors
-from infra.preview_inputs import changed_inputs
-from infra.vertex import model_spec
-from infra.vertex.model_registry import ModelRegistry, VersionStatus
+from infra.dynamic.errors import plain_errors
+from infra.dynamic.preview_inputs import changed_inputs
+from infra.vertex.model import spec as model_spec
+from infra.vertex.model.registry import ModelRegistry, VersionStatus
 
 
 def _log(props: dict[str, Any], message: str) -> None:

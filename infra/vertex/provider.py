@@ -23,16 +23,27 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from infra.host_errors import plain_errors
-from infra.preview_inputs import changed_inputs
-from infra.vertex import cost_cap, cost_preview, placement, restarts, spec, spend
-from infra.vertex.errors import JobError, JobGone, is_training_quota, job_failure_hint, names_training_quota
-from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
-from infra.vertex.quotas import shortfall
-from infra.vertex.run_report import carried_attempts, current_record, run_outputs, summary_line
-from infra.vertex.runners import Runner, runner_for
-from infra.vertex.status import JobStatus
-from infra.vertex.watch import Watcher, watcher
+from infra.dynamic.errors import plain_errors
+from infra.dynamic.preview_inputs import changed_inputs
+from infra.vertex.capacity import placement
+from infra.vertex.capacity.placement import AttemptRecord, Shape, ShapeResult
+from infra.vertex.capacity.quotas import shortfall
+from infra.vertex.cost import cap as cost_cap
+from infra.vertex.cost import preview as cost_preview
+from infra.vertex.cost import spend
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle.errors import (
+    JobError,
+    JobGone,
+    is_training_quota,
+    job_failure_hint,
+    names_training_quota,
+)
+from infra.vertex.lifecycle.report import carried_attempts, current_record, run_outputs, summary_line
+from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.lifecycle.watch import Watcher, watcher
+from infra.vertex.runners.select import Runner, runner_for
 
 # Time on top of the job's running-time cap (which Vertex enforces itself) before the provider cancels it.
 DEADLINE_GRACE_SECONDS = 600.0

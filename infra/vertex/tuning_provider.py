@@ -26,12 +26,18 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from infra.host_errors import plain_errors
-from infra.preview_inputs import changed_inputs
-from infra.vertex import cost_preview, placement, pricing, spec, tuning_spec
-from infra.vertex.errors import JobError, is_training_quota, job_failure_hint, names_training_quota
-from infra.vertex.heartbeat import duration_text
-from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
+from infra.dynamic.errors import plain_errors
+from infra.dynamic.preview_inputs import changed_inputs
+from infra.vertex.capacity import placement
+from infra.vertex.capacity.placement import AttemptRecord, Shape, ShapeResult
+from infra.vertex.capacity.quotas import shortfall
+from infra.vertex.cost import preview as cost_preview
+from infra.vertex.cost import pricing
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.errors import JobError, is_training_quota, job_failure_hint, names_training_quota
+from infra.vertex.lifecycle.heartbeat import duration_text
+from infra.vertex.lifecycle.report import carried_attempts, current_record
+from infra.vertex.lifecycle.restarts import names_capacity_loss
 from infra.vertex.provider import (
     CANCEL_WAIT_SECONDS,
     DEADLINE_GRACE_SECONDS,
@@ -43,12 +49,10 @@ from infra.vertex.provider import (
     timestamp,
 )
 from infra.vertex.provider import gave_way as job_gave_way
-from infra.vertex.quotas import shortfall
-from infra.vertex.restarts import names_capacity_loss
-from infra.vertex.run_report import carried_attempts, current_record
-from infra.vertex.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
-from infra.vertex.tuning_local_runner import LocalTuningRunner
-from infra.vertex.tuning_vertex_runner import VertexTuningRunner
+from infra.vertex.runners.local.tuning import LocalTuningRunner
+from infra.vertex.runners.vertex_tuning import VertexTuningRunner
+from infra.vertex.tuning import spec as tuning_spec
+from infra.vertex.tuning.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
 
 TuningRunner = LocalTuningRunner | VertexTuningRunner
 

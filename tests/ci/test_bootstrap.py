@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra import killswitch
 from infra.bootstrap import roles
 from infra.bootstrap.config import NAMESPACE, BootstrapConfig, ConfigError, load_config
 from infra.bootstrap.stack import build
+from infra.components import killswitch
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 
 BOOTSTRAP = Path(__file__).resolve().parents[2] / "infra" / "bootstrap"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from infra.cloudbuild import context
-from infra.image import TRAINER_DIR, context_files
+from infra.components.image import TRAINER_DIR, context_files
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ from pulumi.output import Unknown
 from infra.cloudbuild import context, identity
 from infra.cloudbuild.component import SOURCE_PREFIX
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
+from infra.components.image import data_code_hash
 from infra.config import ConfigError
-from infra.image import data_code_hash
+from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
 from infra.vertex.provider import CustomJobProvider
-from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 from tests.stack.conftest import cached_run, run_stack, stack_config
 

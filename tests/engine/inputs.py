@@ -14,7 +14,7 @@ import pulumi
 import pulumi_gcp as gcp
 from google.protobuf import struct_pb2
 
-from infra.vertex.resource import RESOURCE_TYPE, CustomJob, CustomJobArgs, WorkerPool
+from infra.vertex.custom_job.resource import RESOURCE_TYPE, CustomJob, CustomJobArgs, WorkerPool
 from tests.fakes.pulumi_mocks import run_program
 
 PROJECT = "demo-project"

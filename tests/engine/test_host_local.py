@@ -14,7 +14,8 @@ import yaml
 from tests.engine.host import ROOT, engine_launch, plain
 from tests.engine.inputs import JobShape, recorded
 
-# Failure 3: with `main: infra/`, infra/tensorboard.py shadowed the tensorboard package in every replica.
+# Failure 3: with `main: infra/`, infra/tensorboard.py (now in components/) shadowed the tensorboard package
+# in every replica.
 SHADOW = "raise ImportError('shadowed: imported tensorboard.py from the provider working directory')\n"
 
 

@@ -9,7 +9,7 @@ import pytest
 from google.protobuf import struct_pb2
 from pulumi.runtime.rpc import UNKNOWN
 
-from infra.vertex.model_resource import RESOURCE_TYPE, ModelVersion, ModelVersionArgs
+from infra.vertex.model.resource import RESOURCE_TYPE, ModelVersion, ModelVersionArgs
 from tests.engine.host import plain
 from tests.fakes.model_service import FakeModelService
 from tests.fakes.pulumi_mocks import run_program
@@ -63,7 +63,7 @@ def test_preview_with_an_unknown_model_dir_passes_check_then_up_and_destroy(star
         with pytest.raises(grpc.RpcError) as raised:
             host.delete(created.id, created.properties)
         details = raised.value.details().strip()
-        assert details.startswith("infra.vertex.model_registry.ModelError: ") and "undeploy it" in details
+        assert details.startswith("infra.vertex.model.registry.ModelError: ") and "undeploy it" in details
         assert "\n" not in details and "Traceback" not in details
         fake.deployed.clear()
         host.delete(created.id, created.properties)

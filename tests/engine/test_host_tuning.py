@@ -7,8 +7,8 @@ from __future__ import annotations
 from pulumi.runtime.rpc import UNKNOWN
 
 from infra.stack import build
-from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB
-from infra.vertex.tuning_resource import RESOURCE_TYPE as TUNING_JOB
+from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
+from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB
 from tests.engine.host import plain
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 from tests.stack.conftest import stack_config

@@ -21,7 +21,7 @@ from google.protobuf import empty_pb2
 from pulumi.runtime import proto
 from pulumi.runtime.rpc import UNKNOWN
 
-from infra.vertex import spec
+from infra.vertex.custom_job import spec
 from tests.engine.host import ROOT, ProviderHost, engine_launch, plain, secret_paths, this_project
 from tests.engine.inputs import SECRET, JobShape, known, recorded
 
@@ -149,7 +149,7 @@ def test_failed_job_reaches_the_cli_as_one_paragraph(fake_vertex, start_host):
         up(host)
     details = raised.value.details()
     (name,) = fake_vertex.jobs
-    assert details.startswith("infra.vertex.errors.JobError: Training job " + name)
+    assert details.startswith("infra.vertex.lifecycle.errors.JobError: Training job " + name)
     assert "Traceback" not in details and 'File "' not in details and "\n\n" not in details.strip()
     assert "(error code 8 RESOURCE_EXHAUSTED)" in details and "iam-admin/quotas" in details
     assert f"training/{name.rsplit('/', 1)[-1]}?project=demo-project" in details

@@ -9,7 +9,7 @@ import pytest
 from pulumi.runtime.rpc import UNKNOWN
 
 from infra.stack import build
-from infra.vertex.resource import RESOURCE_TYPE
+from infra.vertex.custom_job.resource import RESOURCE_TYPE
 from tests.engine.host import plain
 from tests.fakes.pulumi_mocks import run_program
 from tests.stack.conftest import STACKS, stack_config

@@ -67,7 +67,7 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
         )
         return {"email": email, "member": f"serviceAccount:{email}"}
     if typ == "pulumi-python:dynamic/vertex:CustomJob" and "base_output_dir" in inputs:
-        # What the provider reports for a finished job (infra.vertex.spec.model_dir): it succeeded.
+        # What the provider reports for a finished job (infra.vertex.custom_job.spec.model_dir): it succeeded.
         return {
             "model_dir": inputs["base_output_dir"].rstrip("/") + "/model/",
             "state": "JOB_STATE_SUCCEEDED",

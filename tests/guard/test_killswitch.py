@@ -9,9 +9,9 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from infra import killswitch
+from infra.components import killswitch
+from infra.components.killswitch import KillSwitch, KillSwitchArgs
 from infra.guard import main
-from infra.killswitch import KillSwitch, KillSwitchArgs
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 
 LABELS = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": "dev"}

@@ -29,8 +29,8 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1, pubsub_v1
 
+from infra.components.killswitch import ENTRY_POINT
 from infra.guard import main
-from infra.killswitch import ENTRY_POINT
 from tests.fakes.vertex import TERMINAL, FakeJobService
 from tests.fakes.vertex_tuning import FakeTuningJobService
 

@@ -33,8 +33,9 @@ def stack_config(stack: str, **overrides: Any) -> StackConfig:
     return load_config(stack_values(stack, **overrides), stack)
 
 
-# The jobs' environment reads these where `pulumi up` runs (infra/jobs.py job_env), and importing the trainer
-# sets TF_CPP_MIN_LOG_LEVEL in this process: stacks are built with neither set, whatever ran before.
+# The jobs' environment reads these where `pulumi up` runs (infra/workloads/jobs.py job_env), and importing
+# the trainer sets TF_CPP_MIN_LOG_LEVEL in this process: stacks are built with neither set, whatever ran
+# before.
 JOB_ENV_OVERRIDES = ("TF_CPP_MIN_LOG_LEVEL", "CUDA_VISIBLE_DEVICES")
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from infra.config import ConfigError
-from infra.vertex.resource import RESOURCE_TYPE
-from infra.vertex.spec import validate, with_defaults
+from infra.vertex.custom_job.resource import RESOURCE_TYPE
+from infra.vertex.custom_job.spec import validate, with_defaults
 from tests.stack.conftest import cached_run, stack_config
 
 

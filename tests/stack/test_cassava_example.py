@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from infra.vertex import local_runner, spec
-from infra.vertex.resource import RESOURCE_TYPE
+from infra.vertex.custom_job import spec
+from infra.vertex.custom_job.resource import RESOURCE_TYPE
+from infra.vertex.runners.local import runner as local_runner
 from tests.stack.conftest import run_stack, stack_config
 
 # NVIDIA's CUDA GPU table: Tesla T4 (Turing) has compute capability 7.5, i.e. tensor cores.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from infra.budget import CREDIT_TYPES_TREATMENT
+from infra.components.budget import CREDIT_TYPES_TREATMENT
 from infra.config import ConfigError
-from infra.vertex.resource import RESOURCE_TYPE
+from infra.vertex.custom_job.resource import RESOURCE_TYPE
 from tests.stack.conftest import cached_run, run_stack, stack_config
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from infra.vertex.custom_job.resource import RESOURCE_TYPE
 from infra.vertex.provider import CustomJobProvider
-from infra.vertex.resource import RESOURCE_TYPE
 from tests.stack.conftest import cached_run, run_stack
 
 

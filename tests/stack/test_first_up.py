@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from infra import budget, identity, killswitch, registry
+from infra.components import budget, identity, killswitch, registry
 from infra.config import ConfigError, load_config
 from infra.stack import build
-from infra.vertex.model_resource import RESOURCE_TYPE as MODEL_VERSION
+from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 from tests.iam_facts import permissions
 from tests.stack.conftest import ROOT, cached_run, stack_config, stack_values

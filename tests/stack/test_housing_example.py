@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from infra.stack import build
-from infra.vertex.local_runner import job_dir
+from infra.vertex.custom_job.resource import RESOURCE_TYPE
 from infra.vertex.provider import CustomJobProvider
-from infra.vertex.resource import RESOURCE_TYPE
+from infra.vertex.runners.local.runner import job_dir
 from tests.fakes.pulumi_mocks import run_program
 from tests.stack.conftest import JOB_ENV_OVERRIDES, ROOT, run_stack, stack_config
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from infra.stack import build
+from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB
 from infra.vertex.tuning_provider import TuningJobProvider
-from infra.vertex.tuning_resource import RESOURCE_TYPE as TUNING_JOB
 from tests.fakes.pulumi_mocks import run_program
 from tests.stack.conftest import stack_config
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from infra.job_gate import UpstreamJobError, require_succeeded
 from infra.stack import build
-from infra.vertex.model_resource import RESOURCE_TYPE as MODEL_VERSION
-from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB
-from infra.vertex.tuning_resource import RESOURCE_TYPE as TUNING_JOB
+from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
+from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION
+from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB
+from infra.workloads.gate import UpstreamJobError, require_succeeded
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 from tests.stack.conftest import cached_run, stack_config
 from tests.stack.test_tuning_stack import STUDY

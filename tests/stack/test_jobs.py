@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from infra import image
-from infra.jobs import logs_url
-from infra.vertex.resource import RESOURCE_TYPE
-from infra.vertex.spec import output_dirs
+from infra.components import image
+from infra.vertex.custom_job.resource import RESOURCE_TYPE
+from infra.vertex.custom_job.spec import output_dirs
+from infra.workloads.jobs import logs_url
 from tests.stack.conftest import BUILTIN_TRAINER_STACKS, STACKS, cached_run
 
 
@@ -100,7 +100,7 @@ def test_logs_url_names_the_vertex_job() -> None:
 
 
 def test_jobs_run_with_tensorflow_quiet_unless_overridden() -> None:
-    from infra.jobs import job_env
+    from infra.workloads.jobs import job_env
 
     assert job_env({}) == {"TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
     assert job_env({"TF_CPP_MIN_LOG_LEVEL": "0"})["TF_CPP_MIN_LOG_LEVEL"] == "0"

@@ -6,7 +6,7 @@ import pytest
 
 from infra import config
 from infra.config import ConfigError
-from infra.jobs import JobPlan, data_args, train_args
+from infra.workloads.jobs import JobPlan, data_args, train_args
 from tests.stack.conftest import stack_config
 
 PLAN = JobPlan(root="gs://b", data_hash="d" * 12, train_hash="t" * 12)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from infra.config import ConfigError
-from infra.vertex.model_resource import RESOURCE_TYPE as MODEL_VERSION
-from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB
+from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
+from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION
 from tests.stack.conftest import cached_run, stack_config
 
 

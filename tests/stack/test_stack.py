@@ -8,10 +8,10 @@ from collections import Counter
 import pytest
 from pulumi.runtime import config as runtime_config
 
-from infra import identity, registry, storage
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
-from infra.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
-from infra.vertex.resource import RESOURCE_TYPE
+from infra.components import identity, registry, storage
+from infra.components.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
+from infra.vertex.custom_job.resource import RESOURCE_TYPE
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 from tests.stack.conftest import ROOT, cached_run, run_stack, stack_config, stack_values
 
@@ -349,7 +349,7 @@ def test_a_change_reruns_only_what_depends_on_it(change: dict, replaced: set[str
 
 
 def test_a_trainer_change_replaces_only_the_training_job(monkeypatch: pytest.MonkeyPatch) -> None:
-    from infra import image
+    from infra.components import image
 
     before = _job_inputs(cached_run("dev"))
     monkeypatch.setattr(image, "content_hash", lambda *_: "0123456789abcdef")

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from infra import image
+from infra.components import image
 from infra.config import ConfigError, load_config
 from infra.config.reader import Reader
 from infra.config.trainer import TrainerConfig, entrypoint, entrypoint_conflict, read_trainer
-from infra.jobs import fingerprint, plan
-from infra.vertex.resource import RESOURCE_TYPE
+from infra.vertex.custom_job.resource import RESOURCE_TYPE
+from infra.workloads.jobs import fingerprint, plan
 from tests.stack.conftest import BUILTIN_TRAINER_STACKS, ROOT, cached_run, stack_config, stack_values
 
 # The built-in trainer's arguments per committed stack, as infra/jobs.py wrote them before these keys existed
@@ -195,7 +195,7 @@ def test_a_shell_form_entrypoint_with_arguments_asks_for_trainer_command(tmp_pat
 
 
 def test_a_local_cpu_job_sees_no_gpu_and_runs_quieter_unless_overridden() -> None:
-    from infra.jobs import job_env
+    from infra.workloads.jobs import job_env
 
     assert job_env({}, local_cpu=True) == {
         "TF_CPP_MIN_LOG_LEVEL": "3",
@@ -208,7 +208,7 @@ def test_a_local_cpu_job_sees_no_gpu_and_runs_quieter_unless_overridden() -> Non
 
 
 def test_a_local_job_imports_its_trainer_from_the_directorys_parent() -> None:
-    from infra.jobs import code_env
+    from infra.workloads.jobs import code_env
 
     assert code_env(ROOT / "examples" / "housing", "local") == {"PYTHONPATH": str(ROOT / "examples")}
     assert code_env(ROOT / "trainer", "local") == {"PYTHONPATH": str(ROOT)}

@@ -11,8 +11,8 @@ import tarfile
 from pathlib import Path
 
 from infra.cloudbuild.context import archive_bytes, archive_files, archive_tag
-from infra.dockerfile import BASE_IMAGE, dockerfile_text, generated
-from infra.image import TRAINER_DIR
+from infra.components.dockerfile import BASE_IMAGE, dockerfile_text, generated
+from infra.components.image import TRAINER_DIR
 from tests.stack.conftest import ROOT
 
 EXAMPLE = ROOT / "examples" / "housing"

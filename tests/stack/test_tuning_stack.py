@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from infra.best_parameters import with_best
 from infra.config import ConfigError, load_config
-from infra.jobs import best_training, plan
-from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB
-from infra.vertex.spec import output_dirs
+from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
+from infra.vertex.custom_job.spec import output_dirs
+from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB
 from infra.vertex.tuning_provider import TuningJobProvider
-from infra.vertex.tuning_resource import RESOURCE_TYPE as TUNING_JOB
+from infra.workloads.best_parameters import with_best
+from infra.workloads.jobs import best_training, plan
 from tests.fakes import pulumi_mocks
 from tests.stack.conftest import run_stack, stack_config
 

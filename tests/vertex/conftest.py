@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from infra.vertex import logs, pricing, restarts
+from infra.vertex.cost import pricing
+from infra.vertex.lifecycle import restarts
+from infra.vertex.logs import cloud as logs
 from tests.fakes.billing import FakeCloudCatalog
 from tests.fakes.logging import FakeLoggingService
 from tests.fakes.quotas import FakeCloudQuotas

@@ -7,11 +7,15 @@ from dataclasses import replace
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex import cost_cap, cost_preview, restarts, spec, spend
+from infra.vertex.cost import cap as cost_cap
+from infra.vertex.cost import preview as cost_preview
+from infra.vertex.cost import spend
+from infra.vertex.cost.spend import SPENT_LABEL
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
+from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
-from infra.vertex.restarts import ATTEMPT_LABEL
-from infra.vertex.spend import SPENT_LABEL
-from infra.vertex.status import JobStatus
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 
 JobState = aiplatform_v1.JobState

@@ -9,11 +9,11 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from infra.vertex import provider as provider_module
-from infra.vertex import spec
-from infra.vertex.errors import JobError
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
+from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider, gave_way
-from infra.vertex.restarts import ATTEMPT_LABEL
-from infra.vertex.status import JobStatus
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 

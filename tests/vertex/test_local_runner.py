@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from infra.vertex.errors import JobError
-from infra.vertex.local_runner import LOCAL_RECORDS, LocalRunner
+from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.provider import CustomJobProvider
+from infra.vertex.runners.local.runner import LOCAL_RECORDS, LocalRunner
 from tests.vertex.props import job_props, pool
 
 
@@ -150,7 +150,7 @@ def test_cancel_of_a_job_still_launching_signals_nothing_else(tmp_path):
     (job_dir / "job.json").write_text(json.dumps(record))  # no supervisor.pid yet
     assert runner.get("local/launching").state == "JOB_STATE_PENDING"
     cancel = (
-        "from infra.vertex.local_runner import LocalRunner as R; "
+        "from infra.vertex.runners.local.runner import LocalRunner as R; "
         f"R({str(tmp_path)!r}).cancel('local/launching')"
     )
     # Its own session: a stray os.kill(0, SIGTERM) would end this process group, not pytest's.
@@ -179,7 +179,7 @@ def test_cancel_from_another_process_kills_the_replicas(tmp_path):
     # An interrupted `pulumi up` run again adopts the live job instead of starting a second one.
     assert provider.create(props).id == created.id
     cancel = (
-        "from infra.vertex.local_runner import LocalRunner; "
+        "from infra.vertex.runners.local.runner import LocalRunner; "
         f"LocalRunner({str(tmp_path)!r}).cancel({created.id!r})"
     )
     subprocess.run([sys.executable, "-c", cancel], check=True, timeout=60)

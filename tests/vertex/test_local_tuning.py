@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from infra.vertex import local_study
-from infra.vertex.errors import JobError
-from infra.vertex.status import JobStatus
-from infra.vertex.trials import Trial
+from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.runners.local import study as local_study
+from infra.vertex.tuning.trials import Trial
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.vertex.props import pool
 from tests.vertex.tuning_props import tuning_props
@@ -139,7 +139,7 @@ def test_a_trial_that_succeeds_without_its_metric_is_infeasible(tmp_path):
 
 
 def test_trial_job_adds_flags_env_and_output_dir_to_the_trial_spec(tmp_path):
-    from infra.vertex import tuning_spec
+    from infra.vertex.tuning import spec as tuning_spec
 
     props = tuning_spec.with_defaults(local_props(tmp_path))
     study = tuning_spec.build_tuning_job(props)

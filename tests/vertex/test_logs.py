@@ -9,9 +9,9 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex import logs
-from infra.vertex.local_logs import LocalJobLog
-from infra.vertex.logs import CloudJobLog, replica_name
+from infra.vertex.logs import cloud as logs
+from infra.vertex.logs.cloud import CloudJobLog, replica_name
+from infra.vertex.logs.local import LocalJobLog
 from infra.vertex.provider import CustomJobProvider
 from tests.vertex.props import PROJECT, REGION, job_props
 
@@ -120,7 +120,7 @@ def test_the_fake_honours_page_tokens_and_rejects_bad_requests(fake_google):
     from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
     from google.cloud.logging_v2.services.logging_service_v2.transports import LoggingServiceV2GrpcTransport
 
-    from infra.vertex.endpoints import client_kwargs
+    from infra.dynamic.endpoints import client_kwargs
 
     client = LoggingServiceV2Client(**client_kwargs(LoggingServiceV2GrpcTransport, "unused"))
     for i in range(5):

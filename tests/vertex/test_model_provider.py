@@ -9,10 +9,10 @@ import grpc
 import pytest
 from pulumi.output import Unknown
 
-from infra.vertex import model_spec
+from infra.vertex.custom_job.spec import KEY_LABEL
+from infra.vertex.model import spec as model_spec
+from infra.vertex.model.registry import ModelError
 from infra.vertex.model_provider import ModelVersionProvider
-from infra.vertex.model_registry import ModelError
-from infra.vertex.spec import KEY_LABEL
 from tests.fakes.model_service import FakeModelService
 
 PROJECT, REGION = "demo-project", "europe-west4"
@@ -105,7 +105,7 @@ def test_a_create_interrupted_before_its_aliases_is_finished_by_the_next(fake) -
 
 
 def test_a_lost_upload_response_is_not_retried_into_a_second_version(fake, monkeypatch) -> None:
-    monkeypatch.setattr("infra.retries.time.sleep", lambda _s: None)
+    monkeypatch.setattr("infra.dynamic.retries.time.sleep", lambda _s: None)
     fake.fail("UploadModel", grpc.StatusCode.UNAVAILABLE, applied=True)
     provider = ModelVersionProvider()
     created = create(provider)

@@ -5,9 +5,12 @@ import pytest
 from google.cloud import aiplatform_v1
 from pulumi.output import Unknown
 
-from infra.vertex import placement, quotas, restarts, spec, spend
-from infra.vertex.placement import Shape
-from infra.vertex.status import JobStatus
+from infra.vertex.capacity import placement, quotas
+from infra.vertex.capacity.placement import Shape
+from infra.vertex.cost import spend
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props, pool
 
 Strategy = aiplatform_v1.Scheduling.Strategy

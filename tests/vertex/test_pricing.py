@@ -2,8 +2,8 @@
 
 import pytest
 
-from infra.vertex import pricing
-from infra.vertex.pricing import estimate_usd, hourly_price, missing
+from infra.vertex.cost import pricing
+from infra.vertex.cost.pricing import estimate_usd, hourly_price, missing
 
 # The fake catalog's test prices (not Google's): each Spot figure is its own SKU, not a share of another.
 CORE, RAM, T4 = 0.0401, 0.0054, 0.3912

@@ -13,10 +13,10 @@ from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
 from infra.vertex import provider as provider_module
-from infra.vertex import spec
-from infra.vertex.errors import JobError, with_retry
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.errors import JobError, with_retry
 from infra.vertex.provider import CustomJobProvider
-from infra.vertex.vertex_runner import VertexRunner
+from infra.vertex.runners.vertex import VertexRunner
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 
 JobState = aiplatform_v1.JobState
@@ -124,7 +124,7 @@ def test_rate_limit_is_retried(fake_vertex, provider):
 
 
 def test_persistent_rate_limit_ends_with_quota_advice(fake_vertex, provider, monkeypatch):
-    monkeypatch.setattr("infra.vertex.errors.RETRY_ATTEMPTS", 3)
+    monkeypatch.setattr("infra.vertex.lifecycle.errors.RETRY_ATTEMPTS", 3)
     fake_vertex.fail("ListCustomJobs", grpc.StatusCode.RESOURCE_EXHAUSTED, times=3, message="rate limited")
     with pytest.raises(JobError) as raised:
         create(provider)
@@ -194,7 +194,7 @@ def test_transient_errors_are_retried(fake_vertex, provider):
 
 
 def test_hung_call_hits_its_deadline_and_is_retried(fake_vertex, provider, monkeypatch, capsys):
-    monkeypatch.setattr("infra.vertex.vertex_runner.CALL_TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr("infra.vertex.runners.vertex.CALL_TIMEOUT_SECONDS", 0.3)
     fake_vertex.slow("GetCustomJob", 2.0)
     outs = create(provider).outs
     assert outs["state"] == "JOB_STATE_SUCCEEDED"
@@ -203,7 +203,7 @@ def test_hung_call_hits_its_deadline_and_is_retried(fake_vertex, provider, monke
 
 
 def test_transient_errors_give_up_eventually(fake_vertex, provider, monkeypatch):
-    monkeypatch.setattr("infra.vertex.errors.RETRY_ATTEMPTS", 3)
+    monkeypatch.setattr("infra.vertex.lifecycle.errors.RETRY_ATTEMPTS", 3)
     fake_vertex.fail("ListCustomJobs", grpc.StatusCode.UNAVAILABLE, times=5)
     with pytest.raises(JobError, match="failed 3 times with a transient error"):
         create(provider)

@@ -6,9 +6,9 @@ from google.api_core import exceptions as gexc
 from google.cloud import cloudquotas_v1
 from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQuotasGrpcTransport
 
-from infra.vertex import quotas
-from infra.vertex.endpoints import client_kwargs
-from infra.vertex.errors import JobError
+from infra.dynamic.endpoints import client_kwargs
+from infra.vertex.capacity import quotas
+from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.provider import CustomJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex import FakeJobService

@@ -11,8 +11,8 @@ import dill
 import pulumi
 from pulumi.runtime.rpc import unwrap_rpc_secret
 
+from infra.vertex.custom_job.resource import RESOURCE_TYPE, CustomJob, CustomJobArgs, WorkerPool
 from infra.vertex.provider import CustomJobProvider
-from infra.vertex.resource import RESOURCE_TYPE, CustomJob, CustomJobArgs, WorkerPool
 from tests.fakes.pulumi_mocks import run_program
 from tests.vertex.props import PROJECT, REGION
 

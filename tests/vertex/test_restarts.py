@@ -3,10 +3,11 @@
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex import restarts, spec
-from infra.vertex.errors import JobError
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.restarts import resubmit_delay  # the real one: conftest patches the module's to 0
 from infra.vertex.provider import CustomJobProvider
-from infra.vertex.restarts import resubmit_delay  # the real one: conftest patches the module's to 0
 from tests.vertex.props import PROJECT, REGION, job_props
 
 JobState = aiplatform_v1.JobState
@@ -121,6 +122,6 @@ def test_max_restarts_is_validated_and_changes_in_place():
     ],
 )
 def test_which_endings_count_as_lost_machines(state, error, expected):
-    from infra.vertex.status import JobStatus
+    from infra.vertex.lifecycle.status import JobStatus
 
     assert restarts.lost_capacity(JobStatus("n", state, "", error=error)) is expected

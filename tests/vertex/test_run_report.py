@@ -4,11 +4,12 @@ import json
 
 import pytest
 
-from infra.vertex import placement, spec
-from infra.vertex.restarts import ATTEMPT_LABEL
-from infra.vertex.run_report import run_outputs, summary_line
-from infra.vertex.spend import SPENT_LABEL
-from infra.vertex.status import JobStatus
+from infra.vertex.capacity import placement
+from infra.vertex.cost.spend import SPENT_LABEL
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.report import run_outputs, summary_line
+from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
+from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props
 
 START, END = "2026-11-22T10:00:00+00:00", "2026-11-22T11:00:00+00:00"  # one hour running
@@ -106,7 +107,7 @@ def test_any_failure_reading_metrics_warns_and_the_run_still_reports(monkeypatch
     def broken(_model_dir):
         raise RuntimeError("Deadline of 120.0s exceeded")
 
-    monkeypatch.setattr("infra.vertex.run_report.read_metrics", broken)
+    monkeypatch.setattr("infra.vertex.lifecycle.report.read_metrics", broken)
     warnings: list[str] = []
     outs = run_outputs(job_props(), status(), warnings.append)
     assert "metrics" not in outs and outs["duration_seconds"] == 3600.0

@@ -8,7 +8,7 @@ from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
 from infra.labels import stack_labels
-from infra.vertex import spec
+from infra.vertex.custom_job import spec
 from tests.vertex.props import job_props, pool
 
 Strategy = aiplatform_v1.Scheduling.Strategy

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex import spec, tuning_spec
-from infra.vertex.errors import JobError
-from infra.vertex.trials import Trial, TuningStatus
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.tuning import spec as tuning_spec
+from infra.vertex.tuning.trials import Trial, TuningStatus
 from infra.vertex.tuning_provider import TuningJobProvider, gave_way
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of

@@ -6,8 +6,9 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex import pricing, tuning_spec
-from infra.vertex.errors import JobError
+from infra.vertex.cost import pricing
+from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.tuning import spec as tuning_spec
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex_tuning import FakeTuningJobService
@@ -201,7 +202,7 @@ def test_check_names_the_unpriced_items_of_a_spot_study(capsys):
 
 def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
     # Issue 16's rule, for studies too: no provider deadline cancels a FLEX_START trial before its max wait.
-    from infra.vertex.trials import TuningStatus
+    from infra.vertex.tuning.trials import TuningStatus
     from infra.vertex.tuning_provider import DEADLINE_GRACE_SECONDS, deadline
 
     flex = tuning_spec.with_defaults(

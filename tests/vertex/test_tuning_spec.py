@@ -4,7 +4,8 @@ import pytest
 from google.cloud import aiplatform_v1
 from pulumi.output import Unknown
 
-from infra.vertex import spec, tuning_spec
+from infra.vertex.custom_job import spec
+from infra.vertex.tuning import spec as tuning_spec
 from tests.vertex.tuning_props import tuning_props
 
 StudySpec = aiplatform_v1.StudySpec

@@ -1,0 +1,146 @@
+"""The trainer image: built from trainer/ with pulumi-docker-build, tagged by content, used by digest."""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import hashlib
+from pathlib import Path
+
+import pulumi
+import pulumi_docker_build as docker_build
+
+from infra.components.dockerfile import dockerfile_text
+from infra.components.options import children
+
+TRAINER_DIR = Path(__file__).resolve().parents[2] / "trainer"
+IMAGE_NAME = "trainer"
+# What every image needs besides Python sources: changing these changes what data preparation runs on too.
+BUILD_FILES = ("Dockerfile", "requirements.txt", ".dockerignore", "__init__.py")
+DATA_ENTRY = "create_tfrecords.py"
+_ALWAYS_IGNORED = ("__pycache__", "*.pyc", "*.pyo", ".pytest_cache")
+
+
+def _ignored(relative: str, patterns: list[str]) -> bool:
+    parts = relative.split("/")
+    return any(fnmatch.fnmatch(part, p) for part in parts for p in _ALWAYS_IGNORED) or any(
+        fnmatch.fnmatch(relative, p.rstrip("/")) or fnmatch.fnmatch(relative, p.rstrip("/") + "/*")
+        for p in patterns
+    )
+
+
+def _dockerignore(context: Path) -> list[str]:
+    path = context / ".dockerignore"
+    if not path.exists():
+        return []
+    lines = (line.strip() for line in path.read_text().splitlines())
+    return [line.removeprefix("./") for line in lines if line and not line.startswith(("#", "!"))]
+
+
+def hash_entries(entries: list[tuple[str, bytes]]) -> str:
+    """SHA-256 over (relative path, bytes) in sorted order: identical trees give identical hashes."""
+    digest = hashlib.sha256()
+    for relative, data in sorted(entries):
+        digest.update(relative.encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()
+
+
+def hash_files(context: Path, files: list[str]) -> str:
+    return hash_entries([(relative, (context / relative).read_bytes()) for relative in files])
+
+
+def context_files(context: Path = TRAINER_DIR) -> list[str]:
+    """Files that enter the Docker build context (.dockerignore and bytecode excluded)."""
+    patterns = _dockerignore(context)
+    return sorted(
+        relative
+        for path in context.rglob("*")
+        if path.is_file() and not _ignored(relative := path.relative_to(context).as_posix(), patterns)
+    )
+
+
+def content_hash(context: Path = TRAINER_DIR) -> str:
+    """Image tag: changes exactly when the build context changes."""
+    return hash_files(context, context_files(context))[:16]
+
+
+def _local_imports(module: Path, package: str) -> set[str]:
+    """Sibling module file names that `module` imports from its own package (absolute or relative)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[1] for a in node.names if a.name.startswith(f"{package}.")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 1 or node.module == package:
+                base = node.module if node.level == 1 else None
+                names |= {base.split(".")[0]} if base else {a.name for a in node.names}
+            elif node.level == 0 and node.module and node.module.startswith(f"{package}."):
+                names.add(node.module.split(".")[1])
+    return {f"{name}.py" for name in names}
+
+
+def data_code_files(context: Path = TRAINER_DIR, entry: str = DATA_ENTRY) -> list[str]:
+    """The data-preparation entry point, the package modules it imports (transitively) and the build files."""
+    seen: set[str] = set()
+    pending = [entry]
+    while pending:
+        name = pending.pop()
+        if name in seen or not (context / name).is_file():
+            continue
+        seen.add(name)
+        pending.extend(_local_imports(context / name, context.name))
+    return sorted(seen | {f for f in BUILD_FILES if (context / f).is_file()})
+
+
+def data_code_hash(context: Path = TRAINER_DIR) -> str:
+    """Changes only when what data preparation runs changes, not when training code does."""
+    return hash_files(context, data_code_files(context))[:16]
+
+
+def digest_ref(repository_url: str, digest: str) -> str:
+    """`<repository>/trainer@sha256:...`: the one unambiguous reference to a pushed image."""
+    return f"{repository_url}/{IMAGE_NAME}@{digest}"
+
+
+class TrainerImage(pulumi.ComponentResource):
+    """Builds trainer/ for linux/amd64 and pushes it under a content tag and a data-code tag.
+
+    `ref` (repository/trainer@sha256:...) pins the training job to the exact image. The data-preparation
+    job uses the `data_uri` tag, which moves only between builds whose data code, requirements and
+    Dockerfile are byte-identical: so a training-code change does not rerun data preparation.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        repository_url: str,
+        labels: dict[str, str],
+        context: Path = TRAINER_DIR,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("vertex-training:stack:TrainerImage", name, None, opts)
+        self.tag = content_hash(context)
+        self.uri = f"{repository_url}/{IMAGE_NAME}:{self.tag}"
+        self.data_uri = f"{repository_url}/{IMAGE_NAME}:data-{data_code_hash(context)}"
+        self.image = docker_build.Image(
+            "image",
+            context={"location": str(context)},
+            # A directory without a Dockerfile builds from the generated one (infra/components/dockerfile.py).
+            dockerfile=(
+                {"location": str(context / "Dockerfile")}
+                if (context / "Dockerfile").is_file()
+                else {"inline": dockerfile_text(context)}
+            ),
+            platforms=[docker_build.Platform.LINUX_AMD64],
+            tags=[self.uri, self.data_uri],
+            push=True,
+            # A preview (e.g. CI on a pull request) needs no Docker engine or registry credentials.
+            build_on_preview=False,
+            labels=labels,
+            opts=children(self, opts),
+        )
+        self.digest = self.image.digest
+        # Digest form alone: docker-build's own `ref` is tag@digest, which some consumers resolve by tag.
+        self.ref = self.digest.apply(lambda digest: digest_ref(repository_url, digest))
+        self.register_outputs({"ref": self.ref, "digest": self.digest, "tag": self.tag})

@@ -1,0 +1,244 @@
+"""Quota pre-check: find out at once when a Vertex job's region has too little training GPU or CPU quota.
+
+A new project's Vertex AI GPU quotas are 0 (its CPU quota may be 0 too) and Spot ("preemptible") machines
+have their own quotas; without this check such a job sits QUEUED until a timeout cancels it. Quotas are read
+with the Cloud Quotas API
+(https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.services.quotaInfos/get): a
+QuotaInfo's `dimensions_infos` holds the value per region, and an entry without a region dimension is the
+default for every region not listed.
+
+Quota ids (read 2026-11-22):
+- GPUs: Google's own `get_quota_id` helper (GoogleCloudPlatform/vertex-ai-samples,
+  community-content/vertex_model_garden/model_oss/notebook_util/common_util.py) builds
+  `CustomModelTraining<GPU>GPUsPerProjectPerRegion`, and `CustomModelTrainingPreemptible<GPU>...` for Dynamic
+  Workload Scheduler (FLEX_START). For Spot the helper's training branch has no case (it returns the standard
+  id whatever `is_spot` says, and maps Spot only for serving, to `CustomModelServingPreemptible...`), and no
+  Vertex training page names a Spot quota id (searched 2026-11-22: "Use Spot VMs" for training and for
+  prediction list limits and billing, no quota id); only Compute Engine's "Create and use Spot VMs" advises
+  preemptible quota for Spot VMs. So a Spot job's Preemptible ids are read but a shortfall there is one
+  warning line, never a skip or a refusal. Vertex names the same ids in its errors ("The following quotas
+  are exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion").
+- vCPUs: `CustomModelTraining[Preemptible]CPUsPerProjectPerRegion` is the quota for N1 and E2 machine types
+  only; no other family's custom-training vCPU quota id is documented, so their vCPUs are not checked
+  (one stderr line says so) rather than refused on a guessed id.
+The check compares the job with the quota's value (the limit), not with what other running jobs leave free:
+it catches the "0 on a new project" case at once; a busy quota still shows as a queued job.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.auth import exceptions as auth_exceptions
+from google.cloud import cloudquotas_v1
+from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQuotasGrpcTransport
+
+from infra.dynamic.endpoints import client_kwargs
+from infra.vertex.lifecycle.errors import JobError
+
+SERVICE = "aiplatform.googleapis.com"
+ENDPOINT = "cloudquotas.googleapis.com"
+CALL_TIMEOUT_SECONDS = 30.0
+# Vertex accelerator enum -> the GPU's name inside the custom-training quota ids, as `get_quota_id` maps them
+# (source above; it maps NVIDIA_GB200 to the B200 quota, and so does this table). NVIDIA_B200 counts against
+# that same B200 id. P4 and RTX PRO 6000 have no documented training quota id: not checked (one stderr line),
+# and Vertex still answers RESOURCE_EXHAUSTED if their quota is short.
+QUOTA_GPU_NAMES: dict[str, str] = {
+    "NVIDIA_TESLA_T4": "T4",
+    "NVIDIA_TESLA_P100": "P100",
+    "NVIDIA_TESLA_V100": "V100",
+    "NVIDIA_L4": "L4",
+    "NVIDIA_TESLA_A100": "A100",
+    "NVIDIA_A100_80GB": "A10080GB",
+    "NVIDIA_H100_80GB": "H100",
+    "NVIDIA_H100_MEGA_80GB": "H100MEGA",
+    "NVIDIA_H200_141GB": "H200",
+    "NVIDIA_B200": "B200",
+    "NVIDIA_GB200": "B200",
+}
+# Machine families whose vCPUs count against CustomModelTraining[Preemptible]CPUsPerProjectPerRegion.
+CPU_QUOTA_FAMILIES = frozenset({"n1", "e2"})
+# Strategies that draw on the Preemptible quotas (Spot VMs; Dynamic Workload Scheduler per get_quota_id).
+PREEMPTIBLE_STRATEGIES = frozenset({"SPOT", "FLEX_START"})
+
+
+# vCPUs per machine of the GPU families whose names do not end in the vCPU count (Compute Engine's
+# accelerator-optimized machine tables). Other predefined types end in it: n1-standard-8 has 8.
+_GPU_MACHINE_VCPUS_PER_GPU = {"a2-highgpu": 12, "a2-ultragpu": 12, "a3-highgpu": 26, "a3-megagpu": 26}
+_VCPUS_SUFFIX = re.compile(r"(?:n1|n2|n2d|e2|c2|c2d|c3|g2)-[a-z]+-(\d+)")
+_GPUS_SUFFIX = re.compile(r"([a-z0-9]+-[a-z]+)-(\d+)g")
+
+
+@dataclass(frozen=True)
+class QuotaNeed:
+    """How much of one Vertex custom-training quota a job holds at once."""
+
+    quota_id: str
+    count: int
+    what: str  # e.g. "Spot (preemptible) NVIDIA_TESLA_T4 GPU(s)"
+    advisory: bool = False  # an id no Vertex source ties to this job (Spot): a shortfall only warns
+
+
+def gpu_quota_id(accelerator_type: str, preemptible: bool) -> str:
+    kind = "Preemptible" if preemptible else ""
+    return f"CustomModelTraining{kind}{QUOTA_GPU_NAMES[accelerator_type]}GPUsPerProjectPerRegion"
+
+
+def cpu_quota_id(preemptible: bool) -> str:
+    """The vCPU quota of N1 and E2 machine types (CPU_QUOTA_FAMILIES) only."""
+    return f"CustomModelTraining{'Preemptible' if preemptible else ''}CPUsPerProjectPerRegion"
+
+
+def uses_preemptible_quota(props: Mapping[str, Any]) -> bool:
+    strategy = props.get("scheduling_strategy") or ("SPOT" if props.get("spot") else "STANDARD")
+    return strategy in PREEMPTIBLE_STRATEGIES
+
+
+def machine_vcpus(machine_type: str) -> int | None:
+    """vCPUs of a predefined machine type, or None for a type this table does not know."""
+    if match := _VCPUS_SUFFIX.fullmatch(machine_type):
+        return int(match[1])
+    if (match := _GPUS_SUFFIX.fullmatch(machine_type)) and match[1] in _GPU_MACHINE_VCPUS_PER_GPU:
+        return _GPU_MACHINE_VCPUS_PER_GPU[match[1]] * int(match[2])
+    return None
+
+
+def unchecked(props: Mapping[str, Any]) -> list[str]:
+    """What the check cannot count, for lack of a documented quota id: machine families and accelerators."""
+    names = set()
+    for pool in props.get("worker_pools") or []:
+        family = str(pool.get("machine_type", "")).split("-", 1)[0]
+        if family not in CPU_QUOTA_FAMILIES:
+            names.add(f"vCPUs of {pool.get('machine_type')}")
+        kind = pool.get("accelerator_type")
+        if kind and kind not in QUOTA_GPU_NAMES:
+            names.add(str(kind))
+    return sorted(names)
+
+
+def quota_needs(props: Mapping[str, Any]) -> list[QuotaNeed]:
+    """GPUs per accelerator type and N1/E2 vCPUs over all pools (per replica x replicas); the rest skipped."""
+    preemptible = uses_preemptible_quota(props)
+    gpus: dict[str, int] = {}
+    cpus = 0
+    for pool in props.get("worker_pools") or []:
+        replicas = int(pool.get("replica_count", 1))
+        kind = pool.get("accelerator_type")
+        if kind in QUOTA_GPU_NAMES and pool.get("accelerator_count"):
+            gpus[kind] = gpus.get(kind, 0) + int(pool["accelerator_count"]) * replicas
+        machine = str(pool.get("machine_type", ""))
+        if machine.split("-", 1)[0] in CPU_QUOTA_FAMILIES:
+            cpus += (machine_vcpus(machine) or 0) * replicas
+    what = "Spot (preemptible) " if props.get("spot") else "FLEX_START (preemptible) " if preemptible else ""
+    spot = bool(props.get("spot"))
+    needs = [
+        QuotaNeed(gpu_quota_id(kind, preemptible), count, f"{what}{kind} GPU(s)", spot)
+        for kind, count in sorted(gpus.items())
+    ]
+    if cpus:
+        needs.append(QuotaNeed(cpu_quota_id(preemptible), cpus, f"{what}vCPUs", spot))
+    return needs
+
+
+def region_value(info: cloudquotas_v1.QuotaInfo, region: str) -> int | None:
+    """The quota value in `region`: its own entry, else the entry without a region (the default)."""
+    default = None
+    for entry in info.dimensions_infos:
+        where = entry.dimensions.get("region")
+        if where == region:
+            return entry.details.value
+        if where is None:
+            default = entry.details.value
+    return default
+
+
+def request_url(project: str) -> str:
+    return f"https://console.cloud.google.com/iam-admin/quotas?project={project}&service={SERVICE}"
+
+
+def _shortfall(need: QuotaNeed, info: cloudquotas_v1.QuotaInfo, value: int, project: str, region: str) -> str:
+    return (
+        f"Vertex AI quota {need.quota_id} ({info.metric or 'custom training'}) in project {project}, "
+        f"region {region} is {value}; this job needs {need.count} {need.what}, "
+        "so it would wait in the queue until it times out.\n"
+        f"Request at least {need.count} at {request_url(project)} "
+        f"(filter on {need.quota_id}, region {region}), or: gcloud beta quotas preferences create "
+        f"--service={SERVICE} --quota-id={need.quota_id} --dimensions=region={region} "
+        f"--preferred-value={need.count} --project={project} --email=<you>. New projects start at 0 and "
+        "approval is not immediate; or choose another region, machine or `spot` setting that has quota."
+    )
+
+
+def _warn(message: str) -> None:
+    print(f"Quota pre-check skipped: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A quota that cannot hold the job: the advice in full, and a short reason for an attempt list."""
+
+    message: str
+    reason: str
+
+
+def check_quota(props: Mapping[str, Any]) -> None:
+    """JobError when a Vertex job needs more GPUs or vCPUs than its quota allows; a warning if unreadable."""
+    if (found := shortfall(props)) is not None:
+        raise JobError(found.message)
+
+
+def shortfall(props: Mapping[str, Any]) -> Shortfall | None:
+    """The first quota too small for this Vertex job, or None (also when quotas cannot be read: a warning)."""
+    if props.get("runner", "vertex") != "vertex":
+        return None
+    if skipped := unchecked(props):
+        _warn(f"no documented Vertex AI custom-training quota id for {', '.join(skipped)}; not checked")
+    needs = quota_needs(props)
+    if not needs:
+        return None
+    project, region = props["project"], props["region"]
+    try:
+        # Cloud Quotas is a client-based API: user credentials need a quota project to bill the call to
+        # (cloud.google.com/docs/quotas/set-quota-project); the job's own project is the natural one.
+        kwargs = client_kwargs(CloudQuotasGrpcTransport, ENDPOINT, quota_project=project)
+        client = cloudquotas_v1.CloudQuotasClient(**kwargs)
+    except auth_exceptions.GoogleAuthError as exc:
+        # Submitting the job reports missing credentials with its own advice.
+        _warn(f"no credentials to read quotas ({exc})")
+        return None
+    for need in needs:
+        name = f"projects/{project}/locations/global/services/{SERVICE}/quotaInfos/{need.quota_id}"
+        try:
+            info = client.get_quota_info(name=name, timeout=CALL_TIMEOUT_SECONDS)
+        except gexc.PermissionDenied as exc:
+            _warn(
+                f"cannot read {need.quota_id} ({exc.message}); grant roles/cloudquotas.viewer and enable "
+                "cloudquotas.googleapis.com to have it checked before submitting"
+            )
+            return None
+        except gexc.GoogleAPICallError as exc:
+            code = exc.grpc_status_code.name if exc.grpc_status_code else type(exc).__name__
+            # One quota id Google does not publish (NOT_FOUND) leaves the others worth reading.
+            _warn(f"reading {need.quota_id} failed ({code}: {exc.message})")
+            continue
+        value = region_value(info, region)
+        # A negative value means unlimited; no entry for the region means Google publishes none to compare.
+        if value is not None and 0 <= value < need.count and need.advisory:
+            print(
+                f"Quota pre-check: {need.quota_id} in {region} is {value} and this job needs {need.count} "
+                f"{need.what}; no Vertex source says Spot training uses that quota, so the job is submitted "
+                "(Vertex answers RESOURCE_EXHAUSTED or queues it if the quota is short)",
+                file=sys.stderr,
+                flush=True,
+            )
+        elif value is not None and 0 <= value < need.count:
+            return Shortfall(
+                _shortfall(need, info, value, project, region),
+                f"quota {need.quota_id} in {region} is {value}, the job needs {need.count}",
+            )
+    return None

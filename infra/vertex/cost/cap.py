@@ -1,0 +1,146 @@
+"""The dollar cap of a job (`max_cost_usd`): when its running cost reaches the cap, the job is cancelled.
+
+Running cost = every attempt's running time at the list price of the shape it ran on (spend.py, prices
+from pricing.py): what Vertex bills for machines, not disk or storage. Nothing bills while
+a job is queued. The cancelled job's checkpoints stay in its output directory, so `pulumi up` with a larger
+cap replaces it with a job that resumes from them; the new cap is a fresh allowance for the new run (what the
+capped run spent is not subtracted). Time on a shape without a price is not counted (check names it).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from infra.vertex.cost import pricing, spend
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.heartbeat import duration_text
+from infra.vertex.lifecycle.restarts import Attempt
+from infra.vertex.lifecycle.status import JobStatus
+
+# A cap reached within this many dollars counts as reached (float sums of prices).
+_TOLERANCE_USD = 1e-9
+# While a capped job waits to start, the wait loop looks again this often, so the cap's clock starts on time.
+QUEUED_RECHECK_SECONDS = 60.0
+
+
+def cap_usd(props: Mapping[str, Any]) -> float | None:
+    cap = props.get("max_cost_usd")
+    return float(cap) if cap is not None and props.get("runner") == "vertex" else None
+
+
+def spent_usd(props: Mapping[str, Any], status: JobStatus) -> float:
+    """What every attempt so far cost at its own shape's list price (spend.py); unpriced time not counted."""
+    return spend.spent(props, status).usd
+
+
+def reached(props: Mapping[str, Any], status: JobStatus) -> bool:
+    cap = cap_usd(props)
+    return cap is not None and spent_usd(props, status) >= cap - _TOLERANCE_USD
+
+
+def reach_time(props: Mapping[str, Any], status: JobStatus) -> float:
+    """When the running attempt's cost reaches the cap (wall clock); inf without a cap or a price."""
+    cap, hourly = cap_usd(props), spend.hourly_usd(props)
+    if cap is None or status.terminal:
+        return math.inf
+    left = cap - spent_usd(props, status)
+    if left <= _TOLERANCE_USD:
+        return time.time()
+    if not hourly:
+        return math.inf
+    if not status.start_time:
+        return time.time() + QUEUED_RECHECK_SECONDS
+    return time.time() + left * 3600.0 / hourly
+
+
+def submit_note(props: Mapping[str, Any], carried: spend.Carried) -> str | None:
+    """The one line that says what the cap cannot count on this shape, when a job is submitted on it."""
+    cap = cap_usd(props)
+    if cap is None:
+        return None
+    if spend.hourly_usd(props) is None:
+        missing = pricing.missing(
+            props["region"], props["worker_pools"], pricing.props_strategy(props), props.get("project")
+        )
+        return (
+            f"max_cost_usd USD {cap:.2f} is not enforced while the job runs on this shape: no price for "
+            f"{', '.join(missing) or 'an item'} (its running time is not counted toward the cap)"
+        )
+    if carried.unpriced:
+        return (
+            f"max_cost_usd USD {cap:.2f} counts USD {carried.usd:.2f} for the earlier attempts: some of "
+            "their running time was on a shape with no price and is not counted"
+        )
+    return None
+
+
+def paragraph(props: Mapping[str, Any], status: JobStatus) -> str:
+    """The one paragraph that says the cap stopped the job, what it spent and how to go on."""
+    total, carried = spend.spent(props, status), spend.Carried.of(status)
+    hourly = spend.hourly_usd(props)
+    seconds = Attempt.of(status).total_seconds(status)
+    earlier = ""
+    if carried.attempts:
+        earlier = f"USD {carried.usd:.2f} for {carried.attempts} earlier attempt(s), then "
+    rate = f"USD {hourly:.2f}/h" if hourly is not None else "no list price"
+    unpriced = "; running time with no price is not counted" if total.unpriced else ""
+    return (
+        f"Training job {status.name} ({props.get('display_name')}) was cancelled because its running cost "
+        f"reached max_cost_usd USD {cap_usd(props):.2f}: USD {total.usd:.2f} at list prices ({earlier}"
+        f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "
+        f"{duration_text(seconds)} of running time over {total.attempts} "
+        f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). Its checkpoints stay in "
+        f"{spec.output_dirs(props['base_output_dir'])['AIP_CHECKPOINT_DIR']}: `pulumi up` with a larger "
+        f"maxCostUsd starts it again from them, with the new cap as a fresh allowance. Details and logs: "
+        f"{status.console_url}"
+    )
+
+
+def stopped(props: Mapping[str, Any], status: JobStatus) -> bool:
+    """The job ended CANCELLED with its running cost at the cap: the cap stopped it."""
+    return status.state == "JOB_STATE_CANCELLED" and reached(props, status)
+
+
+def outputs(props: Mapping[str, Any], status: JobStatus) -> dict[str, Any]:
+    """`cost_cap_reached` and the paragraph as `error`, for a job the cap stopped."""
+    if not stopped(props, status):
+        return {}
+    return {"cost_cap_reached": True, "error": paragraph(props, status)}
+
+
+def replaces(olds: Mapping[str, Any], changed: list[str]) -> list[str]:
+    """A job the cap stopped runs again (resuming) when its cap changes; other cap changes are in place."""
+    return ["max_cost_usd"] if olds.get("cost_cap_reached") and "max_cost_usd" in changed else []
+
+
+def cancel(
+    status: JobStatus,
+    props: Mapping[str, Any],
+    cancel_job: Callable[[str], None],
+    wait: Callable[[JobStatus], JobStatus],
+    say: Callable[[str], None],
+) -> JobStatus:
+    """Cancel a job whose cost reached its cap and wait until it is terminal."""
+    say(f"{status.name}: running cost reached max_cost_usd USD {cap_usd(props):.2f}; cancelling it")
+    cancel_job(status.name)
+    ended = wait(status)
+    if not ended.terminal:
+        raise JobError(
+            f"Job {status.name} reached max_cost_usd and was cancelled, but is still {ended.state}; check "
+            f"{ended.console_url}."
+        )
+    say(paragraph(props, ended))
+    return ended
+
+
+def summary(outputs_: Mapping[str, Any]) -> str | None:
+    """`USD 0.42 of max_cost_usd USD 5.00` for the closing line, when both are known."""
+    cap, spent = outputs_.get("max_cost_usd"), outputs_.get("estimated_cost_usd")
+    if cap is None or spent is None:
+        return None
+    return f"USD {float(spent):.2f} of max_cost_usd USD {float(cap):.2f}"

@@ -1,0 +1,320 @@
+"""Hourly list prices of Vertex AI custom training, from a source or not at all, and what a run costs.
+
+Where a price comes from, in order:
+1. The Cloud Billing Catalog API (`CloudCatalogClient.list_skus`, read once per provider process) for Vertex
+   AI's service, `services/C7E2-9256-1C43` (the id `ListServices` gives "Vertex AI"; the one public catalog
+   readers use, seen 2026-11-22). A SKU is taken for a part of a training machine only when its fields, as
+   google/cloud/billing/v1/cloud_catalog.proto documents them (google-cloud-billing 1.21.0, read 2026-11-22),
+   say so: `service_regions` holds the job's region, `category.usage_type` is "OnDemand" (STANDARD) or
+   "Preemptible" (SPOT), `pricing_expression.usage_unit` is "h" (cores, GPUs) or "GiBy.h" (memory), and the
+   description names training and the family or GPU model. The part (core, RAM, GPU) comes from
+   `category.resource_group` where it is "CPU", "RAM" or "GPU", else from Compute Engine's words in the
+   description ("N1 Predefined Instance Core", "Nvidia Tesla T4 GPU"). Commitment, prediction and Dynamic
+   Workload Scheduler (DWS, flex-start) SKUs never count, nor an "OnDemand" one worded Spot or preemptible.
+   Of tiered rates the dearest counts (past a free tier; the cautious rate of volume tiers).
+   Google documents no exact wording for Vertex's training SKUs, so a part that matches no SKU, or SKUs of
+   different prices, has no catalog price. A machine's price is its cores x the core price + its GiB x the
+   memory price (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
+2. TABLE: figures from Vertex AI's price list, each with its page and the date it was read. Spot prices
+   change up to monthly and none was read, so the table has no Spot figure.
+Anything else (another region, FLEX_START, a3 machines, ...) has no price: `missing` names it, and
+`estimate_usd` gives None rather than a guess. Disk, network and storage are not included.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.auth import exceptions as auth_exceptions
+from google.cloud import billing_v1
+from google.cloud.billing_v1.services.cloud_catalog.transports import CloudCatalogGrpcTransport
+
+from infra.dynamic.endpoints import client_kwargs
+
+VERTEX_SERVICE = "services/C7E2-9256-1C43"
+ENDPOINT = "cloudbilling.googleapis.com"
+CALL_TIMEOUT_SECONDS = 30.0
+STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
+USAGE_TYPES = {"STANDARD": "OnDemand", "SPOT": "Preemptible"}
+PRICE_LIST_URL = "https://cloud.google.com/vertex-ai/pricing#custom-trained_models"
+PRICE_LIST_READ = "2026-11-22"
+# Vertex AI price list, custom training, us-central1, on-demand (USD per hour). Checked against the page by
+# the cost review of 2026-11-22 (issue 17): the on-demand figures match; no Spot figure was read.
+TABLE: dict[tuple[str, str], dict[str, float]] = {
+    ("us-central1", "STANDARD"): {
+        "n1-standard-4": 0.218499,
+        "n1-standard-8": 0.436998,
+        "n1-standard-16": 0.873996,
+        "n1-standard-32": 1.747992,
+        "n1-highmem-8": 0.544194,
+        "n1-highmem-16": 1.088389,
+        "e2-standard-4": 0.154114,
+        "e2-standard-8": 0.308228,
+        "NVIDIA_TESLA_T4": 0.4025,
+        "NVIDIA_TESLA_P4": 0.6900,
+        "NVIDIA_TESLA_P100": 1.6790,
+        "NVIDIA_TESLA_V100": 2.8520,
+    },
+}
+# (vCPUs, GiB) of the machine types priced from the catalog: Compute Engine's machine tables
+# (https://cloud.google.com/compute/docs/general-purpose-machines, .../accelerator-optimized-machines).
+_N1 = {"standard": 3.75, "highmem": 6.5, "highcpu": 0.9}
+_E2 = {"standard": 4.0, "highmem": 8.0, "highcpu": 1.0}
+MACHINE_SHAPES: dict[str, tuple[int, float]] = {
+    **{f"n1-{kind}-{n}": (n, n * gib) for kind, gib in _N1.items() for n in (2, 4, 8, 16, 32, 64, 96)},
+    **{f"e2-{kind}-{n}": (n, n * gib) for kind, gib in _E2.items() for n in (2, 4, 8, 16, 32)},
+    **{f"g2-standard-{n}": (n, 4.0 * n) for n in (4, 8, 12, 16, 24, 32, 48, 96)},
+    "a2-highgpu-1g": (12, 85.0),
+    "a2-highgpu-2g": (24, 170.0),
+    "a2-highgpu-4g": (48, 340.0),
+    "a2-highgpu-8g": (96, 680.0),
+    "a2-megagpu-16g": (96, 1360.0),
+    "a2-ultragpu-1g": (12, 170.0),
+    "a2-ultragpu-2g": (24, 340.0),
+    "a2-ultragpu-4g": (48, 680.0),
+    "a2-ultragpu-8g": (96, 1360.0),
+}
+# Compute Engine's words for each family's cores and memory, and for each GPU, as SKU descriptions use them.
+_FAMILY_WORDS = {"n1": r"n1 predefined", "e2": r"e2", "g2": r"g2", "a2": r"a2"}
+_GPU_WORDS = {
+    "NVIDIA_TESLA_T4": r"tesla t4",
+    "NVIDIA_TESLA_P4": r"tesla p4",
+    "NVIDIA_TESLA_P100": r"tesla p100",
+    "NVIDIA_TESLA_V100": r"tesla v100",
+    "NVIDIA_L4": r"l4",
+    "NVIDIA_TESLA_A100": r"tesla a100(?! 80gb)",
+    "NVIDIA_A100_80GB": r"a100 80gb",
+}
+_TRAINING = re.compile(r"\btraining\b", re.IGNORECASE)
+# Never a list price of a training part: commitments, reservations, prediction, and Dynamic Workload Scheduler
+# (FLEX_START) SKUs, which may carry usage_type "OnDemand" but are not what a STANDARD job pays.
+_NOT_LIST_PARTS = re.compile(
+    r"commit|reserv|sole tenan|predict|serving|custom instance|\bdws\b|flex|dynamic workload", re.IGNORECASE
+)
+# An "OnDemand" SKU whose description says Spot or preemptible is not an on-demand price.
+_NOT_ON_DEMAND = re.compile(r"\bspot\b|preemptible", re.IGNORECASE)
+# category.resource_group values that name the part itself; other groups (e.g. "N1Standard") do not.
+PART_GROUPS = {"core": "CPU", "ram": "RAM", "gpu": "GPU"}
+
+
+@dataclass(frozen=True)
+class CatalogSku:
+    sku_id: str
+    description: str
+    regions: tuple[str, ...]
+    usage_type: str
+    unit: str
+    usd: float
+    resource_group: str = ""
+
+
+def strategy_name(strategy: str | bool | None) -> str:
+    """STANDARD / SPOT / FLEX_START from a strategy name or the old `spot` flag."""
+    if isinstance(strategy, bool) or strategy is None:
+        return "SPOT" if strategy else "STANDARD"
+    return strategy
+
+
+def props_strategy(props: Mapping[str, Any]) -> str:
+    """The job's own scheduling strategy: `scheduling_strategy` where set, else from `spot`."""
+    return str(props.get("scheduling_strategy") or strategy_name(bool(props.get("spot"))))
+
+
+def _unit_usd(sku: billing_v1.Sku) -> tuple[str, float] | None:
+    """(usage unit, USD per unit) of the SKU's current price: its dearest tier. That skips a free first tier
+    and, for volume tiers (cheaper past a usage amount), takes the cautious rate: a cap must not fire late."""
+    if not sku.pricing_info:
+        return None
+    expression = sku.pricing_info[-1].pricing_expression
+    prices = [rate.unit_price for rate in expression.tiered_rates]
+    if not prices or any(price.currency_code not in ("", "USD") for price in prices):
+        return None
+    usd = max(price.units + price.nanos / 1e9 for price in prices)
+    return (expression.usage_unit, usd) if usd > 0 else None
+
+
+def catalog_skus(skus: Sequence[billing_v1.Sku]) -> list[CatalogSku]:
+    """The on-demand/Spot training SKUs among a service's SKUs."""
+    found = []
+    for sku in skus:
+        priced = _unit_usd(sku)
+        if priced is None or not _TRAINING.search(sku.description):
+            continue
+        if _NOT_LIST_PARTS.search(sku.description):
+            continue
+        if sku.category.usage_type == "OnDemand" and _NOT_ON_DEMAND.search(sku.description):
+            continue
+        found.append(
+            CatalogSku(
+                sku.sku_id,
+                sku.description,
+                tuple(sku.service_regions),
+                sku.category.usage_type,
+                priced[0],
+                priced[1],
+                sku.category.resource_group,
+            )
+        )
+    return found
+
+
+def _is_part(sku: CatalogSku, words: str, part: str) -> bool:
+    """The SKU prices `part` (core, ram, gpu) of what `words` name (a family, a GPU model): the part from
+    category.resource_group where it names one (CPU/RAM/GPU), else from the description's own word for it."""
+    if sku.resource_group in PART_GROUPS.values():
+        named = re.search(rf"\b{words}\b", sku.description, re.IGNORECASE)
+        return bool(named) and sku.resource_group == PART_GROUPS[part]
+    return bool(re.search(rf"\b{words}(?: instance)? {part}\b", sku.description, re.IGNORECASE))
+
+
+def _part_price(
+    skus: Sequence[CatalogSku], region: str, usage: str, words: str, part: str, unit: str
+) -> float | None:
+    prices = {
+        sku.usd
+        for sku in skus
+        if region in sku.regions
+        and sku.usage_type == usage
+        and sku.unit == unit
+        and _is_part(sku, words, part)
+    }
+    return prices.pop() if len(prices) == 1 else None
+
+
+def catalog_price(skus: Sequence[CatalogSku], region: str, item: str, strategy: str) -> float | None:
+    """Price per hour of a machine or a GPU from the training SKUs; None unless each part has one price."""
+    usage = USAGE_TYPES.get(strategy)
+    if usage is None:
+        return None
+    if item in _GPU_WORDS:
+        return _part_price(skus, region, usage, _GPU_WORDS[item], "gpu", "h")
+    shape = MACHINE_SHAPES.get(item)
+    family = _FAMILY_WORDS.get(item.split("-", 1)[0])
+    if shape is None or family is None:
+        return None
+    core = _part_price(skus, region, usage, family, "core", "h")
+    ram = _part_price(skus, region, usage, family, "ram", "GiBy.h")
+    if core is None or ram is None:
+        return None
+    return shape[0] * core + shape[1] * ram
+
+
+class Catalog:
+    """Vertex AI's training SKUs, listed once per process (one project's credentials pay for the call)."""
+
+    _lock = threading.Lock()
+    _skus: list[CatalogSku] | None = None
+    _failed: str | None = None
+
+    @classmethod
+    def skus(cls, project: str | None) -> list[CatalogSku] | None:
+        """The training SKUs, or None when the catalog cannot be read (said once, on stderr)."""
+        with cls._lock:
+            if cls._skus is None and cls._failed is None:
+                try:
+                    cls._skus = catalog_skus(list_vertex_skus(project))
+                except (gexc.GoogleAPICallError, auth_exceptions.GoogleAuthError) as exc:
+                    cls._failed = f"{type(exc).__name__}: {exc}"
+                    print(
+                        f"[pricing] Cloud Billing Catalog unreadable ({cls._failed}); using the cited table",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            return cls._skus
+
+    @classmethod
+    def forget(cls) -> None:
+        """Read the catalog again on next use (a test's fresh catalog)."""
+        with cls._lock:
+            cls._skus, cls._failed = None, None
+
+
+def list_vertex_skus(project: str | None) -> list[billing_v1.Sku]:
+    """Every SKU of Vertex AI in USD, all pages (the emulator in VERTEX_AI_EMULATOR_HOST when set)."""
+    client = billing_v1.CloudCatalogClient(
+        **client_kwargs(CloudCatalogGrpcTransport, ENDPOINT, quota_project=project)
+    )
+    request = billing_v1.ListSkusRequest(parent=VERTEX_SERVICE, currency_code="USD", page_size=5000)
+    return list(client.list_skus(request=request, timeout=CALL_TIMEOUT_SECONDS))
+
+
+def hourly_price(
+    region: str, item: str, strategy: str | bool = "STANDARD", project: str | None = None
+) -> float | None:
+    """Price per hour of one machine or one accelerator: the catalog's, else the table's, else None."""
+    strategy = strategy_name(strategy)
+    skus = Catalog.skus(project)
+    if skus is not None:
+        price = catalog_price(skus, region, item, strategy)
+        if price is not None:
+            return price
+    return TABLE.get((region, strategy), {}).get(item)
+
+
+def pool_items(pool: Mapping[str, Any]) -> list[str]:
+    """What one replica of a pool is billed for: its machine type and, if any, its accelerator type."""
+    items = [pool["machine_type"]]
+    if int(pool.get("accelerator_count") or 0):
+        items.append(pool.get("accelerator_type") or "")
+    return items
+
+
+def pool_hourly(
+    region: str, pool: Mapping[str, Any], strategy: str | bool = "STANDARD", project: str | None = None
+) -> float | None:
+    """Replicas x (machine + accelerators) per hour for one worker pool; None when any part has no price."""
+    machine = hourly_price(region, pool["machine_type"], strategy, project)
+    if machine is None:
+        return None
+    per_replica = machine
+    count = int(pool.get("accelerator_count") or 0)
+    if count:
+        accelerator = hourly_price(region, pool.get("accelerator_type") or "", strategy, project)
+        if accelerator is None:
+            return None
+        per_replica += count * accelerator
+    return int(pool.get("replica_count", 1)) * per_replica
+
+
+def shape_hourly(
+    region: str,
+    pools: Sequence[Mapping[str, Any]],
+    strategy: str | bool = "STANDARD",
+    project: str | None = None,
+) -> float | None:
+    """Price per hour of all pools together; None when a part has no price."""
+    hourly = [pool_hourly(region, pool, strategy, project) for pool in pools]
+    if any(h is None for h in hourly):
+        return None
+    return sum(h for h in hourly if h is not None)
+
+
+def estimate_usd(
+    region: str,
+    pools: Sequence[Mapping[str, Any]],
+    strategy: str | bool,
+    seconds: float,
+    project: str | None = None,
+) -> float | None:
+    """List-price cost of running these pools for `seconds`, None when a price is unknown."""
+    hourly = shape_hourly(region, pools, strategy, project)
+    return None if hourly is None else round(hourly * seconds / 3600.0, 4)
+
+
+def missing(
+    region: str, pools: Sequence[Mapping[str, Any]], strategy: str | bool, project: str | None = None
+) -> list[str]:
+    """The items of these pools that have no price, e.g. `NVIDIA_L4 (us-central1, SPOT)`."""
+    strategy = strategy_name(strategy)
+    items = dict.fromkeys(item for pool in pools for item in pool_items(pool))
+    return [
+        f"{item} ({region}, {strategy})"
+        for item in items
+        if hourly_price(region, item, strategy, project) is None
+    ]

@@ -1,0 +1,89 @@
+"""The money a job's attempts spent, at the shape each one ran on.
+
+Each attempt after the first carries SPENT_LABEL = "<cents>-<attempts>[-unpriced]": the list-price cost of
+the attempts before it (cents), how many there were, and whether one of them ran on a shape with no price
+(its time is then not counted: no shape is ever priced at another shape's rate). So an attempt's cost so far
+is what it carries plus its own running time at its own shape's price, and a fresh provider process (an
+adopted job, read, update) knows it from the job alone. The dollar cap (cost_cap.py) and the
+`estimated_cost_usd` output both use `spent`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from infra.vertex.cost import pricing
+from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle.restarts import Attempt
+from infra.vertex.lifecycle.status import JobStatus
+
+SPENT_LABEL = "vertex_training_spent"
+_SPENT = re.compile(r"(\d+)-(\d+)(-unpriced)?")
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What the attempts before this one cost."""
+
+    cents: int  # their list-price cost, those with a price
+    attempts: int  # how many were submitted
+    unpriced: bool = False  # one of them ran on a shape with no price: `cents` counts less than was spent
+
+    @classmethod
+    def of(cls, status: JobStatus) -> Carried:
+        """From the job's label; a job without one (submitted before the label existed) that followed
+        earlier attempts counts their time as unpriced."""
+        match = _SPENT.fullmatch(status.labels.get(SPENT_LABEL, ""))
+        if match:
+            return cls(int(match[1]), int(match[2]), bool(match[3]))
+        attempt = Attempt.of(status)
+        return cls(0, attempt.number - 1, attempt.earlier_seconds > 0)
+
+    @property
+    def usd(self) -> float:
+        return self.cents / 100.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.cents}-{self.attempts}" + ("-unpriced" if self.unpriced else "")
+
+
+@dataclass(frozen=True)
+class Spent:
+    """All attempts so far: the counted USD, and whether some running time could not be priced."""
+
+    usd: float
+    attempts: int
+    unpriced: bool
+
+    @property
+    def known_usd(self) -> float | None:
+        """The whole cost, or None when part of it has no price."""
+        return None if self.unpriced else round(self.usd, 4)
+
+
+def hourly_usd(shaped: Mapping[str, Any]) -> float | None:
+    """List price per hour of the shape these props run on, all pools and replicas."""
+    return pricing.shape_hourly(
+        shaped["region"], shaped["worker_pools"], pricing.props_strategy(shaped), shaped.get("project")
+    )
+
+
+def spent(shaped: Mapping[str, Any], status: JobStatus) -> Spent:
+    """The earlier attempts' carried cost plus this attempt's running time at its shape's price (`shaped`:
+    the props with the shape this job runs on applied)."""
+    carried = Carried.of(status)
+    hourly = hourly_usd(shaped)
+    seconds = restarts.running_seconds(status)
+    own = 0.0 if hourly is None else hourly * seconds / 3600.0
+    unpriced = carried.unpriced or (hourly is None and seconds > 0)
+    return Spent(carried.usd + own, carried.attempts + 1, unpriced)
+
+
+def after(shaped: Mapping[str, Any], ended: JobStatus) -> Carried:
+    """What the next attempt carries once `ended` (run on `shaped`) is over."""
+    total = spent(shaped, ended)
+    return Carried(round(total.usd * 100), total.attempts, total.unpriced)

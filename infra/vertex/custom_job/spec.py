@@ -1,0 +1,621 @@
+"""Pure functions over the provider's props: defaults, validation, job key and the Vertex CustomJob."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from google.cloud import aiplatform_v1
+from google.protobuf import duration_pb2
+
+from infra.dynamic.preview_inputs import is_unknown
+from infra.vertex.capacity import placement
+from infra.vertex.cost import spend
+from infra.vertex.lifecycle import restarts
+
+# Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
+KEY_LABEL = "vertex_training_key"
+RUNNERS = ("vertex", "local")
+# Inputs that change in place; every other input changes what the job computes, so it replaces the job.
+# `fallbacks` only says where else the same job may run, so it changes in place too.
+IN_PLACE_INPUTS = frozenset(
+    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts", "fallbacks", "max_cost_usd"}
+)
+INPUTS = (
+    "project",
+    "region",
+    "display_name",
+    "worker_pools",
+    "service_account",
+    "base_output_dir",
+    "labels",
+    "timeout_seconds",
+    "spot",
+    "restart_on_worker_restart",
+    "tensorboard",
+    "wait",
+    "poll_interval_seconds",
+    "runner",
+    "queue_timeout_seconds",
+    "max_restarts",
+    "scheduling_strategy",
+    "max_wait_seconds",
+    "fallbacks",
+    "max_cost_usd",
+)
+OUTPUTS = (
+    "job_name",
+    "state",
+    "console_url",
+    "model_dir",
+    "create_time",
+    "start_time",
+    "end_time",
+    "error",
+    "duration_seconds",
+    "estimated_cost_usd",
+    "metrics",
+    "placement",
+    "attempts",
+    "cost_cap_reached",
+)
+DEFAULTS: dict[str, Any] = {
+    "labels": {},
+    "spot": False,
+    "restart_on_worker_restart": False,
+    "wait": True,
+    "poll_interval_seconds": 30.0,
+    "runner": "vertex",
+    # How long a job may wait to start (queued for quota or Spot capacity) before it is cancelled.
+    "queue_timeout_seconds": 3600,
+    "max_restarts": restarts.DEFAULT_MAX_RESTARTS,
+}
+POOL_DEFAULTS: dict[str, Any] = {
+    "args": [],
+    "env": {},
+    "replica_count": 1,
+    "accelerator_count": 0,
+    "boot_disk_size_gb": 100,
+}
+# Which accelerators each machine family can carry (Vertex AI custom training, machine-types page).
+FAMILY_ACCELERATORS: dict[str, frozenset[str]] = {
+    "n1": frozenset({"NVIDIA_TESLA_T4", "NVIDIA_TESLA_V100", "NVIDIA_TESLA_P100", "NVIDIA_TESLA_P4"}),
+    "g2": frozenset({"NVIDIA_L4"}),
+    "a2": frozenset({"NVIDIA_TESLA_A100", "NVIDIA_A100_80GB"}),
+    "a3": frozenset({"NVIDIA_H100_80GB", "NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB"}),
+    "a4": frozenset({"NVIDIA_B200"}),
+    "a4x": frozenset({"NVIDIA_GB200"}),
+    "g4": frozenset({"NVIDIA_RTX_PRO_6000"}),
+}
+# Families whose machine types come with GPUs attached: Vertex needs the accelerator spelled out.
+GPU_FAMILIES = frozenset({"g2", "a2", "a3", "a4", "a4x", "g4"})
+ACCELERATOR_TYPES = frozenset(
+    name
+    for name in aiplatform_v1.AcceleratorType.__members__
+    if name != "ACCELERATOR_TYPE_UNSPECIFIED" and not name.startswith("TPU_")
+)
+POOL_ROLES = ("chief", "worker", "ps", "evaluator")
+# Dynamic Workload Scheduler (scheduling.strategy FLEX_START) for training, per
+# https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws (read 2026-11-22): the job requests L4,
+# A100, H100, H200 or B200 GPUs, its timeout is at most 7 days, and every worker pool has the same machine
+# configuration; scheduling.maxWaitDuration defaults to 1 day, and 0 waits indefinitely (the same page and
+# aiplatform_v1.Scheduling.max_wait_duration's doc: "If set to 0, the job will wait indefinitely").
+FLEX_START_ACCELERATORS = frozenset(
+    {
+        "NVIDIA_L4",
+        "NVIDIA_TESLA_A100",
+        "NVIDIA_A100_80GB",
+        "NVIDIA_H100_80GB",
+        "NVIDIA_H100_MEGA_80GB",
+        "NVIDIA_H200_141GB",
+        "NVIDIA_B200",
+    }
+)
+FLEX_START_MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
+FLEX_START_DEFAULT_WAIT_SECONDS = 24 * 3600
+# Time after max_wait_seconds before the provider cancels a still-queued FLEX_START job: Vertex ends the wait
+# itself, and this machine's clock may run ahead of the job's create_time.
+FLEX_START_WAIT_GRACE_SECONDS = 600.0
+_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+MAX_LABELS = 64
+
+
+def _whole_numbers_as_int(value: Any) -> Any:
+    # Pulumi sends every number as a double: 3600 arrives as 3600.0.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: _whole_numbers_as_int(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers_as_int(v) for v in value]
+    return value
+
+
+def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
+    """Props with the contract's defaults filled in (None values count as absent, as Pulumi drops them)."""
+    out = {k: _whole_numbers_as_int(v) for k, v in props.items() if v is not None}
+    # `spot` and `scheduling_strategy` say the same thing: either one given fills in the other.
+    if "scheduling_strategy" not in out:
+        spot = out.get("spot")
+        out["scheduling_strategy"] = spot if is_unknown(spot) else placement.default_strategy(out)
+    elif "spot" not in out and not is_unknown(out["scheduling_strategy"]):
+        out["spot"] = out["scheduling_strategy"] == "SPOT"
+    for key, value in DEFAULTS.items():
+        out.setdefault(key, value)
+    pools = out.get("worker_pools")
+    if isinstance(pools, list):
+        out["worker_pools"] = [
+            {**POOL_DEFAULTS, **{k: v for k, v in pool.items() if v is not None}}
+            if isinstance(pool, Mapping)
+            else pool
+            for pool in pools
+        ]
+    return out
+
+
+def job_inputs(props: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs that define what the job computes (everything but wait/poll interval)."""
+    return {k: props[k] for k in INPUTS if k in props and k not in IN_PLACE_INPUTS}
+
+
+def job_key(props: Mapping[str, Any]) -> str:
+    """Deterministic label value naming this job's inputs: the same inputs find the same job."""
+    canonical = json.dumps(job_inputs(props), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:40]
+
+
+def model_dir(base_output_dir: str) -> str:
+    return output_dirs(base_output_dir)["AIP_MODEL_DIR"]
+
+
+def output_dirs(base_output_dir: str) -> dict[str, str]:
+    """The directories Vertex derives from base_output_directory and passes to every replica."""
+    base = base_output_dir.rstrip("/")
+    return {
+        "AIP_MODEL_DIR": f"{base}/model/",
+        "AIP_CHECKPOINT_DIR": f"{base}/checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR": f"{base}/logs/",
+    }
+
+
+def machine_family(machine_type: str) -> str:
+    return machine_type.split("-", 1)[0]
+
+
+def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped."""
+    failures: list[tuple[str, str]] = []
+
+    def known(key: str) -> bool:
+        return key in props and not is_unknown(props[key])
+
+    runner = props.get("runner")
+    if known("runner") and runner not in RUNNERS:
+        failures.append(("runner", f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}"))
+    cloud = runner == "vertex"
+    required = ["display_name", "base_output_dir"] + (
+        ["project", "region", "service_account"] if cloud else []
+    )
+    for key in required:
+        if key in props and is_unknown(props[key]):
+            continue
+        if not isinstance(props.get(key), str) or not props[key]:
+            failures.append((key, f"{key} is required (a non-empty string)"))
+    if known("display_name") and isinstance(props["display_name"], str) and len(props["display_name"]) > 128:
+        failures.append(("display_name", "display_name must be at most 128 characters"))
+    output_dir = props.get("base_output_dir")
+    if (
+        cloud
+        and known("base_output_dir")
+        and isinstance(output_dir, str)
+        and output_dir[:5] not in ("", "gs://")
+    ):
+        failures.append(
+            (
+                "base_output_dir",
+                f"base_output_dir {output_dir!r} must be a gs:// URI for the vertex runner "
+                "(use runner 'local' for a local directory)",
+            )
+        )
+    if known("timeout_seconds"):
+        timeout = props["timeout_seconds"]
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            failures.append(
+                ("timeout_seconds", f"timeout_seconds must be a positive number, not {timeout!r}")
+            )
+    elif "timeout_seconds" not in props:
+        failures.append(
+            ("timeout_seconds", "timeout_seconds is required: the hard cap on the job's run time")
+        )
+    if known("queue_timeout_seconds"):
+        queue = props["queue_timeout_seconds"]
+        if isinstance(queue, bool) or not isinstance(queue, int | float) or queue <= 0:
+            failures.append(
+                ("queue_timeout_seconds", f"queue_timeout_seconds must be a positive number, not {queue!r}")
+            )
+    if known("poll_interval_seconds"):
+        poll = props["poll_interval_seconds"]
+        if isinstance(poll, bool) or not isinstance(poll, int | float) or poll <= 0:
+            failures.append(
+                ("poll_interval_seconds", f"poll_interval_seconds must be positive, not {poll!r}")
+            )
+    for flag in ("spot", "restart_on_worker_restart", "wait"):
+        if known(flag) and not isinstance(props[flag], bool):
+            failures.append((flag, f"{flag} must be true or false, not {props[flag]!r}"))
+    if known("labels"):
+        failures.extend(label_failures(props["labels"]))
+    if known("max_restarts"):
+        failures.extend(restarts.validation_failures(props))
+    failures.extend(_strategy_failures(props))
+    cap = props.get("max_cost_usd")
+    if known("max_cost_usd") and (isinstance(cap, bool) or not isinstance(cap, int | float) or not cap > 0):
+        failures.append(
+            ("max_cost_usd", f"max_cost_usd must be a positive number of US dollars, not {cap!r}")
+        )
+    if (
+        "worker_pools" in props
+        and is_unknown(props["worker_pools"])
+        and not isinstance(props["worker_pools"], list)
+    ):
+        return failures
+    pools = props.get("worker_pools")
+    if not isinstance(pools, list) or not pools:
+        failures.append(("worker_pools", "worker_pools needs at least one pool: pool 0 is the chief"))
+        return failures
+    if len(pools) > len(POOL_ROLES):
+        failures.append(
+            ("worker_pools", "at most 4 worker pools: chief, workers, parameter servers, evaluators")
+        )
+    pool_failures = [
+        failure
+        for index, pool in enumerate(pools)
+        # A whole pool still unknown during preview is skipped.
+        if not (is_unknown(pool) and not isinstance(pool, Mapping))
+        for failure in _pool_failures(index, pool, require_command=runner == "local")
+    ]
+    # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief).
+    return failures + (pool_failures or _shape_failures(props))
+
+
+def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    strategy, spot = props.get("scheduling_strategy"), props.get("spot")
+    if is_unknown(strategy):
+        return []
+    if strategy not in placement.STRATEGIES:
+        return [
+            (
+                "scheduling_strategy",
+                f"scheduling_strategy must be one of {', '.join(placement.STRATEGIES)}, not {strategy!r}",
+            )
+        ]
+    failures = []
+    if isinstance(spot, bool) and spot != (strategy == "SPOT"):
+        failures.append(
+            (
+                "scheduling_strategy",
+                f"spot is {str(spot).lower()} but scheduling_strategy is {strategy}: set only one of them "
+                "(spot: true is scheduling_strategy SPOT)",
+            )
+        )
+    wait = props.get("max_wait_seconds")
+    if (
+        "max_wait_seconds" in props
+        and not is_unknown(wait)
+        and (isinstance(wait, bool) or not isinstance(wait, int) or wait < 0)
+    ):
+        failures.append(
+            (
+                "max_wait_seconds",
+                f"max_wait_seconds must be a whole number of seconds >= 0 (0: wait indefinitely), "
+                f"not {wait!r}",
+            )
+        )
+    return failures
+
+
+def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Fallback entries (keys, strategy, family/accelerator fit) and the FLEX_START rules of every shape."""
+    fallbacks = props.get("fallbacks", [])
+    if is_unknown(props.get("scheduling_strategy")) or (
+        is_unknown(fallbacks) and not isinstance(fallbacks, list)
+    ):
+        return []
+    if not isinstance(fallbacks, list):
+        return [("fallbacks", "fallbacks must be a list of shapes (maps)")]
+    pools = props["worker_pools"]
+    if not all(isinstance(p, Mapping) for p in pools) or any(
+        is_unknown(p.get(k)) for p in pools for k in ("machine_type", "accelerator_type", "accelerator_count")
+    ):
+        return []  # the shapes are checked once the pools are known
+    primary = placement.primary_shape(props)
+    failures = _flex_start_failures("scheduling_strategy", placement.apply_shape(props, primary))
+    flex = primary.scheduling_strategy == "FLEX_START"
+    for index, entry in enumerate(fallbacks):
+        where = f"fallbacks[{index}]"
+        if not isinstance(entry, Mapping):
+            if not is_unknown(entry):
+                failures.append((where, f"{where} must be a map of {', '.join(placement.SHAPE_KEYS)}"))
+            continue
+        unknown_keys = sorted(set(entry) - set(placement.SHAPE_KEYS))
+        if unknown_keys:
+            failures.append(
+                (where, f"{where} has unknown keys {unknown_keys}; use {', '.join(placement.SHAPE_KEYS)}")
+            )
+            continue
+        if is_unknown(entry) or any(is_unknown(v) for v in entry.values()):
+            continue
+        if bad := _entry_type_failures(where, entry):
+            failures.extend(bad)
+            continue
+        strategy = entry.get("scheduling_strategy")
+        if strategy is not None and strategy not in placement.STRATEGIES:
+            failures.append(
+                (where, f"{where}.scheduling_strategy must be one of {', '.join(placement.STRATEGIES)}")
+            )
+            continue
+        shaped = placement.apply_shape(props, placement.resolve(entry, primary))
+        failures.extend(_accelerator_failures(where, shaped["worker_pools"][0]))
+        failures.extend(_flex_start_failures(where, shaped))
+        flex = flex or shaped["scheduling_strategy"] == "FLEX_START"
+    if "max_wait_seconds" in props and not flex:
+        failures.append(
+            (
+                "max_wait_seconds",
+                "max_wait_seconds applies only to scheduling_strategy FLEX_START, which no shape uses",
+            )
+        )
+    return failures
+
+
+def _entry_type_failures(where: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A fallback entry's values of the wrong type (checked before the entry is resolved into a shape)."""
+    failures = []
+    for key in ("machine_type", "accelerator_type", "scheduling_strategy"):
+        if key in entry and not (isinstance(entry[key], str) and entry[key]):
+            failures.append((where, f"{where}.{key} must be a non-empty string, not {entry[key]!r}"))
+    count = entry.get("accelerator_count", 0)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        failures.append((where, f"{where}.accelerator_count must be a whole number >= 0, not {count!r}"))
+    return failures
+
+
+def _flex_start_failures(where: str, shaped: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Dynamic Workload Scheduler's requirements (FLEX_START_ACCELERATORS' source) for one shaped job."""
+    if shaped["scheduling_strategy"] != "FLEX_START":
+        return []
+    doc = f"see {placement.DWS_DOC}"
+    pools = shaped["worker_pools"]
+    kinds = {
+        pool.get("accelerator_type") or "no accelerator_type"
+        for pool in pools
+        if pool.get("accelerator_count")
+    }
+    failures = []
+    if not kinds <= FLEX_START_ACCELERATORS or not kinds:
+        what = ", ".join(sorted(kinds - FLEX_START_ACCELERATORS)) or "a CPU-only job"
+        failures.append(
+            (
+                where,
+                f"FLEX_START (Dynamic Workload Scheduler) serves L4, A100, H100, H200 and B200 GPUs, not "
+                f"{what}; use SPOT or STANDARD for it ({doc})",
+            )
+        )
+    machines = {(p["machine_type"], p.get("accelerator_type"), p.get("accelerator_count")) for p in pools}
+    if len(machines) > 1:
+        failures.append(
+            (where, f"FLEX_START needs the same machine configuration in every worker pool ({doc})")
+        )
+    timeout = shaped.get("timeout_seconds")
+    if isinstance(timeout, int | float) and timeout > FLEX_START_MAX_TIMEOUT_SECONDS:
+        failures.append(
+            (
+                where,
+                f"FLEX_START allows a timeout of at most 7 days ({FLEX_START_MAX_TIMEOUT_SECONDS}s; {doc})",
+            )
+        )
+    return failures
+
+
+def queue_limit_seconds(props: Mapping[str, Any]) -> float:
+    """How long a job may wait to start: max_wait_seconds (Vertex's default 1 day; 0: indefinitely) for
+    FLEX_START, else queue_timeout_seconds."""
+    if props.get("scheduling_strategy") == "FLEX_START":
+        wait = props.get("max_wait_seconds")
+        return FLEX_START_DEFAULT_WAIT_SECONDS if wait is None else int(wait) or math.inf
+    return props["queue_timeout_seconds"]
+
+
+def queue_deadline_seconds(props: Mapping[str, Any]) -> float:
+    """When the provider cancels a job that has not started, after its creation: its queue limit, plus
+    grace for FLEX_START, so that Vertex, not the provider, ends a Dynamic Workload Scheduler wait."""
+    grace = FLEX_START_WAIT_GRACE_SECONDS if props.get("scheduling_strategy") == "FLEX_START" else 0.0
+    return queue_limit_seconds(props) + grace
+
+
+def label_failures(
+    labels: Any, reserved: tuple[str, ...] = (KEY_LABEL, restarts.ATTEMPT_LABEL, spend.SPENT_LABEL)
+) -> list[tuple[str, str]]:
+    """Vertex's label rules, with `reserved` keys (set by the provider) refused and counted."""
+    if not isinstance(labels, Mapping):
+        return [("labels", "labels must be a map of strings")]
+    failures = []
+    if len(labels) > MAX_LABELS - len(reserved):
+        failures.append(
+            (
+                "labels",
+                f"at most {MAX_LABELS - len(reserved)} labels (the provider adds {', '.join(reserved)})",
+            )
+        )
+    for key, value in labels.items():
+        if is_unknown(value):
+            continue
+        if key in reserved:
+            failures.append(("labels", f"label {key!r} is reserved for the provider"))
+        elif not _LABEL_KEY.fullmatch(str(key)):
+            failures.append(
+                (
+                    "labels",
+                    f"label key {key!r} is invalid: 1-63 lowercase letters, digits, '_' or '-', "
+                    "starting with a letter",
+                )
+            )
+        if not isinstance(value, str) or not _LABEL_VALUE.fullmatch(value):
+            failures.append(
+                (
+                    "labels",
+                    f"label value {value!r} (key {key!r}) is invalid: at most 63 lowercase letters, digits, "
+                    "'_' or '-'",
+                )
+            )
+    return failures
+
+
+def _pool_failures(index: int, pool: Any, require_command: bool) -> list[tuple[str, str]]:
+    where = f"worker_pools[{index}]"
+    if not isinstance(pool, Mapping):
+        return [(where, f"{where} must be a map")]
+    failures = []
+
+    def known(key: str) -> bool:
+        return key in pool and not is_unknown(pool[key])
+
+    replicas = pool.get("replica_count")
+    if known("replica_count"):
+        if index == 0 and replicas != 1:
+            failures.append(
+                (
+                    f"{where}.replica_count",
+                    f"pool 0 is the chief and must have replica_count 1, not {replicas!r}",
+                )
+            )
+        elif isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
+            failures.append(
+                (f"{where}.replica_count", f"replica_count must be a positive integer, not {replicas!r}")
+            )
+    for key in ("machine_type", "image_uri"):
+        if key in pool and is_unknown(pool[key]):
+            continue
+        if not isinstance(pool.get(key), str) or not pool[key]:
+            failures.append((f"{where}.{key}", f"{where}.{key} is required"))
+    if known("command") and (
+        not isinstance(pool["command"], list) or (require_command and not pool["command"])
+    ):
+        failures.append(
+            (f"{where}.command", "command must be a list of strings (non-empty for the local runner)")
+        )
+    elif "command" not in pool and require_command:
+        failures.append((f"{where}.command", "the local runner needs a command to run"))
+    if known("args") and not isinstance(pool["args"], list):
+        failures.append((f"{where}.args", "args must be a list of strings"))
+    if known("env") and not isinstance(pool["env"], Mapping):
+        failures.append((f"{where}.env", "env must be a map of strings"))
+    disk_type = pool.get("boot_disk_type")
+    if known("boot_disk_type") and (not isinstance(disk_type, str) or not disk_type):
+        failures.append((f"{where}.boot_disk_type", "boot_disk_type must be a disk type name, e.g. pd-ssd"))
+    if known("boot_disk_size_gb"):
+        disk = pool["boot_disk_size_gb"]
+        if isinstance(disk, bool) or not isinstance(disk, int) or disk < 100:
+            failures.append(
+                (f"{where}.boot_disk_size_gb", f"boot_disk_size_gb must be an integer >= 100, not {disk!r}")
+            )
+    failures.extend(_accelerator_failures(where, pool))
+    return failures
+
+
+def _accelerator_failures(where: str, pool: Mapping[str, Any]) -> list[tuple[str, str]]:
+    if any(is_unknown(pool.get(k)) for k in ("machine_type", "accelerator_type", "accelerator_count")):
+        return []
+    machine = pool.get("machine_type")
+    kind = pool.get("accelerator_type")
+    count = pool.get("accelerator_count", 0)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        return [
+            (f"{where}.accelerator_count", f"accelerator_count must be a non-negative integer, not {count!r}")
+        ]
+    if count and not kind:
+        return [
+            (f"{where}.accelerator_type", f"accelerator_count is {count} but accelerator_type is not set")
+        ]
+    if kind and kind not in ACCELERATOR_TYPES:
+        return [
+            (
+                f"{where}.accelerator_type",
+                f"unknown accelerator_type {kind!r}; use one of {', '.join(sorted(ACCELERATOR_TYPES))}",
+            )
+        ]
+    if kind and not count:
+        return [(f"{where}.accelerator_count", f"accelerator_type is {kind} but accelerator_count is 0")]
+    if not isinstance(machine, str) or not machine:
+        return []
+    family = machine_family(machine)
+    if kind and kind not in FAMILY_ACCELERATORS.get(family, frozenset()):
+        fits = sorted(f for f, kinds in FAMILY_ACCELERATORS.items() if kind in kinds)
+        return [
+            (
+                f"{where}.machine_type",
+                f"machine type {machine} (family {family}) cannot take {kind}; {kind} needs a "
+                f"{' or '.join(fits)} machine type",
+            )
+        ]
+    if not kind and family in GPU_FAMILIES:
+        return [
+            (
+                f"{where}.accelerator_type",
+                f"machine type {machine} comes with GPUs: set accelerator_type and accelerator_count",
+            )
+        ]
+    return []
+
+
+def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0) -> aiplatform_v1.CustomJob:
+    """The CustomJob that Vertex runs for these (validated, defaulted) props on `shape`, or on the chain's
+    shape of that index (0: the primary, i: fallbacks[i - 1]). Every shape carries the same key label:
+    adoption finds any of them."""
+    key = job_key(props)
+    if isinstance(shape, int):
+        shape = placement.shapes(props)[shape]
+    props = placement.apply_shape(props, shape)
+    strategy = props["scheduling_strategy"]
+    scheduling = aiplatform_v1.Scheduling(
+        timeout=duration_pb2.Duration(seconds=int(props["timeout_seconds"])),
+        restart_job_on_worker_restart=bool(props.get("restart_on_worker_restart", False)),
+        strategy=aiplatform_v1.Scheduling.Strategy[strategy],
+    )
+    if strategy == "FLEX_START" and props.get("max_wait_seconds") is not None:
+        scheduling.max_wait_duration = duration_pb2.Duration(seconds=int(props["max_wait_seconds"]))
+    spec = aiplatform_v1.CustomJobSpec(
+        worker_pool_specs=[_pool_spec(pool) for pool in props["worker_pools"]],
+        scheduling=scheduling,
+        service_account=props.get("service_account", ""),
+        base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=props["base_output_dir"]),
+        tensorboard=props.get("tensorboard") or "",
+    )
+    labels = {**props.get("labels", {}), KEY_LABEL: key}
+    return aiplatform_v1.CustomJob(display_name=props["display_name"], job_spec=spec, labels=labels)
+
+
+def _pool_spec(pool: Mapping[str, Any]) -> aiplatform_v1.WorkerPoolSpec:
+    machine = aiplatform_v1.MachineSpec(machine_type=pool["machine_type"])
+    if pool.get("accelerator_type"):
+        machine.accelerator_type = aiplatform_v1.AcceleratorType[pool["accelerator_type"]]
+        machine.accelerator_count = int(pool.get("accelerator_count", 0))
+    return aiplatform_v1.WorkerPoolSpec(
+        machine_spec=machine,
+        replica_count=int(pool.get("replica_count", 1)),
+        # Unset unless configured: Vertex then picks the machine type's default disk (not pd-ssd everywhere).
+        disk_spec=aiplatform_v1.DiskSpec(
+            boot_disk_type=pool.get("boot_disk_type", ""),
+            boot_disk_size_gb=int(pool.get("boot_disk_size_gb", 100)),
+        ),
+        container_spec=aiplatform_v1.ContainerSpec(
+            image_uri=pool["image_uri"],
+            command=list(pool.get("command", [])),
+            args=[str(arg) for arg in pool.get("args", [])],
+            env=[aiplatform_v1.EnvVar(name=k, value=str(v)) for k, v in sorted(pool.get("env", {}).items())],
+        ),
+    )

@@ -1,0 +1,142 @@
+"""Provider errors, retries of transient failures and rate limits, and actionable messages for the rest."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+from google.api_core import exceptions as gexc
+
+from infra.dynamic import retries
+from infra.dynamic.errors import ProviderError
+from infra.dynamic.retries import code_name
+
+T = TypeVar("T")
+
+RETRY_ATTEMPTS = 8
+# The two wordings of a custom-training quota error: the metric ("...quota metrics exceed quota limits:
+# aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus") or the quota id ("The following quotas are
+# exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion", seen in public Ray-on-Vertex logs).
+_QUOTA = re.compile(
+    r"aiplatform\.googleapis\.com/[A-Za-z0-9_]+|\bCustomModelTraining\w*PerProjectPerRegion\b"
+)
+# A resource quota of custom training (GPUs, CPUs): waiting does not free it, so it is not retried.
+_TRAINING_QUOTA = re.compile(r"custom_model_training|CustomModelTraining\w*PerProjectPerRegion")
+# How a job failure reads when Vertex could not get the machines: quota (code 8), capacity, Spot stockout.
+_NO_CAPACITY = re.compile(
+    r"quota|insufficient|stockout|resource_pool_exhausted|resources? (are|is) (not available|exhausted)"
+    r"|not enough resources|capacity",
+    re.IGNORECASE,
+)
+
+
+class JobError(ProviderError):
+    """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request."""
+
+
+class JobGone(JobError):
+    """The job being watched no longer exists (deleted outside this provider)."""
+
+
+def is_training_quota(exc: Exception) -> bool:
+    """HTTP 429 / RESOURCE_EXHAUSTED naming a custom-training resource quota (either wording)."""
+    return isinstance(exc, gexc.TooManyRequests) and bool(_TRAINING_QUOTA.search(exc.message or ""))
+
+
+def is_rate_limit(exc: Exception) -> bool:
+    """HTTP 429 / RESOURCE_EXHAUSTED that is not a training resource quota: too many requests per minute."""
+    return isinstance(exc, gexc.TooManyRequests) and not is_training_quota(exc)
+
+
+def names_training_quota(error: str) -> bool:
+    """A job's error text that says a custom-training quota was exceeded."""
+    return bool(_TRAINING_QUOTA.search(error))
+
+
+def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
+    """Run `call`, retrying UNAVAILABLE / DEADLINE_EXCEEDED and rate limits with backoff from `first_delay`.
+
+    A rate limit that persists is raised as it came, for `explain` to turn into quota advice.
+    """
+    return retries.with_retry(
+        call,
+        what,
+        first_delay,
+        attempts=RETRY_ATTEMPTS,
+        also=is_rate_limit,
+        give_up=lambda exc, attempt: JobError(
+            f"{what} failed {attempt} times with a transient error ({code_name(exc)}): "
+            f"{exc.message}. Vertex AI may be degraded; run `pulumi up` again later.",
+            exc,
+        ),
+    )
+
+
+def explain(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) -> JobError:
+    """A JobError telling the user what the permanent API error means and what to do about it."""
+    message = exc.message or str(exc)
+    return JobError(_explanation(exc, message, what, project, region), exc)
+
+
+def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project: str, region: str) -> str:
+    if is_rate_limit(exc):
+        return (
+            f"{what} was rate limited {RETRY_ATTEMPTS} times in a row (429 RESOURCE_EXHAUSTED): {message} "
+            f"Project {project} is using up its Vertex AI API request quota in {region}: wait a few "
+            "minutes and run `pulumi up` again, run fewer stacks or jobs at once in this project, or "
+            "request a higher quota at "
+            f" https://console.cloud.google.com/iam-admin/quotas?project={project}."
+        )
+    if isinstance(exc, gexc.TooManyRequests):
+        quotas = sorted(set(_QUOTA.findall(message)))
+        quota = ", ".join(quotas) if quotas else "a Vertex AI custom training quota"
+        return (
+            f"{what} hit a quota in project {project}, region {region}: {quota}. {message} "
+            f"Request more at https://console.cloud.google.com/iam-admin/quotas?project={project}, "
+            "or use Spot VMs (spot: true draws on the separate preemptible quota), another region with "
+            "free quota, or a smaller machine / fewer accelerators."
+        )
+    if isinstance(exc, gexc.PermissionDenied):
+        return (
+            f"{what} was denied in project {project}: {message} "
+            "The identity running Pulumi needs roles/aiplatform.user on the project and "
+            "roles/iam.serviceAccountUser on the job's service account; check both, and that the "
+            "Vertex AI API (aiplatform.googleapis.com) is enabled."
+        )
+    if isinstance(exc, gexc.Unauthenticated):
+        return (
+            f"{what} was not authenticated: {message} "
+            "Run `gcloud auth application-default login` (or give CI a workload identity) and retry."
+        )
+    if isinstance(exc, gexc.InvalidArgument):
+        return (
+            f"Vertex AI rejected the job spec ({what}): {message} "
+            f"Check the machine type, accelerator type/count and image for region {region}."
+        )
+    if isinstance(exc, gexc.FailedPrecondition):
+        return (
+            f"{what} failed a precondition in project {project}, region {region}: {message} "
+            "Check that the Vertex AI API is enabled and billing is active for the project."
+        )
+    if isinstance(exc, gexc.NotFound):
+        return f"{what}: not found: {message} Check the project {project!r} and region {region!r}."
+    return f"{what} failed ({code_name(exc)}): {message}"
+
+
+def job_failure_hint(error: str, project: str, region: str, spot: bool) -> str:
+    """What to do when a job failed because Vertex could not get its machines (quota, capacity, stockout)."""
+    if not _NO_CAPACITY.search(error):
+        return ""
+    spot_hint = (
+        " Spot VMs were requested: Spot capacity may be exhausted in this region; retry later, set spot: "
+        "false, or use another region."
+        if spot
+        else ""
+    )
+    return (
+        f"This looks like missing quota or capacity for the job's machines in {region}: check "
+        "the custom_model_training quotas at "
+        f"https://console.cloud.google.com/iam-admin/quotas?project={project} and request more, or try "
+        f"another region or a smaller machine / fewer accelerators.{spot_hint}"
+    )

@@ -1,0 +1,59 @@
+"""What the provider prints while it waits for a job: the job's own log lines and a heartbeat while queued."""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.vertex.lifecycle.heartbeat import Heartbeat, heartbeat_line
+from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.logs import cloud as logs
+from infra.vertex.logs.local import LocalJobLog
+from infra.vertex.runners.local.runner import job_dir
+
+# Nothing logs before the machines exist: reading the log while queued would only cost calls.
+_NO_LOG_YET = frozenset({"JOB_STATE_QUEUED"})
+
+
+def job_log(props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> logs.JobLog:
+    """Where this job's log lines come from: the replica log files (local runner) or Cloud Logging."""
+    if props.get("runner") == "local":
+        return LocalJobLog(job_dir(props["base_output_dir"], status.name))
+    created = datetime.datetime.fromisoformat(status.create_time) if status.create_time else None
+    since = logs.rfc3339(created or datetime.datetime.now(datetime.UTC))
+    return logs.CloudJobLog(props["project"], status.name, since, warn=say)
+
+
+@dataclass
+class Watcher:
+    """Called after every poll of one attempt: one Logging call per poll (the last one reads what is left)."""
+
+    props: dict[str, Any]
+    log: logs.JobLog
+    say: Callable[[str], None]
+    clock: Callable[[], float] = time.time
+    heartbeat: Heartbeat = field(default_factory=Heartbeat)
+
+    def tick(self, status: JobStatus) -> None:
+        """New log lines (all that is left once the job is terminal), then a heartbeat if one is due."""
+        if status.state not in _NO_LOG_YET:
+            for line in self.log.read(final=status.terminal):
+                self.say(line)
+        waited = self.heartbeat.due(status.state, self.clock())
+        if waited is not None:
+            self.say(
+                heartbeat_line(
+                    status.state,
+                    waited,
+                    bool(self.props.get("spot")),
+                    self.props.get("project", ""),
+                    status.console_url,
+                )
+            )
+
+
+def watcher(props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Watcher:
+    return Watcher(props, job_log(props, status, say), say)

@@ -1,0 +1,29 @@
+"""HyperparameterTuningJobs on Vertex AI through the JobServiceClient: the CustomJob runner's client, retries,
+error explanations, adoption and deletion, pointed at the tuning job's methods."""
+
+from __future__ import annotations
+
+from google.cloud import aiplatform_v1
+
+from infra.vertex.capacity.placement import spec_shape
+from infra.vertex.runners.vertex import VertexRunner
+from infra.vertex.tuning import trials
+from infra.vertex.tuning.trials import TuningStatus
+
+
+class VertexTuningRunner(VertexRunner):
+    """Studies on Vertex AI's regional endpoint, or on `VERTEX_AI_EMULATOR_HOST` without credentials."""
+
+    KIND = "HyperparameterTuningJob"
+    METHOD = "hyperparameter_tuning_job"
+    LIST_REQUEST = aiplatform_v1.ListHyperparameterTuningJobsRequest
+
+    def _status(self, job: aiplatform_v1.HyperparameterTuningJob) -> TuningStatus:  # type: ignore[override]
+        metric_id = job.study_spec.metrics[0].metric_id if job.study_spec.metrics else ""
+        integers = trials.integer_ids(job.study_spec)
+        return TuningStatus(
+            # The console URL as google-cloud-aiplatform builds it (jobs.py: _job_type "training").
+            **self._fields(job),
+            shape=spec_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)),  # the trials' shape
+            trials=tuple(trials.from_proto(t, metric_id, integers) for t in job.trials),
+        )

@@ -1,0 +1,266 @@
+"""Pure functions over a tuning job's props: defaults, validation, key and the Vertex HyperparameterTuningJob.
+
+The trial job is a CustomJob: its props are spec.py's (pools, identity, output dir, scheduling), validated and
+built by spec.py; this module adds the study (metric, goal, algorithm, parameters, trial counts).
+Parameter types, scale types and algorithms are aiplatform_v1's StudySpec names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from infra.dynamic.preview_inputs import is_unknown
+from infra.vertex.capacity import placement
+from infra.vertex.custom_job import spec
+
+StudySpec = aiplatform_v1.StudySpec
+ParameterSpec = StudySpec.ParameterSpec
+
+# Trial-job inputs are the CustomJob's, less what only a single job has: a trial is never resubmitted by the
+# provider (Vertex counts a failed trial against max_failed_trial_count instead), and the study does not stop
+# at a dollar cap, so it refuses those props rather than ignore them. `fallbacks` is shared: the provider
+# submits the whole study again on the next shape when its trials cannot get machines.
+SINGLE_JOB_INPUTS = ("max_restarts", "max_cost_usd")
+TRIAL_INPUTS = tuple(k for k in spec.INPUTS if k not in SINGLE_JOB_INPUTS)
+STUDY_INPUTS = (
+    "metric_id",
+    "goal",
+    "algorithm",
+    "parameters",
+    "max_trial_count",
+    "parallel_trial_count",
+    "max_failed_trial_count",
+)
+INPUTS = TRIAL_INPUTS + STUDY_INPUTS
+IN_PLACE_INPUTS = spec.IN_PLACE_INPUTS
+OUTPUTS = (
+    "job_name",
+    "state",
+    "console_url",
+    "create_time",
+    "start_time",
+    "end_time",
+    "error",
+    "trials",
+    "best_trial",
+    "best_parameters",
+    "best_metric",
+    "duration_seconds",
+    "estimated_cost_usd",
+    "placement",
+    "attempts",
+)
+DEFAULTS: dict[str, Any] = {"goal": "MAXIMIZE", "algorithm": "default", "max_failed_trial_count": 0}
+GOALS = ("MAXIMIZE", "MINIMIZE")
+ALGORITHMS: dict[str, StudySpec.Algorithm] = {
+    "default": StudySpec.Algorithm.ALGORITHM_UNSPECIFIED,  # Vertex's own (Bayesian optimization)
+    "grid": StudySpec.Algorithm.GRID_SEARCH,
+    "random": StudySpec.Algorithm.RANDOM_SEARCH,
+}
+PARAMETER_TYPES = ("DOUBLE", "INTEGER", "DISCRETE", "CATEGORICAL")
+SCALE_TYPES = tuple(name for name in ParameterSpec.ScaleType.__members__ if name != "SCALE_TYPE_UNSPECIFIED")
+# StudySpec: parameter and metric ids "must not contain whitespaces"; Vertex passes each parameter to the
+# trial as `--<parameter_id>=<value>`, so the id is a command-line flag name.
+_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,127}")
+# DiscreteValueSpec: "This list should not contain more than 1,000 values".
+MAX_DISCRETE_VALUES = 1000
+
+
+def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
+    """The CustomJob defaults for the trial job, then the study's."""
+    out = spec.with_defaults(props)
+    for key, value in DEFAULTS.items():
+        out.setdefault(key, value)
+    return out
+
+
+def job_key(props: Mapping[str, Any]) -> str:
+    """Deterministic label value naming this study's inputs: the same inputs find the same study."""
+    inputs = {k: props[k] for k in INPUTS if k in props and k not in IN_PLACE_INPUTS}
+    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:40]
+
+
+def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped."""
+    trial = {k: v for k, v in props.items() if k not in STUDY_INPUTS}
+    unsupported = [
+        (key, f"{key} applies to a CustomJob, not to a tuning job's trials; remove it")
+        for key in ("max_cost_usd",)
+        if props.get(key) not in (None, [])
+    ]
+    return spec.validate(trial) + unsupported + _study_failures(props)
+
+
+def _known(props: Mapping[str, Any], key: str) -> bool:
+    return key in props and not is_unknown(props[key])
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _study_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    failures: list[tuple[str, str]] = []
+    if _known(props, "metric_id") or "metric_id" not in props:
+        metric = props.get("metric_id")
+        if not isinstance(metric, str) or not _ID.fullmatch(metric):
+            failures.append(("metric_id", f"metric_id must be the reported metric's name, not {metric!r}"))
+    if _known(props, "goal") and props["goal"] not in GOALS:
+        failures.append(("goal", f"goal must be one of {', '.join(GOALS)}, not {props['goal']!r}"))
+    if _known(props, "algorithm") and props["algorithm"] not in ALGORITHMS:
+        failures.append(
+            ("algorithm", f"algorithm must be one of {', '.join(ALGORITHMS)}, not {props['algorithm']!r}")
+        )
+    counts = {}
+    for key, minimum in (("max_trial_count", 1), ("parallel_trial_count", 1), ("max_failed_trial_count", 0)):
+        if not _known(props, key) and key in props:
+            continue
+        value = props.get(key)
+        if not _count(value) or value < minimum:
+            failures.append((key, f"{key} must be a whole number >= {minimum}, not {value!r}"))
+        else:
+            counts[key] = value
+    if counts.get("parallel_trial_count", 0) > counts.get("max_trial_count", 10**9):
+        failures.append(
+            (
+                "parallel_trial_count",
+                f"parallel_trial_count ({counts['parallel_trial_count']}) exceeds max_trial_count "
+                f"({counts['max_trial_count']})",
+            )
+        )
+    if (
+        "parameters" in props
+        and is_unknown(props["parameters"])
+        and not isinstance(props["parameters"], list)
+    ):
+        return failures
+    parameters = props.get("parameters")
+    if not isinstance(parameters, list) or not parameters:
+        failures.append(("parameters", "parameters needs at least one parameter to tune"))
+        return failures
+    seen: set[str] = set()
+    for index, parameter in enumerate(parameters):
+        if is_unknown(parameter):
+            continue
+        failures.extend(_parameter_failures(index, parameter, seen))
+    if props.get("algorithm") == "grid":
+        ranged = [
+            p.get("parameter_id") for p in parameters if isinstance(p, Mapping) and p.get("type") == "DOUBLE"
+        ]
+        if ranged:
+            failures.append(
+                (
+                    "algorithm",
+                    "grid search needs INTEGER, DISCRETE or CATEGORICAL parameters; "
+                    f"{', '.join(map(str, ranged))} is a DOUBLE range: give it values, "
+                    "or use algorithm random or default",
+                )
+            )
+    return failures
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _parameter_failures(index: int, parameter: Any, seen: set[str]) -> list[tuple[str, str]]:
+    where = f"parameters[{index}]"
+    if not isinstance(parameter, Mapping):
+        return [(where, f"{where} must be a map")]
+    pid, kind, scale = parameter.get("parameter_id"), parameter.get("type"), parameter.get("scale")
+    if not isinstance(pid, str) or not _ID.fullmatch(pid):
+        return [(f"{where}.parameter_id", f"{where}.parameter_id must be a flag name, not {pid!r}")]
+    if pid in seen:
+        return [(f"{where}.parameter_id", f"parameter {pid!r} is listed twice")]
+    seen.add(pid)
+    if kind not in PARAMETER_TYPES:
+        return [(f"{where}.type", f"{pid}: type must be one of {', '.join(PARAMETER_TYPES)}, not {kind!r}")]
+    if scale is not None and (kind == "CATEGORICAL" or scale not in SCALE_TYPES):
+        allowed = "no scale" if kind == "CATEGORICAL" else f"one of {', '.join(SCALE_TYPES)}"
+        return [(f"{where}.scale", f"{pid}: scale must be {allowed}, not {scale!r}")]
+    if kind in ("DOUBLE", "INTEGER"):
+        low, high = parameter.get("min"), parameter.get("max")
+        fits = _count if kind == "INTEGER" else _number
+        if not fits(low) or not fits(high):
+            return [(where, f"{pid}: a {kind} parameter needs numeric min and max, got {low!r} and {high!r}")]
+        if low > high:
+            return [(where, f"{pid}: min {low} is above max {high}")]
+        if scale in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and low <= 0:
+            return [(where, f"{pid}: a log scale needs a strictly positive range, min is {low}")]
+        return []
+    values = parameter.get("values")
+    if not isinstance(values, list) or not values:
+        return [(where, f"{pid}: a {kind} parameter needs a non-empty list of values")]
+    if kind == "CATEGORICAL":
+        if not all(isinstance(v, str) for v in values):
+            return [(where, f"{pid}: CATEGORICAL values must be strings, got {values!r}")]
+    elif not all(_number(v) for v in values):
+        return [(where, f"{pid}: DISCRETE values must be numbers, got {values!r}")]
+    elif len(values) > MAX_DISCRETE_VALUES:
+        return [(where, f"{pid}: at most {MAX_DISCRETE_VALUES} DISCRETE values")]
+    if len(set(values)) != len(values):
+        return [(where, f"{pid}: values are listed twice in {values!r}")]
+    return []
+
+
+def parameter_spec(parameter: Mapping[str, Any]) -> aiplatform_v1.StudySpec.ParameterSpec:
+    """One parameter as Vertex's ParameterSpec (DISCRETE values sorted: Vertex wants increasing order)."""
+    kind = parameter["type"]
+    out = ParameterSpec(parameter_id=parameter["parameter_id"])
+    if kind == "DOUBLE":
+        out.double_value_spec = ParameterSpec.DoubleValueSpec(
+            min_value=float(parameter["min"]), max_value=float(parameter["max"])
+        )
+    elif kind == "INTEGER":
+        out.integer_value_spec = ParameterSpec.IntegerValueSpec(
+            min_value=int(parameter["min"]), max_value=int(parameter["max"])
+        )
+    elif kind == "DISCRETE":
+        out.discrete_value_spec = ParameterSpec.DiscreteValueSpec(
+            values=sorted(float(v) for v in parameter["values"])
+        )
+    else:
+        out.categorical_value_spec = ParameterSpec.CategoricalValueSpec(values=list(parameter["values"]))
+    if kind != "CATEGORICAL":
+        out.scale_type = ParameterSpec.ScaleType[parameter.get("scale") or "UNIT_LINEAR_SCALE"]
+    return out
+
+
+def build_tuning_job(
+    props: Mapping[str, Any], shape: int | placement.Shape = 0
+) -> aiplatform_v1.HyperparameterTuningJob:
+    """The HyperparameterTuningJob that Vertex runs for these (validated, defaulted) props on `shape` (or the
+    chain's shape of that index). The trial job spec is exactly the CustomJob spec spec.py builds from the
+    same props and shape; every shape carries the same key label, so adoption finds any of them.
+    """
+    study = StudySpec(
+        metrics=[
+            StudySpec.MetricSpec(
+                metric_id=props["metric_id"], goal=StudySpec.MetricSpec.GoalType[props["goal"]]
+            )
+        ],
+        parameters=[parameter_spec(p) for p in props["parameters"]],
+        algorithm=ALGORITHMS[props["algorithm"]],
+    )
+    trial = {k: v for k, v in props.items() if k not in STUDY_INPUTS}
+    return aiplatform_v1.HyperparameterTuningJob(
+        display_name=props["display_name"],
+        study_spec=study,
+        max_trial_count=int(props["max_trial_count"]),
+        parallel_trial_count=int(props["parallel_trial_count"]),
+        max_failed_trial_count=int(props["max_failed_trial_count"]),
+        trial_job_spec=spec.build_custom_job(trial, shape).job_spec,
+        labels={**props.get("labels", {}), spec.KEY_LABEL: job_key(props)},
+    )
+
+
+def waves(props: Mapping[str, Any]) -> int:
+    """How many rounds of parallel trials the study takes at most."""
+    return -(-int(props["max_trial_count"]) // int(props["parallel_trial_count"]))
