@@ -14,7 +14,6 @@ from infra.dynamic.retries import code_name
 
 T = TypeVar("T")
 
-RETRY_ATTEMPTS = 8
 # How builds.create reads in a project restricted to some regions (cloud.google.com/build/quotas).
 _REGION_RESTRICTED = re.compile(r"region|quota restrictions", re.IGNORECASE)
 
@@ -24,18 +23,8 @@ class BuildError(ProviderError):
 
 
 def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
-    """Run `call`, retrying UNAVAILABLE / DEADLINE_EXCEEDED with exponential backoff from `first_delay`."""
-    return retries.with_retry(
-        call,
-        what,
-        first_delay,
-        attempts=RETRY_ATTEMPTS,
-        give_up=lambda exc, attempt: BuildError(
-            f"{what} failed {attempt} times with a transient error ({code_name(exc)}): "
-            f"{exc.message}. The Google API may be degraded; run `pulumi up` again later.",
-            exc,
-        ),
-    )
+    """A Cloud Build, Artifact Registry or Cloud Logging call with retries (dynamic/retries.py)."""
+    return retries.with_retry(call, what, first_delay, error=BuildError, service="The Google API")
 
 
 def explain(exc: gexc.GoogleAPICallError, what: str, project: str) -> BuildError:

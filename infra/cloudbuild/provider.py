@@ -6,38 +6,25 @@ It holds no state; the API clients are made inside each method.
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
 from google.cloud.devtools import cloudbuild_v1
-from pulumi.dynamic import (
-    CheckFailure,
-    CheckResult,
-    ConfigureRequest,
-    CreateResult,
-    DiffResult,
-    ReadResult,
-    ResourceProvider,
-    UpdateResult,
-)
+from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
 from infra.cloudbuild import spec
 from infra.cloudbuild.builds import BuildApi
 from infra.cloudbuild.errors import BuildError
-from infra.dynamic.errors import plain_errors
-from infra.dynamic.preview_inputs import changed_inputs
+from infra.dynamic.base import SpecProvider
+from infra.dynamic.polling import poll_until
 
 # Time on top of the build's own timeout for queueing before the provider gives up and cancels it.
 QUEUE_GRACE_SECONDS = 1800.0
 CANCEL_WAIT_SECONDS = 300.0
-POLL_CAP_SECONDS = 60.0
-POLL_GROWTH = 1.5
 
 
 def _log(props: dict[str, Any], message: str) -> None:
-    # The provider's stderr reaches the Pulumi CLI.
-    print(f"[image {props['image_name']}:{props['tag']}] {message}", file=sys.stderr, flush=True)
+    ImageBuildProvider().log(props, message)
 
 
 def _id(props: dict[str, Any]) -> str:
@@ -59,16 +46,19 @@ def _poll(
     api: BuildApi, build: cloudbuild_v1.Build, props: dict[str, Any], until: float
 ) -> cloudbuild_v1.Build:
     """Poll with backoff until the build is terminal or `until` passes; report status changes on stderr."""
-    interval = float(props["poll_interval_seconds"])
-    cap = max(interval, POLL_CAP_SECONDS)
-    while build.status not in spec.TERMINAL and time.time() < until:
-        time.sleep(min(interval, max(0.0, until - time.time())))
-        interval = min(interval * POLL_GROWTH, cap)
-        current = api.get(build.name)
-        if current.status != build.status:
-            _log(props, f"{current.name}: {current.status.name}")
-        build = current
-    return build
+
+    def seen(before: cloudbuild_v1.Build, now: cloudbuild_v1.Build) -> None:
+        if now.status != before.status:
+            _log(props, f"{now.name}: {now.status.name}")
+
+    return poll_until(
+        build,
+        lambda b: api.get(b.name),
+        lambda b: b.status in spec.TERMINAL,
+        until,
+        float(props["poll_interval_seconds"]),
+        seen,
+    )
 
 
 def _failure(api: BuildApi, build: cloudbuild_v1.Build, props: dict[str, Any]) -> BuildError:
@@ -103,22 +93,13 @@ def _wait(api: BuildApi, build: cloudbuild_v1.Build, props: dict[str, Any]) -> c
     return build
 
 
-class ImageBuildProvider(ResourceProvider):
+class ImageBuildProvider(SpecProvider):
     """Create (build and push, or find already pushed) / read / delete the trainer image."""
 
-    def configure(self, req: ConfigureRequest) -> None:
-        # Only the dynamic-provider host calls configure; the image build is often its first resource.
-        plain_errors()
+    spec = spec
 
-    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        props = spec.with_defaults(news)
-        return CheckResult(props, [CheckFailure(prop, reason) for prop, reason in spec.validate(props)])
-
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        olds, news = spec.with_defaults(olds), spec.with_defaults(news)
-        changed = changed_inputs(olds, news, spec.INPUTS)
-        replaces = [k for k in changed if k not in spec.IN_PLACE_INPUTS]
-        return DiffResult(changes=bool(changed), replaces=replaces)
+    def log_name(self, props: dict[str, Any]) -> str:
+        return f"image {props['image_name']}:{props['tag']}"
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = spec.with_defaults(props)

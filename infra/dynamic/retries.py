@@ -13,6 +13,7 @@ T = TypeVar("T")
 
 TRANSIENT = (gexc.ServiceUnavailable, gexc.DeadlineExceeded)
 RETRY_CAP_SECONDS = 30.0
+RETRY_ATTEMPTS = 8
 
 
 def code_name(exc: gexc.GoogleAPICallError) -> str:
@@ -24,26 +25,30 @@ def with_retry(
     what: str,
     first_delay: float,
     *,
-    attempts: int,
-    give_up: Callable[[gexc.GoogleAPICallError, int], Exception],
+    error: Callable[[str, gexc.GoogleAPICallError], Exception],
+    service: str,
     also: Callable[[gexc.GoogleAPICallError], bool] = lambda _exc: False,
 ) -> T:
     """Run `call`; retry transient errors (and what `also` accepts) with backoff from `first_delay`.
 
-    A transient error on the last attempt raises `give_up(error, attempts)` from None; any other error is
-    raised as it came, for the caller to explain.
+    A transient error on the last of RETRY_ATTEMPTS raises `error(message, cause)` from None, saying that
+    `service` may be degraded; any other error is raised as it came, for the caller to explain.
     """
     delay = first_delay
-    for attempt in range(1, attempts + 1):
+    for attempt in range(1, RETRY_ATTEMPTS + 1):
         try:
             return call()
         except gexc.GoogleAPICallError as exc:
             transient = isinstance(exc, TRANSIENT)
             if not transient and not also(exc):
                 raise
-            if attempt == attempts:
+            if attempt == RETRY_ATTEMPTS:
                 if transient:
-                    raise give_up(exc, attempt) from None
+                    raise error(
+                        f"{what} failed {attempt} times with a transient error ({code_name(exc)}): "
+                        f"{exc.message}. {service} may be degraded; run `pulumi up` again later.",
+                        exc,
+                    ) from None
                 raise
             print(f"{what}: {code_name(exc)}, retrying in {delay:g}s", file=sys.stderr, flush=True)
             time.sleep(delay)

@@ -6,28 +6,13 @@ It holds no state; the registry client is made inside each method.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from pulumi.dynamic import (
-    CheckFailure,
-    CheckResult,
-    ConfigureRequest,
-    CreateResult,
-    DiffResult,
-    ReadResult,
-    ResourceProvider,
-)
+from pulumi.dynamic import CreateResult, ReadResult
 
-from infra.dynamic.errors import plain_errors
-from infra.dynamic.preview_inputs import changed_inputs
+from infra.dynamic.base import SpecProvider
 from infra.vertex.model import spec as model_spec
 from infra.vertex.model.registry import ModelRegistry, VersionStatus
-
-
-def _log(props: dict[str, Any], message: str) -> None:
-    # The provider's stderr reaches the Pulumi CLI.
-    print(f"[model {props.get('model_id')}] {message}", file=sys.stderr, flush=True)
 
 
 def _registry(props: dict[str, Any]) -> ModelRegistry:
@@ -49,37 +34,29 @@ def _outputs(props: dict[str, Any], version: VersionStatus) -> dict[str, Any]:
     }
 
 
-class ModelVersionProvider(ResourceProvider):
-    """Create/read/delete one version of the stack's parent model; every input change is a new version."""
+class ModelVersionProvider(SpecProvider):
+    """Create/read/delete one version of the stack's parent model; every input change is a new version (the
+    new one is uploaded before the old one is deleted: `default` never points nowhere)."""
 
-    def configure(self, req: ConfigureRequest) -> None:
-        plain_errors()
+    spec = model_spec
 
-    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        props = model_spec.with_defaults(news)
-        return CheckResult(props, [CheckFailure(p, reason) for p, reason in model_spec.validate(props)])
-
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        changed = changed_inputs(
-            model_spec.with_defaults(olds), model_spec.with_defaults(news), model_spec.INPUTS
-        )
-        # The new version is uploaded before the old one is deleted: `default` never points nowhere.
-        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
+    def log_name(self, props: dict[str, Any]) -> str:
+        return f"model {props.get('model_id')}"
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = model_spec.with_defaults(props)
         registry = _registry(props)
         version = registry.find_by_key(model_spec.model_key(props))
         if version is not None:
-            _log(props, f"adopting {version.version_name}, uploaded earlier with the same inputs")
+            self.log(props, f"adopting {version.version_name}, uploaded earlier with the same inputs")
         else:
             version = registry.upload(
                 model_spec.build_model(props), props["model_id"], props.get("service_account", "")
             )
-            _log(props, f"uploaded {version.version_name}")
+            self.log(props, f"uploaded {version.version_name}")
         # Also after an adoption: the interrupted create may have stopped between upload and aliases.
         version = registry.move_aliases(version, model_spec.moved_aliases(props))
-        _log(props, f"registered {version.version_name} (aliases {', '.join(version.aliases)})")
+        self.log(props, f"registered {version.version_name} (aliases {', '.join(version.aliases)})")
         return CreateResult(version.version_name, _outputs(props, version))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -96,4 +73,4 @@ class ModelVersionProvider(ResourceProvider):
         if version is None:
             return
         registry.delete(version)
-        _log(props, f"deleted {id_}")
+        self.log(props, f"deleted {id_}")

@@ -192,9 +192,8 @@ def test_a_region_where_the_project_cannot_build_says_so(fake_cloudbuild: FakeCl
 def test_a_transient_fault_that_persists_gives_up_with_advice(
     fake_cloudbuild: FakeCloudBuild, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from infra.cloudbuild import errors
 
-    monkeypatch.setattr(errors, "RETRY_ATTEMPTS", 3)
+    monkeypatch.setattr("infra.dynamic.retries.RETRY_ATTEMPTS", 3)
     fake_cloudbuild.fail("GetTag", grpc.StatusCode.UNAVAILABLE, times=3)
 
     with pytest.raises(BuildError, match=r"failed 3 times with a transient error \(UNAVAILABLE\)"):

@@ -8,12 +8,13 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex import provider as provider_module
 from infra.vertex.custom_job import spec
+from infra.vertex.custom_job.kind import CUSTOM_JOB
+from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
-from infra.vertex.provider import CustomJobProvider, gave_way
+from infra.vertex.provider import CustomJobProvider
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 
@@ -209,7 +210,7 @@ def test_fallbacks_change_in_place_and_keep_the_job_key():
 )
 def test_which_endings_give_way_to_the_next_shape(state, error, started, gives_way):
     start = "2026-11-22T10:00:00+00:00" if started else ""
-    assert gave_way(JobStatus("j", state, "", error=error, start_time=start)) is gives_way
+    assert waiting.gave_way(CUSTOM_JOB, JobStatus("j", state, "", error=error, start_time=start)) is gives_way
 
 
 def test_update_and_read_after_a_fallback_ran_keep_its_shape_and_attempts(fake_vertex):
@@ -244,7 +245,7 @@ def test_an_update_waits_on_a_flex_start_fallback_by_its_max_wait(fake_vertex):
 
 def test_a_cancelled_job_that_has_not_ended_stops_the_chain(fake_vertex, monkeypatch):
     """Never two live jobs: the next shape is submitted only once the cancelled one is terminal."""
-    monkeypatch.setattr(provider_module, "CANCEL_WAIT_SECONDS", 0.0)  # no time for the cancel to finish
+    monkeypatch.setattr(waiting, "CANCEL_WAIT_SECONDS", 0.0)  # no time for the cancel to finish
     fake_vertex.capacity[T4_SPOT] = QUEUED
     with pytest.raises(JobError, match=r"still JOB_STATE_QUEUED .* no other shape was submitted"):
         create(queue_timeout_seconds=0.2, poll_interval_seconds=0.05)

@@ -205,7 +205,7 @@ def test_a_broken_live_log_never_ends_the_wait(fake_google, monkeypatch, capsys)
         def tick(self, _status):
             raise RuntimeError("proto marshal surprise")
 
-    monkeypatch.setattr("infra.vertex.provider.watcher", lambda *_args: Broken())
+    monkeypatch.setattr("infra.vertex.custom_job.kind.watcher", lambda *_args: Broken())
     provider = CustomJobProvider()
     outs = provider.create(provider.check({}, job_props()).inputs).outs
     assert outs["state"] == "JOB_STATE_SUCCEEDED"

@@ -12,9 +12,11 @@ from google.cloud import aiplatform_v1
 from pulumi.output import Unknown
 from pulumi.runtime.rpc import UNKNOWN
 
-from infra.vertex import provider as provider_module
 from infra.vertex.custom_job import spec
+from infra.vertex.custom_job.kind import CUSTOM_JOB
+from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.errors import JobError, with_retry
+from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.vertex import VertexRunner
 from tests.vertex.props import PROJECT, REGION, job_props, pool
@@ -124,7 +126,7 @@ def test_rate_limit_is_retried(fake_vertex, provider):
 
 
 def test_persistent_rate_limit_ends_with_quota_advice(fake_vertex, provider, monkeypatch):
-    monkeypatch.setattr("infra.vertex.lifecycle.errors.RETRY_ATTEMPTS", 3)
+    monkeypatch.setattr("infra.dynamic.retries.RETRY_ATTEMPTS", 3)
     fake_vertex.fail("ListCustomJobs", grpc.StatusCode.RESOURCE_EXHAUSTED, times=3, message="rate limited")
     with pytest.raises(JobError) as raised:
         create(provider)
@@ -203,7 +205,7 @@ def test_hung_call_hits_its_deadline_and_is_retried(fake_vertex, provider, monke
 
 
 def test_transient_errors_give_up_eventually(fake_vertex, provider, monkeypatch):
-    monkeypatch.setattr("infra.vertex.lifecycle.errors.RETRY_ATTEMPTS", 3)
+    monkeypatch.setattr("infra.dynamic.retries.RETRY_ATTEMPTS", 3)
     fake_vertex.fail("ListCustomJobs", grpc.StatusCode.UNAVAILABLE, times=5)
     with pytest.raises(JobError, match="failed 3 times with a transient error"):
         create(provider)
@@ -246,7 +248,7 @@ def test_failed_or_cancelled_job_with_same_key_is_not_adopted(fake_vertex, provi
 
 
 def test_job_past_its_timeout_is_cancelled_then_raises(fake_vertex, provider, monkeypatch):
-    monkeypatch.setattr(provider_module, "DEADLINE_GRACE_SECONDS", 0.0)
+    monkeypatch.setattr(waiting, "DEADLINE_GRACE_SECONDS", 0.0)
     fake_vertex.auto_advance = False
     name = seed(fake_vertex, JobState.JOB_STATE_RUNNING, timeout_seconds=1, poll_interval_seconds=0.2)
     with pytest.raises(JobError, match="ran past timeout_seconds=1") as raised:
@@ -284,8 +286,8 @@ def test_job_that_never_starts_is_cancelled_after_the_queue_timeout(fake_vertex,
 
 
 def test_paused_job_that_resumes_is_held_to_its_running_deadline(fake_vertex, provider, monkeypatch):
-    monkeypatch.setattr(provider_module, "DEADLINE_GRACE_SECONDS", 0.0)
-    monkeypatch.setattr(provider_module, "DEADLINE_RECHECK_SECONDS", 0.2)
+    monkeypatch.setattr(waiting, "DEADLINE_GRACE_SECONDS", 0.0)
+    monkeypatch.setattr(waiting, "DEADLINE_RECHECK_SECONDS", 0.2)
     fake_vertex.auto_advance = False
     name = seed(fake_vertex, JobState.JOB_STATE_PAUSED, timeout_seconds=1)
     fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)
@@ -296,10 +298,10 @@ def test_paused_job_that_resumes_is_held_to_its_running_deadline(fake_vertex, pr
 
 
 def test_paused_job_is_not_held_to_a_deadline(provider):
-    paused = provider_module.JobStatus(
+    paused = JobStatus(
         "job", "JOB_STATE_PAUSED", "url", create_time="2020-01-01T00:00:00+00:00", start_time=""
     )
-    assert provider_module._deadline(paused, spec.with_defaults(job_props())) == float("inf")
+    assert waiting.deadline(CUSTOM_JOB, paused, spec.with_defaults(job_props())) == float("inf")
 
 
 def test_delete_of_running_job_cancels_waits_then_deletes(fake_vertex, provider):
@@ -442,7 +444,7 @@ def test_diff_replaces_only_for_unknown_inputs_that_replace(provider, unknown):
     assert args.replaces == ["worker_pools"]
     for in_place in ("wait", "poll_interval_seconds", "queue_timeout_seconds"):
         diff = provider.diff("id", olds, job_props(**{in_place: unknown}))
-        assert (diff.changes, diff.replaces) == (True, None), in_place
+        assert (diff.changes, diff.replaces) == (True, []), in_place
 
 
 def test_http_429_is_retried_like_a_rate_limit(monkeypatch):

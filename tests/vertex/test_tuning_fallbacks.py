@@ -7,10 +7,12 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.tuning import spec as tuning_spec
+from infra.vertex.tuning.kind import TUNING_JOB
 from infra.vertex.tuning.trials import Trial, TuningStatus
-from infra.vertex.tuning_provider import TuningJobProvider, gave_way
+from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
 from tests.fakes.vertex_tuning import FakeTuningJobService
@@ -166,11 +168,13 @@ def test_a_study_gives_way_only_when_its_trials_could_not_get_machines():
         )
         return TuningStatus(name="s", state=state, console_url="", error=error, trials=trials)
 
-    assert gave_way(study("JOB_STATE_FAILED", STOCKED_OUT))
+    assert waiting.gave_way(TUNING_JOB, study("JOB_STATE_FAILED", STOCKED_OUT))
     quota = "The following quotas are exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion"
-    assert gave_way(study("JOB_STATE_FAILED", "All trials failed.", STOCKED_OUT, quota))
-    assert not gave_way(study("JOB_STATE_FAILED", "All trials failed.", STOCKED_OUT, "exited with status 1"))
-    assert not gave_way(study("JOB_STATE_CANCELLED", "CANCELED", STOCKED_OUT))
+    assert waiting.gave_way(TUNING_JOB, study("JOB_STATE_FAILED", "All trials failed.", STOCKED_OUT, quota))
+    assert not waiting.gave_way(
+        TUNING_JOB, study("JOB_STATE_FAILED", "All trials failed.", STOCKED_OUT, "exited with status 1")
+    )
+    assert not waiting.gave_way(TUNING_JOB, study("JOB_STATE_CANCELLED", "CANCELED", STOCKED_OUT))
 
 
 def test_fallbacks_change_in_place_and_stay_out_of_the_studys_key():

@@ -202,8 +202,9 @@ def test_check_names_the_unpriced_items_of_a_spot_study(capsys):
 
 def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
     # Issue 16's rule, for studies too: no provider deadline cancels a FLEX_START trial before its max wait.
+    from infra.vertex.lifecycle.waiting import DEADLINE_GRACE_SECONDS
+    from infra.vertex.tuning.kind import TUNING_JOB
     from infra.vertex.tuning.trials import TuningStatus
-    from infra.vertex.tuning_provider import DEADLINE_GRACE_SECONDS, deadline
 
     flex = tuning_spec.with_defaults(
         tuning_props(
@@ -222,6 +223,6 @@ def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
     )
     start = 1795341600.0  # 2026-11-22T10:00:00Z
     waves = 2  # 4 trials, 2 at a time
-    assert deadline(status, flex) - start >= waves * (7200 + 3600 + DEADLINE_GRACE_SECONDS)
+    assert TUNING_JOB.run_deadline(status, flex) - start >= waves * (7200 + 3600 + DEADLINE_GRACE_SECONDS)
     standard = tuning_spec.with_defaults(tuning_props(queue_timeout_seconds=600, timeout_seconds=3600))
-    assert deadline(status, standard) - start == waves * (600 + 3600 + DEADLINE_GRACE_SECONDS)
+    assert TUNING_JOB.run_deadline(status, standard) - start == waves * (600 + 3600 + DEADLINE_GRACE_SECONDS)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -11,24 +10,9 @@ from google.api_core import exceptions as gexc
 from infra.dynamic import retries
 from infra.dynamic.errors import ProviderError
 from infra.dynamic.retries import code_name
+from infra.vertex.lifecycle import outcome
 
 T = TypeVar("T")
-
-RETRY_ATTEMPTS = 8
-# The two wordings of a custom-training quota error: the metric ("...quota metrics exceed quota limits:
-# aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus") or the quota id ("The following quotas are
-# exceeded: CustomModelTrainingT4GPUsPerProjectPerRegion", seen in public Ray-on-Vertex logs).
-_QUOTA = re.compile(
-    r"aiplatform\.googleapis\.com/[A-Za-z0-9_]+|\bCustomModelTraining\w*PerProjectPerRegion\b"
-)
-# A resource quota of custom training (GPUs, CPUs): waiting does not free it, so it is not retried.
-_TRAINING_QUOTA = re.compile(r"custom_model_training|CustomModelTraining\w*PerProjectPerRegion")
-# How a job failure reads when Vertex could not get the machines: quota (code 8), capacity, Spot stockout.
-_NO_CAPACITY = re.compile(
-    r"quota|insufficient|stockout|resource_pool_exhausted|resources? (are|is) (not available|exhausted)"
-    r"|not enough resources|capacity",
-    re.IGNORECASE,
-)
 
 
 class JobError(ProviderError):
@@ -40,8 +24,9 @@ class JobGone(JobError):
 
 
 def is_training_quota(exc: Exception) -> bool:
-    """HTTP 429 / RESOURCE_EXHAUSTED naming a custom-training resource quota (either wording)."""
-    return isinstance(exc, gexc.TooManyRequests) and bool(_TRAINING_QUOTA.search(exc.message or ""))
+    """HTTP 429 / RESOURCE_EXHAUSTED naming a custom-training resource quota (either wording): waiting does
+    not free it, so it is not retried."""
+    return isinstance(exc, gexc.TooManyRequests) and outcome.is_quota(exc.message or "")
 
 
 def is_rate_limit(exc: Exception) -> bool:
@@ -49,27 +34,11 @@ def is_rate_limit(exc: Exception) -> bool:
     return isinstance(exc, gexc.TooManyRequests) and not is_training_quota(exc)
 
 
-def names_training_quota(error: str) -> bool:
-    """A job's error text that says a custom-training quota was exceeded."""
-    return bool(_TRAINING_QUOTA.search(error))
-
-
 def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
-    """Run `call`, retrying UNAVAILABLE / DEADLINE_EXCEEDED and rate limits with backoff from `first_delay`.
-
-    A rate limit that persists is raised as it came, for `explain` to turn into quota advice.
-    """
+    """A Vertex AI call with retries (dynamic/retries.py), rate limits included: one that persists is raised
+    as it came, for `explain` to turn into quota advice."""
     return retries.with_retry(
-        call,
-        what,
-        first_delay,
-        attempts=RETRY_ATTEMPTS,
-        also=is_rate_limit,
-        give_up=lambda exc, attempt: JobError(
-            f"{what} failed {attempt} times with a transient error ({code_name(exc)}): "
-            f"{exc.message}. Vertex AI may be degraded; run `pulumi up` again later.",
-            exc,
-        ),
+        call, what, first_delay, error=JobError, service="Vertex AI", also=is_rate_limit
     )
 
 
@@ -82,14 +51,15 @@ def explain(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) 
 def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project: str, region: str) -> str:
     if is_rate_limit(exc):
         return (
-            f"{what} was rate limited {RETRY_ATTEMPTS} times in a row (429 RESOURCE_EXHAUSTED): {message} "
+            f"{what} was rate limited {retries.RETRY_ATTEMPTS} times in a row (429 RESOURCE_EXHAUSTED): "
+            f"{message} "
             f"Project {project} is using up its Vertex AI API request quota in {region}: wait a few "
             "minutes and run `pulumi up` again, run fewer stacks or jobs at once in this project, or "
             "request a higher quota at "
             f" https://console.cloud.google.com/iam-admin/quotas?project={project}."
         )
     if isinstance(exc, gexc.TooManyRequests):
-        quotas = sorted(set(_QUOTA.findall(message)))
+        quotas = outcome.quota_names(message)
         quota = ", ".join(quotas) if quotas else "a Vertex AI custom training quota"
         return (
             f"{what} hit a quota in project {project}, region {region}: {quota}. {message} "
@@ -126,7 +96,7 @@ def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project:
 
 def job_failure_hint(error: str, project: str, region: str, spot: bool) -> str:
     """What to do when a job failed because Vertex could not get its machines (quota, capacity, stockout)."""
-    if not _NO_CAPACITY.search(error):
+    if not outcome.wants_machines(error):
         return ""
     spot_hint = (
         " Spot VMs were requested: Spot capacity may be exhausted in this region; retry later, set spot: "

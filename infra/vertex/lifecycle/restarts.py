@@ -26,26 +26,17 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
+from infra.vertex.lifecycle import outcome
 from infra.vertex.lifecycle.status import JobStatus
 
 ATTEMPT_LABEL = "vertex_training_attempt"
 DEFAULT_MAX_RESTARTS = 3
-_CAPACITY_LOSS = re.compile(
-    r"stockout|preempt|resources? (?:are|is) insufficient|does not have enough resources|"
-    r"resource_pool_exhausted|resource pool exhausted",
-    re.IGNORECASE,
-)
 _ATTEMPT = re.compile(r"(\d+)-(\d+)(?:-(\d+))?")
 
 
 def lost_capacity(status: JobStatus) -> bool:
-    """True when the job ended because its machines were taken away or could not be had."""
-    return status.state == "JOB_STATE_FAILED" and names_capacity_loss(status.error)
-
-
-def names_capacity_loss(error: str) -> bool:
-    """An error text (a job's, or a failed trial's reason) that says machines were taken away or not had."""
-    return bool(_CAPACITY_LOSS.search(error))
+    """True when the job ended because its machines were taken away or could not be had (outcome.py)."""
+    return status.state == "JOB_STATE_FAILED" and outcome.lost_machines(status.error)
 
 
 def running_seconds(status: JobStatus) -> float:

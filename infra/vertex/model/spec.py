@@ -30,6 +30,8 @@ _MODEL_ID = re.compile(r"[a-z_][a-z0-9_-]{0,62}")
 # Model.version_aliases: [a-z][a-zA-Z0-9-]{0,126}[a-z0-9], and not only digits.
 _ALIAS = re.compile(r"[a-z][a-zA-Z0-9-]{0,126}[a-z0-9]")
 
+# Every change uploads a new version: nothing changes in place.
+IN_PLACE_INPUTS: tuple[str, ...] = ()
 INPUTS = (
     "project",
     "region",

@@ -1,0 +1,81 @@
+"""The CustomJob as a kind of the shared lifecycle: a training job that resumes from its checkpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from infra.vertex.capacity.placement import Shape
+from infra.vertex.cost import cap as cost_cap
+from infra.vertex.cost import preview as cost_preview
+from infra.vertex.cost import spend
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import restarts, waiting
+from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
+from infra.vertex.lifecycle.report import run_outputs, summary_line
+from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.lifecycle.watch import watcher
+from infra.vertex.runners.local.runner import LocalRunner
+from infra.vertex.runners.vertex import VertexRunner
+
+
+class CustomJobKind(JobKind):
+    spec = spec
+    noun = "Training job"
+    api_kind = "CustomJob"
+    resumable = True
+
+    def runner(self, props: dict[str, Any]) -> Runner:
+        if props.get("runner", "vertex") == "local":
+            return LocalRunner(props["base_output_dir"])
+        return VertexRunner(
+            props["project"], props["region"], min(float(props["poll_interval_seconds"]), 1.0)
+        )
+
+    def build(
+        self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried
+    ) -> Any:
+        """Labelled with the attempt and the cost carried from earlier attempts, and allowed the running time
+        left (restarts.py, spend.py)."""
+        job = spec.build_custom_job(props, shape)
+        if attempt != restarts.Attempt(1, 0):
+            job = restarts.resubmission(job, attempt, restarts.remaining_seconds(props, attempt))
+            job.labels[spend.SPENT_LABEL] = carried.label
+        return job
+
+    def ticker(self, props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Ticker:
+        return watcher(props, status, say)
+
+    def run_deadline(self, status: JobStatus, props: dict[str, Any]) -> float | None:
+        if not status.start_time:
+            return None
+        allowed = restarts.remaining_seconds(props, restarts.Attempt.of(status))
+        return waiting.timestamp(status.start_time) + allowed + waiting.DEADLINE_GRACE_SECONDS
+
+    def overrun_limit(self, props: dict[str, Any]) -> str:
+        return f"timeout_seconds={props['timeout_seconds']} plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s grace"
+
+    def outputs(
+        self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]
+    ) -> dict[str, Any]:
+        return {
+            "model_dir": spec.model_dir(props["base_output_dir"]),
+            **run_outputs(shaped, status, say),
+            **cost_cap.outputs(shaped, status),
+        }
+
+    def summary(self, outputs: dict[str, Any]) -> str:
+        return summary_line(outputs, len(outputs["attempts"]))
+
+    def preview_lines(self, props: dict[str, Any]) -> list[str]:
+        return cost_preview.preview_lines(props)
+
+    def replaces(self, olds: dict[str, Any], changed: list[str]) -> list[str]:
+        return cost_cap.replaces(olds, changed)
+
+    def replace_lines(self, olds: dict[str, Any]) -> list[str]:
+        expected = cost_preview.expected_line(olds)
+        return [expected] if expected else []
+
+
+CUSTOM_JOB = CustomJobKind()

@@ -1,0 +1,120 @@
+"""The dynamic provider of every Vertex job kind: create-or-adopt, read, update, delete through one lifecycle.
+
+A kind's provider (infra/vertex/provider.py, tuning_provider.py) is this class with its `kind` set; those
+modules are pickled by reference into stacks' state, so they keep their paths and class names.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
+
+from infra.dynamic.base import SpecProvider
+from infra.vertex.capacity import placement
+from infra.vertex.capacity.placement import AttemptRecord
+from infra.vertex.cost import cap as cost_cap
+from infra.vertex.cost import spend
+from infra.vertex.lifecycle import placing, waiting
+from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.kind import JobKind
+from infra.vertex.lifecycle.report import carried_attempts, current_record
+from infra.vertex.lifecycle.status import JobStatus
+
+
+class JobProvider(SpecProvider):
+    """Create/read/update/delete one job of `kind` from its snake_case props."""
+
+    kind: ClassVar[JobKind]
+    delete_before_replace = True  # two runs of one job would race on one output directory and double the bill
+
+    @property
+    def spec(self) -> Any:  # type: ignore[override]
+        return self.kind.spec
+
+    def log_name(self, props: dict[str, Any]) -> str:
+        return str(props.get("display_name", self.kind.noun.lower()))
+
+    def preview_lines(self, props: dict[str, Any]) -> list[str]:
+        return self.kind.preview_lines(props)
+
+    def replaces(self, olds: dict[str, Any], news: dict[str, Any], changed: list[str]) -> list[str]:
+        return super().replaces(olds, news, changed) + self.kind.replaces(olds, changed)
+
+    def replacing(self, olds: dict[str, Any], news: dict[str, Any]) -> None:
+        for line in self.kind.replace_lines(olds):
+            self.log(news, line)
+
+    def outputs(
+        self,
+        props: dict[str, Any],
+        status: JobStatus,
+        records: list[AttemptRecord] | None = None,
+        stored: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Complete outputs; `records` are the attempts this call saw, else `stored` (the outputs an earlier
+        call saved: read and update) carries the earlier attempts over."""
+        current = current_record(props, status)
+        attempts = [r.as_output() for r in records] if records else carried_attempts(stored or {}, current)
+        shaped = placement.apply_shape(props, current.shape)
+        return {
+            **{k: props[k] for k in self.kind.spec.INPUTS if k in props},
+            "job_name": status.name,
+            "state": status.state,
+            "console_url": status.console_url,
+            "create_time": status.create_time,
+            "start_time": status.start_time,
+            "end_time": status.end_time,
+            "error": status.error,
+            "placement": current.shape.as_dict(),
+            "attempts": attempts,
+            **self.kind.outputs(props, shaped, status, lambda line: self.log(props, line)),
+        }
+
+    def _finished(self, props: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+        """The outputs of a job that was waited for, announced in one summary line."""
+        self.log(props, self.kind.summary(outputs))
+        return outputs
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        props = self.kind.spec.with_defaults(props)
+        runner = self.kind.runner(props)
+        say = lambda line: self.log(props, line)  # noqa: E731
+        adopted = runner.find_by_key(self.kind.spec.job_key(props))
+        if adopted is not None:
+            say(f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
+            shaped = placement.apply_shape(props, placement.job_shape(adopted, props)[1])
+            note = cost_cap.submit_note(shaped, spend.Carried.of(adopted))
+            if note:
+                say(note)
+        status, records = placing.place(self.kind, runner, props, adopted, say)
+        outputs = self.outputs(props, status, records)
+        return CreateResult(status.name, self._finished(props, outputs) if props["wait"] else outputs)
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        props = self.kind.spec.with_defaults(props)
+        status = self.kind.runner(props).get(id_)
+        if status is None:
+            return ReadResult("", {})
+        return ReadResult(id_, self.outputs(props, status, stored=props))
+
+    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        props = self.kind.spec.with_defaults(news)
+        runner = self.kind.runner(props)
+        status = runner.get(id_)
+        if status is None:
+            raise JobError(
+                f"{self.kind.noun} {id_} no longer exists; run `pulumi refresh`, then `pulumi up` to run it "
+                "again."
+            )
+        if not props["wait"]:
+            return UpdateResult(self.outputs(props, status, stored=olds))
+        # An update cannot change the resource's id, so it cannot move to a new attempt: it reports, waited
+        # for under the rules of the shape it runs on (a FLEX_START fallback: max_wait_seconds).
+        shaped = placement.apply_shape(props, placement.job_shape(status, props)[1])
+        status = waiting.wait(self.kind, runner, status, shaped, lambda line: self.log(props, line))
+        return UpdateResult(self._finished(props, self.outputs(props, status, stored=olds)))
+
+    def delete(self, id_: str, props: dict[str, Any]) -> None:
+        props = self.kind.spec.with_defaults(props)
+        waiting.stop_and_delete(self.kind.runner(props), id_, props, lambda line: self.log(props, line))

@@ -1,0 +1,107 @@
+"""What a Vertex job kind supplies to the one lifecycle: its props, request, runner, status and own lines.
+
+The lifecycle (placing.py, waiting.py, job_provider.py) does everything else the same way for every kind:
+create-or-adopt by key label, the quota pre-check, placement across shapes, waiting, deadlines, preemption,
+the dollar cap, cancel and delete, the final paragraph and the shared outputs. Modelled on python-aiplatform's
+`_Job` (google/cloud/aiplatform/jobs.py: per-kind class attributes over one base) and Kubeflow's
+gcp_launcher job_remote_runner.py (one wait loop for every job kind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, ClassVar, Protocol
+
+from infra.vertex.capacity.placement import Shape
+from infra.vertex.cost import spend
+from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle.status import JobStatus
+
+
+class Runner(Protocol):
+    """Where jobs of one kind run (Vertex AI or this machine): the five verbs the lifecycle uses."""
+
+    def create(self, job: Any) -> JobStatus: ...
+    def get(self, name: str) -> JobStatus | None: ...
+    def find_by_key(self, key: str) -> JobStatus | None: ...
+    def cancel(self, name: str) -> None: ...
+    def delete(self, name: str) -> None: ...
+
+
+class Ticker(Protocol):
+    """Told of every poll of a waited-for job: prints its log, heartbeat or finished trials."""
+
+    def tick(self, status: JobStatus) -> None: ...
+
+
+class JobKind:
+    """One Vertex job kind; a subclass sets the class attributes and overrides the hooks that differ."""
+
+    spec: ClassVar[ModuleType]  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key
+    noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
+    api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
+    # A new attempt continues the same run from its checkpoints: its running time and cost carry over, and a
+    # running job that Spot preemption ended is submitted again on its shape (restarts.py).
+    resumable: ClassVar[bool] = False
+
+    def runner(self, props: dict[str, Any]) -> Runner:
+        raise NotImplementedError
+
+    def build(
+        self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried
+    ) -> Any:
+        """The request that submits the job on `shape` (`attempt` and `carried`: resumable kinds only)."""
+        raise NotImplementedError
+
+    def ticker(self, props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Ticker | None:
+        return None
+
+    def run_deadline(self, status: JobStatus, props: dict[str, Any]) -> float | None:
+        """Wall-clock time after which a job that runs has overrun; None before it is known."""
+        raise NotImplementedError
+
+    def overrun_limit(self, props: dict[str, Any]) -> str:
+        """The running-time limit a cancelled overrun went past, as a message names it."""
+        raise NotImplementedError
+
+    def running_seconds(self, status: JobStatus) -> float:
+        """Machine time this job (one attempt) ran: what it bills."""
+        return restarts.running_seconds(status)
+
+    def ended_reason(self, status: JobStatus) -> str:
+        """Why a job that did not succeed ended, for its attempt record."""
+        return status.error or status.state
+
+    def failure_details(self, status: JobStatus) -> str:
+        """More about a failure than the job's error (a study's failed trials); '' or '. ...'."""
+        return ""
+
+    def gave_way_as_a_whole(self, status: JobStatus) -> bool:
+        """The kind's own sign that the job could not get machines, beside the job's error (trials)."""
+        return False
+
+    def quota_props(self, shaped: dict[str, Any]) -> dict[str, Any]:
+        """The props whose pools must fit in quota at once (a study: its parallel trials)."""
+        return shaped
+
+    def outputs(
+        self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]
+    ) -> dict[str, Any]:
+        """The kind's outputs beside the shared ones (job_name, state, times, placement, attempts)."""
+        return {}
+
+    def summary(self, outputs: dict[str, Any]) -> str:
+        """The one line that ends a wait."""
+        raise NotImplementedError
+
+    def preview_lines(self, props: dict[str, Any]) -> list[str]:
+        return []
+
+    def replaces(self, olds: dict[str, Any], changed: list[str]) -> list[str]:
+        """Inputs that need a new job though they change in place otherwise."""
+        return []
+
+    def replace_lines(self, olds: dict[str, Any]) -> list[str]:
+        """What diff says when the job is replaced."""
+        return []

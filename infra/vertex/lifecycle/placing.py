@@ -1,0 +1,176 @@
+"""Placing a job of any kind: its primary shape, else each fallback in turn; a Spot preemption resubmits it.
+
+A shape whose quota cannot hold the job is skipped without a request; with `wait`, a job that stocks out,
+hits a quota or is still queued at its deadline gives way to the next shape (placement.try_shapes). Each move
+is one stderr line; when every shape gave way, one paragraph. Never two live jobs: the next shape is
+submitted only once the last job is terminal.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from infra.vertex.capacity import placement
+from infra.vertex.capacity.placement import AttemptRecord, Shape, ShapeResult
+from infra.vertex.capacity.quotas import shortfall
+from infra.vertex.cost import cap as cost_cap
+from infra.vertex.cost import spend
+from infra.vertex.lifecycle import restarts, waiting
+from infra.vertex.lifecycle.errors import JobError, is_training_quota
+from infra.vertex.lifecycle.kind import JobKind, Runner
+from infra.vertex.lifecycle.report import current_record
+from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.lifecycle.waiting import QueueTimeout, Say
+
+
+def submit(
+    kind: JobKind,
+    runner: Runner,
+    props: dict[str, Any],
+    attempt: restarts.Attempt,
+    shape: Shape,
+    carried: spend.Carried,
+    say: Say,
+) -> JobStatus:
+    """Submit the job on `shape`; say where it is and what its dollar cap counts."""
+    status = runner.create(kind.build(props, shape, attempt, carried))
+    say(f"created {status.name} ({status.state}): {status.console_url}")
+    note = cost_cap.submit_note(placement.apply_shape(props, shape), carried)
+    if note:
+        say(note)
+    return status
+
+
+def _resubmit(
+    kind: JobKind, runner: Runner, ended: JobStatus, props: dict[str, Any], shape: Shape, say: Say
+) -> JobStatus | None:
+    """The next attempt of a job that lost its machines while running, on the same shape (it resumes from
+    the same checkpoint directory), or None when the earlier attempts used up timeout_seconds."""
+    attempt = restarts.Attempt.of(ended).next(ended)
+    remaining = restarts.remaining_seconds(props, attempt)
+    if remaining <= 0:
+        say(f"{ended.name} lost its machines, but its attempts already ran timeout_seconds")
+        return None
+    delay = restarts.resubmit_delay(attempt)
+    say(
+        f"{ended.name} lost its machines ({ended.error}); submitting attempt {attempt.number} of "
+        f"{1 + restarts.max_restarts(props)} in {delay:.0f}s, with {remaining}s of running time left; it "
+        f"resumes from the checkpoints in {props['base_output_dir']}"
+    )
+    time.sleep(delay)
+    carried = spend.after(placement.apply_shape(props, shape), ended)
+    return submit(kind, runner, props, attempt, shape, carried, say)
+
+
+def wait_shape(
+    kind: JobKind,
+    runner: Runner,
+    status: JobStatus,
+    props: dict[str, Any],
+    index: int,
+    shape: Shape,
+    say: Say,
+) -> ShapeResult:
+    """Wait for one shape's job; resubmit a resumable job on this shape after a preemption while running.
+
+    Moves on (no error raised) after a stockout, a quota failure or a queue timeout; raises for any other end.
+    """
+    shaped = placement.apply_shape(props, shape)
+    records: list[AttemptRecord] = []
+
+    def record(ended: JobStatus, reason: str) -> None:
+        records.append(
+            AttemptRecord(index, shape, ended.name, ended.state, reason, kind.running_seconds(ended))
+        )
+
+    while True:
+        try:
+            status = waiting.wait_attempt(kind, runner, status, shaped, say)
+        except QueueTimeout as exc:
+            record(exc.status, f"did not start within {waiting.queue_limit_name(shaped)}; cancelled")
+            return ShapeResult(records, exc.status, move_on=True, error=exc)
+        if status.state == "JOB_STATE_SUCCEEDED":
+            record(status, "")
+            return ShapeResult(records, status)
+        if cost_cap.stopped(shaped, status):
+            record(status, "running cost reached max_cost_usd; cancelled")
+            return ShapeResult(records, status)
+        if kind.resumable and restarts.may_restart(shaped, status):
+            record(status, f"preempted while running: {status.error}")
+            resubmitted = _resubmit(kind, runner, status, props, shape, say)
+            if resubmitted is not None:
+                status = resubmitted
+                continue
+            raise waiting.failure(kind, shaped, status)
+        record(status, kind.ended_reason(status))
+        if waiting.gave_way(kind, status):
+            return ShapeResult(records, status, move_on=True, error=waiting.failure(kind, shaped, status))
+        raise waiting.failure(kind, shaped, status)
+
+
+def _skipped(kind: JobKind, shaped: dict[str, Any], index: int, shape: Shape) -> ShapeResult | None:
+    """A shape the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
+    found = shortfall(kind.quota_props(shaped))
+    if found is None:
+        return None
+    return ShapeResult(
+        [AttemptRecord(index, shape, "", "SKIPPED", found.reason)],
+        move_on=True,
+        error=JobError(found.message),
+    )
+
+
+def place(
+    kind: JobKind, runner: Runner, props: dict[str, Any], adopted: JobStatus | None, say: Say
+) -> tuple[JobStatus, list[AttemptRecord]]:
+    """Run the job on its primary shape, else on each fallback in turn (from an adopted job's shape on).
+
+    Without `wait`, the first job submitted is the answer.
+    """
+    pending = adopted
+    spent = restarts.Attempt.of(adopted) if adopted is not None else restarts.Attempt(1, 0)
+    carried = spend.Carried(0, 0)  # the cost of the attempts before the next submission
+
+    def run(index: int, shape: Shape) -> ShapeResult:
+        nonlocal pending, spent, carried
+        status, pending = pending, None
+        if status is None:
+            skipped = _skipped(kind, placement.apply_shape(props, shape), index, shape)
+            if skipped is not None:
+                return skipped
+            if kind.resumable and restarts.remaining_seconds(props, spent) <= 0:
+                raise JobError(
+                    f"{kind.noun} {props['display_name']}: its earlier attempts already ran "
+                    f"timeout_seconds={props['timeout_seconds']}; no time is left to try {shape}."
+                )
+            try:
+                attempt = restarts.Attempt(1, spent.earlier_seconds, index)
+                status = submit(kind, runner, props, attempt, shape, carried, say)
+            except JobError as exc:
+                if exc.api_error is None or not is_training_quota(exc.api_error):
+                    raise
+                reason = f"Create{kind.api_kind} refused for quota: {exc.api_error.message}"
+                return ShapeResult(
+                    [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=exc
+                )
+        else:
+            shape = placement.job_shape(status, props)[1]  # adopted: its own shape, whatever the chain says
+        if not props["wait"]:
+            return ShapeResult([current_record(props, status)], status)
+        result = wait_shape(kind, runner, status, props, index, shape, say)
+        if kind.resumable and result.status is not None:
+            spent = restarts.Attempt(1, int(restarts.Attempt.of(result.status).total_seconds(result.status)))
+            carried = spend.after(placement.apply_shape(props, shape), result.status)
+        return result
+
+    start = 0 if adopted is None else placement.resume_index(adopted, props)
+    _index, result, records = placement.try_shapes(
+        placement.shapes(props),
+        start,
+        run,
+        say,
+        lambda tried: JobError(placement.exhausted_message(props, tried, kind.noun)),
+    )
+    assert result.status is not None  # a shape that did not give way ran a job
+    return result.status, records

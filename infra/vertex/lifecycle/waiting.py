@@ -1,0 +1,225 @@
+"""Waiting for one job of any kind: polling, deadlines, the dollar cap, cancelling, and how it ended."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from infra.dynamic.polling import poll_until
+from infra.vertex.capacity import placement
+from infra.vertex.cost import cap as cost_cap
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import outcome, restarts
+from infra.vertex.lifecycle.errors import JobError, JobGone, job_failure_hint
+from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
+from infra.vertex.lifecycle.status import JobStatus
+
+# Time on top of the job's running-time cap (which Vertex enforces itself) before the provider cancels it.
+DEADLINE_GRACE_SECONDS = 600.0
+# How often a waiting create re-reads its deadline, which moves when the job starts running.
+DEADLINE_RECHECK_SECONDS = 300.0
+# How long delete (and a timeout's cancel) waits for a cancelled job to reach a terminal state.
+CANCEL_WAIT_SECONDS = 900.0
+
+Say = Callable[[str], None]
+
+
+class QueueTimeout(JobError):
+    """A job that did not start in time and was cancelled (`status`, now terminal): another shape may run."""
+
+    def __init__(self, message: str, status: JobStatus) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def timestamp(iso_time: str) -> float:
+    try:
+        return datetime.datetime.fromisoformat(iso_time).timestamp()
+    except ValueError:
+        return time.time()
+
+
+def deadline(kind: JobKind, status: JobStatus, props: dict[str, Any]) -> float:
+    """Wall-clock time after which a live job has overrun: its queue limit (FLEX_START: max_wait_seconds plus
+    grace) after creation until it starts, then its kind's running deadline. A PAUSED job runs nothing."""
+    if status.state == "JOB_STATE_PAUSED":
+        return math.inf
+    run_end = kind.run_deadline(status, props)
+    if status.start_time and run_end is not None:
+        return run_end
+    queue_end = timestamp(status.create_time) + spec.queue_deadline_seconds(props)
+    return queue_end if run_end is None else min(run_end, queue_end)
+
+
+def poll(
+    runner: Runner,
+    status: JobStatus,
+    props: dict[str, Any],
+    until: float,
+    say: Say,
+    ticker: Ticker | None = None,
+) -> JobStatus:
+    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr.
+
+    `ticker` prints the job's new log lines, heartbeat or finished trials after each poll.
+    """
+
+    def read(before: JobStatus) -> JobStatus:
+        current = runner.get(before.name)
+        if current is None:
+            raise JobGone(
+                f"Job {before.name} disappeared while being watched; was it deleted outside Pulumi?"
+            )
+        return current
+
+    def seen(before: JobStatus, now: JobStatus) -> None:
+        nonlocal ticker
+        changed = now.state != before.state
+        if changed and not now.terminal:
+            say(f"{now.name}: {now.state}")
+        if ticker is not None:
+            try:
+                ticker.tick(now)
+            except Exception as exc:  # the log is a view of the job: it never ends the wait
+                say(f"live log stopped ({type(exc).__name__}: {exc}); the job goes on")
+                ticker = None
+        if changed and now.terminal:
+            say(f"{now.name}: {now.state}")  # after the last log lines that led to it
+
+    return poll_until(status, read, lambda s: s.terminal, until, float(props["poll_interval_seconds"]), seen)
+
+
+def failure(kind: JobKind, props: dict[str, Any], status: JobStatus) -> JobError:
+    """The error for a job that ended without succeeding: its error, the kind's details, a hint, the link."""
+    error = status.error or "no error message was reported"
+    hint = ""
+    if props.get("runner") == "vertex":
+        hint = job_failure_hint(error, props["project"], props["region"], bool(props.get("spot")))
+    return JobError(
+        f"{kind.noun} {status.name} ({props.get('display_name')}) ended {status.state}: {error}"
+        f"{kind.failure_details(status)} {hint + ' ' if hint else ''}Details and logs: {status.console_url}"
+    )
+
+
+def gave_way(kind: JobKind, status: JobStatus) -> bool:
+    """Ended for want of machines (a stockout, after Vertex's own retries), of quota, or expired before it
+    ever ran (a FLEX_START job that Vertex gave up on): another shape may run."""
+    failed = status.state == "JOB_STATE_FAILED"
+    expired = status.state == "JOB_STATE_EXPIRED" and not status.start_time
+    quota = failed and outcome.is_quota(status.error)
+    return restarts.lost_capacity(status) or quota or expired or kind.gave_way_as_a_whole(status)
+
+
+def queue_limit_name(props: dict[str, Any]) -> str:
+    key = "max_wait_seconds" if props.get("scheduling_strategy") == "FLEX_START" else "queue_timeout_seconds"
+    return f"{key}={spec.queue_limit_seconds(props)}"
+
+
+def _wait_key(props: dict[str, Any]) -> str:
+    """The stack config key that sets how long this job may wait to start."""
+    return "maxWaitSeconds" if props.get("scheduling_strategy") == "FLEX_START" else "queueTimeoutSeconds"
+
+
+def _machines(pool: dict[str, Any]) -> str:
+    kind = pool.get("accelerator_type")
+    gpus = f" + {pool.get('accelerator_count')} x {kind}" if kind else ""
+    return f"{pool.get('replica_count', 1)} x {pool.get('machine_type')}{gpus}"
+
+
+def overrun_message(kind: JobKind, props: dict[str, Any], status: JobStatus) -> str:
+    """Why a live job was cancelled: it never started within its queue limit, or ran too long."""
+    job = f"{kind.noun} {status.name} ({props.get('display_name')})"
+    if status.start_time:
+        return (
+            f"{job} ran past {kind.overrun_limit(props)} and was cancelled (now {status.state}). "
+            f"Details and logs: {status.console_url}"
+        )
+    pools = ", ".join(_machines(pool) for pool in props["worker_pools"])
+    project, spot = props.get("project"), props.get("spot")
+    return (
+        f"{job} did not start within {queue_limit_name(props)} and was "
+        f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
+        f"region {props.get('region')}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
+        "Fix: request the custom_model_training quota at "
+        f"https://console.cloud.google.com/iam-admin/quotas?project={project}, use another region"
+        f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "
+        f"a longer wait with the stack config key {_wait_key(props)}. Details: {status.console_url}"
+    )
+
+
+def cancel_and_wait(runner: Runner, status: JobStatus, props: dict[str, Any], say: Say) -> JobStatus:
+    """Cancel a live job and wait (CANCEL_WAIT_SECONDS at most) for it to be terminal."""
+    runner.cancel(status.name)
+    return poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS, say)
+
+
+def _cancel_overrun(
+    kind: JobKind, runner: Runner, status: JobStatus, props: dict[str, Any], say: Say
+) -> JobError:
+    say(f"{status.name} overran its deadline ({status.state}); cancelling it")
+    ended = cancel_and_wait(runner, status, props, say)
+    if not ended.terminal:
+        # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
+        return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
+    if ended.start_time:  # it may have started between the last poll and the cancel
+        return JobError(overrun_message(kind, props, ended))
+    return QueueTimeout(overrun_message(kind, props, ended), ended)
+
+
+def wait_attempt(
+    kind: JobKind, runner: Runner, status: JobStatus, props: dict[str, Any], say: Say
+) -> JobStatus:
+    """One attempt to its terminal state, its log on stderr; cancelled past its deadline or dollar cap."""
+    ticker = kind.ticker(props, status, say)
+    while not status.terminal:
+        # The deadline moves when the job starts (or resumes) running: poll a while, then look at it again.
+        until = min(
+            deadline(kind, status, props),
+            time.time() + DEADLINE_RECHECK_SECONDS,
+            cost_cap.reach_time(props, status),
+        )
+        status = poll(runner, status, props, until, say, ticker)
+        if not status.terminal and cost_cap.reached(props, status):
+            return cost_cap.cancel(
+                status,
+                props,
+                runner.cancel,
+                lambda s: poll(runner, s, props, time.time() + CANCEL_WAIT_SECONDS, say),
+                say,
+            )
+        if not status.terminal and time.time() >= deadline(kind, status, props):
+            raise _cancel_overrun(kind, runner, status, props, say)
+    return status
+
+
+def wait(kind: JobKind, runner: Runner, status: JobStatus, props: dict[str, Any], say: Say) -> JobStatus:
+    """Wait for one job to end; raise unless it succeeded (or its dollar cap stopped it)."""
+    status = wait_attempt(kind, runner, status, props, say)
+    if status.state != "JOB_STATE_SUCCEEDED" and not cost_cap.stopped(props, status):
+        raise failure(kind, props, status)
+    return status
+
+
+def stop_and_delete(runner: Runner, id_: str, props: dict[str, Any], say: Say) -> None:
+    """Cancel a live job, wait until it is terminal, then delete it; a job already gone counts as done."""
+    status = runner.get(id_)
+    if status is None:
+        return
+    if not status.terminal:
+        say(f"cancelling {id_} ({status.state})")
+        try:
+            status = cancel_and_wait(runner, status, props, say)
+        except JobGone:
+            # Deleted meanwhile (the console, the kill switch): what delete wanted.
+            say(f"{id_} was deleted while cancelling")
+            return
+        if not status.terminal:
+            raise JobError(
+                f"Job {id_} is still {status.state} {CANCEL_WAIT_SECONDS:.0f}s after cancelling; "
+                f"check {status.console_url} and run `pulumi destroy` again."
+            )
+    runner.delete(id_)
+    say(f"deleted {id_}")

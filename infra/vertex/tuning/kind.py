@@ -1,0 +1,157 @@
+"""The HyperparameterTuningJob as a kind of the shared lifecycle: a study whose trials are CustomJobs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.vertex.capacity.placement import Shape
+from infra.vertex.cost import preview as cost_preview
+from infra.vertex.cost import pricing, spend
+from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import outcome, restarts, waiting
+from infra.vertex.lifecycle.heartbeat import duration_text
+from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
+from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.runners.local.tuning import LocalTuningRunner
+from infra.vertex.runners.vertex_tuning import VertexTuningRunner
+from infra.vertex.tuning import spec as tuning_spec
+from infra.vertex.tuning.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
+
+
+@dataclass
+class TrialReporter:
+    """Called after every poll: one line per trial that finished since the last poll."""
+
+    metric_id: str
+    say: Callable[[str], None]
+    seen: tuple[Trial, ...] = field(default_factory=tuple)
+
+    def tick(self, status: JobStatus) -> None:
+        trials = status.trials if isinstance(status, TuningStatus) else ()
+        for trial in newly_finished(self.seen, trials):
+            self.say(trial_line(trial, self.metric_id))
+        self.seen = trials
+
+
+def _trials(status: JobStatus) -> tuple[Trial, ...]:
+    return status.trials if isinstance(status, TuningStatus) else ()
+
+
+def _failed(status: JobStatus) -> list[Trial]:
+    return [t for t in _trials(status) if t.state == "INFEASIBLE"]
+
+
+class TuningJobKind(JobKind):
+    spec = tuning_spec
+    noun = "Tuning job"
+    api_kind = "HyperparameterTuningJob"
+
+    def runner(self, props: dict[str, Any]) -> Runner:
+        if props.get("runner", "vertex") == "local":
+            return LocalTuningRunner(props["base_output_dir"])
+        return VertexTuningRunner(
+            props["project"], props["region"], min(float(props["poll_interval_seconds"]), 1.0)
+        )
+
+    def build(
+        self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried
+    ) -> Any:
+        return tuning_spec.build_tuning_job(props, shape)
+
+    def ticker(self, props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Ticker:
+        return TrialReporter(props["metric_id"], say)
+
+    def run_deadline(self, status: JobStatus, props: dict[str, Any]) -> float | None:
+        """Every wave of trials may wait for machines (the trial shape's queue limit) and then run
+        timeout_seconds (the trial job's scheduling.timeout), plus grace."""
+        per_wave = (
+            spec.queue_deadline_seconds(props) + props["timeout_seconds"] + waiting.DEADLINE_GRACE_SECONDS
+        )
+        return waiting.timestamp(status.create_time) + tuning_spec.waves(props) * per_wave
+
+    def overrun_limit(self, props: dict[str, Any]) -> str:
+        return (
+            f"{tuning_spec.waves(props)} wave(s) of timeout_seconds={props['timeout_seconds']} "
+            "(plus queue_timeout_seconds)"
+        )
+
+    def running_seconds(self, status: JobStatus) -> float:
+        """Machine time of all trials together (what the study bills), not the study's wall-clock time."""
+        return sum(t.running_seconds() for t in _trials(status))
+
+    def ended_reason(self, status: JobStatus) -> str:
+        """The study's error, and the first failed trial's reason (where a stockout shows)."""
+        failed = [t for t in _failed(status) if t.reason]
+        trial = f"; trial {failed[0].id}: {failed[0].reason}" if failed else ""
+        return f"{status.error or status.state}{trial}"
+
+    def failure_details(self, status: JobStatus) -> str:
+        failed = _failed(status)
+        if not failed:
+            return ""
+        return f". Failed trials: {'; '.join(f'trial {t.id}: {t.reason}' for t in failed[:3])}."
+
+    def gave_way_as_a_whole(self, status: JobStatus) -> bool:
+        """Failed with no trial succeeded, and every failed trial lost its machines or hit a quota."""
+        failed = _failed(status)
+        return (
+            status.state == "JOB_STATE_FAILED"
+            and bool(failed)
+            and not any(t.state == "SUCCEEDED" for t in _trials(status))
+            and all(outcome.wants_machines(t.reason) for t in failed)
+        )
+
+    def quota_props(self, shaped: dict[str, Any]) -> dict[str, Any]:
+        """The trial job's pools as parallel_trial_count copies of themselves: that is what runs at once."""
+        parallel = int(shaped["parallel_trial_count"])
+        pools = [
+            {**pool, "replica_count": pool["replica_count"] * parallel} for pool in shaped["worker_pools"]
+        ]
+        return {**shaped, "worker_pools": pools}
+
+    def outputs(
+        self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]
+    ) -> dict[str, Any]:
+        """Trials, the best one, and duration and cost: the trials of this study, at its shape."""
+        top = best(_trials(status), props["goal"])
+        seconds = self.running_seconds(status)
+        out: dict[str, Any] = {
+            "trials": [t.to_output() for t in _trials(status)],
+            "best_trial": top.id if top else "",
+            "best_parameters": dict(top.parameters) if top else {},
+            "best_metric": top.metric if top else None,
+            "duration_seconds": round(seconds, 1),
+        }
+        if props.get("runner") == "vertex":
+            strategy = pricing.props_strategy(shaped)
+            cost = pricing.estimate_usd(
+                props["region"], shaped["worker_pools"], strategy, seconds, props.get("project")
+            )
+            if cost is not None:
+                out["estimated_cost_usd"] = cost
+        return out
+
+    def summary(self, outputs: dict[str, Any]) -> str:
+        """E.g. `JOB_STATE_SUCCEEDED: 4 trials (1 failed), 6m 2s of trial time; best trial 3 ...; USD 0.2`."""
+        trials = outputs["trials"]
+        failed = sum(t["state"] == "INFEASIBLE" for t in trials)
+        took = duration_text(outputs["duration_seconds"])
+        parts = [f"{outputs['state']}: {len(trials)} trials ({failed} failed), {took} of trial time"]
+        if outputs["best_trial"]:
+            shown = parameters_text(outputs["best_parameters"])
+            parts.append(
+                f"best trial {outputs['best_trial']}: {shown} -> {outputs['metric_id']} "
+                f"{outputs['best_metric']:.4f}"
+            )
+        if "estimated_cost_usd" in outputs:
+            kind = outputs["placement"]["scheduling_strategy"]
+            parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices)")
+        return "; ".join(parts)
+
+    def preview_lines(self, props: dict[str, Any]) -> list[str]:
+        return cost_preview.study_preview_lines(props)
+
+
+TUNING_JOB = TuningJobKind()
