@@ -170,7 +170,7 @@ def without_state(attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in attempt.items() if k != "state"} for attempt in attempts]
 
 
-def check_read(case: Case, host: ProviderHost, entry: dict[str, Any]) -> dict[str, Any]:
+def check_read(case: Case, host: ProviderHost, entry: dict[str, Any]) -> None:
     read = host.read(entry["id"], to_struct(entry["outputs"]))
     assert read.id == entry["id"]
     outputs = to_json(read.properties)
@@ -186,7 +186,6 @@ def check_read(case: Case, host: ProviderHost, entry: dict[str, Any]) -> dict[st
         assert {k: outputs.get(k) for k in keys} == {k: entry["outputs"].get(k) for k in keys}
     if case.name == "local_job":
         assert outputs["metrics"] == entry["outputs"]["metrics"]  # read again from the restored model dir
-    return outputs
 
 
 def check_update(case: Case, host: ProviderHost, entry: dict[str, Any], base: Path) -> None:
