@@ -19,12 +19,12 @@ from google.protobuf import json_format, struct_pb2
 
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
 from infra.cloudbuild.resource import ImageBuild, ImageBuildArgs
-from infra.vertex.model_resource import RESOURCE_TYPE as MODEL_VERSION
-from infra.vertex.model_resource import ModelVersion, ModelVersionArgs
-from infra.vertex.resource import RESOURCE_TYPE as CUSTOM_JOB
-from infra.vertex.resource import CustomJobArgs, WorkerPool
-from infra.vertex.tuning_resource import RESOURCE_TYPE as TUNING_JOB
-from infra.vertex.tuning_resource import HyperparameterTuningJob, Parameter, StudyArgs
+from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
+from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool
+from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION
+from infra.vertex.model.resource import ModelVersion, ModelVersionArgs
+from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB
+from infra.vertex.tuning.resource import HyperparameterTuningJob, Parameter, StudyArgs
 from tests.engine.inputs import IMAGE, PROJECT, REGION, JobShape, recorded
 from tests.fakes.pulumi_mocks import run_program
 
