@@ -52,8 +52,12 @@ def _urns(resource: Declared, prop: str) -> list[str]:
     return [getattr(d, "urn", d) for d in (resource.property_dependencies or {}).get(prop, [])]
 
 
+# How the engine spells a value a preview does not know yet (CrossGuard may pass it through as this string).
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+    return value if isinstance(value, str) and value != UNKNOWN else ""
 
 
 def account_email(account: Declared) -> str:
