@@ -250,9 +250,10 @@ def test_the_eventarc_agent_gets_its_role_from_the_bootstrap_only(run: MockedRun
         == "serviceAccount:service-123456789012@gcp-sa-eventarc.iam.gserviceaccount.com"
     )
     assert "roles/eventarc.serviceAgent" not in roles.grantable_project_roles("my-gcp-project")
-    assert "eventarc.googleapis.com" in {
-        a.inputs["service"] for a in run.by_type("gcp:projects/service:Service")
-    }
+    apis = run.by_type("gcp:projects/service:Service")
+    assert "eventarc.googleapis.com" in {a.inputs["service"] for a in apis}
+    assert {a.urn for a in apis} <= set(agent.dependencies), "generated after its API is enabled"
+    assert agent.urn in grant.dependencies, "granted after the agent exists"
 
 
 def test_state_bucket_and_secrets_key_are_hardened_and_protected(run: MockedRun) -> None:
