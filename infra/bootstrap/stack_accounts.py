@@ -43,7 +43,10 @@ def stack_accounts(
             account_id=account_id,
             display_name=f"vertex-training {stack}: {purpose}",
             description=f"Created by the bootstrap for stack {stack}; its grants come with the stack.",
-            opts=opts,
+            # The stack sets its own display name and description when it adopts the account: never undo them.
+            opts=pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(ignore_changes=["displayName", "description"])
+            ),
         )
         for role in STACK_ACCOUNT_ROLES:
             gcp.serviceaccount.IAMMember(

@@ -232,6 +232,14 @@ def test_the_deploy_identity_acts_only_as_its_stacks_accounts(stack: str) -> Non
         guard.build_account_id,
     }
     assert targets == {(i, r) for i in ids for r in roles.STACK_ACCOUNT_ROLES}
+    stack_ids = {
+        a.urn for a in run.by_type("gcp:serviceaccount/account:Account") if a.inputs["accountId"] in ids
+    }
+    assert len(stack_ids) == 4
+    api_urns = {a.urn for a in run.by_type("gcp:projects/service:Service")}
+    for account in (a for a in run.by_type("gcp:serviceaccount/account:Account") if a.urn in stack_ids):
+        assert api_urns <= set(account.dependencies), "created after the IAM API is enabled"
+        assert set(account.ignore_changes) == {"displayName", "description"}, "the stack names it"
     project_roles = {g.inputs["role"] for g in grants(run, PROJECT_MEMBER, deployer)}
     assert not project_roles & set(roles.STACK_ACCOUNT_ROLES)
     assert (

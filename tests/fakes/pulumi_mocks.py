@@ -34,6 +34,7 @@ class Registered:
     struct: struct_pb2.Struct = field(default_factory=struct_pb2.Struct)
     # input name -> URNs of the resources its value came from (what CrossGuard sees as property dependencies)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    ignore_changes: list[str] = field(default_factory=list)
 
 
 def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -126,6 +127,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                     property_dependencies={
                         key: list(deps.urns) for key, deps in request.propertyDependencies.items()
                     },
+                    ignore_changes=list(request.ignoreChanges),
                 )
             )
         return response
