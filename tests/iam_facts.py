@@ -45,7 +45,16 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     # IAM
     "roles/iam.serviceAccountViewer": frozenset({"iam.serviceAccounts.get", "iam.serviceAccounts.list"}),
     "roles/iam.serviceAccountAdmin": frozenset(
-        {"iam.serviceAccounts.create", "iam.serviceAccounts.get", "iam.serviceAccounts.setIamPolicy"}
+        {
+            "iam.serviceAccounts.create",
+            "iam.serviceAccounts.delete",
+            "iam.serviceAccounts.get",
+            "iam.serviceAccounts.setIamPolicy",
+            "iam.serviceAccounts.update",
+        }
+    ),
+    "roles/iam.serviceAccountCreator": frozenset(
+        {"iam.serviceAccounts.create", "iam.serviceAccounts.get", "iam.serviceAccounts.list"}
     ),
     "roles/iam.serviceAccountUser": frozenset({"iam.serviceAccounts.actAs"}),
     # Pub/Sub, Cloud Functions, Vertex AI

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD_TYPE
-from infra.components.identity import PROJECT_ROLES, TENSORBOARD_ROLE
-from infra.components.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE, role_name
-from infra.components.service_agents import AGENT_ROLES
+from infra.components.identity import PROJECT_ROLES
+from infra.components.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE
+from infra.least_privilege.custom_roles import DEPLOY_EXTRAS, KILL_SWITCH, TENSORBOARD_UPLOADER
 from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
 from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION_TYPE
 from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB_TYPE
@@ -40,8 +40,12 @@ DEPLOY_PROJECT_ROLES: dict[str, str] = {
     ),
     "roles/storage.admin": "create the training bucket and its IAM; upload the kill-switch source",
     "roles/artifactregistry.admin": "create the Docker repository, its cleanup policies and IAM; push images",
-    "roles/iam.serviceAccountAdmin": "create the job's and the kill switch's runtime and build accounts",
-    "roles/iam.serviceAccountUser": "act as them: jobs, the function, its build and trigger run as them",
+    # Creating an account is the one account operation checked on the project (the account does not exist
+    # yet); everything else is granted on each of the stack's accounts (STACK_ACCOUNT_ROLES). IAM Conditions
+    # cannot narrow a project grant to some accounts: resource names are recognised only for the services
+    # listed in https://cloud.google.com/iam/docs/conditions-attribute-reference (read 2026-11-25), and IAM
+    # is not one of them.
+    "roles/iam.serviceAccountCreator": "create the stack's accounts (and read them back: get, list)",
     "roles/resourcemanager.projectIamAdmin": "grant the stack's identities project roles; only those listed",
     "roles/pubsub.admin": "create the budget topic and its IAM (Cloud Billing publishes to it)",
     "roles/monitoring.notificationChannelEditor": "create the budget's e-mail notification channels",
@@ -54,21 +58,28 @@ DEPLOY_PROJECT_ROLES: dict[str, str] = {
 DEPLOY_BILLING_ROLES: dict[str, str] = {
     "roles/billing.costsManager": "create and update the project's budget on the billing account",
 }
+# Granted to the deploy identity on each account of its stack only, never on the project: Google's "Best
+# practices for using service accounts" (https://cloud.google.com/iam/docs/best-practices-service-accounts,
+# read 2026-11-25) warns that serviceAccountUser on the project lets a principal act as every account in it
+# (the Compute Engine default account, often Editor, included).
+STACK_ACCOUNT_ROLES: dict[str, str] = {
+    "roles/iam.serviceAccountUser": "act as it: jobs, trials, builds, the function, its trigger",
+    "roles/iam.serviceAccountAdmin": (
+        "update and delete it with the stack; grant Pub/Sub's agent Token Creator on the trigger's account"
+    ),
+}
+# Service agents' roles the bootstrap grants once, because no deploy identity may grant a role that carries
+# act-as or token permissions (roles/eventarc.serviceAgent carries actAs, getAccessToken, getOpenIdToken).
+AGENT_ROLES: dict[str, str] = {"eventarc.googleapis.com": "roles/eventarc.serviceAgent"}
 
-# Permissions no narrow predefined role holds (Service Usage Admin enables services but cannot generate their
-# agents: https://cloud.google.com/iam/docs/roles-permissions/serviceusage): a custom role of the bootstrap.
-DEPLOY_EXTRA_ROLE_ID = "vertexTrainingDeploy"
+# Permissions no narrow predefined role holds: a custom role of the bootstrap (infra/least_privilege).
+DEPLOY_EXTRA_ROLE_ID = DEPLOY_EXTRAS.role_id
 DEPLOY_EXTRA_PERMISSIONS: dict[str, str] = {
     "serviceusage.services.generateServiceIdentity": "create Eventarc's and Pub/Sub's service agents",
 }
 
-# The main stack's project-level grants: its job identity (TensorBoard uploads need aiplatform.user), the
-# function's build identity, and Eventarc's service agent.
-MAIN_STACK_PROJECT_ROLES = tuple(
-    dict.fromkeys(
-        (*PROJECT_ROLES, TENSORBOARD_ROLE, BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE, *AGENT_ROLES.values())
-    )
-)
+# The main stack's project-level predefined grants: its job identity and the function's build identity.
+MAIN_STACK_PROJECT_ROLES = tuple(dict.fromkeys((*PROJECT_ROLES, BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE)))
 
 # Which role lets each identity manage (deploy) or read (preview, for refresh) each resource type the main
 # stack declares. tests/ci checks this covers every type the dev and prod stacks register.
@@ -81,9 +92,10 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:artifactregistry/repository:Repository": "roles/artifactregistry.admin",
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": "roles/artifactregistry.admin",
     "docker-build:index:Image": "roles/artifactregistry.admin",
-    "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountAdmin",
+    "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountCreator",
     "gcp:projects/serviceIdentity:ServiceIdentity": DEPLOY_EXTRA_ROLE_ID,
     "gcp:projects/iAMMember:IAMMember": "roles/resourcemanager.projectIamAdmin",
+    # On the stack's own accounts (STACK_ACCOUNT_ROLES), not the project.
     "gcp:serviceaccount/iAMMember:IAMMember": "roles/iam.serviceAccountAdmin",
     "gcp:pubsub/topic:Topic": "roles/pubsub.admin",
     "gcp:pubsub/topicIAMMember:TopicIAMMember": "roles/pubsub.admin",
@@ -130,11 +142,13 @@ PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
 
 
 def grantable_project_roles(project: str) -> list[str]:
-    """Project roles the deploy identity may grant: the main stack's, plus the shared kill-switch role.
+    """Project roles the deploy identity may grant: the main stack's, plus the shared custom roles (kill
+    switch, TensorBoard uploader). None carries act-as, token or setIamPolicy permissions, nor starts
+    Vertex AI work (tests/ci checks it against Google's role list).
 
     No stack name in it: the condition holds for every stack, and for stacks created after the bootstrap.
     """
-    return [*MAIN_STACK_PROJECT_ROLES, role_name(project)]
+    return [*MAIN_STACK_PROJECT_ROLES, KILL_SWITCH.name(project), TENSORBOARD_UPLOADER.name(project)]
 
 
 def grant_condition(roles: list[str]) -> str:

@@ -16,9 +16,10 @@ from infra.bootstrap.federation import (
     repository_principal_set,
 )
 from infra.bootstrap.identity import CiIdentity, CiIdentityArgs
+from infra.bootstrap.stack_accounts import stack_accounts
 from infra.bootstrap.state import StateBackend, StateBackendArgs
-from infra.components import killswitch
 from infra.labels import stack_labels
+from infra.least_privilege import custom_roles
 
 # What federation, impersonation, KMS and state need before the deploy identity can enable the rest.
 REQUIRED_APIS = [
@@ -29,9 +30,16 @@ REQUIRED_APIS = [
     "serviceusage.googleapis.com",
     "storage.googleapis.com",
     "sts.googleapis.com",  # exchanges GitHub's OIDC token for a federated token
+    "eventarc.googleapis.com",  # its service agent, granted its role here (roles.AGENT_ROLES)
 ]
 PREVIEW_ACCOUNT_ID = "vt-ci-preview"
 DEPLOY_ACCOUNT_ID = "vt-ci-deploy"
+# Pulumi names of the custom roles (kept: renaming would replace protected roles of existing bootstraps).
+CUSTOM_ROLE_RESOURCES = {
+    custom_roles.KILL_SWITCH.role_id: "kill-switch-role",
+    custom_roles.DEPLOY_EXTRAS.role_id: "deploy-extras-role",
+    custom_roles.TENSORBOARD_UPLOADER.role_id: "tensorboard-uploader-role",
+}
 
 
 def build(cfg: BootstrapConfig) -> dict[str, Any]:
@@ -83,17 +91,20 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
         federation=federation.provider,
         opts=after_apis,
     )
-    # The kill switch's role lives here, not in a stack: deleting a custom role blocks its id for 37 days.
-    kill_switch_role = gcp.projects.IAMCustomRole(
-        "kill-switch-role",
-        project=cfg.project,
-        role_id=killswitch.ROLE_ID,
-        title=killswitch.ROLE_TITLE,
-        description=killswitch.ROLE_DESCRIPTION,
-        permissions=list(killswitch.PERMISSIONS),
-        stage="GA",
-        opts=pulumi.ResourceOptions(depends_on=apis, protect=True),
-    )
+    # The custom roles live here, not in a stack: deleting a custom role blocks its id for 37 days.
+    created_roles = {
+        role.role_id: gcp.projects.IAMCustomRole(
+            CUSTOM_ROLE_RESOURCES[role.role_id],
+            project=cfg.project,
+            role_id=role.role_id,
+            title=role.title,
+            description=role.description,
+            permissions=list(role.permissions),
+            stage="GA",
+            opts=pulumi.ResourceOptions(depends_on=apis, protect=True),
+        )
+        for role in custom_roles.ALL
+    }
     grantable = roles.grantable_project_roles(cfg.project)
     deploy = CiIdentity(
         "deploy",
@@ -121,22 +132,15 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
     )
 
     provider_name = federation.provider_name
-    extras = gcp.projects.IAMCustomRole(
-        "deploy-extras-role",
-        project=cfg.project,
-        role_id=roles.DEPLOY_EXTRA_ROLE_ID,
-        title="Vertex training deploy extras",
-        description="Permissions of vt-ci-deploy that no narrow predefined role holds.",
-        permissions=list(roles.DEPLOY_EXTRA_PERMISSIONS),
-        stage="GA",
-        opts=pulumi.ResourceOptions(depends_on=apis, protect=True),
-    )
+    deployer = deploy.email.apply(lambda email: f"serviceAccount:{email}")
     gcp.projects.IAMMember(
         "deploy-extras",
         project=cfg.project,
-        role=extras.name,
-        member=deploy.email.apply(lambda email: f"serviceAccount:{email}"),
+        role=created_roles[roles.DEPLOY_EXTRA_ROLE_ID].name,
+        member=deployer,
     )
+    stack_accounts(cfg.project, cfg.deploy_stack, deployer, after_apis)
+    _grant_agent_roles(cfg.project, after_apis)
 
     return {
         "workloadIdentityProvider": provider_name,
@@ -144,7 +148,8 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
         "deployServiceAccount": deploy.email,
         "stateBackendUrl": state.backend_url,
         "secretsProvider": state.secrets_provider,
-        "killSwitchRole": kill_switch_role.name,
+        "killSwitchRole": created_roles[custom_roles.KILL_SWITCH.role_id].name,
+        "tensorboardUploaderRole": created_roles[custom_roles.TENSORBOARD_UPLOADER.role_id].name,
         # Paste these into Settings -> Secrets and variables -> Actions -> Variables.
         "githubVariables": {
             "GCP_WORKLOAD_IDENTITY_PROVIDER": provider_name,
@@ -153,3 +158,13 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
             "PULUMI_BACKEND_URL": state.backend_url,
         },
     }
+
+
+def _grant_agent_roles(project: str, opts: pulumi.ResourceOptions) -> None:
+    """Generate the agents whose roles carry token permissions, and grant those roles once, as an owner."""
+    for service, role in roles.AGENT_ROLES.items():
+        short = service.split(".")[0]
+        agent = gcp.projects.ServiceIdentity(f"{short}-agent", project=project, service=service, opts=opts)
+        gcp.projects.IAMMember(
+            f"{short}-agent-role", project=project, role=role, member=agent.member, opts=opts
+        )

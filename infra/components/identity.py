@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from infra.components.service_account import ServiceAccountIdentity
+from infra.least_privilege.custom_roles import TENSORBOARD_UPLOADER
 
 BUCKET_ROLE = "roles/storage.objectAdmin"
 # TensorFlow's GCS filesystem reads the bucket itself (GET bucket: storage.buckets.get) when it creates the
@@ -15,9 +16,13 @@ BUCKET_METADATA_ROLE = "roles/storage.legacyBucketReader"
 BUCKET_ROLES = (BUCKET_ROLE, BUCKET_METADATA_ROLE)
 REPOSITORY_ROLE = "roles/artifactregistry.reader"
 PROJECT_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter")
-# Vertex's TensorBoard integration uploads the job's event files as the job's service account; Google
-# documents aiplatform.user for it and offers no narrower predefined role or per-instance TensorBoard IAM.
-TENSORBOARD_ROLE = "roles/aiplatform.user"
+
+
+def tensorboard_role(project: str) -> str:
+    """Vertex's TensorBoard integration uploads the job's event files as the job's account. Google documents
+    roles/aiplatform.user for it, which can also create jobs the kill switch never sees: the bootstrap's
+    custom role holds only what the uploader calls (infra/least_privilege/custom_roles.py)."""
+    return TENSORBOARD_UPLOADER.name(project)
 
 
 def account_id(stack: str) -> str:
@@ -58,6 +63,8 @@ class JobIdentity(ServiceAccountIdentity):
             repository=repository,
             role=REPOSITORY_ROLE,
         )
-        for role in PROJECT_ROLES + ((TENSORBOARD_ROLE,) if tensorboard else ()):
+        for role in PROJECT_ROLES:
             self.grant_project(f"job-{role.split('/')[1].replace('.', '-').lower()}", project, role)
+        if tensorboard:
+            self.grant_project("job-tensorboard-uploader", project, tensorboard_role(project))
         self.register_outputs({"email": self.email})

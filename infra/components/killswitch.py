@@ -13,6 +13,7 @@ import pulumi_gcp as gcp
 
 from infra.components.options import children
 from infra.components.propagation import IAM_PROPAGATION, wait
+from infra.least_privilege import custom_roles
 
 GUARD_DIR = Path(__file__).parents[1] / "guard"
 # Only what the function runs: no __init__.py, no caches. main.py is the runtime's entry module.
@@ -21,23 +22,14 @@ ENTRY_POINT = "on_budget_notification"
 RUNTIME = "python312"
 PUBSUB_EVENT = "google.cloud.pubsub.topic.v1.messagePublished"
 # Exactly what infra/guard/main.py needs: list (get for listed jobs) and cancel; no create, no delete.
-PERMISSIONS = (
-    "aiplatform.customJobs.cancel",
-    "aiplatform.customJobs.get",
-    "aiplatform.customJobs.list",
-    "aiplatform.hyperparameterTuningJobs.cancel",
-    "aiplatform.hyperparameterTuningJobs.get",
-    "aiplatform.hyperparameterTuningJobs.list",
-)
+PERMISSIONS = custom_roles.KILL_SWITCH.permissions
 # One custom role per Google Cloud project, shared by every stack (the permissions never differ), created by
 # the long-lived bootstrap stack (infra/bootstrap) or once by hand (docs/stack.md), never by a stack: IAM
 # soft-deletes a deleted role and keeps its id unusable from day 7 to day 37
 # (https://cloud.google.com/iam/docs/creating-custom-roles#deleting-custom-role), so a role that came and
 # went with `pulumi destroy` / `up` broke the next `up`, and a per-stack id broke the deploy identity's
 # IAM condition for any new stack name.
-ROLE_ID = "vertexTrainingKillSwitch"
-ROLE_TITLE = "Vertex training kill switch"
-ROLE_DESCRIPTION = "List and cancel Vertex AI custom jobs and hyperparameter tuning jobs; nothing else."
+ROLE_ID = custom_roles.KILL_SWITCH.role_id
 # What a function build needs, on exactly its resources (https://cloud.google.com/functions/docs/securing/
 # build-custom-sa, https://cloud.google.com/run/docs/configuring/services/build-service-account, read
 # 2026-11-22): write build logs, push the image to the stack's repository, and Storage Object Admin
@@ -173,6 +165,8 @@ class KillSwitch(pulumi.ComponentResource):
             account_id=names.account_id,
             display_name=f"Budget kill switch ({args.pulumi_project}/{args.pulumi_stack})",
             description="Lists and cancels this stack's Vertex AI custom jobs when the budget is spent.",
+            # The bootstrap creates a CI-deployed stack's accounts first, to grant act-as on each of them.
+            create_ignore_already_exists=True,
             opts=child,
         )
         # No predefined role is this narrow: aiplatform.viewer cannot cancel, aiplatform.user can create.
@@ -284,6 +278,7 @@ class KillSwitch(pulumi.ComponentResource):
             account_id=names.build_account_id,
             display_name=f"Kill switch build ({args.pulumi_project}/{args.pulumi_stack})",
             description="Builds the kill-switch function: build logs, its image, its source archive only.",
+            create_ignore_already_exists=True,
             opts=child,
         )
         self.build_grants: list[pulumi.Resource] = [

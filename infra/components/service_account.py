@@ -34,6 +34,9 @@ class ServiceAccountIdentity(pulumi.ComponentResource):
             account_id=account_id,
             display_name=display_name,
             description=description,
+            # The bootstrap creates a CI-deployed stack's accounts first, to grant the deploy identity act-as
+            # on each of them (never on the project): the stack then adopts the existing account.
+            create_ignore_already_exists=True,
             opts=self._child_opts,
         )
         self.email = self.account.email

@@ -1,14 +1,17 @@
-"""Google-managed service agents the kill switch relies on, created and granted before their first use.
+"""Google-managed service agents the kill switch relies on, created before their first use.
 
 Eventarc's agent is created lazily on first use and its role arrives minutes later, so a fresh project's
 first Pub/Sub-triggered function fails with "Permission denied while using the Eventarc Service Agent ... it
 may take a few minutes" (hashicorp/terraform-provider-google#14584, #25294; pulumi/pulumi-gcp#1290).
 Generating the identities explicitly (`projects.ServiceIdentity`, serviceusage generateServiceIdentity; no
-separate beta provider is needed: pulumi-gcp is built from the google-beta provider), granting Eventarc's the
-Eventarc Service Agent role that Google otherwise grants only "when you first create Eventarc resources"
-(https://cloud.google.com/eventarc/standard/docs/functions/roles-permissions), and waiting for IAM propagation
-makes the first `pulumi up` pass without a second try. The same page: Pub/Sub direct events need no Event
-Receiver role on the trigger's account; a Pub/Sub agent enabled before 8 April 2021 needs Token Creator.
+separate beta provider is needed: pulumi-gcp is built from the google-beta provider) and waiting for IAM
+propagation makes the first `pulumi up` pass without a second try. The stack grants the agents no role:
+Eventarc's role (roles/eventarc.serviceAgent, which Google grants "when you first create Eventarc resources",
+https://cloud.google.com/eventarc/standard/docs/functions/roles-permissions, read 2026-11-25) carries
+iam.serviceAccounts.actAs and getAccessToken, so a deploy identity allowed to grant it could mint tokens for
+any account through it; the bootstrap, run once by an owner, grants it ahead of the first trigger. The same
+page: Pub/Sub direct events need no Event Receiver role on the trigger's account; a Pub/Sub agent enabled
+before 8 April 2021 needs Token Creator (granted on the trigger account, infra/components/killswitch.py).
 """
 
 from __future__ import annotations
@@ -21,11 +24,10 @@ from infra.components.propagation import IAM_PROPAGATION, wait
 
 EVENTARC = "eventarc.googleapis.com"
 PUBSUB = "pubsub.googleapis.com"  # pushes the budget topic's messages to the trigger with OIDC tokens
-AGENT_ROLES: dict[str, str] = {EVENTARC: "roles/eventarc.serviceAgent"}
 
 
 class ServiceAgents(pulumi.ComponentResource):
-    """`ready` is created once the agents exist and their grants have had time to propagate."""
+    """`ready` is created once the agents exist and the bootstrap's grant has had time to propagate."""
 
     def __init__(
         self, name: str, project: str, services: list[str], opts: pulumi.ResourceOptions | None = None
@@ -35,19 +37,8 @@ class ServiceAgents(pulumi.ComponentResource):
         created: list[pulumi.Resource] = []
         for service in services:
             short = service.split(".")[0]
-            agent = gcp.projects.ServiceIdentity(
-                f"{short}-agent", project=project, service=service, opts=child
+            created.append(
+                gcp.projects.ServiceIdentity(f"{short}-agent", project=project, service=service, opts=child)
             )
-            created.append(agent)
-            if service in AGENT_ROLES:
-                created.append(
-                    gcp.projects.IAMMember(
-                        f"{short}-agent-role",
-                        project=project,
-                        role=AGENT_ROLES[service],
-                        member=agent.member,
-                        opts=child,
-                    )
-                )
         self.ready = wait(f"{name}-propagation", IAM_PROPAGATION, created, self)
         self.register_outputs({})

@@ -7,10 +7,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.bootstrap import roles
+from infra.bootstrap import roles, stack_accounts
 from infra.bootstrap.config import NAMESPACE, BootstrapConfig, ConfigError, load_config
 from infra.bootstrap.stack import build
+from infra.cloudbuild import identity as builder
+from infra.components import identity as job_identity
 from infra.components import killswitch
+from infra.least_privilege import custom_roles
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
 
 BOOTSTRAP = Path(__file__).resolve().parents[2] / "infra" / "bootstrap"
@@ -37,8 +40,7 @@ DEPLOY_ROLES = {
     "roles/serviceusage.serviceUsageAdmin",
     "roles/storage.admin",
     "roles/artifactregistry.admin",
-    "roles/iam.serviceAccountAdmin",
-    "roles/iam.serviceAccountUser",
+    "roles/iam.serviceAccountCreator",
     "roles/resourcemanager.projectIamAdmin",
     "roles/pubsub.admin",
     "roles/monitoring.notificationChannelEditor",
@@ -124,9 +126,9 @@ def test_deploy_identity_has_what_up_needs_and_can_grant_only_the_stacks_roles(r
     assert set(conditioned) == {"roles/resourcemanager.projectIamAdmin"}
     assert conditioned["roles/resourcemanager.projectIamAdmin"]["expression"] == (
         "api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly(["
-        "'roles/logging.logWriter', 'roles/monitoring.metricWriter', 'roles/aiplatform.user', "
-        "'roles/storage.objectAdmin', 'roles/eventarc.serviceAgent', "
-        "'projects/my-gcp-project/roles/vertexTrainingKillSwitch'])"
+        "'roles/logging.logWriter', 'roles/monitoring.metricWriter', 'roles/storage.objectAdmin', "
+        "'projects/my-gcp-project/roles/vertexTrainingKillSwitch', "
+        "'projects/my-gcp-project/roles/vertexTrainingTensorboardUploader'])"
     )
     billing = grants(run, "gcp:billing/accountIamMember:AccountIamMember", member)
     assert [(b.inputs["role"], b.inputs["billingAccountId"]) for b in billing] == [
@@ -144,14 +146,21 @@ def test_no_primitive_roles_and_no_keys(run: MockedRun) -> None:
     roles = [r.inputs["role"] for r in run.resources if "role" in r.inputs]
     assert not {"roles/owner", "roles/editor", "roles/viewer"} & set(roles)
     assert not [r for r in run.resources if r.type.startswith("gcp:serviceaccount/key:")]
-    assert len(run.by_type("gcp:serviceaccount/account:Account")) == 2
+    ci = [
+        a
+        for a in run.by_type("gcp:serviceaccount/account:Account")
+        if a.inputs["accountId"].startswith("vt-ci-")
+    ]
+    assert len(ci) == 2
 
 
 def test_preview_may_be_used_by_any_run_of_the_repository_deploy_only_by_the_environment(
     run: MockedRun,
 ) -> None:
     provider = run.one("gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider")
-    bindings = {b.name: b for b in run.by_type(SA_MEMBER)}
+    bindings = {
+        b.name: b for b in run.by_type(SA_MEMBER) if b.inputs["role"] == "roles/iam.workloadIdentityUser"
+    }
     assert set(bindings) == {"preview-federated", "deploy-federated"}
     for identity, binding in (
         ("preview", bindings["preview-federated"]),
@@ -186,15 +195,73 @@ def test_deploy_environment_follows_the_deploy_stack_and_the_condition_does_not(
     assert "staging" not in expression
 
 
-def test_the_kill_switch_role_lives_in_the_bootstrap_stack(run: MockedRun) -> None:
-    """Protected and shared: destroying a main stack never soft-deletes it (ids blocked 7-37 days)."""
-    (role,) = [
-        r for r in run.by_type("gcp:projects/iAMCustomRole:IAMCustomRole") if r.name == "kill-switch-role"
-    ]
-    assert role.protect
-    assert role.inputs["roleId"] == killswitch.ROLE_ID
-    assert sorted(role.inputs["permissions"]) == sorted(killswitch.PERMISSIONS)
-    assert run.outputs["killSwitchRole"] == killswitch.role_name("my-gcp-project")
+@pytest.mark.parametrize(
+    ("resource", "role", "output"),
+    [
+        ("kill-switch-role", custom_roles.KILL_SWITCH, "killSwitchRole"),
+        ("tensorboard-uploader-role", custom_roles.TENSORBOARD_UPLOADER, "tensorboardUploaderRole"),
+        ("deploy-extras-role", custom_roles.DEPLOY_EXTRAS, None),
+    ],
+)
+def test_the_custom_roles_live_in_the_bootstrap_stack(
+    run: MockedRun, resource: str, role: custom_roles.CustomRole, output: str | None
+) -> None:
+    """Protected and shared: destroying a main stack never soft-deletes one (ids blocked 7-37 days)."""
+    created = run.named(resource)
+    assert created.type == "gcp:projects/iAMCustomRole:IAMCustomRole" and created.protect
+    assert created.inputs["roleId"] == role.role_id
+    assert sorted(created.inputs["permissions"]) == sorted(role.permissions)
+    if output:
+        assert run.outputs[output] == role.name("my-gcp-project")
+    assert killswitch.role_name("my-gcp-project") == custom_roles.KILL_SWITCH.name("my-gcp-project")
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging"])
+def test_the_deploy_identity_acts_only_as_its_stacks_accounts(stack: str) -> None:
+    """Act-as and account admin on each account the deploy stack's components name, none on the project."""
+    run = run_bootstrap(deployStack=stack)
+    deployer = "serviceAccount:vt-ci-deploy@my-gcp-project.iam.gserviceaccount.com"
+    on_accounts = [g for g in run.by_type(SA_MEMBER) if g.inputs["member"] == deployer]
+    accounts = {a.name: a.inputs["accountId"] for a in run.by_type("gcp:serviceaccount/account:Account")}
+    targets = {(accounts[g.inputs["serviceAccountId"]], g.inputs["role"]) for g in on_accounts}
+    guard = killswitch.guard_names("vertex-training", stack)
+    ids = {
+        job_identity.account_id(stack),
+        builder.account_id(stack),
+        guard.account_id,
+        guard.build_account_id,
+    }
+    assert targets == {(i, r) for i in ids for r in roles.STACK_ACCOUNT_ROLES}
+    stack_ids = {
+        a.urn for a in run.by_type("gcp:serviceaccount/account:Account") if a.inputs["accountId"] in ids
+    }
+    assert len(stack_ids) == 4
+    api_urns = {a.urn for a in run.by_type("gcp:projects/service:Service")}
+    for account in (a for a in run.by_type("gcp:serviceaccount/account:Account") if a.urn in stack_ids):
+        assert api_urns <= set(account.dependencies), "created after the IAM API is enabled"
+        assert set(account.ignore_changes) == {"displayName", "description"}, "the stack names it"
+    project_roles = {g.inputs["role"] for g in grants(run, PROJECT_MEMBER, deployer)}
+    assert not project_roles & set(roles.STACK_ACCOUNT_ROLES)
+    assert (
+        yaml.safe_load((BOOTSTRAP.parents[1] / "Pulumi.yaml").read_text())["name"]
+        == stack_accounts.MAIN_PROJECT
+    )
+
+
+def test_the_eventarc_agent_gets_its_role_from_the_bootstrap_only(run: MockedRun) -> None:
+    """The role carries actAs/getAccessToken: granted once here, by an owner, never by a deploy identity."""
+    (agent,) = run.by_type("gcp:projects/serviceIdentity:ServiceIdentity")
+    assert agent.inputs["service"] == "eventarc.googleapis.com"
+    (grant,) = [g for g in run.by_type(PROJECT_MEMBER) if g.inputs["role"] == "roles/eventarc.serviceAgent"]
+    assert (
+        grant.inputs["member"]
+        == "serviceAccount:service-123456789012@gcp-sa-eventarc.iam.gserviceaccount.com"
+    )
+    assert "roles/eventarc.serviceAgent" not in roles.grantable_project_roles("my-gcp-project")
+    apis = run.by_type("gcp:projects/service:Service")
+    assert "eventarc.googleapis.com" in {a.inputs["service"] for a in apis}
+    assert {a.urn for a in apis} <= set(agent.dependencies), "generated after its API is enabled"
+    assert agent.urn in grant.dependencies, "granted after the agent exists"
 
 
 def test_state_bucket_and_secrets_key_are_hardened_and_protected(run: MockedRun) -> None:
@@ -302,7 +369,7 @@ def test_ci_roles_cover_every_resource_the_main_stack_declares(stack: str, study
     deploy_roles = set(roles.DEPLOY_PROJECT_ROLES) | set(roles.DEPLOY_BILLING_ROLES)
     preview_roles = set(roles.PREVIEW_PROJECT_ROLES) | set(roles.PREVIEW_BILLING_ROLES)
     assert types <= set(roles.DEPLOY_ROLE_FOR_TYPE), "types the deploy identity has no role for"
-    deploy_roles.add(roles.DEPLOY_EXTRA_ROLE_ID)
+    deploy_roles |= {roles.DEPLOY_EXTRA_ROLE_ID, *roles.STACK_ACCOUNT_ROLES}
     assert types <= set(roles.PREVIEW_ROLE_FOR_TYPE), "types the preview identity cannot refresh"
     assert {roles.DEPLOY_ROLE_FOR_TYPE[t] for t in types} <= deploy_roles
     assert {roles.PREVIEW_ROLE_FOR_TYPE[t] for t in types} <= preview_roles

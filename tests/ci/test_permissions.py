@@ -31,14 +31,14 @@ DEPLOY_CALLS: dict[str, set[str]] = {
     "create the budget (billing project override)": {"billing.budgets.create", "serviceusage.services.use"},
     "enable the APIs": {"serviceusage.services.enable"},
     "create the bucket": {"storage.buckets.create"},
-    "create the service accounts": {"iam.serviceAccounts.create"},
+    "create the service accounts (and read them back)": {
+        "iam.serviceAccounts.create",
+        "iam.serviceAccounts.get",
+    },
     "grant project roles": {"resourcemanager.projects.setIamPolicy"},
     "create the budget topic": {"pubsub.topics.create"},
-    "deploy the function with its build identity": {
-        "cloudfunctions.functions.create",
-        "iam.serviceAccounts.actAs",
-    },
-    "submit a CustomJob as the job identity": {"aiplatform.customJobs.create", "iam.serviceAccounts.actAs"},
+    "deploy the function with its build identity": {"cloudfunctions.functions.create"},
+    "submit a CustomJob as the job identity": {"aiplatform.customJobs.create"},
     "read the GPU quota before submitting": {"cloudquotas.quotas.get"},
     "cancel and delete CustomJobs on destroy": {
         "aiplatform.customJobs.cancel",
@@ -48,7 +48,6 @@ DEPLOY_CALLS: dict[str, set[str]] = {
     "register the model version, read by the job identity": {
         "aiplatform.models.upload",
         "aiplatform.models.list",
-        "iam.serviceAccounts.actAs",
     },
     "delete the model version on destroy": {"aiplatform.models.delete"},
     # REST reference of models.mergeVersionAliases: "aiplatform.models.update" (read 2026-11-22).
@@ -63,7 +62,18 @@ DEPLOY_CALLS: dict[str, set[str]] = {
         "aiplatform.hyperparameterTuningJobs.delete",
     },
     "generate the service agents": {"serviceusage.services.generateServiceIdentity"},
+}
+# What the deploy identity does to the stack's own accounts, checked on each one (roles.STACK_ACCOUNT_ROLES
+# are granted there by the bootstrap, never on the project).
+ACCOUNT_CALLS: dict[str, set[str]] = {
+    "run jobs, trials, builds, the function, its build and trigger as the stack's accounts": {
+        "iam.serviceAccounts.actAs"
+    },
     "let the Pub/Sub agent mint tokens for the trigger account": {"iam.serviceAccounts.setIamPolicy"},
+    "update and delete the accounts with the stack": {
+        "iam.serviceAccounts.update",
+        "iam.serviceAccounts.delete",
+    },
 }
 
 
@@ -85,3 +95,11 @@ def test_the_preview_identity_cannot_change_anything() -> None:
     writes = ("create", "update", "delete", "enable", "setIamPolicy", "actAs", "cancel")
     held = permissions({**roles.PREVIEW_PROJECT_ROLES, **roles.PREVIEW_BILLING_ROLES})
     assert not [p for p in held if p.rsplit(".", 1)[-1] in writes]
+
+
+def test_the_deploy_identity_holds_on_its_stacks_accounts_what_it_does_there() -> None:
+    held = permissions(roles.STACK_ACCOUNT_ROLES)
+    missing = {call: sorted(needed - held) for call, needed in ACCOUNT_CALLS.items() if not needed <= held}
+    assert not missing, f"deploy identity lacks, on the stack's accounts, {missing}"
+    project = permissions({**roles.DEPLOY_PROJECT_ROLES, **roles.DEPLOY_BILLING_ROLES})
+    assert not project & set().union(*ACCOUNT_CALLS.values()), "none of it on the project"

@@ -32,6 +32,9 @@ class Registered:
     custom: bool
     # The inputs exactly as the SDK serialized them (unknowns as the sentinel, secrets as secret objects).
     struct: struct_pb2.Struct = field(default_factory=struct_pb2.Struct)
+    # input name -> URNs of the resources its value came from (what CrossGuard sees as property dependencies)
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    ignore_changes: list[str] = field(default_factory=list)
 
 
 def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -121,6 +124,10 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                     retain_on_delete=bool(request.retainOnDelete),
                     custom=bool(request.custom),
                     struct=request.object,
+                    property_dependencies={
+                        key: list(deps.urns) for key, deps in request.propertyDependencies.items()
+                    },
+                    ignore_changes=list(request.ignoreChanges),
                 )
             )
         return response

@@ -120,8 +120,8 @@ def test_cloud_inventory(stack: str, extra: dict[str, int]) -> None:
             "gcp:serviceaccount/account:Account": 1,
             "gcp:storage/bucketIAMMember:BucketIAMMember": 2,
             "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": 1,
-            # the job's two project roles, and Eventarc's service agent role
-            "gcp:projects/iAMMember:IAMMember": 3,
+            # the job's two project roles (Eventarc's agent gets its role from the bootstrap)
+            "gcp:projects/iAMMember:IAMMember": 2,
             "gcp:projects/serviceIdentity:ServiceIdentity": 2,  # Eventarc's and Pub/Sub's agents
             "time:index/sleep:Sleep": 2,  # API and IAM propagation
             "gcp:pubsub/topic:Topic": 1,
@@ -181,7 +181,8 @@ def test_iam_is_least_privilege(cloud_stack: tuple[str, MockedRun]) -> None:
         (registry.repository_id(stack), identity.REPOSITORY_ROLE)
     ]
     project_roles = {g.inputs["role"] for g in grants if g.type == "gcp:projects/iAMMember:IAMMember"}
-    expected = set(identity.PROJECT_ROLES) | ({identity.TENSORBOARD_ROLE} if cfg.tensorboard else set())
+    tensorboard = {identity.tensorboard_role(cfg.gcp_project)} if cfg.tensorboard else set()
+    expected = set(identity.PROJECT_ROLES) | tensorboard
     assert project_roles == expected
     assert len(grants) == len(bucket_grants) + len(repo_grants) + len(project_roles), "no other grants"
 

@@ -1,0 +1,92 @@
+"""The project's custom roles: created once per Google Cloud project by the bootstrap, granted by the stacks.
+
+Plain data (no Pulumi import) so the CrossGuard policy pack, which runs in its own virtualenv, can read it.
+They live in the bootstrap, never in a stack: IAM soft-deletes a deleted role and keeps its id unusable from
+day 7 to day 37 (https://cloud.google.com/iam/docs/creating-custom-roles#deleting-custom-role).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CustomRole:
+    role_id: str
+    title: str
+    description: str
+    permissions: tuple[str, ...]
+
+    def name(self, project: str) -> str:
+        return f"projects/{project}/roles/{self.role_id}"
+
+
+# Exactly what infra/guard/main.py needs: list (get for listed jobs) and cancel; no create, no delete.
+KILL_SWITCH = CustomRole(
+    role_id="vertexTrainingKillSwitch",
+    title="Vertex training kill switch",
+    description="List and cancel Vertex AI custom jobs and hyperparameter tuning jobs; nothing else.",
+    permissions=(
+        "aiplatform.customJobs.cancel",
+        "aiplatform.customJobs.get",
+        "aiplatform.customJobs.list",
+        "aiplatform.hyperparameterTuningJobs.cancel",
+        "aiplatform.hyperparameterTuningJobs.get",
+        "aiplatform.hyperparameterTuningJobs.list",
+    ),
+)
+
+# What Vertex AI's TensorBoard uploader calls as the job's account, instead of roles/aiplatform.user (which
+# Google's setup page names, https://cloud.google.com/vertex-ai/docs/experiments/tensorboard-setup, read
+# 2026-11-25, and which can create CustomJobs, tuning jobs and pipelines the kill switch never sees). Read
+# from the uploader in google-cloud-aiplatform (github.com/googleapis/python-aiplatform at 91cc8ce4,
+# 2026-08-21): tensorboard/uploader_utils.py get_tensorboard (its blob storage path),
+# batch_create_tensorboard_time_series, create/list_tensorboard_time_series; uploader.py create_experiment
+# (metadata Experiment get/create with a backing TensorBoard experiment), write_tensorboard_experiment_data;
+# uploader_utils._create_or_get_run_resource (metadata ExperimentRun get/create: contexts, their backing
+# TensorboardRun artifact); profile_uploader.py
+# write_tensorboard_run_data; metadata/metadata_store.py get_or_create of the default store. Permission names
+# as Google's IAM reference spells them (iam-dataset gcp/roles, see google_roles.json). No create of any job,
+# pipeline, endpoint or TensorBoard instance.
+TENSORBOARD_UPLOADER = CustomRole(
+    role_id="vertexTrainingTensorboardUploader",
+    title="Vertex training TensorBoard uploader",
+    description="Upload a job's TensorBoard logs to an existing Vertex AI TensorBoard; starts no work.",
+    permissions=(
+        "aiplatform.tensorboards.get",
+        "aiplatform.tensorboardExperiments.create",
+        "aiplatform.tensorboardExperiments.get",
+        "aiplatform.tensorboardExperiments.write",
+        "aiplatform.tensorboardRuns.create",
+        "aiplatform.tensorboardRuns.get",
+        "aiplatform.tensorboardRuns.list",
+        "aiplatform.tensorboardRuns.write",
+        "aiplatform.tensorboardTimeSeries.batchCreate",
+        "aiplatform.tensorboardTimeSeries.create",
+        "aiplatform.tensorboardTimeSeries.get",
+        "aiplatform.tensorboardTimeSeries.list",
+        "aiplatform.metadataStores.create",
+        "aiplatform.metadataStores.get",
+        "aiplatform.contexts.addContextArtifactsAndExecutions",
+        "aiplatform.contexts.addContextChildren",
+        "aiplatform.contexts.create",
+        "aiplatform.contexts.get",
+        "aiplatform.contexts.list",
+        "aiplatform.contexts.update",
+        "aiplatform.artifacts.create",
+        "aiplatform.artifacts.get",
+        "aiplatform.artifacts.list",
+        "aiplatform.artifacts.update",
+    ),
+)
+
+# Permissions of vt-ci-deploy that no narrow predefined role holds (Service Usage Admin enables services but
+# cannot generate their agents: https://cloud.google.com/iam/docs/roles-permissions/serviceusage).
+DEPLOY_EXTRAS = CustomRole(
+    role_id="vertexTrainingDeploy",
+    title="Vertex training deploy extras",
+    description="Permissions of vt-ci-deploy that no narrow predefined role holds.",
+    permissions=("serviceusage.services.generateServiceIdentity",),
+)
+
+ALL: tuple[CustomRole, ...] = (KILL_SWITCH, TENSORBOARD_UPLOADER, DEPLOY_EXTRAS)
