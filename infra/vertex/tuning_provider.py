@@ -43,7 +43,7 @@ from infra.vertex.provider import (
     timestamp,
 )
 from infra.vertex.provider import gave_way as job_gave_way
-from infra.vertex.quotas import shortfall
+from infra.vertex.quotas import shortfall, trials_at_once
 from infra.vertex.restarts import names_capacity_loss
 from infra.vertex.run_report import carried_attempts, current_record
 from infra.vertex.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
@@ -275,7 +275,9 @@ def _place(
         nonlocal pending
         status, pending = pending, None
         if status is None:
-            found = shortfall(_quota_props(placement.apply_shape(props, shape)))
+            found = shortfall(
+                trials_at_once(placement.apply_shape(props, shape), int(props["parallel_trial_count"]))
+            )
             if found is not None:
                 skipped = AttemptRecord(index, shape, "", "SKIPPED", found.reason)
                 return ShapeResult([skipped], move_on=True, error=JobError(found.message))
@@ -304,13 +306,6 @@ def _place(
     )
     assert result.status is not None  # a shape that did not give way ran a study
     return result.status, records
-
-
-def _quota_props(props: dict[str, Any]) -> dict[str, Any]:
-    """The trial job's pools as parallel_trial_count copies of themselves: that is what runs at once."""
-    parallel = int(props["parallel_trial_count"])
-    pools = [{**pool, "replica_count": pool["replica_count"] * parallel} for pool in props["worker_pools"]]
-    return {**props, "worker_pools": pools}
 
 
 class TuningJobProvider(ResourceProvider):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from infra.bootstrap import roles
+from infra.preflight import permissions as permissions_of_up
 from tests.iam_facts import permissions
 
 # The budget is read and written through a provider with user_project_override: Google checks
@@ -27,43 +28,9 @@ PREVIEW_CALLS: dict[str, set[str]] = {
     "refresh the model version": {"aiplatform.models.get"},
     "refresh the tuning job": {"aiplatform.hyperparameterTuningJobs.get"},
 }
+# What `pulumi up` calls need: the list `python -m infra.preflight` tests the caller against.
 DEPLOY_CALLS: dict[str, set[str]] = {
-    "create the budget (billing project override)": {"billing.budgets.create", "serviceusage.services.use"},
-    "enable the APIs": {"serviceusage.services.enable"},
-    "create the bucket": {"storage.buckets.create"},
-    "create the service accounts": {"iam.serviceAccounts.create"},
-    "grant project roles": {"resourcemanager.projects.setIamPolicy"},
-    "create the budget topic": {"pubsub.topics.create"},
-    "deploy the function with its build identity": {
-        "cloudfunctions.functions.create",
-        "iam.serviceAccounts.actAs",
-    },
-    "submit a CustomJob as the job identity": {"aiplatform.customJobs.create", "iam.serviceAccounts.actAs"},
-    "read the GPU quota before submitting": {"cloudquotas.quotas.get"},
-    "cancel and delete CustomJobs on destroy": {
-        "aiplatform.customJobs.cancel",
-        "aiplatform.customJobs.delete",
-    },
-    # REST reference of models.upload / deleteVersion / delete (read 2026-11-22).
-    "register the model version, read by the job identity": {
-        "aiplatform.models.upload",
-        "aiplatform.models.list",
-        "iam.serviceAccounts.actAs",
-    },
-    "delete the model version on destroy": {"aiplatform.models.delete"},
-    # REST reference of models.mergeVersionAliases: "aiplatform.models.update" (read 2026-11-22).
-    "move the version aliases": {"aiplatform.models.update"},
-    # REST reference of hyperparameterTuningJobs.create / list / get / cancel / delete (read 2026-11-22):
-    # create, adopt by key label after an interrupted up, poll, cancel and delete on destroy.
-    "run the tuning job": {
-        "aiplatform.hyperparameterTuningJobs.create",
-        "aiplatform.hyperparameterTuningJobs.list",
-        "aiplatform.hyperparameterTuningJobs.get",
-        "aiplatform.hyperparameterTuningJobs.cancel",
-        "aiplatform.hyperparameterTuningJobs.delete",
-    },
-    "generate the service agents": {"serviceusage.services.generateServiceIdentity"},
-    "let the Pub/Sub agent mint tokens for the trigger account": {"iam.serviceAccounts.setIamPolicy"},
+    what: set(call.permissions) for what, call in permissions_of_up.DEPLOY_CALLS.items()
 }
 
 
@@ -85,3 +52,20 @@ def test_the_preview_identity_cannot_change_anything() -> None:
     writes = ("create", "update", "delete", "enable", "setIamPolicy", "actAs", "cancel")
     held = permissions({**roles.PREVIEW_PROJECT_ROLES, **roles.PREVIEW_BILLING_ROLES})
     assert not [p for p in held if p.rsplit(".", 1)[-1] in writes]
+
+
+def test_each_permission_up_needs_names_a_documented_role_that_holds_it() -> None:
+    documented = {**roles.DEPLOY_PROJECT_ROLES, **roles.DEPLOY_BILLING_ROLES, roles.DEPLOY_EXTRA_ROLE_ID: ""}
+    needed = set().union(*DEPLOY_CALLS.values())
+    assert needed == set(permissions_of_up.GRANTED_BY)
+    for permission, role in permissions_of_up.GRANTED_BY.items():
+        assert role in documented, f"{permission}: {role} is not a deploy role of infra/bootstrap/roles.py"
+        held = (
+            set(roles.DEPLOY_EXTRA_PERMISSIONS) if role == roles.DEPLOY_EXTRA_ROLE_ID else permissions({role})
+        )
+        assert permission in held, f"{role} does not hold {permission}"
+
+
+def test_budget_rights_are_checked_on_the_billing_account() -> None:
+    assert permissions({**roles.DEPLOY_BILLING_ROLES}) >= permissions_of_up.BILLING_PERMISSIONS
+    assert not permissions({**roles.DEPLOY_PROJECT_ROLES}) & permissions_of_up.BILLING_PERMISSIONS
