@@ -23,12 +23,12 @@ def check_stack(root: Path, stack: str) -> tuple[str, list[Result]]:
     """The stack's project and every check's result (one "missing" line when its file or config is bad)."""
     path = root / f"Pulumi.{stack}.yaml"
     if not path.is_file():
-        return "?", [missing("stack file", f"{path} does not exist", f"pulumi stack init {stack}")]
+        return "not read", [missing("stack file", f"{path} does not exist", f"pulumi stack init {stack}")]
     try:
         cfg = load_config(stack_values(root, stack), stack)
     except ConfigError as exc:
         problem, _, fix = str(exc).partition(". Fix: ")
-        return "?", [missing("stack configuration", problem, fix)]
+        return "not read", [missing("stack configuration", problem, fix)]
     return cfg.gcp_project, run(cfg)
 
 

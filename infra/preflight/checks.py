@@ -100,9 +100,15 @@ def guarded(item: str, check: Callable[[], Result]) -> Result:
     """`check()`, or "cannot tell" naming the Google API error it met."""
     try:
         return check()
-    except gexc.GoogleAPICallError as exc:
-        code = exc.grpc_status_code.name if exc.grpc_status_code else type(exc).__name__
-        return cannot_tell(item, f"{code}: {' '.join((exc.message or str(exc)).split())}")
+    except gexc.GoogleAPIError as exc:  # a call's error, or retries of a transient one given up (RetryError)
+        return cannot_tell(item, api_error(exc))
+
+
+def api_error(exc: gexc.GoogleAPIError) -> str:
+    """One line: the gRPC status (or the error's kind) and Google's message."""
+    code = getattr(exc, "grpc_status_code", None)
+    message = getattr(exc, "message", None) or str(exc)
+    return f"{code.name if code else type(exc).__name__}: {' '.join(message.split())}"
 
 
 def project(client: resourcemanager_v3.ProjectsClient, project_id: str, stack: str) -> Result:
@@ -269,9 +275,8 @@ class QuotaValues:
         if quota_id not in self._infos:
             try:
                 self._infos[quota_id] = quota_info(self.client, self.project_id, quota_id)
-            except gexc.GoogleAPICallError as exc:
-                code = exc.grpc_status_code.name if exc.grpc_status_code else type(exc).__name__
-                self._infos[quota_id] = QuotaUnreadable(f"{code}: {' '.join((exc.message or '').split())}")
+            except gexc.GoogleAPIError as exc:
+                self._infos[quota_id] = QuotaUnreadable(api_error(exc))
         found = self._infos[quota_id]
         if isinstance(found, QuotaUnreadable):
             raise found
@@ -329,24 +334,21 @@ def job_quota(job: JobDemand, value: Callable[[str, str], int], caller: Caller, 
     before = f" ({'; '.join(skipped)}: `up` skips {'it' if len(skipped) == 1 else 'them'})" if skipped else ""
     after = [f"{later.label}: {v.kind}" for later, v in verdicts[index + 1 :]]
     later = f"; then {', '.join(after)}" if after else ""
-    detail = f"{shape.label} in {shape.region}: {verdict.why}{before}{later}"
+    advice = {
+        FITS: "",
+        UNKNOWN: "; reading quotas needs cloudquotas.quotas.get (roles/cloudquotas.viewer) and the "
+        "Cloud Quotas API on",
+        ADVISORY: "; no Vertex source says Spot training draws on it (Compute Engine advises it for Spot "
+        "VMs): `up` submits the job, which may queue or be refused",
+    }[verdict.kind]
+    detail = f"{shape.label} in {shape.region}: {verdict.why}{advice}{before}{later}"
     if verdict.kind == FITS:
         return ok(item, detail)
     if verdict.kind == UNKNOWN:
         [need] = verdict.short
-        return cannot_tell(
-            item,
-            f"{detail}; reading quotas needs cloudquotas.quotas.get (roles/cloudquotas.viewer) and the "
-            "Cloud Quotas API on",
-            f"gcloud beta quotas info describe {need.quota_id} --service={VERTEX_SERVICE} "
-            f"--project={project_id}",
-        )
-    return cannot_tell(
-        item,
-        f"{detail}; no Vertex source says Spot training draws on it (Compute Engine advises it for Spot "
-        "VMs): `up` submits the job, which may queue or be refused",
-        _request(shape, verdict, caller, project_id),
-    )
+        read = f"gcloud beta quotas info describe {need.quota_id} --service={VERTEX_SERVICE}"
+        return cannot_tell(item, detail, f"{read} --project={project_id}")
+    return cannot_tell(item, detail, _request(shape, verdict, caller, project_id))
 
 
 def _request(shape: ShapeDemand, verdict: Verdict, caller: Caller, project_id: str) -> str:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grpc
 import pytest
 
 from infra.killswitch import ROLE_ID
@@ -215,6 +216,14 @@ def test_an_unknown_project_is_missing(cloud: Cloud, capsys: pytest.CaptureFixtu
     assert f"project: {PROJECT} does not exist or you cannot see it" in line
 
 
+def test_an_unreachable_service_cannot_be_told(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    cloud.usage.fail("BatchGetServices", grpc.StatusCode.INTERNAL, message="backend error")
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    assert lines(out, "cannot tell") == ["cannot tell  APIs: INTERNAL: backend error"]
+    assert not lines(out, "missing")
+
+
 def test_revoked_credentials_say_to_log_in_again(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
     cloud.tokens.write_adc(cloud.adc, refresh_token="revoked")
     assert cloud.preflight() == 1
@@ -277,3 +286,10 @@ def test_no_credentials_gives_the_login_command(cloud: Cloud, tmp_path: Path) ->
         "missing      credentials: no Application Default Credentials found"
     ]
     assert fixes(done.stdout) == ["gcloud auth application-default login"]
+
+
+def test_make_preflight_runs_the_command_for_its_stack() -> None:
+    done = subprocess.run(
+        ["make", "-n", "preflight", "STACK=dev"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == ".venv/bin/python -m infra.preflight --stack dev"
