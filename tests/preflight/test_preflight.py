@@ -28,6 +28,15 @@ def fixes(out: str) -> list[str]:
     ]
 
 
+def one_missing(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    """Run preflight: exit 1 with exactly one `missing` line and one fix (everything else ok); both."""
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    assert len(lines(out, "missing")) == 1 and not lines(out, "cannot tell"), out
+    [fix] = fixes(out)
+    return lines(out, "missing")[0], fix
+
+
 def test_everything_present_is_ready(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
     assert cloud.preflight() == 0
     out = capsys.readouterr().out
@@ -53,25 +62,21 @@ def test_a_missing_permission_is_one_line_naming_the_role_that_grants_it(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cloud.caller.revoke(f"projects/{PROJECT}", "iam.serviceAccounts.actAs")
-    assert cloud.preflight() == 1
-    out = capsys.readouterr().out
-    assert len(lines(out, "missing")) == 1, out
-    assert "iam.serviceAccounts.actAs" in lines(out, "missing")[0]
-    assert fixes(out) == [
+    line, fix = one_missing(cloud, capsys)
+    assert line.endswith("`pulumi up` needs: iam.serviceAccounts.actAs")
+    assert fix == (
         f"gcloud projects add-iam-policy-binding {PROJECT} --member=user:{EMAIL} "
         "--role=roles/iam.serviceAccountUser (or the project's Owner, roles/owner, holds them all)"
-    ]
+    )
 
 
 def test_a_disabled_api_is_one_line_with_the_enable_command(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cloud.usage.disable(PROJECT, "cloudfunctions.googleapis.com")
-    assert cloud.preflight() == 1
-    out = capsys.readouterr().out
-    [line] = lines(out, "missing")
+    line, fix = one_missing(cloud, capsys)
     assert "cloudfunctions.googleapis.com" in line and "you may enable them" in line
-    assert fixes(out) == [f"gcloud services enable cloudfunctions.googleapis.com --project={PROJECT}"]
+    assert fix == f"gcloud services enable cloudfunctions.googleapis.com --project={PROJECT}"
 
 
 def test_a_disabled_api_says_when_the_caller_may_not_enable_it(
@@ -89,11 +94,8 @@ def test_a_billing_account_without_budget_rights_is_one_line(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cloud.caller.revoke(f"billingAccounts/{ACCOUNT}", "billing.budgets.create")
-    assert cloud.preflight() == 1
-    out = capsys.readouterr().out
-    [line] = lines(out, "missing")
+    line, fix = one_missing(cloud, capsys)
     assert "budget rights" in line and "billing.budgets.create" in line
-    [fix] = fixes(out)
     assert fix.startswith(
         "an administrator of the billing account runs: gcloud billing accounts add-iam-policy-binding "
         f"{ACCOUNT} --member=user:{EMAIL} --role=roles/billing.costsManager"
@@ -104,11 +106,8 @@ def test_a_missing_kill_switch_role_is_one_line_with_the_create_command(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cloud.roles.roles.clear()
-    assert cloud.preflight() == 1
-    out = capsys.readouterr().out
-    [line] = lines(out, "missing")
+    line, fix = one_missing(cloud, capsys)
     assert f"projects/{PROJECT}/roles/{ROLE_ID} does not exist" in line
-    [fix] = fixes(out)
     assert fix.startswith(f"gcloud iam roles create {ROLE_ID} --project={PROJECT} --stage=GA")
     assert "aiplatform.customJobs.cancel" in fix
 
@@ -125,11 +124,8 @@ def test_a_zero_gpu_quota_is_one_line_with_the_request_command(
     cloud.write_stack(spot=False, fallbacks=None)
     quota = "CustomModelTrainingT4GPUsPerProjectPerRegion"
     cloud.quotas.set_quota(PROJECT, quota, default=8, regions={"us-central1": 0})
-    assert cloud.preflight() == 1
-    out = capsys.readouterr().out
-    [line] = lines(out, "missing")
+    line, fix = one_missing(cloud, capsys)
     assert "quota, training job" in line and f"{quota} in us-central1 is 0, it needs 1" in line
-    [fix] = fixes(out)
     assert fix.startswith(
         "gcloud beta quotas preferences create --service=aiplatform.googleapis.com "
         f"--quota-id={quota} --dimensions=region=us-central1 --preferred-value=1 --project={PROJECT}"
