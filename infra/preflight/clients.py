@@ -1,5 +1,10 @@
 """The Google API clients preflight reads with: each on its global endpoint with Application Default
-Credentials, or plain gRPC to VERTEX_AI_EMULATOR_HOST (infra/vertex/endpoints.py)."""
+Credentials, or plain gRPC to VERTEX_AI_EMULATOR_HOST (infra/vertex/endpoints.py).
+
+`quota_project`: where the calls are billed when the credentials name no quota project. A client-based API
+refuses user credentials without one (https://cloud.google.com/docs/authentication/troubleshoot-adc, read
+2026-11-25); that page does not say which APIs are client-based, so every client here gets one.
+"""
 
 from __future__ import annotations
 
@@ -11,27 +16,26 @@ from google.cloud.service_usage_v1.services.service_usage.transports import Serv
 
 from infra.vertex.endpoints import client_kwargs
 
-# Resource-based APIs: a call is billed to the project it names, so no quota project is set for them.
 CALL_TIMEOUT_SECONDS = 30.0
 
 
-def projects() -> resourcemanager_v3.ProjectsClient:
+def projects(quota_project: str | None) -> resourcemanager_v3.ProjectsClient:
     return resourcemanager_v3.ProjectsClient(
-        **client_kwargs(ProjectsGrpcTransport, "cloudresourcemanager.googleapis.com")
+        **client_kwargs(ProjectsGrpcTransport, "cloudresourcemanager.googleapis.com", quota_project)
     )
 
 
-def billing() -> billing_v1.CloudBillingClient:
+def billing(quota_project: str | None) -> billing_v1.CloudBillingClient:
     return billing_v1.CloudBillingClient(
-        **client_kwargs(CloudBillingGrpcTransport, "cloudbilling.googleapis.com")
+        **client_kwargs(CloudBillingGrpcTransport, "cloudbilling.googleapis.com", quota_project)
     )
 
 
-def service_usage() -> service_usage_v1.ServiceUsageClient:
+def service_usage(quota_project: str | None) -> service_usage_v1.ServiceUsageClient:
     return service_usage_v1.ServiceUsageClient(
-        **client_kwargs(ServiceUsageGrpcTransport, "serviceusage.googleapis.com")
+        **client_kwargs(ServiceUsageGrpcTransport, "serviceusage.googleapis.com", quota_project)
     )
 
 
-def iam() -> iam_admin_v1.IAMClient:
-    return iam_admin_v1.IAMClient(**client_kwargs(IAMGrpcTransport, "iam.googleapis.com"))
+def iam(quota_project: str | None) -> iam_admin_v1.IAMClient:
+    return iam_admin_v1.IAMClient(**client_kwargs(IAMGrpcTransport, "iam.googleapis.com", quota_project))

@@ -8,6 +8,8 @@ from google.cloud import billing_v1, cloudquotas_v1, iam_admin_v1, resourcemanag
 from infra.config import StackConfig
 from infra.preflight import checks, clients, demand
 from infra.preflight import permissions as up
+from infra.preflight.caller import Caller, credentials
+from infra.preflight.quota import QuotaValues, job_quota
 from infra.preflight.results import OK, Result, cannot_tell, ok
 from infra.stack import required_apis
 from infra.vertex.quotas import quota_client
@@ -35,18 +37,14 @@ def run(cfg: StackConfig) -> list[Result]:
     if cfg.is_local:
         return [ok("stack", f"{cfg.stack} runs its jobs on this machine: nothing in Google Cloud to check")]
     project, stack = cfg.gcp_project, cfg.stack
-    found, caller = checks.credentials(project)
+    found, caller = credentials(project)
     if caller is None:
         return [found]  # every other check reads with these credentials
     results = [found]
+    billed = None if caller.quota_project else project  # the credentials' own quota project, else this one
     try:
-        projects, billing, usage, iam = (
-            clients.projects(),
-            clients.billing(),
-            clients.service_usage(),
-            clients.iam(),
-        )
-        quotas = quota_client(project)
+        projects, billing = clients.projects(billed), clients.billing(billed)
+        usage, iam, quotas = clients.service_usage(billed), clients.iam(billed), quota_client(project)
     except auth_exceptions.GoogleAuthError as exc:
         return [*results, cannot_tell("clients", f"could not make the API clients: {exc}")]
     account = cfg.budget.billing_account if cfg.budget else ""
@@ -67,7 +65,7 @@ def run(cfg: StackConfig) -> list[Result]:
 
 def _in_project(
     cfg: StackConfig,
-    caller: checks.Caller,
+    caller: Caller,
     projects: resourcemanager_v3.ProjectsClient,
     billing: billing_v1.CloudBillingClient,
     usage: service_usage_v1.ServiceUsageClient,
@@ -94,6 +92,6 @@ def _in_project(
     )
     if cfg.kill_switch:
         results.append(checks.guarded("kill-switch role", lambda: checks.kill_switch_role(iam, project)))
-    values = checks.QuotaValues(quotas, project)
-    results += [checks.job_quota(job, values, caller, project) for job in demand.jobs(cfg)]
+    values = QuotaValues(quotas, project)
+    results += [job_quota(job, values, caller, project) for job in demand.jobs(cfg)]
     return results
