@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -57,10 +58,16 @@ def identify(credentials: Any) -> Caller:
 def credentials(project: str) -> tuple[Result, Caller | None]:
     """Application Default Credentials that can get a token, and who they are."""
     item = "credentials"
+    # google.auth logs a warning when the credentials name no project; the stack names it, so keep it quiet.
+    logger = logging.getLogger("google.auth._default")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
     try:
         found, _ = google.auth.default(scopes=[CLOUD_PLATFORM])
     except auth_exceptions.DefaultCredentialsError:
         return missing(item, "no Application Default Credentials found", ADC_LOGIN), None
+    finally:
+        logger.setLevel(level)
     try:
         found.refresh(Request())
     except auth_exceptions.RefreshError as exc:

@@ -44,7 +44,7 @@ def _pool(machine: str, accelerator: str | None, count: int, replicas: int = 1) 
     return pool
 
 
-def _shapes(props: Mapping[str, Any], parallel: int = 1) -> tuple[ShapeDemand, ...]:
+def job_shapes(props: Mapping[str, Any], parallel: int = 1) -> tuple[ShapeDemand, ...]:
     """Every shape of `props` (primary, then fallbacks), with `parallel` trials held at once."""
     regions = [
         props["region"],
@@ -65,12 +65,12 @@ def jobs(cfg: StackConfig) -> list[JobDemand]:
     found = []
     if cfg.data.source != "none":
         data = {**common, "worker_pools": [_pool(cfg.data_machine_type, None, 0)]}
-        found.append(JobDemand("data-preparation job", _shapes(data)))
+        found.append(JobDemand("data-preparation job", job_shapes(data)))
     chief = _pool(cfg.machine_type, cfg.accelerator_type, cfg.accelerator_count)
     pools = [chief] + ([{**chief, "replica_count": cfg.worker_count}] if cfg.worker_count else [])
     train = {**common, **cfg.capacity.job_args(cfg.spot), "worker_pools": pools}
     if cfg.tuning:
         parallel = cfg.tuning.parallel_trials
-        found.append(JobDemand(f"tuning study ({parallel} trials at once)", _shapes(train, parallel)))
-    found.append(JobDemand("training job", _shapes(train)))
+        found.append(JobDemand(f"tuning study ({parallel} trials at once)", job_shapes(train, parallel)))
+    found.append(JobDemand("training job", job_shapes(train)))
     return found

@@ -45,3 +45,18 @@ def test_a_study_holds_its_parallel_trials() -> None:
     registered = _registered(run)
     assert _preflight(stack_config("dev", tuning=STUDY)) == registered
     assert any(name.startswith("tuning study") for name in registered)
+
+
+def test_a_fallback_in_another_region_is_counted_there() -> None:
+    props = {
+        "project": "p",
+        "region": "us-central1",
+        "scheduling_strategy": "STANDARD",
+        "worker_pools": [
+            {"machine_type": "g2-standard-4", "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}
+        ],
+        "fallbacks": [{"region": "europe-west4"}],
+    }
+    shapes = demand.job_shapes(props)
+    assert [(s.index, s.region) for s in shapes] == [(0, "us-central1"), (1, "europe-west4")]
+    assert shapes[0].needs == shapes[1].needs
