@@ -40,11 +40,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     # Resource Manager
     "roles/browser": frozenset({"resourcemanager.projects.get"}),
     "roles/resourcemanager.projectIamAdmin": frozenset(
-        {
-            "resourcemanager.projects.get",
-            "resourcemanager.projects.getIamPolicy",
-            "resourcemanager.projects.setIamPolicy",
-        }
+        {"resourcemanager.projects.getIamPolicy", "resourcemanager.projects.setIamPolicy"}
     ),
     # IAM
     "roles/iam.serviceAccountViewer": frozenset({"iam.serviceAccounts.get", "iam.serviceAccounts.list"}),

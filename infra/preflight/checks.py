@@ -51,7 +51,8 @@ def project(client: resourcemanager_v3.ProjectsClient, project_id: str, stack: s
             item,
             f"{project_id} does not exist or you cannot see it ({exc.message})",
             f"gcloud projects create {project_id}, or {_set('gcpProject', '<project-id>', stack)} "
-            "(yours: `gcloud projects list`)",
+            "(yours: `gcloud projects list`); if it is there, you need resourcemanager.projects.get on it "
+            "(roles/browser)",
         )
     if found.state != resourcemanager_v3.Project.State.ACTIVE:
         return missing(item, f"{project_id} is {found.state.name}", f"gcloud projects undelete {project_id}")

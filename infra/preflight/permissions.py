@@ -38,7 +38,6 @@ DEPLOY_CALLS: dict[str, Call] = {
         "billing.budgets.create", "serviceusage.services.use", when=BUDGET
     ),
     "enable the APIs": _call("serviceusage.services.enable"),
-    "look up the project": _call("resourcemanager.projects.get"),
     "create the bucket": _call("storage.buckets.create"),
     "create the Docker repository": _call("artifactregistry.repositories.create"),
     "create the service accounts": _call("iam.serviceAccounts.create"),
@@ -93,7 +92,6 @@ GRANTED_BY: dict[str, str] = {
     "serviceusage.services.use": "roles/serviceusage.serviceUsageAdmin",
     "serviceusage.services.enable": "roles/serviceusage.serviceUsageAdmin",
     "cloudquotas.quotas.get": "roles/serviceusage.serviceUsageAdmin",
-    "resourcemanager.projects.get": "roles/resourcemanager.projectIamAdmin",
     "storage.buckets.create": "roles/storage.admin",
     "artifactregistry.repositories.create": "roles/artifactregistry.admin",
     "iam.serviceAccounts.create": "roles/iam.serviceAccountAdmin",

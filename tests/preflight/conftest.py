@@ -38,8 +38,8 @@ PROJECT = "preflight-test-1"
 ACCOUNT = "0A1B2C-3D4E5F-6A7B8C"
 STACK = "pf"
 EMAIL = "dev@example.com"
-# What reading (not `up`) needs besides the deploy permissions: the services' states and the custom role.
-READ_PERMISSIONS = ("serviceusage.services.get", "iam.roles.get")
+# What reading (not `up`) needs besides the deploy permissions: the project, the services' states, the role.
+READ_PERMISSIONS = ("resourcemanager.projects.get", "serviceusage.services.get", "iam.roles.get")
 
 
 @dataclass

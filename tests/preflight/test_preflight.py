@@ -289,3 +289,24 @@ def test_make_preflight_runs_the_command_for_its_stack() -> None:
         ["make", "-n", "preflight", "STACK=dev"], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.splitlines()[-1] == ".venv/bin/python -m infra.preflight --stack dev"
+
+
+def test_the_run_docs_stack_md_shows_is_what_preflight_prints(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.roles.roles.clear()
+    cloud.usage.disable(PROJECT, "cloudfunctions.googleapis.com")
+    cloud.caller.revoke(f"billingAccounts/{ACCOUNT}", "billing.budgets.create")
+    cloud.caller.revoke(f"projects/{PROJECT}", "iam.serviceAccounts.actAs")
+    assert cloud.preflight() == 1
+    printed = capsys.readouterr().out.splitlines()
+    # The docs shorten the role's create command after its --stage flag.
+    shortened = [
+        line[: line.index("--stage=GA") + len("--stage=GA")] + " --title=... (shortened here)"
+        if "gcloud iam roles create" in line
+        else line
+        for line in printed
+    ]
+    docs = (ROOT / "docs" / "stack.md").read_text()
+    start = docs.index("```\nPreflight of stack pf") + 4
+    assert docs[start : docs.index("\n```", start)].splitlines() == shortened
