@@ -17,7 +17,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= .local/tune-local
 
-.PHONY: setup test lint train-local tune-local up destroy clean
+.PHONY: setup test lint train-local tune-local preflight up destroy clean
 
 setup: $(STAMP)
 
@@ -62,6 +62,13 @@ tune-local: setup
 
 # Needs the Pulumi CLI and, for cloud stacks, Google Cloud credentials (see README).
 STACK ?= local
+
+# Read-only: everything a cloud stack's `pulumi up` needs (credentials, project, billing, IAM, budget rights, APIs,
+# kill-switch role, GPU quota per job shape, Cloud Build region), one line each with its fix; exit 1 if not ready.
+# No Pulumi CLI needed. JSON: .venv/bin/python -m infra.preflight --stack $(STACK) --json
+preflight: setup
+	$(BIN)/python -m infra.preflight --stack $(STACK)
+
 up: setup
 	pulumi up --stack $(STACK)
 

@@ -24,6 +24,13 @@ from infra.workloads.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, l
 from infra.workloads.model import RegisteredModel, model_outputs
 
 
+def required_apis(cfg: StackConfig) -> list[str]:
+    """The APIs a cloud stack enables (and `python -m infra.preflight` checks), sorted."""
+    cloud_build = cfg.image_builder == "cloudbuild"
+    kill_switch = KILL_SWITCH_APIS if cfg.kill_switch else []
+    return sorted({*BASE_APIS, *kill_switch, *(CLOUD_BUILD_APIS if cloud_build else [])})
+
+
 def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
     """Declare everything for `cfg`; the local runner declares only the two jobs."""
     labels = stack_labels(pulumi.get_project(), pulumi.get_stack())
@@ -38,15 +45,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
 
     project = cfg.gcp_project
     cloud_build = cfg.image_builder == "cloudbuild"
-    apis = Apis(
-        "apis",
-        project,
-        [
-            *BASE_APIS,
-            *(KILL_SWITCH_APIS if cfg.kill_switch else []),
-            *(CLOUD_BUILD_APIS if cloud_build else []),
-        ],
-    )
+    apis = Apis("apis", project, required_apis(cfg))
     after_apis = pulumi.ResourceOptions(depends_on=[apis])
     storage = TrainingBucket(
         "storage",

@@ -57,6 +57,17 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
         {"iam.serviceAccounts.create", "iam.serviceAccounts.get", "iam.serviceAccounts.list"}
     ),
     "roles/iam.serviceAccountUser": frozenset({"iam.serviceAccounts.actAs"}),
+    # Artifact Registry, Cloud Build, Cloud Run, Cloud Monitoring
+    "roles/artifactregistry.admin": frozenset(
+        {"artifactregistry.repositories.create", "artifactregistry.repositories.setIamPolicy"}
+    ),
+    "roles/cloudbuild.builds.editor": frozenset(
+        {"cloudbuild.builds.create", "cloudbuild.builds.get", "cloudbuild.builds.list"}
+    ),
+    "roles/run.admin": frozenset({"run.services.get", "run.services.setIamPolicy"}),
+    "roles/monitoring.notificationChannelEditor": frozenset(
+        {"monitoring.notificationChannels.create", "monitoring.notificationChannels.get"}
+    ),
     # Pub/Sub, Cloud Functions, Vertex AI
     "roles/pubsub.viewer": frozenset({"pubsub.topics.get"}),
     "roles/pubsub.admin": frozenset({"pubsub.topics.create", "pubsub.topics.get"}),

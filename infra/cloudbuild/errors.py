@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from google.api_core import exceptions as gexc
 
+from infra.cloudbuild.regions import ALWAYS_OPEN_REGIONS, LOCATIONS_URL
 from infra.dynamic import retries
 from infra.dynamic.errors import ProviderError
 from infra.dynamic.retries import code_name
@@ -49,7 +50,7 @@ def explain(exc: gexc.GoogleAPICallError, what: str, project: str) -> BuildError
         # https://cloud.google.com/build/quotas, "Region restrictions for some projects".
         advice = (
             f"{what}: Cloud Build does not run builds in this region for project {project}: {message}\n"
-            "Some projects may build only in a few regions (e.g. us-central1, europe-west1, asia-east1); "
+            f"Some projects may build only in {', '.join(ALWAYS_OPEN_REGIONS)} ({LOCATIONS_URL}); "
             "use a stack region where builds run, or build on your machine with "
             "`pulumi config set vertex-training:imageBuilder docker`."
         )

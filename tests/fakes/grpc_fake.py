@@ -143,3 +143,15 @@ class FakeService:
         if fault.remaining <= 0:
             queue.pop(0)
         return fault
+
+
+class Protobuf:
+    """A plain protobuf message class (the IAM mixins' iam_policy_pb2, not proto-plus) as `_service` takes
+    request types: with `deserialize`; answer such messages with `serialize_protobuf`."""
+
+    def __init__(self, message: Any) -> None:
+        self.deserialize = message.FromString
+
+
+def serialize_protobuf(message: Any) -> bytes:
+    return message.SerializeToString()

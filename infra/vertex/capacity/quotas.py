@@ -167,11 +167,44 @@ def _shortfall(need: QuotaNeed, info: cloudquotas_v1.QuotaInfo, value: int, proj
         f"region {region} is {value}; this job needs {need.count} {need.what}, "
         "so it would wait in the queue until it times out.\n"
         f"Request at least {need.count} at {request_url(project)} "
-        f"(filter on {need.quota_id}, region {region}), or: gcloud beta quotas preferences create "
-        f"--service={SERVICE} --quota-id={need.quota_id} --dimensions=region={region} "
-        f"--preferred-value={need.count} --project={project} --email=<you>. New projects start at 0 and "
+        f"(filter on {need.quota_id}, region {region}), or: {request_command(need, project, region)}. "
+        "New projects start at 0 and "
         "approval is not immediate; or choose another region, machine or `spot` setting that has quota."
     )
+
+
+def request_command(need: QuotaNeed, project: str, region: str, email: str = "<you>") -> str:
+    """The gcloud command that asks for `need.count` of the quota in `region`."""
+    return (
+        f"gcloud beta quotas preferences create --service={SERVICE} --quota-id={need.quota_id} "
+        f"--dimensions=region={region} --preferred-value={need.count} --project={project} --email={email}"
+    )
+
+
+def trials_at_once(props: Mapping[str, Any], parallel: int) -> dict[str, Any]:
+    """A trial job's props with its pools as `parallel` copies of themselves: what a study holds at once."""
+    pools = [
+        {**pool, "replica_count": pool.get("replica_count", 1) * parallel} for pool in props["worker_pools"]
+    ]
+    return {**props, "worker_pools": pools}
+
+
+def quota_client(project: str) -> cloudquotas_v1.CloudQuotasClient:
+    """A Cloud Quotas client that bills its calls to `project`; GoogleAuthError without credentials.
+
+    Cloud Quotas is a client-based API: user credentials need a quota project to bill the call to
+    (cloud.google.com/docs/quotas/set-quota-project); the job's own project is the natural one.
+    """
+    return cloudquotas_v1.CloudQuotasClient(
+        **client_kwargs(CloudQuotasGrpcTransport, ENDPOINT, quota_project=project)
+    )
+
+
+def quota_info(
+    client: cloudquotas_v1.CloudQuotasClient, project: str, quota_id: str
+) -> cloudquotas_v1.QuotaInfo:
+    name = f"projects/{project}/locations/global/services/{SERVICE}/quotaInfos/{quota_id}"
+    return client.get_quota_info(name=name, timeout=CALL_TIMEOUT_SECONDS)
 
 
 def _warn(message: str) -> None:
@@ -203,18 +236,14 @@ def shortfall(props: Mapping[str, Any]) -> Shortfall | None:
         return None
     project, region = props["project"], props["region"]
     try:
-        # Cloud Quotas is a client-based API: user credentials need a quota project to bill the call to
-        # (cloud.google.com/docs/quotas/set-quota-project); the job's own project is the natural one.
-        kwargs = client_kwargs(CloudQuotasGrpcTransport, ENDPOINT, quota_project=project)
-        client = cloudquotas_v1.CloudQuotasClient(**kwargs)
+        client = quota_client(project)
     except auth_exceptions.GoogleAuthError as exc:
         # Submitting the job reports missing credentials with its own advice.
         _warn(f"no credentials to read quotas ({exc})")
         return None
     for need in needs:
-        name = f"projects/{project}/locations/global/services/{SERVICE}/quotaInfos/{need.quota_id}"
         try:
-            info = client.get_quota_info(name=name, timeout=CALL_TIMEOUT_SECONDS)
+            info = quota_info(client, project, need.quota_id)
         except gexc.PermissionDenied as exc:
             _warn(
                 f"cannot read {need.quota_id} ({exc.message}); grant roles/cloudquotas.viewer and enable "

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.vertex.capacity.placement import Shape
+from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import pricing, spend
 from infra.vertex.custom_job import spec
@@ -104,12 +105,7 @@ class TuningJobKind(JobKind):
         )
 
     def quota_props(self, shaped: dict[str, Any]) -> dict[str, Any]:
-        """The trial job's pools as parallel_trial_count copies of themselves: that is what runs at once."""
-        parallel = int(shaped["parallel_trial_count"])
-        pools = [
-            {**pool, "replica_count": pool["replica_count"] * parallel} for pool in shaped["worker_pools"]
-        ]
-        return {**shaped, "worker_pools": pools}
+        return trials_at_once(shaped, int(shaped["parallel_trial_count"]))
 
     def outputs(
         self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]

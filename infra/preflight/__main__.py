@@ -1,0 +1,49 @@
+"""`python -m infra.preflight --stack NAME [--json]`, from the project root: exit 0 ready, 1 not."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from infra.config import ConfigError, load_config
+from infra.preflight.results import Result, as_json, exit_code, missing, text
+from infra.preflight.run import run
+
+
+def stack_values(root: Path, stack: str) -> dict[str, object]:
+    """The `config:` of Pulumi.<stack>.yaml, as the stack tests hand it to load_config."""
+    document = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text()) or {}
+    return dict(document.get("config") or {})
+
+
+def check_stack(root: Path, stack: str) -> tuple[str, list[Result]]:
+    """The stack's project and every check's result (one "missing" line when its file or config is bad)."""
+    path = root / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        return "not read", [missing("stack file", f"{path} does not exist", f"pulumi stack init {stack}")]
+    try:
+        cfg = load_config(stack_values(root, stack), stack)
+    except ConfigError as exc:
+        problem, _, fix = str(exc).partition(". Fix: ")
+        return "not read", [missing("stack configuration", problem, fix)]
+    return cfg.gcp_project, run(cfg)
+
+
+def main(argv: list[str] | None = None, root: Path | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.preflight",
+        description="Read-only checks of everything a stack's `pulumi up` needs in Google Cloud.",
+    )
+    parser.add_argument("--stack", required=True, help="the stack whose Pulumi.<stack>.yaml to check")
+    parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    args = parser.parse_args(argv)
+    project, results = check_stack(root or Path.cwd(), args.stack)
+    print((as_json if args.json else text)(args.stack, project, results))
+    return exit_code(results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

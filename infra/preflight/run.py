@@ -1,0 +1,97 @@
+"""The preflight runner: a stack's configuration in, every check's Result out, in a fixed order."""
+
+from __future__ import annotations
+
+from google.auth import exceptions as auth_exceptions
+from google.cloud import billing_v1, cloudquotas_v1, iam_admin_v1, resourcemanager_v3, service_usage_v1
+
+from infra.config import StackConfig
+from infra.preflight import checks, clients, demand
+from infra.preflight import permissions as up
+from infra.preflight.caller import Caller, credentials
+from infra.preflight.quota import QuotaValues, job_quota
+from infra.preflight.results import OK, Result, cannot_tell, ok
+from infra.stack import required_apis
+from infra.vertex.capacity.quotas import quota_client
+
+
+def settings(cfg: StackConfig) -> frozenset[str]:
+    """Which of the conditional calls of `pulumi up` (permissions.DEPLOY_CALLS `when`) this stack makes."""
+    on = {
+        up.BUDGET: cfg.budget is not None,
+        up.KILL_SWITCH: cfg.kill_switch,
+        up.TUNING: cfg.tuning is not None,
+        up.MODEL_REGISTRY: cfg.model_registry.register,
+        up.CLOUD_BUILD: cfg.image_builder == "cloudbuild",
+    }
+    return frozenset(name for name, used in on.items() if used)
+
+
+def project_needs(cfg: StackConfig) -> dict[str, str]:
+    """Permission -> granting role, for what this stack's `up` calls on the project."""
+    return {p: up.GRANTED_BY[p] for p in sorted(up.needed(settings(cfg)) - up.BILLING_PERMISSIONS)}
+
+
+def run(cfg: StackConfig) -> list[Result]:
+    """Every check for a cloud stack (a local stack has nothing in Google Cloud to check)."""
+    if cfg.is_local:
+        return [ok("stack", f"{cfg.stack} runs its jobs on this machine: nothing in Google Cloud to check")]
+    project, stack = cfg.gcp_project, cfg.stack
+    found, caller = credentials(project)
+    if caller is None:
+        return [found]  # every other check reads with these credentials
+    results = [found]
+    billed = None if caller.quota_project else project  # the credentials' own quota project, else this one
+    try:
+        projects, billing = clients.projects(billed), clients.billing(billed)
+        usage, iam, quotas = clients.service_usage(billed), clients.iam(billed), quota_client(project)
+    except auth_exceptions.GoogleAuthError as exc:
+        return [*results, cannot_tell("clients", f"could not make the API clients: {exc}")]
+    account = cfg.budget.billing_account if cfg.budget else ""
+    found = checks.guarded("project", lambda: checks.project(projects, project, stack))
+    results.append(found)
+    if found.status == OK:
+        results += _in_project(cfg, caller, projects, billing, usage, iam, quotas)
+    if account and up.BUDGET in settings(cfg):
+        results.append(
+            checks.guarded(
+                "budget rights",
+                lambda: checks.budget_rights(billing, account, up.BILLING_PERMISSIONS, caller, stack),
+            )
+        )
+    results.append(checks.cloud_build_region(cfg.region, cfg.image_builder, stack))
+    return results
+
+
+def _in_project(
+    cfg: StackConfig,
+    caller: Caller,
+    projects: resourcemanager_v3.ProjectsClient,
+    billing: billing_v1.CloudBillingClient,
+    usage: service_usage_v1.ServiceUsageClient,
+    iam: iam_admin_v1.IAMClient,
+    quotas: cloudquotas_v1.CloudQuotasClient,
+) -> list[Result]:
+    """The checks that read inside the project (each would only repeat a missing project's line)."""
+    project, stack = cfg.gcp_project, cfg.stack
+    account = cfg.budget.billing_account if cfg.budget else ""
+    results = []
+    if account:
+        results.append(checks.guarded("billing", lambda: checks.billing(billing, project, account, stack)))
+    held: set[str] = set()
+
+    def permissions() -> Result:
+        result, got = checks.project_permissions(projects, project, project_needs(cfg), caller)
+        held.update(got)
+        return result
+
+    results.append(checks.guarded("permissions on the project", permissions))
+    may_enable = "serviceusage.services.enable" in held
+    results.append(
+        checks.guarded("APIs", lambda: checks.apis(usage, project, required_apis(cfg), may_enable))
+    )
+    if cfg.kill_switch:
+        results.append(checks.guarded("kill-switch role", lambda: checks.kill_switch_role(iam, project)))
+    values = QuotaValues(quotas, project)
+    results += [job_quota(job, values, caller, project) for job in demand.jobs(cfg)]
+    return results

@@ -1,0 +1,62 @@
+"""Preflight counts the quota of the jobs the stack really declares: its demand, computed from the stack's
+configuration, matches the quota needs of the CustomJob and tuning-job inputs the mocked program registers."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.preflight import demand
+from infra.vertex.capacity import placement
+from infra.vertex.capacity.quotas import quota_needs, trials_at_once
+from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
+from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB
+from tests.stack.conftest import CLOUD_STACKS, cached_run, run_stack, stack_config
+from tests.stack.test_tuning_stack import STUDY
+
+NAMES = {"data-prep": "data-preparation job", "train": "training job"}
+
+
+def _registered(run, parallel: int | None = None) -> dict[str, list[tuple]]:
+    """Per job: each shape's quota needs, from the registered inputs, as the providers' pre-check counts."""
+    found = {}
+    for resource in [*run.by_type(CUSTOM_JOB), *run.by_type(TUNING_JOB)]:
+        props = resource.inputs
+        trials = int(props.get("parallel_trial_count", 1))
+        needs = []
+        for shape in placement.shapes(props):
+            shaped = placement.apply_shape(props, shape)
+            needs.append(tuple(quota_needs(trials_at_once(shaped, trials) if trials > 1 else shaped)))
+        name = NAMES.get(resource.name) or f"tuning study ({trials} trials at once)"
+        found[name] = needs
+    return found
+
+
+def _preflight(cfg) -> dict[str, list[tuple]]:
+    return {job.name: [shape.needs for shape in job.shapes] for job in demand.jobs(cfg)}
+
+
+@pytest.mark.parametrize("stack", CLOUD_STACKS)
+def test_the_committed_stacks(stack: str) -> None:
+    assert _preflight(stack_config(stack)) == _registered(cached_run(stack))
+
+
+def test_a_study_holds_its_parallel_trials() -> None:
+    run = run_stack("dev", tuning=STUDY)
+    registered = _registered(run)
+    assert _preflight(stack_config("dev", tuning=STUDY)) == registered
+    assert any(name.startswith("tuning study") for name in registered)
+
+
+def test_a_fallback_in_another_region_is_counted_there() -> None:
+    props = {
+        "project": "p",
+        "region": "us-central1",
+        "scheduling_strategy": "STANDARD",
+        "worker_pools": [
+            {"machine_type": "g2-standard-4", "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}
+        ],
+        "fallbacks": [{"region": "europe-west4"}],
+    }
+    shapes = demand.job_shapes(props)
+    assert [(s.index, s.region) for s in shapes] == [(0, "us-central1"), (1, "europe-west4")]
+    assert shapes[0].needs == shapes[1].needs

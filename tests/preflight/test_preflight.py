@@ -1,0 +1,312 @@
+"""`python -m infra.preflight` against fakes of every service it reads, through the real client libraries."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+
+from infra.components.killswitch import ROLE_ID
+from tests.fakes.oauth import write_service_account_key
+from tests.preflight.conftest import ACCOUNT, EMAIL, PROJECT, STACK, Cloud
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def lines(out: str, status: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith(status + " ")]
+
+
+def fixes(out: str) -> list[str]:
+    return [
+        line.strip().removeprefix("fix: ") for line in out.splitlines() if line.strip().startswith("fix: ")
+    ]
+
+
+def one_missing(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    """Run preflight: exit 1 with exactly one `missing` line and one fix (everything else ok); both."""
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    assert len(lines(out, "missing")) == 1 and not lines(out, "cannot tell"), out
+    [fix] = fixes(out)
+    return lines(out, "missing")[0], fix
+
+
+def test_everything_present_is_ready(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cloud.preflight() == 0
+    out = capsys.readouterr().out
+    assert not lines(out, "missing") and not lines(out, "cannot tell"), out
+    assert f"user {EMAIL}" in out
+    items = [line.split(":", 1)[0].removeprefix("ok").strip() for line in lines(out, "ok")]
+    assert items == [
+        "credentials",
+        "project",
+        "billing",
+        "permissions on the project",
+        "APIs",
+        "kill-switch role",
+        "quota, data-preparation job",
+        "quota, training job",
+        "budget rights",
+        "Cloud Build region",
+    ]
+    assert out.rstrip().endswith("ready for `pulumi up`")
+
+
+def test_a_missing_permission_is_one_line_naming_the_role_that_grants_it(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.caller.revoke(f"projects/{PROJECT}", "iam.serviceAccounts.actAs")
+    line, fix = one_missing(cloud, capsys)
+    assert line.endswith("`pulumi up` needs: iam.serviceAccounts.actAs")
+    assert fix == (
+        f"gcloud projects add-iam-policy-binding {PROJECT} --member=user:{EMAIL} "
+        "--role=roles/iam.serviceAccountUser (or the project's Owner, roles/owner, holds them all)"
+    )
+
+
+def test_a_disabled_api_is_one_line_with_the_enable_command(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.usage.disable(PROJECT, "cloudfunctions.googleapis.com")
+    line, fix = one_missing(cloud, capsys)
+    assert "cloudfunctions.googleapis.com" in line and "you may enable them" in line
+    assert fix == f"gcloud services enable cloudfunctions.googleapis.com --project={PROJECT}"
+
+
+def test_a_disabled_api_says_when_the_caller_may_not_enable_it(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.usage.disable(PROJECT, "aiplatform.googleapis.com")
+    cloud.caller.revoke(f"projects/{PROJECT}", "serviceusage.services.enable")
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    api_line = next(line for line in lines(out, "missing") if "APIs:" in line)
+    assert "you may not enable them" in api_line
+
+
+def test_a_billing_account_without_budget_rights_is_one_line(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.caller.revoke(f"billingAccounts/{ACCOUNT}", "billing.budgets.create")
+    line, fix = one_missing(cloud, capsys)
+    assert "budget rights" in line and "billing.budgets.create" in line
+    assert fix.startswith(
+        "an administrator of the billing account runs: gcloud billing accounts add-iam-policy-binding "
+        f"{ACCOUNT} --member=user:{EMAIL} --role=roles/billing.costsManager"
+    )
+
+
+def test_a_missing_kill_switch_role_is_one_line_with_the_create_command(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.roles.roles.clear()
+    line, fix = one_missing(cloud, capsys)
+    assert f"projects/{PROJECT}/roles/{ROLE_ID} does not exist" in line
+    assert fix.startswith(f"gcloud iam roles create {ROLE_ID} --project={PROJECT} --stage=GA")
+    assert "aiplatform.customJobs.cancel" in fix
+
+
+def test_a_deleted_kill_switch_role_is_undeleted(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    cloud.roles.add_role(PROJECT, ROLE_ID, ("aiplatform.customJobs.list",), deleted=True)
+    assert cloud.preflight() == 1
+    assert fixes(capsys.readouterr().out) == [f"gcloud iam roles undelete {ROLE_ID} --project={PROJECT}"]
+
+
+def test_a_zero_gpu_quota_is_one_line_with_the_request_command(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.write_stack(spot=False, fallbacks=None)
+    quota = "CustomModelTrainingT4GPUsPerProjectPerRegion"
+    cloud.quotas.set_quota(PROJECT, quota, default=8, regions={"us-central1": 0})
+    line, fix = one_missing(cloud, capsys)
+    assert "quota, training job" in line and f"{quota} in us-central1 is 0, it needs 1" in line
+    assert fix.startswith(
+        "gcloud beta quotas preferences create --service=aiplatform.googleapis.com "
+        f"--quota-id={quota} --dimensions=region=us-central1 --preferred-value=1 --project={PROJECT}"
+    )
+
+
+def test_a_shape_without_quota_is_skipped_as_up_skips_it(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An L4 on FLEX_START (the Preemptible L4 quota, 0 here), then the same L4 on demand, which has quota.
+    cloud.write_stack(
+        spot=None,
+        machineType="g2-standard-4",
+        acceleratorType="NVIDIA_L4",
+        schedulingStrategy="FLEX_START",
+        maxWaitSeconds=3600,
+        fallbacks=[{"schedulingStrategy": "STANDARD"}],
+    )
+    cloud.quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleL4GPUsPerProjectPerRegion", default=0)
+    assert cloud.preflight() == 0
+    out = capsys.readouterr().out
+    line = next(line for line in lines(out, "ok") if "quota, training job" in line)
+    assert line.split(": ", 1)[1].startswith("fallback 1 g2-standard-4 + 1 x NVIDIA_L4 (STANDARD)")
+    assert "PreemptibleL4GPUsPerProjectPerRegion in us-central1 is 0" in line and "`up` skips it" in line
+
+
+def test_a_short_spot_quota_cannot_be_told(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    cloud.write_stack(fallbacks=None)
+    cloud.quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion", default=0)
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    [line] = lines(out, "cannot tell")
+    assert "Spot" in line and not lines(out, "missing")
+
+
+def test_unreadable_quotas_cannot_be_told(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    cloud.quotas.denied = True
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    assert [line.split(":")[0].removeprefix("cannot tell").strip() for line in lines(out, "cannot tell")] == [
+        "quota, data-preparation job",
+        "quota, training job",
+    ]
+    assert "PERMISSION_DENIED" in lines(out, "cannot tell")[0] and not lines(out, "missing")
+    assert fixes(out)[0].startswith("gcloud beta quotas info describe CustomModelTrainingPreemptibleCPUs")
+
+
+def test_a_study_needs_quota_for_its_parallel_trials(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = {
+        "metric": "val_accuracy",
+        "goal": "MAXIMIZE",
+        "algorithm": "grid",
+        "maxTrials": 4,
+        "parallelTrials": 3,
+        "parameters": {"learningRate": {"values": [0.01, 0.001]}},
+    }
+    cloud.write_stack(spot=False, fallbacks=None, tuning=study)
+    cloud.quotas.set_quota(PROJECT, "CustomModelTrainingT4GPUsPerProjectPerRegion", default=2)
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    [line] = lines(out, "missing")
+    assert "quota, tuning study (3 trials at once)" in line and "is 2, it needs 3" in line
+
+
+def test_billing_disabled_and_another_account(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    cloud.billing.link(PROJECT, "")
+    assert cloud.preflight() == 1
+    assert fixes(capsys.readouterr().out) == [
+        f"gcloud billing projects link {PROJECT} --billing-account={ACCOUNT}"
+    ]
+    cloud.billing.link(PROJECT, "111111-222222-333333")
+    assert cloud.preflight() == 1
+    assert fixes(capsys.readouterr().out) == [
+        f"pulumi config set vertex-training:billingAccount 111111-222222-333333 --stack {STACK}"
+    ]
+
+
+def test_an_unknown_project_is_missing(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    cloud.projects.projects.clear()
+    assert cloud.preflight() == 1
+    [line] = lines(capsys.readouterr().out, "missing")
+    assert f"project: {PROJECT} does not exist or you cannot see it" in line
+
+
+def test_an_unreachable_service_cannot_be_told(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    cloud.usage.fail("BatchGetServices", grpc.StatusCode.INTERNAL, message="backend error")
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    assert lines(out, "cannot tell") == ["cannot tell  APIs: INTERNAL: backend error"]
+    assert not lines(out, "missing")
+
+
+def test_revoked_credentials_say_to_log_in_again(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    cloud.tokens.write_adc(cloud.adc, refresh_token="revoked")
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    assert "invalid_grant" in lines(out, "missing")[0]
+    assert fixes(out) == ["gcloud auth application-default login"]
+
+
+def test_json_is_the_same_as_one_object(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    cloud.roles.roles.clear()
+    assert cloud.preflight("--json") == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["stack"], report["project"], report["ready"]) == (STACK, PROJECT, False)
+    [role] = [check for check in report["checks"] if check["status"] == "missing"]
+    assert role["item"] == "kill-switch role" and role["fix"].startswith("gcloud iam roles create")
+
+
+def test_a_local_stack_needs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    from infra.preflight.__main__ import main
+
+    assert main(["--stack", "local"], root=ROOT) == 0
+    assert lines(capsys.readouterr().out, "ok")
+
+
+def test_a_stack_without_its_file_is_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from infra.preflight.__main__ import main
+
+    assert main(["--stack", "nosuch"], root=tmp_path) == 1
+    assert fixes(capsys.readouterr().out) == ["pulumi stack init nosuch"]
+
+
+def _run(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "infra.preflight", "--stack", STACK, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_command_from_the_project_root_as_a_service_account(cloud: Cloud, tmp_path: Path) -> None:
+    account = f"vt-ci-deploy@{PROJECT}.iam.gserviceaccount.com"
+    key = write_service_account_key(tmp_path / "key.json", cloud.tokens.start(), account)
+    done = _run(cloud.root, {**os.environ, "GOOGLE_APPLICATION_CREDENTIALS": str(key)}, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["ready"] is True
+    assert f"service account {account}" in report["checks"][0]["detail"]
+
+
+def test_no_credentials_gives_the_login_command(cloud: Cloud, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
+    # No ADC file where gcloud keeps it, and not on Google Compute Engine (no metadata server).
+    env |= {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud"), "NO_GCE_CHECK": "true"}
+    done = _run(cloud.root, env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert lines(done.stdout, "missing") == [
+        "missing      credentials: no Application Default Credentials found"
+    ]
+    assert fixes(done.stdout) == ["gcloud auth application-default login"]
+
+
+def test_make_preflight_runs_the_command_for_its_stack() -> None:
+    done = subprocess.run(
+        ["make", "-n", "preflight", "STACK=dev"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == ".venv/bin/python -m infra.preflight --stack dev"
+
+
+def test_the_run_docs_stack_md_shows_is_what_preflight_prints(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.roles.roles.clear()
+    cloud.usage.disable(PROJECT, "cloudfunctions.googleapis.com")
+    cloud.caller.revoke(f"billingAccounts/{ACCOUNT}", "billing.budgets.create")
+    cloud.caller.revoke(f"projects/{PROJECT}", "iam.serviceAccounts.actAs")
+    assert cloud.preflight() == 1
+    printed = capsys.readouterr().out.splitlines()
+    # The docs shorten the role's create command after its --stage flag.
+    shortened = [
+        line[: line.index("--stage=GA") + len("--stage=GA")] + " --title=... (shortened here)"
+        if "gcloud iam roles create" in line
+        else line
+        for line in printed
+    ]
+    docs = (ROOT / "docs" / "stack.md").read_text()
+    start = docs.index("```\nPreflight of stack pf") + 4
+    assert docs[start : docs.index("\n```", start)].splitlines() == shortened
