@@ -13,8 +13,9 @@ APP_DIR = "/app"
 def generated(name: str) -> str:
     """Same text for the same directory name: the image tag hashes it with the directory's files.
 
-    The directory becomes the package /app/<name> with /app as working directory, as trainer/ does, so
-    `python -m <name>.task` runs in the image and, from the directory's parent, on this machine.
+    The directory is copied to /app/<name> and is the working directory, so its command runs from the
+    directory that holds it (`python train.py`, `python -m task`), as the local runner runs it
+    (infra/trainer_workdir.py); /app on PYTHONPATH keeps `python -m <name>.task` importing it as a package.
     """
     target = f"{APP_DIR}/{name}"
     return f"""\
@@ -25,9 +26,11 @@ FROM {BASE_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \\
     PYTHONUNBUFFERED=1 \\
     PIP_NO_CACHE_DIR=1 \\
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \\
+    PYTHONPATH={APP_DIR}
 
-WORKDIR {APP_DIR}
+# The command runs from the directory's own copy, as on this machine: `python train.py` finds train.py.
+WORKDIR {target}
 
 # Dependencies first: this layer is reused while only the code changes. The check fails the build when a
 # requirement replaced the base's TensorFlow (and with it the CUDA libraries it was built for).

@@ -14,11 +14,14 @@ import pulumi
 
 from infra.best_parameters import config_values, trial_templates, with_best
 from infra.config import StackConfig
-from infra.config.trainer import DEFAULT_COMMAND, default_args
+from infra.config.trainer import DEFAULT_COMMAND, PROJECT_ROOT, default_args
+from infra.dockerfile import dockerfile_text
 from infra.job_gate import after_success
 from infra.options import children
 from infra.storage import CHECKPOINT_PREFIX, TMP_PREFIX
+from infra.trainer_workdir import local_workdir
 from infra.tuning_job import study_dir, tuning_job
+from infra.vertex.local_runner import WORKDIR_ENV
 from infra.vertex.resource import CustomJob, CustomJobArgs, WorkerPool
 
 LOCAL_SERVICE_ACCOUNT = "local"
@@ -45,12 +48,20 @@ def job_env(environ: Mapping[str, str] = os.environ, *, local_cpu: bool = False)
     return env
 
 
-def code_env(trainer_dir: Path, runner: str) -> dict[str, str]:
-    """A local job imports its trainer as the image does (/app/<dir name>): from the directory's parent.
+def code_env(trainer_dir: Path, runner: str, root: Path = PROJECT_ROOT) -> dict[str, str]:
+    """A local job imports its trainer as the image does (/app/<dir name>): from the directory's parent; and
+    runs from the directory the image's WORKDIR stands for, when that is not the program directory (`root`,
+    the local runner's default: the built-in trainer's /app).
 
     Vertex jobs get nothing: the image's working directory holds the code.
     """
-    return {"PYTHONPATH": str(trainer_dir.parent)} if runner == "local" else {}
+    if runner != "local":
+        return {}
+    env = {"PYTHONPATH": str(trainer_dir.parent)}
+    workdir = local_workdir(trainer_dir, dockerfile_text(trainer_dir), root)
+    if workdir != root:
+        env[WORKDIR_ENV] = str(workdir)
+    return env
 
 
 def fingerprint(value: object) -> str:
