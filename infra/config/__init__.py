@@ -7,6 +7,7 @@ module reads the stack-wide keys and composes them.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,7 +154,7 @@ def _unknown_key_fix(key: str, value: object, stack: str) -> str:
         return f"remove it with {remove} (docs/stack.md lists the keys)"
     scalar = isinstance(value, str | int | float) and not str(value).lstrip().startswith(("[", "{"))
     if scalar and len(str(value)) < 80:
-        rendered = str(value).lower() if isinstance(value, bool) else str(value)
+        rendered = shlex.quote(str(value).lower() if isinstance(value, bool) else str(value))
         return (
             f"did you mean {NAMESPACE}:{hint}? run {remove} and "
             f"`pulumi config set --stack {stack} {NAMESPACE}:{hint} {rendered}`"

@@ -29,6 +29,7 @@ def error(stack: str, **overrides: object) -> str:
         ("preemptible", True, "spot", "true"),
         ("Region", "europe-west4", "region", "europe-west4"),
         ("timeout", 600, "timeoutSeconds", "600"),
+        ("dataFolders", "gs://b/my images", "dataFolder", "'gs://b/my images'"),
     ],
 )
 def test_a_near_miss_key_gets_did_you_mean_and_the_two_commands(key, value, right, shown) -> None:
