@@ -1,5 +1,12 @@
 # Every command in the README goes through here. `make test` works on a fresh machine: it builds .venv first.
-PYTHON ?= python3
+# The Python .venv is made with: pyproject.toml's requires-python >=3.11,<3.13. python3 when it is one of these,
+# else python3.12, else python3.11, found by name; `make setup PYTHON=/path/to/python3.12` picks one.
+SUPPORTED_PYTHONS := 3.11 3.12
+PYTHON_NAMES := python3 python3.12 python3.11
+python_version = $(if $(strip $(1)),$(shell $(1) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null))
+# For the error: each name (and PYTHON, when given) with the version it runs, if any.
+found_pythons = $(foreach p,$(PYTHON_NAMES) $(filter-out $(PYTHON_NAMES),$(PYTHON)),$(p): $(or $(call python_version,$(p)),none);)
+PYTHON ?= $(firstword $(foreach p,$(PYTHON_NAMES),$(if $(filter $(SUPPORTED_PYTHONS),$(call python_version,$(p))),$(p))))
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -17,11 +24,22 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= .local/tune-local
 
-.PHONY: setup test lint train-local tune-local preflight up destroy clean
+.PHONY: setup check-python test lint train-local tune-local preflight up destroy clean
 
 setup: $(STAMP)
 
+# Stops, naming the versions it needs and what it found, unless PYTHON is a supported version.
+check-python:
+	@version="$(call python_version,$(PYTHON))"; \
+	case " $(SUPPORTED_PYTHONS) " in \
+	  *" $$version "*) echo "Python $$version: $(PYTHON)";; \
+	  *) echo "make setup needs Python 3.11 or 3.12 (pyproject.toml: >=3.11,<3.13). Found $(found_pythons)" \
+	       "Install Python 3.12 or 3.11 (your system's python3.12 package, or pyenv install 3.12)," \
+	       "or name one: make setup PYTHON=/path/to/python3.12" >&2; exit 1;; \
+	esac
+
 $(STAMP): pyproject.toml constraints.txt
+	@$(MAKE) --no-print-directory check-python PYTHON="$(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet pip==26.3
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[trainer,dev]'

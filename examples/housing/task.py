@@ -20,12 +20,21 @@ import tf_keras as keras
 from housing import data
 
 
+def whole_number(text: str) -> int:
+    """An integer flag that takes "2.0" as 2: a tuning study may send an INTEGER or DISCRETE value as a double
+    (docs/trainer-contract.md, "To be tuned")."""
+    number = float(text)
+    if not number.is_integer():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(number)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m housing.task", description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=400, help="synthetic house sales to generate")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--rows", type=whole_number, default=400, help="synthetic house sales to generate")
+    parser.add_argument("--seed", type=whole_number, default=0)
+    parser.add_argument("--epochs", type=whole_number, default=20)
+    parser.add_argument("--batch-size", type=whole_number, default=32)
     parser.add_argument("--learning-rate", type=float, default=0.01)
     return parser.parse_args(argv)
 

@@ -64,10 +64,19 @@ def content_hash(context: Path = TRAINER_DIR) -> str:
     return hash_files(context, context_files(context))[:16]
 
 
+def _parse(source: str) -> ast.Module:
+    """ast.parse, once more after CPython 3.11's spurious "AST constructor recursion depth mismatch"
+    SystemError (python/cpython#106905; seen here under the mock engine's threads)."""
+    try:
+        return ast.parse(source)
+    except SystemError:
+        return ast.parse(source)
+
+
 def _local_imports(module: Path, package: str) -> set[str]:
     """Sibling module file names that `module` imports from its own package (absolute or relative)."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(module.read_text())):
+    for node in ast.walk(_parse(module.read_text())):
         if isinstance(node, ast.Import):
             names |= {a.name.split(".")[1] for a in node.names if a.name.startswith(f"{package}.")}
         elif isinstance(node, ast.ImportFrom):

@@ -7,12 +7,24 @@ module reads the stack-wide keys and composes them.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, capacity, cost, data, hyperparameters, model_registry, trainer, tuning
+from infra.config import (
+    budget,
+    capacity,
+    cost,
+    data,
+    hyperparameters,
+    model_registry,
+    placeholders,
+    suggest,
+    trainer,
+    tuning,
+)
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import CapacityConfig, check_machine
 from infra.config.cost import CostConfig
@@ -119,17 +131,61 @@ KEYS = (
 )
 
 
-def _reject_unknown(values: Mapping[str, object]) -> None:
+# Names people bring from gcloud flags or other tools, which similarity alone would not lead to our keys.
+KEY_ALIASES = {
+    "gpu": "acceleratorType",
+    "gpuType": "acceleratorType",
+    "accelerator": "acceleratorType",
+    "gpuCount": "acceleratorCount",
+    "gpus": "acceleratorCount",
+    "zone": "region",
+    "location": "region",
+    "preemptible": "spot",
+    "budget": "budgetAmount",
+    "lr": "learningRate",
+    "workers": "workerCount",
+}
+
+
+def _unknown_key_fix(key: str, value: object, stack: str) -> str:
+    hint = suggest.closest(key, KEYS, KEY_ALIASES)
+    remove = f"`pulumi config rm --stack {stack} {NAMESPACE}:{key}`"
+    if hint is None:
+        return f"remove it with {remove} (docs/stack.md lists the keys)"
+    scalar = isinstance(value, str | int | float) and not str(value).lstrip().startswith(("[", "{"))
+    if scalar and len(str(value)) < 80:
+        rendered = shlex.quote(str(value).lower() if isinstance(value, bool) else str(value))
+        return (
+            f"did you mean {NAMESPACE}:{hint}? run {remove} and "
+            f"`pulumi config set --stack {stack} {NAMESPACE}:{hint} {rendered}`"
+        )
+    return f"did you mean {NAMESPACE}:{hint}? rename {key} to {hint} in Pulumi.{stack}.yaml"
+
+
+def _reject_unknown(values: Mapping[str, object], stack: str) -> None:
     """A misspelt key would silently fall back to a default (say, a 7-day timeout): refuse it."""
-    lowered = {key.lower(): key for key in KEYS}
-    for name in values:
+    for name, value in values.items():
         namespace, _, key = name.partition(":")
         if namespace == NAMESPACE and key not in KEYS:
-            hint = lowered.get(key.lower())
-            fix = (
-                f"did you mean {NAMESPACE}:{hint}?" if hint else f"remove it (known keys: {', '.join(KEYS)})"
-            )
-            raise ConfigError(key, "is not a known key", fix)
+            raise ConfigError(key, "is not a known key", _unknown_key_fix(key, value, stack))
+
+
+def _refuse_placeholders(project: str | None, account: str | None, stack: str) -> None:
+    """The committed stack files ship example ids: a stack must not reach Google with them."""
+    if project in placeholders.PROJECTS:
+        raise ConfigError(
+            "gcpProject",
+            f"{project!r} is an example from this project's stack files and docs, not your project",
+            f"run `pulumi config set --stack {stack} {NAMESPACE}:gcpProject <your-project-id>` "
+            "(`gcloud projects list` shows the ids you can use)",
+        )
+    if account in placeholders.BILLING_ACCOUNTS:
+        raise ConfigError(
+            "billingAccount",
+            f"{account!r} is an example from this project's stack files and docs, not your billing account",
+            f"run `pulumi config set --stack {stack} {NAMESPACE}:billingAccount <ACCOUNT_ID>` "
+            "(the ACCOUNT_ID column of `gcloud billing accounts list`)",
+        )
 
 
 def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT) -> StackConfig:
@@ -141,18 +197,21 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
             "(it goes into labels, service-account ids and the bucket name)",
             "`pulumi stack init <name>` with such a name",
         )
-    _reject_unknown(values)
+    _reject_unknown(values, stack)
     read = Reader(values)
     runner = read.str("runner", "local" if stack == "local" else "vertex", "vertex", RUNNERS)
     cloud = runner == "vertex"
 
-    project = read.str("gcpProject", None, "my-project")
+    project = read.str("gcpProject", None, "<your-project-id>")
     if cloud and not project:
         raise ConfigError(
             "gcpProject",
             "is required for a cloud stack",
-            set_fix("gcpProject", "$(gcloud config get project)"),
+            set_fix("gcpProject", "<your-project-id>")
+            + " (`gcloud projects list` shows the ids you can use)",
         )
+    if cloud:
+        _refuse_placeholders(project, read.str("billingAccount", None, "<ACCOUNT_ID>"), stack)
     if project and not gcp_ids.PROJECT_ID.match(project):
         raise ConfigError(
             "gcpProject",

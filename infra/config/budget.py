@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from infra import gcp_ids
-from infra.config.reader import ConfigError, Reader, positive, set_fix
+from infra.config.reader import ConfigError, Reader, path_number, positive, set_fix
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -41,7 +41,7 @@ def _thresholds(read: Reader, key: str, default: tuple[float, ...]) -> tuple[flo
     values = read.list(key, default, "0.9")
     fix = f"use fractions of the budget, e.g. [0.5, 0.9, 1.0] (1.0 = 100%) in Pulumi.<stack>.yaml under {key}"
     result = []
-    for value in values:
+    for value in map(path_number, values):
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 10:
             raise ConfigError(key, f"{value!r} is not a fraction between 0 and 10", fix)
         result.append(float(value))
@@ -51,14 +51,14 @@ def _thresholds(read: Reader, key: str, default: tuple[float, ...]) -> tuple[flo
 
 
 def read_budget(read: Reader, required: bool) -> BudgetConfig | None:
-    account = read.str("billingAccount", None, "012345-6789AB-CDEF01")
+    account = read.str("billingAccount", None, "<ACCOUNT_ID>")
     if account is None:
         if required:
             raise ConfigError(
                 "billingAccount",
                 "is required for a cloud stack (the budget is created on it)",
-                set_fix("billingAccount", "012345-6789AB-CDEF01")
-                + " (find it with `gcloud billing accounts list`)",
+                set_fix("billingAccount", "<ACCOUNT_ID>")
+                + " (the ACCOUNT_ID column of `gcloud billing accounts list`)",
             )
         return None
     if not gcp_ids.BILLING_ACCOUNT.match(account):

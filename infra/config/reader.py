@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,6 +21,27 @@ class ConfigError(ValueError):
 
 def set_fix(key: str, example: str) -> str:
     return f"run `pulumi config set {NAMESPACE}:{key} {example}`"
+
+
+def set_path_fix(path: str, example: object) -> str:
+    """The command that sets one entry inside a map or list key, e.g. `tuning.parallelTrials`."""
+    return f"run `pulumi config set --path '{NAMESPACE}:{path}' {example}`"
+
+
+def path_number(value: Any) -> Any:
+    """A number as `pulumi config set --path` stores it: "When setting the config for a path, "true" and
+    "false" are treated as boolean values, and integers are treated as numbers. All other values are treated
+    as strings" (`pulumi config set --help`, read 2026-11-25), so 0.01 arrives as "0.01". Such a string
+    becomes its number; anything else is returned unchanged (and refused, if it must be a number)."""
+    if not isinstance(value, str):
+        return value
+    for kind in (int, float):
+        try:
+            number = kind(value.strip())
+        except ValueError:
+            continue
+        return number if math.isfinite(number) else value
+    return value
 
 
 class Reader:

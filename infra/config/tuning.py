@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from infra.config import suggest
 from infra.config.hyperparameters import BACKBONES
-from infra.config.reader import ConfigError, Reader, set_fix
+from infra.config.reader import NAMESPACE, ConfigError, Reader, path_number, set_path_fix
 from infra.config.trainer import TrainerConfig, argument_uses
 
 KEYS = ("tuning", "trainWithBest")
@@ -26,12 +27,10 @@ CHECKPOINT_PLACEHOLDER = "checkpoint_dir"
 TRAINER_METRICS = ("val_accuracy", "val_loss", "accuracy", "loss")
 GOALS = ("MAXIMIZE", "MINIMIZE")
 ALGORITHMS = ("default", "grid", "random")
+# Vertex's own names for them (StudySpec.Algorithm), which a user may bring.
+ALGORITHM_ALIASES = {"GRID_SEARCH": "grid", "RANDOM_SEARCH": "random", "ALGORITHM_UNSPECIFIED": "default"}
 SCALES = {"linear": "UNIT_LINEAR_SCALE", "log": "UNIT_LOG_SCALE", "reverseLog": "UNIT_REVERSE_LOG_SCALE"}
 ENTRIES = ("metric", "goal", "algorithm", "maxTrials", "parallelTrials", "maxFailedTrials", "parameters")
-EXAMPLE = (
-    "{metric: val_accuracy, goal: MAXIMIZE, algorithm: grid, maxTrials: 4, parallelTrials: 2, "
-    "parameters: {learningRate: {values: [0.01, 0.001]}}}"
-)
 
 
 @dataclass(frozen=True)
@@ -49,6 +48,16 @@ TUNABLE: dict[str, Tunable] = {
     "epochs": Tunable("epochs", int, 1),
     "fineTuneEpochs": Tunable("fine_tune_epochs", int, 0),
     "backbone": Tunable("backbone", str, 0),
+}
+
+
+# Two values of each tunable key, for the commands the errors suggest.
+_EXAMPLES: dict[str, tuple[Any, Any]] = {
+    "learningRate": (0.01, 0.001),
+    "batchSize": (16, 32),
+    "epochs": (2, 4),
+    "fineTuneEpochs": (1, 2),
+    "backbone": ("densenet121", "resnet50"),
 }
 
 
@@ -76,30 +85,47 @@ class TuningConfig:
 
 
 _KIND_NAMES = {int: "whole number", float: "number", str: "string"}
+# Where the whole study is described, for the errors about its shape.
+DOCS = "docs/tuning.md"
 
 
-def _fail(entry: str, problem: str) -> ConfigError:
-    return ConfigError("tuning", f"{entry}: {problem}", set_fix("tuning", f"'{EXAMPLE}'") + " (YAML)")
+def _fail(entry: str, problem: str, fix: str) -> ConfigError:
+    return ConfigError("tuning", f"{entry}: {problem}", fix)
+
+
+def _set(path: str, example: object) -> str:
+    """The command that sets one entry of the study."""
+    return set_path_fix(f"tuning.{path}", example)
+
+
+def _rename(entry: str, name: str, right: str | None, known: tuple[str, ...] | list[str]) -> str:
+    if right:
+        return f"did you mean {right}? rename {name} to {right} under {NAMESPACE}:tuning{entry}"
+    return f"use one of {', '.join(known)} (see {DOCS})"
 
 
 def _mapping(read: Reader) -> Mapping[str, Any] | None:
     value = read.raw("tuning")
+    fix = (
+        f"set each entry, e.g. {_set('metric', 'val_accuracy')} and {_set('maxTrials', 4)}, or write it as "
+        f"a YAML map in the stack file or a JSON object (see {DOCS})"
+    )
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
-            raise _fail("tuning", f"expected a map, got {value!r}") from None
+            raise _fail("tuning", f"expected a map, got {value!r}", fix) from None
     if value is not None and not isinstance(value, Mapping):
-        raise _fail("tuning", f"expected a map, got {value!r}")
+        raise _fail("tuning", f"expected a map, got {value!r}", fix)
     return value
 
 
-def _count(study: Mapping[str, Any], entry: str, default: int | None, minimum: int) -> int:
-    value = study.get(entry, default)
+def _count(study: Mapping[str, Any], entry: str, default: int | None, minimum: int, example: int) -> int:
+    value = path_number(study.get(entry, default))
     if value is None:
-        raise _fail(entry, "is required (how many trials the study runs)")
+        raise _fail(entry, "is required (how many trials the study runs)", _set(entry, example))
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _fail(entry, f"must be a whole number >= {minimum}, got {value!r}")
+        raise _fail(entry, f"must be a whole number >= {minimum}, got {value!r}", _set(entry, example))
     return value
 
 
@@ -109,16 +135,37 @@ def _is(value: Any, kind: type) -> bool:
     return isinstance(value, int | float) if kind is float else isinstance(value, kind)
 
 
-def _check_value(entry: str, key: str, value: Any) -> None:
+def _value(entry: str, key: str, value: Any) -> Any:
+    """One value of a tuned key, as its type (numbers set with --path arrive as strings); refused if bad."""
     tunable = TUNABLE[key]
+    value = value if tunable.kind is str else path_number(value)
+    if tunable.kind is int and isinstance(value, float) and value.is_integer():
+        value = int(value)  # 2.0 is the whole number 2, as for the stack's own keys (Reader.number)
     if not _is(value, tunable.kind):
-        raise _fail(entry, f"{value!r} is not a {_KIND_NAMES[tunable.kind]} (the type of {key})")
+        example = {int: 2, float: 0.01, str: BACKBONES[0]}[tunable.kind]
+        raise _fail(
+            entry,
+            f"{value!r} is not a {_KIND_NAMES[tunable.kind]} (the type of {key})",
+            f"give {key} {_KIND_NAMES[tunable.kind]}s, e.g. {_set(entry, example)}",
+        )
     if key == "backbone" and value not in BACKBONES:
-        raise _fail(entry, f"{value!r} is not one of {', '.join(BACKBONES)}")
+        right = suggest.closest(value, BACKBONES)
+        fix = f"did you mean {right}? " if right else ""
+        raise _fail(
+            entry,
+            f"{value!r} is not one of {', '.join(BACKBONES)}",
+            f"{fix}{_set(entry, right or BACKBONES[0])}",
+        )
     if key == "learningRate" and not 0 < value <= 1:
-        raise _fail(entry, f"{value!r} is outside (0, 1]")
+        raise _fail(
+            entry,
+            f"{value!r} is outside (0, 1]",
+            f"give learning rates above 0 and at most 1, e.g. {_set(entry, 0.01)}",
+        )
     if tunable.kind is int and value < tunable.minimum:
-        raise _fail(entry, f"{value!r} is below {tunable.minimum:g}, the smallest {key}")
+        minimum = int(tunable.minimum)
+        raise _fail(entry, f"{value!r} is below {minimum}, the smallest {key}", _set(entry, minimum))
+    return value
 
 
 def _flag(entry: str, key: str, templates: tuple[str, ...]) -> str:
@@ -135,36 +182,76 @@ def _flag(entry: str, key: str, templates: tuple[str, ...]) -> str:
     return uses[0].flag
 
 
+def _values(entry: str, key: str, values: Any) -> tuple:
+    if not isinstance(values, list) or not values:
+        raise _fail(
+            entry,
+            f"values must be a non-empty list, got {values!r}",
+            _set(f"{entry}.values[0]", _EXAMPLES[key][0]),
+        )
+    checked = [_value(f"{entry}.values[{i}]", key, value) for i, value in enumerate(values)]
+    if len(set(checked)) != len(checked):
+        twice = next(v for v in checked if checked.count(v) > 1)
+        raise _fail(
+            entry,
+            f"values {values!r} lists {twice!r} twice",
+            f"remove one {twice!r} from {NAMESPACE}:tuning.{entry}.values",
+        )
+    return tuple(checked)
+
+
 def _parameter(key: str, spec: Any, templates: tuple[str, ...]) -> TunedParameter:
     entry = f"parameters.{key}"
     if key not in TUNABLE:
-        raise _fail(entry, f"{key!r} cannot be tuned; tunable keys: {', '.join(TUNABLE)}")
+        right = suggest.closest(key, TUNABLE)
+        raise _fail(
+            entry,
+            f"{key!r} cannot be tuned; tunable keys: {', '.join(TUNABLE)}",
+            _rename(".parameters", key, right, list(TUNABLE)),
+        )
     flag = _flag(entry, key, templates)
     if not isinstance(spec, Mapping) or not ({"values"} <= spec.keys() or {"min", "max"} <= spec.keys()):
-        raise _fail(entry, f"expected {{values: [...]}} or {{min, max[, scale]}}, got {spec!r}")
+        first, second = _EXAMPLES[key]
+        raise _fail(
+            entry,
+            f"expected {{values: [...]}} or {{min, max[, scale]}}, got {spec!r}",
+            f"{_set(f'{entry}.values[0]', first)} and {_set(f'{entry}.values[1]', second)}",
+        )
     tunable = TUNABLE[key]
     if "values" in spec:
-        values = spec["values"]
-        if not isinstance(values, list) or not values:
-            raise _fail(entry, f"values must be a non-empty list, got {values!r}")
-        for value in values:
-            _check_value(entry, key, value)
-        if len(set(values)) != len(values):
-            raise _fail(entry, f"values {values!r} lists a value twice")
+        values = _values(entry, key, spec["values"])
         if tunable.kind is float:
-            return TunedParameter(key, flag, "DISCRETE", values=tuple(values))
+            return TunedParameter(key, flag, "DISCRETE", values=values)
         return TunedParameter(key, flag, "CATEGORICAL", values=tuple(str(v) for v in values))
     if tunable.kind is str:
-        raise _fail(entry, f"{key} takes values, not a range")
-    low, high, scale = spec["min"], spec["max"], spec.get("scale", "linear")
-    _check_value(entry, key, low)
-    _check_value(entry, key, high)
+        raise _fail(
+            entry,
+            f"{key} takes values, not a range",
+            f"list them: {_set(f'{entry}.values[0]', BACKBONES[0])}, ...",
+        )
+    low = _value(f"{entry}.min", key, spec["min"])
+    high = _value(f"{entry}.max", key, spec["max"])
+    scale = spec.get("scale", "linear")
     if low >= high:
-        raise _fail(entry, f"min {low} must be below max {high} (an empty or reversed range)")
+        fix = (
+            f"{_set(f'{entry}.min', high)} and {_set(f'{entry}.max', low)}"
+            if low > high
+            else _set(f"{entry}.max", low + 1 if tunable.kind is int else min(1, low * 10))
+        )
+        raise _fail(entry, f"min {low} must be below max {high} (an empty or reversed range)", fix)
     if scale not in SCALES:
-        raise _fail(entry, f"scale {scale!r} is not one of {', '.join(SCALES)}")
+        right = suggest.closest(str(scale), SCALES)
+        raise _fail(
+            entry,
+            f"scale {scale!r} is not one of {', '.join(SCALES)}",
+            _set(f"{entry}.scale", right or "linear"),
+        )
     if scale != "linear" and low <= 0:
-        raise _fail(entry, f"a {scale} scale needs min above 0, got {low}")
+        raise _fail(
+            entry,
+            f"a {scale} scale needs min above 0, got {low}",
+            f"{_set(f'{entry}.min', 1)} or {_set(f'{entry}.scale', 'linear')}",
+        )
     kind = "INTEGER" if tunable.kind is int else "DOUBLE"
     return TunedParameter(key, flag, kind, min=low, max=high, scale=SCALES[scale])
 
@@ -180,6 +267,24 @@ def _check_checkpoint_dir(templates: tuple[str, ...]) -> None:
         )
 
 
+def _metric(study: Mapping[str, Any], trainer: TrainerConfig) -> str:
+    metric = study.get("metric", TRAINER_METRICS[0] if trainer.builtin else None)
+    if trainer.builtin and metric not in TRAINER_METRICS:
+        right = suggest.closest(str(metric), TRAINER_METRICS) or TRAINER_METRICS[0]
+        raise _fail(
+            "metric",
+            f"the trainer does not report {metric!r}; it reports {', '.join(TRAINER_METRICS)}",
+            _set("metric", right),
+        )
+    if not isinstance(metric, str) or not metric or any(c.isspace() for c in metric):
+        raise _fail(
+            "metric",
+            f"must name the metric your trainer reports (hypertune), got {metric!r}",
+            _set("metric", "<the name your trainer reports, e.g. val_loss>"),
+        )
+    return metric
+
+
 def read_tuning(read: Reader, trainer: TrainerConfig) -> TuningConfig | None:
     """The study, or None without `tuning`; errors name `tuning` and the entry. `trainer`: whose flags the
     parameters set and, for the built-in trainer, which metrics it reports."""
@@ -190,44 +295,63 @@ def read_tuning(read: Reader, trainer: TrainerConfig) -> TuningConfig | None:
             raise ConfigError(
                 "trainWithBest",
                 "needs a study to take the best parameters from",
-                "set vertex-training:tuning",
+                f"describe one ({_set('maxTrials', 4)}, ...; see {DOCS}) or "
+                f"`pulumi config rm {NAMESPACE}:trainWithBest`",
             )
         return None
     unknown = [k for k in study if k not in ENTRIES]
     if unknown:
-        raise _fail(unknown[0], f"is not a tuning entry (entries: {', '.join(ENTRIES)})")
-    metric = study.get("metric", TRAINER_METRICS[0] if trainer.builtin else None)
-    if trainer.builtin and metric not in TRAINER_METRICS:
-        raise _fail(
-            "metric", f"the trainer does not report {metric!r}; it reports {', '.join(TRAINER_METRICS)}"
-        )
-    if not isinstance(metric, str) or not metric or any(c.isspace() for c in metric):
-        raise _fail("metric", f"must name the metric your trainer reports (hypertune), got {metric!r}")
-    goal = study.get("goal", "MINIMIZE" if metric.endswith("loss") else "MAXIMIZE")
+        right = suggest.closest(unknown[0], ENTRIES)
+        raise _fail(unknown[0], "is not a tuning entry", _rename("", unknown[0], right, ENTRIES))
+    metric = _metric(study, trainer)
+    loss = metric.endswith("loss")
+    goal = study.get("goal", "MINIMIZE" if loss else "MAXIMIZE")
     if goal not in GOALS:
-        raise _fail("goal", f"{goal!r} is not one of {', '.join(GOALS)}")
+        raise _fail(
+            "goal",
+            f"{goal!r} is not one of {', '.join(GOALS)}",
+            _set("goal", "MINIMIZE" if loss else "MAXIMIZE"),
+        )
     algorithm = study.get("algorithm", "default")
     if algorithm not in ALGORITHMS:
-        raise _fail("algorithm", f"{algorithm!r} is not one of {', '.join(ALGORITHMS)}")
-    max_trials = _count(study, "maxTrials", None, 1)
-    parallel = _count(study, "parallelTrials", 1, 1)
+        right = suggest.closest(str(algorithm), ALGORITHMS, ALGORITHM_ALIASES) or "default"
+        raise _fail(
+            "algorithm", f"{algorithm!r} is not one of {', '.join(ALGORITHMS)}", _set("algorithm", right)
+        )
+    max_trials = _count(study, "maxTrials", None, 1, 4)
+    parallel = _count(study, "parallelTrials", 1, 1, min(2, max_trials))
     if parallel > max_trials:
-        raise _fail("parallelTrials", f"{parallel} parallel trials is more than maxTrials {max_trials}")
+        raise _fail(
+            "parallelTrials",
+            f"{parallel} parallel trials is more than maxTrials {max_trials}",
+            f"set parallelTrials <= {max_trials}: {_set('parallelTrials', max_trials)} "
+            f"(or allow more trials: {_set('maxTrials', parallel)})",
+        )
     raw = study.get("parameters")
     if not isinstance(raw, Mapping) or not raw:
-        raise _fail("parameters", f"expected a map of hyperparameter keys to tune, got {raw!r}")
+        raise _fail(
+            "parameters",
+            f"expected a map of hyperparameter keys to tune, got {raw!r}",
+            f"{_set('parameters.learningRate.values[0]', 0.01)} and "
+            f"{_set('parameters.learningRate.values[1]', 0.001)} (tunable keys: {', '.join(TUNABLE)})",
+        )
     parameters = tuple(_parameter(key, spec, trainer.args) for key, spec in raw.items())
     _check_checkpoint_dir(trainer.args)
     ranged = [p.key for p in parameters if p.type == "DOUBLE"]
     if algorithm == "grid" and ranged:
-        raise _fail("algorithm", f"grid search needs values for {', '.join(ranged)}, not a min/max range")
+        raise _fail(
+            "algorithm",
+            f"grid search needs values for {', '.join(ranged)}, not a min/max range",
+            f"list values instead (e.g. {_set(f'parameters.{ranged[0]}.values[0]', 0.01)}, ...), "
+            f"or search the range at random: {_set('algorithm', 'random')}",
+        )
     return TuningConfig(
         metric=metric,
         goal=goal,
         algorithm=algorithm,
         max_trials=max_trials,
         parallel_trials=parallel,
-        max_failed_trials=_count(study, "maxFailedTrials", 0, 0),
+        max_failed_trials=_count(study, "maxFailedTrials", 0, 0, 1),
         parameters=parameters,
         train_with_best=train_with_best,
     )

@@ -12,11 +12,14 @@ from urllib.parse import quote
 
 import pulumi
 
+from infra.components.dockerfile import dockerfile_text
 from infra.components.options import children
 from infra.components.storage import CHECKPOINT_PREFIX, TMP_PREFIX
+from infra.components.trainer_workdir import local_workdir
 from infra.config import StackConfig
-from infra.config.trainer import DEFAULT_COMMAND, default_args
+from infra.config.trainer import DEFAULT_COMMAND, PROJECT_ROOT, default_args
 from infra.vertex.custom_job.resource import CustomJob, CustomJobArgs, WorkerPool
+from infra.vertex.runners.local.runner import WORKDIR_ENV
 from infra.workloads.best_parameters import config_values, trial_templates, with_best
 from infra.workloads.gate import after_success
 from infra.workloads.tuning import study_dir, tuning_job
@@ -45,12 +48,20 @@ def job_env(environ: Mapping[str, str] = os.environ, *, local_cpu: bool = False)
     return env
 
 
-def code_env(trainer_dir: Path, runner: str) -> dict[str, str]:
-    """A local job imports its trainer as the image does (/app/<dir name>): from the directory's parent.
+def code_env(trainer_dir: Path, runner: str, root: Path = PROJECT_ROOT) -> dict[str, str]:
+    """A local job imports its trainer as the image does (/app/<dir name>): from the directory's parent; and
+    runs from the directory the image's WORKDIR stands for, when that is not the program directory (`root`,
+    the local runner's default: the built-in trainer's /app).
 
     Vertex jobs get nothing: the image's working directory holds the code.
     """
-    return {"PYTHONPATH": str(trainer_dir.parent)} if runner == "local" else {}
+    if runner != "local":
+        return {}
+    env = {"PYTHONPATH": str(trainer_dir.parent)}
+    workdir = local_workdir(trainer_dir, dockerfile_text(trainer_dir), root)
+    if workdir != root:
+        env[WORKDIR_ENV] = str(workdir)
+    return env
 
 
 def fingerprint(value: object) -> str:

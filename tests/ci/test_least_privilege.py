@@ -162,14 +162,14 @@ def test_a_grant_on_an_account_the_stack_does_not_own_fails() -> None:
 
 def test_aiplatform_user_for_the_job_fails() -> None:
     """What prod granted for TensorBoard uploads: jobs could start jobs the kill switch never sees."""
-    job = "serviceAccount:vt-prod-job@my-training-prod.iam.gserviceaccount.com"
+    job = "serviceAccount:vt-prod-job@acme-vt-prod.iam.gserviceaccount.com"
     found = check([*declared(cached_run("prod")), grant("job-aiplatform-user", "roles/aiplatform.user", job)])
     (message,) = found["workloads cannot start work"]
     assert "aiplatform.agentAnomalyDetectionScopes.create" in message or "customJobs.create" in message
 
 
 def test_an_unknown_role_and_an_unknown_permission_fail() -> None:
-    job = "serviceAccount:vt-dev-job@my-training-dev.iam.gserviceaccount.com"
+    job = "serviceAccount:vt-dev-job@acme-vt-dev.iam.gserviceaccount.com"
     typo = grant("typo", "roles/aiplatform.usr", job)
     made_up = Resource(
         "gcp:projects/iAMCustomRole:IAMCustomRole",
@@ -177,11 +177,11 @@ def test_an_unknown_role_and_an_unknown_permission_fail() -> None:
         "urn:x::p::t::r",
         {"roleId": "vertexTrainingKillSwitch", "permissions": ["aiplatform.customJobs.cancle"]},
     )
-    missing = grant("missing", "projects/my-training-dev/roles/vertexTrainingNothing", job)
+    missing = grant("missing", "projects/acme-vt-dev/roles/vertexTrainingNothing", job)
     found = check([*declared(cached_run("dev")), typo, made_up, missing])
     assert found["roles exist"] == [
         "typo: role roles/aiplatform.usr is not a predefined role of Google's nor a custom role",
-        "missing: role projects/my-training-dev/roles/vertexTrainingNothing is not a predefined role of "
+        "missing: role projects/acme-vt-dev/roles/vertexTrainingNothing is not a predefined role of "
         "Google's nor a custom role",
     ]
     assert found["custom-role permissions are real"] == [

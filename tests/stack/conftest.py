@@ -19,9 +19,26 @@ LOCAL_STACKS = ("local", "housing")
 CLOUD_STACKS = ("dev", "prod", "cassava")
 
 
+# The committed cloud stack files ship example ids, which load_config refuses (infra/config/placeholders.py):
+# tests set their own, as a user does with `pulumi config set`.
+OWN_IDS = {"gcpProject": "acme-vt-{stack}", "billingAccount": "0A1B2C-3D4E5F-6A7B8C"}
+
+
+def own_ids(stack: str) -> dict[str, str]:
+    return {key: value.format(stack=stack) for key, value in OWN_IDS.items()}
+
+
+def committed_values(stack: str) -> dict[str, Any]:
+    """The `config:` section of Pulumi.<stack>.yaml as committed."""
+    return dict(yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"])
+
+
 def stack_values(stack: str, **overrides: Any) -> dict[str, Any]:
-    """The `config:` section of Pulumi.<stack>.yaml, with `vertex-training:<key>` overrides (None removes)."""
-    values = dict(yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"])
+    """Pulumi.<stack>.yaml's config with this test's ids (cloud stacks), then `vertex-training:<key>`
+    overrides (None removes)."""
+    values = committed_values(stack)
+    if stack in CLOUD_STACKS:
+        overrides = {**own_ids(stack), **overrides}
     for key, value in overrides.items():
         values.pop(f"vertex-training:{key}", None)
         if value is not None:

@@ -46,8 +46,8 @@ def test_pulumi_runtime_strings_parse_like_yaml() -> None:
 def test_defaults_for_a_minimal_cloud_stack() -> None:
     cfg = load_config(
         {
-            "vertex-training:gcpProject": "my-project",
-            "vertex-training:billingAccount": "012345-6789AB-CDEF01",
+            "vertex-training:gcpProject": "acme-vt-staging",
+            "vertex-training:billingAccount": "0A1B2C-3D4E5F-6A7B8C",
         },
         "staging",
     )
@@ -55,7 +55,7 @@ def test_defaults_for_a_minimal_cloud_stack() -> None:
     assert cfg.kill_switch and cfg.kill_switch_threshold == 1.0
     assert cfg.budget.thresholds == (0.5, 0.9, 1.0) and cfg.budget.forecast_thresholds == (1.0,)
     assert not cfg.force_destroy and not cfg.protect and cfg.timeout_seconds == 7200
-    assert cfg.bucket_name == "my-project-staging-training"
+    assert cfg.bucket_name == "acme-vt-staging-staging-training"
 
 
 def test_local_dir_resolves_against_the_repository(tmp_path) -> None:

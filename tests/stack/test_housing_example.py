@@ -132,7 +132,12 @@ def test_the_dev_stack_with_the_examples_keys_builds_its_image_and_runs_its_comm
     assert sorted(jobs) == ["train"]
     (pool,) = jobs["train"]["worker_pools"]
     assert pool["command"] == ["python", "-m", "housing.task"]
-    assert pool["args"] == ["--epochs", "3", "--output-root", "gs://my-training-dev-dev-training/housing"]
+    assert pool["args"] == [
+        "--epochs",
+        "3",
+        "--output-root",
+        f"gs://{stack_config('dev').bucket_name}/housing",
+    ]
     assert "PYTHONPATH" not in pool["env"] and "CUDA_VISIBLE_DEVICES" not in pool["env"]
     from infra.cloudbuild.context import archive_tag
 

@@ -210,7 +210,7 @@ def test_a_local_cpu_job_sees_no_gpu_and_runs_quieter_unless_overridden() -> Non
 def test_a_local_job_imports_its_trainer_from_the_directorys_parent() -> None:
     from infra.workloads.jobs import code_env
 
-    assert code_env(ROOT / "examples" / "housing", "local") == {"PYTHONPATH": str(ROOT / "examples")}
+    assert code_env(ROOT / "examples" / "housing", "local")["PYTHONPATH"] == str(ROOT / "examples")
     assert code_env(ROOT / "trainer", "local") == {"PYTHONPATH": str(ROOT)}
     assert code_env(ROOT / "examples" / "housing", "vertex") == {}  # the image's /app/housing
 

@@ -31,7 +31,7 @@ def test_generated_dockerfile_uses_the_built_in_base_runs_as_non_root_and_is_det
     builtin_base = re.search(r"^FROM (\S+)$", (TRAINER_DIR / "Dockerfile").read_text(), re.M)
     assert builtin_base and builtin_base.group(1) == BASE_IMAGE
     assert re.search(rf"^FROM {re.escape(BASE_IMAGE)}$", text, re.M)
-    assert "COPY --chown=root:root . /app/housing" in text and "WORKDIR /app" in text
+    assert "COPY --chown=root:root . /app/housing" in text and "\nWORKDIR /app/housing\n" in text
     users = re.findall(r"^USER (\S+)$", text, re.M)
     assert users and users[-1].split(":")[0] not in ("root", "0")
     assert "ENTRYPOINT" not in text  # trainerCommand is the job's command

@@ -16,19 +16,21 @@ from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
 from tests.fakes.vertex_tuning import FakeTuningJobService
-from tests.vertex.props import PROJECT, REGION
+from tests.stack.conftest import stack_config
+from tests.vertex.props import PROJECT, REGION, pool
 from tests.vertex.tuning_props import tuning_props
 
 JobState = aiplatform_v1.JobState
 GRID = [{"parameter_id": "learning-rate", "type": "DISCRETE", "values": [0.01, 0.001]}]
-T4_SPOT = ("n1-standard-8", "NVIDIA_TESLA_T4", "SPOT")
-L4_SPOT = ("g2-standard-8", "NVIDIA_L4", "SPOT")
-T4_ON_DEMAND = ("n1-standard-8", "NVIDIA_TESLA_T4", "STANDARD")
-# The dev stack's chain: T4 Spot -> L4 Spot on g2 -> T4 on-demand.
-CHAIN = [
-    {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},
-    {"scheduling_strategy": "STANDARD"},
-]
+# Pulumi.dev.yaml's shape and chain, as the stack passes them: T4 Spot -> L4 Spot on g2 -> T4 on-demand
+# (docs/tuning.md quotes the first test's lines as the dev chain).
+DEV = stack_config("dev")
+DEV_POOL = pool(machine_type=DEV.machine_type, accelerator_type=DEV.accelerator_type)
+CHAIN = [dict(entry) for entry in DEV.capacity.fallbacks]
+T4, L4 = DEV.machine_type, CHAIN[0]["machine_type"]
+T4_SPOT = (T4, "NVIDIA_TESLA_T4", "SPOT")
+L4_SPOT = (L4, "NVIDIA_L4", "SPOT")
+T4_ON_DEMAND = (T4, "NVIDIA_TESLA_T4", "STANDARD")
 STOCKED_OUT = STOCKOUT_MESSAGE.format(region=REGION)
 
 
@@ -43,7 +45,14 @@ def services(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeTuningJobSer
 def create(**overrides) -> dict:
     provider = TuningJobProvider()
     props = tuning_props(
-        **{"algorithm": "grid", "parameters": GRID, "spot": True, "fallbacks": CHAIN, **overrides}
+        **{
+            "algorithm": "grid",
+            "parameters": GRID,
+            "spot": True,
+            "fallbacks": CHAIN,
+            "worker_pools": [DEV_POOL],
+            **overrides,
+        }
     )
     checked = provider.check({}, props)
     assert checked.failures == []
@@ -73,7 +82,7 @@ def test_primary_trials_stock_out_and_the_fallback_study_succeeds(services, caps
     assert outs["state"] == "JOB_STATE_SUCCEEDED" and outs["job_name"] == list(jobs.tuning_jobs)[1]
     assert len(outs["trials"]) == 2 and outs["best_metric"] == 0.5
     assert outs["placement"] == {
-        "machine_type": "g2-standard-8",
+        "machine_type": L4,
         "accelerator_type": "NVIDIA_L4",
         "accelerator_count": 1,
         "scheduling_strategy": "SPOT",
@@ -81,7 +90,7 @@ def test_primary_trials_stock_out_and_the_fallback_study_succeeds(services, caps
     stocked_out, ran = outs["attempts"]
     assert stocked_out == {
         "job_name": next(iter(jobs.tuning_jobs)),
-        "machine_type": "n1-standard-8",
+        "machine_type": T4,
         "accelerator_type": "NVIDIA_TESLA_T4",
         "accelerator_count": 1,
         "scheduling_strategy": "SPOT",
@@ -98,8 +107,8 @@ def test_primary_trials_stock_out_and_the_fallback_study_succeeds(services, caps
     assert "estimated_cost_usd" not in outs  # no L4 Spot price in pricing.py: no figure rather than a guess
     err = capsys.readouterr().err
     assert moves(err) == [
-        f"[tune-densenet] leaving n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT): {stocked_out['reason']}; "
-        "trying next: g2-standard-8 + 1 x NVIDIA_L4 (SPOT)"
+        f"[tune-densenet] leaving {T4} + 1 x NVIDIA_TESLA_T4 (SPOT): {stocked_out['reason']}; "
+        f"trying next: {L4} + 1 x NVIDIA_L4 (SPOT)"
     ]
     assert "trial 1 INFEASIBLE: learning-rate=0.001 -> no val_accuracy" in err
     # The attempt log quoted in docs/tuning.md.
@@ -115,7 +124,7 @@ def test_a_shape_without_quota_for_the_parallel_trials_is_skipped_without_a_stud
     quotas.set_quota(PROJECT, "CustomModelTrainingL4GPUsPerProjectPerRegion", default=2)
     outs = create(spot=False, fallbacks=CHAIN[:1])
     (only,) = submitted(jobs)
-    assert trial_shape(only) == ("g2-standard-8", "NVIDIA_L4", "STANDARD")
+    assert trial_shape(only) == (L4, "NVIDIA_L4", "STANDARD")
     skipped, ran = outs["attempts"]
     assert skipped["job_name"] == "" and skipped["state"] == "SKIPPED"
     assert (
@@ -123,7 +132,7 @@ def test_a_shape_without_quota_for_the_parallel_trials_is_skipped_without_a_stud
         == "quota CustomModelTrainingT4GPUsPerProjectPerRegion in us-central1 is 1, the job needs 2"
     )
     assert ran["state"] == "JOB_STATE_SUCCEEDED" and outs["placement"]["accelerator_type"] == "NVIDIA_L4"
-    assert "leaving n1-standard-8 + 1 x NVIDIA_TESLA_T4 (STANDARD): " in capsys.readouterr().err
+    assert f"leaving {T4} + 1 x NVIDIA_TESLA_T4 (STANDARD): " in capsys.readouterr().err
 
 
 def test_a_study_still_queued_at_its_queue_limit_is_cancelled_and_gives_way(services):
@@ -133,7 +142,7 @@ def test_a_study_still_queued_at_its_queue_limit_is_cancelled_and_gives_way(serv
     cancelled = jobs.tuning_jobs[outs["attempts"][0]["job_name"]]
     assert cancelled.state == JobState.JOB_STATE_CANCELLED and trial_shape(cancelled) == T4_SPOT
     assert outs["attempts"][0]["reason"] == "did not start within queue_timeout_seconds=0.3; cancelled"
-    assert outs["placement"]["machine_type"] == "g2-standard-8" and outs["state"] == "JOB_STATE_SUCCEEDED"
+    assert outs["placement"]["machine_type"] == L4 and outs["state"] == "JOB_STATE_SUCCEEDED"
 
 
 def test_every_shape_exhausted_gives_one_paragraph(services):
@@ -145,15 +154,15 @@ def test_every_shape_exhausted_gives_one_paragraph(services):
     message = str(raised.value)
     assert "\n" not in message and len(submitted(jobs)) == 3
     assert message.startswith(f"Tuning job tune-densenet could not get machines in {REGION}: every shape")
-    assert "1. n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT) (" in message
-    assert "3. n1-standard-8 + 1 x NVIDIA_TESLA_T4 (STANDARD) (" in message
+    assert f"1. {T4} + 1 x NVIDIA_TESLA_T4 (SPOT) (" in message
+    assert f"3. {T4} + 1 x NVIDIA_TESLA_T4 (STANDARD) (" in message
     assert "What to do: request the custom_model_training quotas" in message
 
 
 def test_an_adopted_study_on_a_fallback_shape_is_not_resubmitted(services):
     jobs, _quotas = services
     props = tuning_spec.with_defaults(
-        tuning_props(algorithm="grid", parameters=GRID, spot=True, fallbacks=CHAIN)
+        tuning_props(algorithm="grid", parameters=GRID, spot=True, fallbacks=CHAIN, worker_pools=[DEV_POOL])
     )
     earlier = jobs.add_study(f"projects/{PROJECT}/locations/{REGION}", tuning_spec.build_tuning_job(props, 1))
     outs = create()

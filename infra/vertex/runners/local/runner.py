@@ -27,6 +27,11 @@ LOCAL_RECORDS = ".vertex-training-local"
 # `python -m`/`-c` put the working directory first on sys.path; the provider's (the Pulumi program's) must not
 # shadow installed packages in the supervisor or the replicas, which inherit this (Python >= 3.11).
 SAFE_PATH_ENV = {"PYTHONSAFEPATH": "1"}
+# A pool env entry for this runner only: the replicas' working directory (default: this process's), as the
+# image's WORKDIR is on Vertex (infra/components/trainer_workdir.py). It is taken out of the replicas'
+# environment, and they run without PYTHONSAFEPATH, as in the image: `python -m` puts that directory on
+# sys.path, `python x.py` the script's.
+WORKDIR_ENV = "VERTEX_TRAINING_LOCAL_WORKDIR"
 
 
 def _free_port() -> int:
@@ -72,6 +77,7 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
                 "job": job_spec,
             }
             env = {e.name: e.value for e in container.env}
+            workdir = env.pop(WORKDIR_ENV, None)
             env.update(spec.output_dirs(base_output_dir))
             env["CLUSTER_SPEC"] = json.dumps(cluster_spec)
             env["TF_CONFIG"] = json.dumps(tf_config)
@@ -80,6 +86,7 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
                     "task": f"workerpool{i}-{index}",
                     "argv": local_command([*container.command, *container.args]),
                     "env": env,
+                    **({"cwd": workdir} if workdir else {}),
                 }
             )
     return plan

@@ -55,6 +55,14 @@ def _stop(procs: dict[str, subprocess.Popen[bytes]]) -> None:
         proc.wait()
 
 
+def inherited_env(replica: dict[str, Any]) -> dict[str, str]:
+    """This process's environment; a replica given its own working directory runs as in its image, where
+    that directory is on sys.path (no PYTHONSAFEPATH, local_runner.WORKDIR_ENV)."""
+    if "cwd" not in replica:
+        return dict(os.environ)
+    return {name: value for name, value in os.environ.items() if name != "PYTHONSAFEPATH"}
+
+
 def supervise(job_dir: Path) -> str:
     record = json.loads((job_dir / "job.json").read_text())
     cancelled = False
@@ -72,8 +80,8 @@ def supervise(job_dir: Path) -> str:
         with open(logs[replica["task"]], "ab") as log:
             procs[replica["task"]] = subprocess.Popen(
                 replica["argv"],
-                env={**os.environ, **replica["env"]},
-                cwd=record["cwd"],
+                env={**inherited_env(replica), **replica["env"]},
+                cwd=replica.get("cwd", record["cwd"]),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
