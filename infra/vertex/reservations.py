@@ -20,16 +20,14 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
+from infra.gcp_ids import REGION
 from infra.preview_inputs import is_unknown
 
 TYPES = ("NO_RESERVATION", "ANY_RESERVATION", "SPECIFIC_RESERVATION")
 NAME_KEY = "compute.googleapis.com/reservation-name"
 DOC = "https://cloud.google.com/vertex-ai/docs/training/use-reservations"
-# A region id (`us-central1`, `europe-west4`, `northamerica-northeast2`) and a zone of it (`us-central1-a`).
-REGION = re.compile(r"[a-z]+(?:-[a-z]+)+\d+")
-RESERVATION_NAME = re.compile(
-    r"projects/[^/]+/zones/(?P<zone>[a-z]+(?:-[a-z]+)+\d+-[a-z])/reservations/[^/]+"
-)
+# The full name of a reservation, in a zone (a region in gcp_ids.REGION's form, then `-a`, `-b`, ...).
+RESERVATION_NAME = re.compile(r"projects/[^/]+/zones/(?P<zone>[a-z]+-[a-z]+[0-9]+-[a-z])/reservations/[^/]+")
 KEYS = ("type", "reservation")
 
 
@@ -124,6 +122,6 @@ def region_failures(key: str, value: Any) -> list[tuple[str, str]]:
     """A region id that is not one (e.g. `us-central`, `US-CENTRAL1`, `us-central1-a`, a zone)."""
     if is_unknown(value):
         return []
-    if not isinstance(value, str) or not REGION.fullmatch(value):
+    if not isinstance(value, str) or not REGION.match(value):
         return [(key, f"{key} must be a region id such as us-central1 or europe-west4, not {value!r}")]
     return []

@@ -13,7 +13,7 @@ from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
 
 from infra.preview_inputs import is_unknown
-from infra.vertex import placement, reservations, restarts, spend
+from infra.vertex import gpu_regions, placement, reservations, restarts, spend
 
 # Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
 KEY_LABEL = "vertex_training_key"
@@ -71,6 +71,7 @@ OUTPUTS = (
     "error",
     "duration_seconds",
     "estimated_cost_usd",
+    "estimated_cost_bound",
     "metrics",
     "placement",
     "attempts",
@@ -292,8 +293,9 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         if not (is_unknown(pool) and not isinstance(pool, Mapping))
         for failure in _pool_failures(index, pool, require_command=runner == "local")
     ]
-    # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief).
-    return failures + (pool_failures or _shape_failures(props))
+    # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief); where each
+    # shape's GPU is offered, once the shapes themselves are valid.
+    return failures + (pool_failures or _shape_failures(props) or gpu_regions.failures(props))
 
 
 def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
