@@ -200,11 +200,11 @@ def region_lines(props: Mapping[str, Any]) -> list[str]:
     link they run without; and a WARNING per GPU/region the cited table cannot judge."""
     lines = []
     seen: set[str] = set()
-    for index, shape in enumerate(placement.shapes(props)):
+    for shape in placement.shapes(props):
         if shape.region in seen or not placement.moves_region(props, shape):
             continue
         seen.add(shape.region)
-        transfer = storage_transfer.line(props, f"{shape_name(index, props)} (and any shape there)", shape)
+        transfer = storage_transfer.line(props, shape)
         lines.extend(line for line in (transfer, placement.tensorboard_note(props, shape)) if line)
     return [*lines, *gpu_regions.warning_lines(props)]
 

@@ -259,8 +259,9 @@ def tensorboard_note(props: Mapping[str, Any], shape: Shape) -> str | None:
         return None
     logs = str(props.get("base_output_dir", "")).rstrip("/") + "/logs/"
     return (
-        f"{shape.where()}: runs without the TensorBoard link (the instance is in {props.get('region')}; a "
-        f"Vertex job uses resources of its own region, {TENSORBOARD_DOC}); its event files still go to {logs}"
+        f"in {shape.region}: the job runs without the TensorBoard link (the instance is in "
+        f"{props.get('region')}; a Vertex job uses resources of its own region, {TENSORBOARD_DOC}); its "
+        f"event files still go to {logs}"
     )
 
 

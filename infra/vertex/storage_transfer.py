@@ -47,18 +47,18 @@ def usd_per_gib(source: str, destination: str) -> float | None:
     return None
 
 
-def line(props: Mapping[str, Any], name: str, shape: Shape) -> str | None:
+def line(props: Mapping[str, Any], shape: Shape) -> str | None:
     """The preview line for a shape whose region is not the bucket's; None for a shape in it."""
     home = props.get("region")
     if not shape.region or not isinstance(home, str) or shape.region == home:
         return None
     rate = usd_per_gib(home, shape.region)
     billed = (
-        f"billed at USD {rate:.2f}/GiB read"
+        f"billed at USD {rate:.2f}/GiB"
         if rate is not None
-        else "billed as inter-region data transfer per GiB read (no figure for this pair here)"
+        else "billed as inter-region data transfer per GiB (no figure for this pair here)"
     )
     return (
-        f"{name} runs in {shape.region}: its training data is read across regions from the bucket in {home}, "
-        f"{billed} (Cloud Storage pricing, {PRICING_URL}, read {READ})"
+        f"in {shape.region}: training data is read across regions from the bucket in {home}, {billed} "
+        f"(Cloud Storage pricing, {PRICING_URL}, read {READ})"
     )
