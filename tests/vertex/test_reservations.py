@@ -90,3 +90,25 @@ def test_check_refuses_what_vertex_refuses(overrides, words):
 
 def test_fallback_regions_and_the_deadline_pass_check():
     assert failures(fallback_regions=["us-east4", "europe-west4"], capacity_deadline_seconds=7200) == []
+
+
+def test_a_study_takes_the_same_regions_reservations_and_deadline():
+    from infra.vertex import placement, tuning_spec
+    from tests.vertex.tuning_props import tuning_props
+
+    props = tuning_spec.with_defaults(
+        tuning_props(
+            reservation_affinity=SPECIFIC, fallback_regions=["us-east4"], capacity_deadline_seconds=600
+        )
+    )
+    assert tuning_spec.validate(props) == []
+    chain = placement.shapes(props)
+    # The specific reservation lives in us-central1-b: its shape is not moved to us-east4.
+    assert [s.region for s in chain] == ["us-central1"]
+    trial = tuning_spec.build_tuning_job(props, 0).trial_job_spec.worker_pool_specs[0].machine_spec
+    assert list(trial.reservation_affinity.values) == [NAME]
+    assert tuning_spec.job_key(props) == tuning_spec.job_key({**props, "capacity_deadline_seconds": 0})
+    bad = tuning_spec.validate(
+        tuning_spec.with_defaults(tuning_props(reservation_affinity={"type": "SPECIFIC_RESERVATION"}))
+    )
+    assert any("full name" in reason for _, reason in bad)
