@@ -105,7 +105,8 @@ def where_offered(accelerator: str) -> str:
 
 def _gpu_shapes(props: Mapping[str, Any]) -> list[tuple[int, placement.Shape]]:
     """The chain's GPU shapes with their index, once the chain is known (a preview may not know it)."""
-    keys = ("region", "fallbacks", "fallback_regions", "scheduling_strategy", "worker_pools")
+    # Only what makes the shapes: a preview often leaves a pool's image or args unknown, never its machine.
+    keys = ("region", "fallbacks", "fallback_regions", "scheduling_strategy", "reservation_affinity", "spot")
     if props.get("runner") != "vertex" or any(is_unknown(props.get(key)) for key in keys):
         return []
     pools = props.get("worker_pools")

@@ -126,6 +126,13 @@ def region_of(job_name: str) -> str | None:
     return parts[3] if len(parts) > 3 and parts[0] == "projects" and parts[2] == "locations" else None
 
 
+def in_job_region(props: Mapping[str, Any], job_name: str) -> dict[str, Any]:
+    """The props with `region` set to where the named job lives (its resource name), for the runner that
+    reads, cancels or deletes it; unchanged for a name without a region (local runs, no job yet)."""
+    region = region_of(job_name or "")
+    return {**props, "region": region} if region else dict(props)
+
+
 def spec_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
     """The shape a submitted job carries (its chief's machine spec and its strategy), for JobStatus.shape;
     empty when the spec names no strategy this module knows (then the attempt label says the shape)."""

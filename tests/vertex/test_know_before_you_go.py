@@ -113,3 +113,14 @@ def test_the_fake_keeps_capacity_per_region_and_shape(fake_vertex: FakeJobServic
 @pytest.mark.parametrize("kind", ["NVIDIA_L4", "NVIDIA_TESLA_V100", "NVIDIA_TESLA_A100", "NVIDIA_H100_80GB"])
 def test_every_listed_gpu_is_a_vertex_accelerator(kind):
     assert kind in spec.ACCELERATOR_TYPES
+
+
+def test_a_preview_with_unknown_images_still_checks_where_the_gpu_is_offered():
+    from pulumi.output import Unknown
+
+    job = props(worker_pools=[pool(image_uri=Unknown(), accelerator_type="NVIDIA_TESLA_V100")],
+                fallback_regions=["us-east4"])  # fmt: skip
+    assert any("NVIDIA_TESLA_V100 for training in us-east4" in reason for _, reason in spec.validate(job))
+    unknown_regions = props(fallback_regions=[Unknown()], fallbacks=[{**L4, "region": Unknown()}])
+    assert spec.validate(unknown_regions) == []
+    assert gpu_regions.warning_lines(unknown_regions) == []

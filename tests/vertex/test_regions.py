@@ -128,3 +128,11 @@ def test_a_move_across_regions_names_both_regions():
         "leaving n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT) in us-central1: stockout; "
         "trying next: n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT) in us-east4"
     )
+
+
+def test_calls_on_a_job_use_the_region_in_its_name():
+    job = props()
+    moved = placement.in_job_region(job, "projects/demo-project/locations/us-east4/customJobs/7")
+    assert moved["region"] == "us-east4" and job["region"] == "us-central1"
+    assert placement.in_job_region(job, "local/abc")["region"] == "us-central1"
+    assert placement.in_job_region(job, "")["region"] == "us-central1"
