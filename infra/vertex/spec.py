@@ -318,20 +318,18 @@ def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                 "(spot: true is scheduling_strategy SPOT)",
             )
         )
-    wait = props.get("max_wait_seconds")
-    if (
-        "max_wait_seconds" in props
-        and not is_unknown(wait)
-        and (isinstance(wait, bool) or not isinstance(wait, int) or wait < 0)
-    ):
-        failures.append(
-            (
-                "max_wait_seconds",
-                f"max_wait_seconds must be a whole number of seconds >= 0 (0: wait indefinitely), "
-                f"not {wait!r}",
-            )
-        )
+    failures.extend(_seconds_failures(props, "max_wait_seconds", "wait indefinitely"))
     return failures
+
+
+def _seconds_failures(props: Mapping[str, Any], key: str, zero: str) -> list[tuple[str, str]]:
+    """A given `key` that is not a whole number of seconds >= 0 (`zero`: what 0 means)."""
+    value = props.get(key)
+    if value is None or is_unknown(value):
+        return []
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return [(key, f"{key} must be a whole number of seconds >= 0 (0: {zero}), not {value!r}")]
+    return []
 
 
 def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -427,20 +425,7 @@ def _region_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                         "the chain is tried in the job's region first, then once in each listed region",
                     )
                 )
-    deadline = props.get("capacity_deadline_seconds")
-    if (
-        deadline is not None
-        and not is_unknown(deadline)
-        and (isinstance(deadline, bool) or not isinstance(deadline, int) or deadline < 0)
-    ):
-        failures.append(
-            (
-                "capacity_deadline_seconds",
-                f"capacity_deadline_seconds must be a whole number of seconds >= 0 (0: one pass round the "
-                f"chain), not {deadline!r}",
-            )
-        )
-    return failures
+    return failures + _seconds_failures(props, "capacity_deadline_seconds", "one pass round the chain")
 
 
 def _entry_type_failures(where: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
