@@ -145,6 +145,24 @@ def test_a_running_job_is_cancelled_when_its_cost_of_all_attempts_reaches_the_ca
     assert any(f"of max_cost_usd USD {HOURLY:.2f}" in line for line in lines)  # the closing line
 
 
+def test_a_spot_job_past_its_cap_is_cancelled_at_the_on_demand_bound(fake_vertex, capsys):
+    """No Spot price is sourced without the catalog: the cap counts the same shape's on-demand price."""
+    fake_vertex.auto_advance = False
+    job = spec.build_custom_job(spec.with_defaults(job_props(spot=True)))
+    name = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
+    fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=1800)
+    provider = CustomJobProvider()
+    cap = HOURLY / 4  # a quarter hour at the on-demand bound; the job has run half an hour
+    outs = provider.create(
+        provider.check({}, job_props(spot=True, max_cost_usd=cap, poll_interval_seconds=0.1)).inputs
+    ).outs
+    assert outs["state"] == "JOB_STATE_CANCELLED" and outs["cost_cap_reached"] is True
+    assert outs["estimated_cost_bound"] is True and outs["estimated_cost_usd"] >= HOURLY / 2 - 1e-3
+    assert "reached max_cost_usd" in outs["error"] and "at most USD" in outs["error"]
+    assert "(on-demand price; Spot is billed below it" in outs["error"]
+    assert any("estimated cost at most USD" in line for line in err_lines(capsys))  # the closing line
+
+
 def test_a_cap_stopped_job_runs_again_when_its_cap_changes_and_other_cap_changes_are_in_place():
     provider = CustomJobProvider()
     olds = {**spec.with_defaults(job_props(max_cost_usd=1)), "job_name": "j"}
