@@ -125,6 +125,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
                 labels=labels,
                 threshold=cfg.kill_switch_threshold,
                 docker_repository=registry.repository.id,
+                regions=tuple(cfg.capacity.regions(cfg.region)),
             ),
             opts=pulumi.ResourceOptions(
                 depends_on=[

@@ -76,6 +76,9 @@ class KillSwitchArgs:
     # The stack's Artifact Registry repository id ("projects/<p>/locations/<region>/repositories/<r>"): the
     # function's image goes with the stack on destroy, not into GCF's own `gcf-artifacts`, which bills on.
     docker_repository: pulumi.Input[str] = ""
+    # Every region the stack's jobs may run in (the home region first: CapacityConfig.regions): a job that
+    # moved to a fallback region must not escape the budget. Empty: the stack's region only.
+    regions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ def function_environment(args: KillSwitchArgs) -> dict[str, str]:
     return {
         "KILL_SWITCH_PROJECT": args.project,
         "KILL_SWITCH_REGION": args.region,
+        "KILL_SWITCH_REGIONS": ",".join(dict.fromkeys((args.region, *args.regions))),
         "KILL_SWITCH_PULUMI_PROJECT": args.pulumi_project,
         "KILL_SWITCH_PULUMI_STACK": args.pulumi_stack,
         "KILL_SWITCH_THRESHOLD": repr(float(args.threshold)),

@@ -304,6 +304,7 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
             chief=(machine_type, accelerator_type, accelerator_count),
             worker_count=worker_count,
             timeout_seconds=timeout,
+            region=region,
         ),
         cost=cost.read_cost(read),
         trainer=trainer_config,

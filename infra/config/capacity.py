@@ -1,5 +1,6 @@
-"""Capacity keys: machine shapes (family and accelerator must fit), the training job's scheduling strategy
-and fallback shapes; checked with the CustomJob's own rules, which live once in
+"""Capacity keys: machine shapes (family and accelerator must fit), the training job's scheduling strategy,
+fallback shapes (each may name a region and a reservation), fallback regions, a reservation for the job, and
+how long to keep looking for machines; checked with the CustomJob's own rules, which live once in
 infra/vertex/custom_job/spec.py."""
 
 from __future__ import annotations
@@ -10,7 +11,14 @@ from typing import Any
 
 from infra.config.reader import ConfigError, Reader
 
-KEYS = ("schedulingStrategy", "maxWaitSeconds", "fallbacks")
+KEYS = (
+    "schedulingStrategy",
+    "maxWaitSeconds",
+    "fallbacks",
+    "fallbackRegions",
+    "reservationAffinity",
+    "capacityDeadlineSeconds",
+)
 STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
 # A fallback entry's YAML keys and the CustomJob's fallback keys they become.
 FALLBACK_KEYS = {
@@ -18,7 +26,11 @@ FALLBACK_KEYS = {
     "acceleratorType": "accelerator_type",
     "acceleratorCount": "accelerator_count",
     "schedulingStrategy": "scheduling_strategy",
+    "region": "region",
+    "reservationAffinity": "reservation_affinity",
 }
+# reservationAffinity's YAML keys (the same on the job and in a fallback) and the CustomJob's.
+RESERVATION_KEYS = {"type": "type", "reservation": "reservation"}
 _FIX = "see docs/training-job-resource.md, 'Getting a GPU: scheduling strategies and fallback shapes'"
 
 
@@ -29,6 +41,9 @@ class CapacityConfig:
     scheduling_strategy: str | None = None
     max_wait_seconds: int | None = None
     fallbacks: tuple[Mapping[str, Any], ...] = ()
+    fallback_regions: tuple[str, ...] = ()
+    reservation_affinity: Mapping[str, str] | None = None
+    capacity_deadline_seconds: int = 0
 
     def job_args(self, spot: bool) -> dict[str, Any]:
         """The CustomJob args these settings give (spot is said by the strategy)."""
@@ -37,7 +52,16 @@ class CapacityConfig:
             "scheduling_strategy": self.scheduling_strategy or ("SPOT" if spot else "STANDARD"),
             "max_wait_seconds": self.max_wait_seconds,
             "fallbacks": [dict(entry) for entry in self.fallbacks] or None,
+            "fallback_regions": list(self.fallback_regions) or None,
+            "reservation_affinity": dict(self.reservation_affinity) if self.reservation_affinity else None,
+            "capacity_deadline_seconds": self.capacity_deadline_seconds or None,
         }
+
+    def regions(self, home: str) -> list[str]:
+        """Every region a job of this stack may run in, the home region first (the kill switch looks in
+        each)."""
+        named = [str(entry["region"]) for entry in self.fallbacks if entry.get("region")]
+        return list(dict.fromkeys([home, *named, *self.fallback_regions]))
 
 
 def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | None, count: int) -> None:
@@ -61,6 +85,16 @@ def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | N
             )
 
 
+def _reservation(key: str, value: Any) -> dict[str, Any]:
+    """A reservationAffinity map with its keys as the CustomJob takes them (values checked by spec.py)."""
+    if not isinstance(value, Mapping) or not value:
+        raise ConfigError(key, f"must be a map of {', '.join(RESERVATION_KEYS)}, got {value!r}", _FIX)
+    unknown = sorted(set(value) - set(RESERVATION_KEYS))
+    if unknown:
+        raise ConfigError(key, f"has unknown keys {unknown}; it takes {', '.join(RESERVATION_KEYS)}", _FIX)
+    return {RESERVATION_KEYS[k]: v for k, v in value.items()}
+
+
 def _fallback(index: int, entry: Any) -> dict[str, Any]:
     key = f"fallbacks[{index}]"
     if not isinstance(entry, Mapping) or not entry:
@@ -70,7 +104,12 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
         raise ConfigError(
             key, f"has unknown keys {unknown}; a fallback takes {', '.join(FALLBACK_KEYS)}", _FIX
         )
-    return {FALLBACK_KEYS[k]: v for k, v in entry.items()}
+    found = {FALLBACK_KEYS[k]: v for k, v in entry.items()}
+    if "reservation_affinity" in found:
+        found["reservation_affinity"] = _reservation(
+            f"{key}.reservationAffinity", found["reservation_affinity"]
+        )
+    return found
 
 
 def read_capacity(
@@ -80,6 +119,7 @@ def read_capacity(
     chief: tuple[str, str | None, int],
     worker_count: int,
     timeout_seconds: int,
+    region: str,
 ) -> CapacityConfig:
     """The capacity keys, checked against the training job's pools (`chief`: machine type, accelerator type
     and count; the workers are copies of it) as the CustomJob checks them."""
@@ -101,10 +141,20 @@ def read_capacity(
         )
     max_wait = read.number("maxWaitSeconds", None, int, "3600")
     fallbacks = tuple(_fallback(i, entry) for i, entry in enumerate(read.list("fallbacks", (), "{}")))
+    fallback_regions = tuple(read.list("fallbackRegions", (), "[us-east4]"))
+    raw_reservation = read.raw("reservationAffinity")
+    reservation = (
+        _reservation("reservationAffinity", raw_reservation) if raw_reservation is not None else None
+    )
+    deadline = read.number("capacityDeadlineSeconds", 0, int, "7200")
     probe = {
-        "runner": "local",
+        # The vertex runner's rules (regions, reservations, where GPUs are offered), on a probe job.
+        "runner": "vertex",
+        "project": "config-check",
+        "region": region,
+        "service_account": "config-check",
+        "base_output_dir": "gs://config-check",
         "display_name": "config-check",
-        "base_output_dir": "config-check",
         "timeout_seconds": timeout_seconds,
         "worker_pools": [
             {
@@ -117,10 +167,21 @@ def read_capacity(
         "scheduling_strategy": strategy,
         "max_wait_seconds": max_wait,
         "fallbacks": [dict(entry) for entry in fallbacks],
+        "fallback_regions": list(fallback_regions),
+        "reservation_affinity": reservation,
+        "capacity_deadline_seconds": deadline,
     }
-    keys = {"scheduling_strategy": "schedulingStrategy", "max_wait_seconds": "maxWaitSeconds"}
-    for prop, reason in validate(with_defaults(probe)):
-        name = prop.split(".", 1)[0]
+    keys = {
+        "scheduling_strategy": "schedulingStrategy",
+        "max_wait_seconds": "maxWaitSeconds",
+        "fallback_regions": "fallbackRegions",
+        "reservation_affinity": "reservationAffinity",
+        "capacity_deadline_seconds": "capacityDeadlineSeconds",
+        # A shape whose GPU its region does not offer: the chief's shape or a chain shape.
+        "worker_pools": "acceleratorType",
+    }
+    for prop, reason in validate(with_defaults({k: v for k, v in probe.items() if v is not None})):
+        name = prop.split(".", 1)[0].split("[", 1)[0]
         if name in keys or name.startswith("fallbacks"):
-            raise ConfigError(keys.get(name, name), reason, _FIX)
-    return CapacityConfig(strategy, max_wait, fallbacks)
+            raise ConfigError(keys.get(name, prop.split(".", 1)[0]), reason, _FIX)
+    return CapacityConfig(strategy, max_wait, fallbacks, fallback_regions, reservation, deadline)

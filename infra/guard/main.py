@@ -1,6 +1,9 @@
 """Budget kill switch: when spend reaches the threshold, cancel this stack's live Vertex AI jobs (custom
-jobs and hyperparameter tuning jobs).
+jobs and hyperparameter tuning jobs) in every region the stack's jobs may run in.
 
+Each region and each job kind is handled on its own: a listing or a cancel that fails (permission, outage, an
+RPC the service does not answer) is logged and the others still happen; the function then raises, so
+Pub/Sub redelivers the notification and the next delivery tries what failed again.
 Deployed on its own as a Cloud Run function (Cloud Functions 2nd gen), so it imports nothing from `infra`.
 """
 
@@ -25,6 +28,9 @@ from google.cloud import aiplatform_v1
 LIVE_STATES = ("JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING")
 ENV_PROJECT = "KILL_SWITCH_PROJECT"
 ENV_REGION = "KILL_SWITCH_REGION"
+# Every region the stack's chains name (the home region first), comma-separated; a function deployed before
+# this variable existed has only KILL_SWITCH_REGION.
+ENV_REGIONS = "KILL_SWITCH_REGIONS"
 ENV_PULUMI_PROJECT = "KILL_SWITCH_PULUMI_PROJECT"
 ENV_PULUMI_STACK = "KILL_SWITCH_PULUMI_STACK"
 ENV_THRESHOLD = "KILL_SWITCH_THRESHOLD"
@@ -42,7 +48,7 @@ class ConfigError(RuntimeError):
 
 
 class CancelFailed(RuntimeError):
-    """Some jobs could not be cancelled; raising makes Pub/Sub redeliver the notification."""
+    """Some jobs could not be listed or cancelled; raising makes Pub/Sub redeliver the notification."""
 
 
 @dataclass(frozen=True)
@@ -62,10 +68,18 @@ class GuardConfig:
     pulumi_project: str
     pulumi_stack: str
     threshold: float = 1.0
+    regions: tuple[str, ...] = ()  # where to look: the home region and every fallback region
 
     @property
     def parent(self) -> str:
-        return f"projects/{self.project}/locations/{self.region}"
+        return self.parent_in(self.region)
+
+    def parent_in(self, region: str) -> str:
+        return f"projects/{self.project}/locations/{region}"
+
+    @property
+    def all_regions(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((self.region, *self.regions)))
 
 
 @dataclass
@@ -73,7 +87,8 @@ class Outcome:
     action: str  # "ignored" | "below-threshold" | "cancelled"
     cancelled: list[str] = field(default_factory=list)
     already_stopping: list[str] = field(default_factory=list)
-    failed: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # job name -> why its cancel failed
+    unlisted: dict[str, str] = field(default_factory=dict)  # "<region> <method>" -> why the listing failed
 
 
 def log(severity: str, message: str, **fields: Any) -> None:
@@ -93,12 +108,14 @@ def load_config(env: Mapping[str, str]) -> GuardConfig:
         threshold = math.nan
     if not (math.isfinite(threshold) and threshold > 0):
         raise ConfigError(f"{ENV_THRESHOLD}={raw!r} is not a positive number: set killSwitchThreshold")
+    regions = tuple(r.strip() for r in (env.get(ENV_REGIONS) or "").split(",") if r.strip())
     return GuardConfig(
         project=env[ENV_PROJECT],
         region=env[ENV_REGION],
         pulumi_project=env[ENV_PULUMI_PROJECT],
         pulumi_stack=env[ENV_PULUMI_STACK],
         threshold=threshold,
+        regions=regions,
     )
 
 
@@ -197,15 +214,56 @@ JOB_KINDS = (
 )
 
 
-def cancel_live_jobs(client: aiplatform_v1.JobServiceClient, config: GuardConfig) -> Outcome:
+def cancel_live_jobs(
+    client: aiplatform_v1.JobServiceClient, config: GuardConfig, region: str = ""
+) -> Outcome:
+    """Cancel this stack's live studies, then its CustomJobs, in one region; a kind whose listing fails is
+    logged (Outcome.unlisted) and the other kind is still cancelled."""
+    region = region or config.region
     outcome = Outcome(action="cancelled")
     for kind in JOB_KINDS:
         request = kind.list_request(
-            parent=config.parent, filter=job_filter(config.pulumi_project, config.pulumi_stack)
+            parent=config.parent_in(region), filter=job_filter(config.pulumi_project, config.pulumi_stack)
         )
-        for job in getattr(client, kind.list_method)(request=request, timeout=CALL_TIMEOUT_S):
-            if is_ours_and_live(job, config):
-                _cancel(client, kind, job, outcome)
+        try:
+            found = [
+                job
+                for job in getattr(client, kind.list_method)(request=request, timeout=CALL_TIMEOUT_S)
+                if is_ours_and_live(job, config)
+            ]
+        except api_exceptions.GoogleAPIError as err:
+            outcome.unlisted[f"{region} {kind.list_method}"] = str(err)
+            log(
+                "ERROR",
+                "could not list this stack's jobs",
+                region=region,
+                method=kind.list_method,
+                error=str(err),
+            )
+            continue
+        for job in found:
+            _cancel(client, kind, job, outcome)
+    return outcome
+
+
+def cancel_everywhere(
+    config: GuardConfig, client_factory: Callable[[str], aiplatform_v1.JobServiceClient]
+) -> Outcome:
+    """cancel_live_jobs in each region (a regional endpoint each); a region that fails does not stop the
+    others."""
+    outcome = Outcome(action="cancelled")
+    for region in config.all_regions:
+        try:
+            with client_factory(region) as client:
+                found = cancel_live_jobs(client, config, region)
+        except api_exceptions.GoogleAPIError as err:
+            outcome.unlisted[f"{region} client"] = str(err)
+            log("ERROR", "could not reach Vertex AI in this region", region=region, error=str(err))
+            continue
+        outcome.cancelled += found.cancelled
+        outcome.already_stopping += found.already_stopping
+        outcome.failed.update(found.failed)
+        outcome.unlisted.update(found.unlisted)
     return outcome
 
 
@@ -218,7 +276,7 @@ def _cancel(client: aiplatform_v1.JobServiceClient, kind: JobKind, job: Any, out
         outcome.already_stopping.append(job.name)
         log("INFO", "job already stopping", job=job.name, state=state, reason=str(err))
         return
-    except api_exceptions.GoogleAPICallError as err:
+    except api_exceptions.GoogleAPIError as err:
         outcome.failed[job.name] = str(err)
         log("ERROR", "could not cancel job", job=job.name, state=state, error=str(err))
         return
@@ -252,23 +310,24 @@ def handle(
     if not over_threshold(notification, config.threshold):
         log("INFO", "budget below kill-switch threshold; nothing to do", **context)
         return Outcome(action="below-threshold")
-    log("WARNING", "budget kill-switch threshold reached; cancelling this stack's live jobs", **context)
-    try:
-        with client_factory(config.region) as client:
-            outcome = cancel_live_jobs(client, config)
-    except api_exceptions.GoogleAPICallError as err:
-        log("ERROR", "could not list this stack's jobs; Pub/Sub will redeliver", error=str(err), **context)
-        raise
     log(
-        "NOTICE",
-        "kill switch done",
-        cancelled=len(outcome.cancelled),
-        already_stopping=len(outcome.already_stopping),
-        failed=len(outcome.failed),
+        "WARNING",
+        "budget kill-switch threshold reached; cancelling this stack's live jobs",
+        regions=list(config.all_regions),
         **context,
     )
-    if outcome.failed:
-        raise CancelFailed(f"could not cancel {sorted(outcome.failed)}; Pub/Sub will redeliver")
+    outcome = cancel_everywhere(config, client_factory)
+    counts = {
+        "cancelled": len(outcome.cancelled),
+        "already_stopping": len(outcome.already_stopping),
+        "failed": len(outcome.failed),
+        "unlisted": sorted(outcome.unlisted),
+    }
+    if outcome.failed or outcome.unlisted:
+        log("ERROR", "kill switch incomplete; Pub/Sub will redeliver", **counts, **context)
+        problems = [*sorted(outcome.failed), *(f"listing {k}" for k in sorted(outcome.unlisted))]
+        raise CancelFailed(f"could not cancel or list {problems}; Pub/Sub will redeliver")
+    log("NOTICE", "kill switch done", **counts, **context)
     return outcome
 
 

@@ -46,13 +46,10 @@ def _pool(machine: str, accelerator: str | None, count: int, replicas: int = 1) 
 
 def job_shapes(props: Mapping[str, Any], parallel: int = 1) -> tuple[ShapeDemand, ...]:
     """Every shape of `props` (primary, then fallbacks), with `parallel` trials held at once."""
-    regions = [
-        props["region"],
-        *(entry.get("region", props["region"]) for entry in props.get("fallbacks") or []),
-    ]
     found = []
-    for index, (shape, region) in enumerate(zip(placement.shapes(props), regions, strict=True)):
-        shaped = {**placement.apply_shape(props, shape), "region": region}
+    for index, shape in enumerate(placement.shapes(props)):
+        shaped = placement.apply_shape(props, shape)
+        region = shaped["region"]
         if parallel > 1:
             shaped = trials_at_once(shaped, parallel)
         found.append(ShapeDemand(index, shape, region, tuple(quota_needs(shaped))))

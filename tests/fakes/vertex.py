@@ -4,11 +4,14 @@ Requests and responses are the library's own proto-plus types, so the real `JobS
 through `VERTEX_AI_EMULATOR_HOST`. Jobs move QUEUED -> PENDING -> RUNNING -> `outcome` one step per Get
 (jobs made by `add_job` stay put until `set_state`); faults are injected per method with `fail`.
 
-Capacity per shape (the chief's machine type, accelerator type and scheduling strategy), as Vertex's docs
-describe a region without it: STOCKOUT fails the job before it runs, after Vertex's own retries, with the
+Jobs live under their parent `projects/P/locations/R`, per region as Vertex keeps them (a list sees its own
+region only). Capacity per shape (the chief's machine type, accelerator type and scheduling strategy), in
+every region, or per region and shape (a key that starts with the region wins), as Vertex's docs describe a
+region without it: STOCKOUT fails the job before it runs, after Vertex's own retries, with the
 documented message ("Resources are insufficient in region: R. Try a different region or use a different
 accelerator.", google.rpc code 8); QUEUED keeps it waiting (a Dynamic Workload Scheduler job waiting for
-machines, or a queue for quota) until it is cancelled or the capacity changes.
+machines, or a queue for quota) until it is cancelled or the capacity changes. `region_down[R]` makes every
+call on region R fail with that code (an outage, a permission missing there, an RPC it does not answer).
 """
 
 from __future__ import annotations
@@ -54,6 +57,12 @@ def shape_of(job: aiplatform_v1.CustomJob) -> tuple[str, str, str]:
     return machine.machine_type, accelerator, job.job_spec.scheduling.strategy.name
 
 
+def region_of(name: str) -> str:
+    """R of `projects/P/locations/R[/...]`."""
+    parts = name.split("/")
+    return parts[3] if len(parts) > 3 else ""
+
+
 def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
@@ -76,8 +85,21 @@ class FakeJobService(FakeService):
         self.auto_advance: bool = True
         self._advancing: set[str] = set()
         self._ids = itertools.count(1000)
-        # Shapes without free machines: shape_of(job) -> STOCKOUT or QUEUED; other shapes have room.
-        self.capacity: dict[tuple[str, str, str], str] = {}
+        # Shapes without free machines: shape_of(job) -> STOCKOUT or QUEUED in every region, or
+        # (region, *shape_of(job)) in that region only (it wins); other shapes have room.
+        self.capacity: dict[tuple[str, ...], str] = {}
+        # Regions where every call fails with this code (checked before anything else).
+        self.region_down: dict[str, grpc.StatusCode] = {}
+
+    def capacity_of(self, region: str, job: aiplatform_v1.CustomJob) -> str | None:
+        """STOCKOUT, QUEUED or None (room) for this job's shape in `region`."""
+        shape = shape_of(job)
+        return self.capacity.get((region, *shape), self.capacity.get(shape))
+
+    def _reachable(self, resource: str) -> None:
+        code = self.region_down.get(region_of(resource))
+        if code is not None:
+            raise Abort(code, f"injected {code.name} in {region_of(resource)}")
 
     # --- control -------------------------------------------------------------------------------------
     def handler(self) -> grpc.GenericRpcHandler:
@@ -158,13 +180,13 @@ class FakeJobService(FakeService):
 
     def _step(self, job: aiplatform_v1.CustomJob) -> None:
         """One state-machine step, taken when a client reads the job."""
-        capacity = self.capacity.get(shape_of(job)) if job.name in self._advancing else None
+        capacity = self.capacity_of(region_of(job.name), job) if job.name in self._advancing else None
         if job.state == JobState.JOB_STATE_CANCELLING:
             self._enter(job, JobState.JOB_STATE_CANCELLED)
         elif capacity == QUEUED and job.state == JobState.JOB_STATE_QUEUED:
             pass
         elif capacity == STOCKOUT and job.state == JobState.JOB_STATE_PENDING:
-            region = job.name.split("/")[3]
+            region = region_of(job.name)
             self._enter(job, JobState.JOB_STATE_FAILED, STOCKOUT_MESSAGE.format(region=region), 8)
         elif job.name in self._advancing and job.state in _NEXT:
             self._enter(job, _NEXT[job.state])
@@ -176,6 +198,7 @@ class FakeJobService(FakeService):
 
     # --- methods -------------------------------------------------------------------------------------
     def _create(self, request: aiplatform_v1.CreateCustomJobRequest) -> aiplatform_v1.CustomJob:
+        self._reachable(request.parent)
         if not re.fullmatch(r"projects/[^/]+/locations/[^/]+", request.parent):
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid parent: {request.parent}")
         if not request.custom_job.job_spec.worker_pool_specs:
@@ -192,11 +215,13 @@ class FakeJobService(FakeService):
         return aiplatform_v1.CustomJob(job)
 
     def _get(self, request: aiplatform_v1.GetCustomJobRequest) -> aiplatform_v1.CustomJob:
+        self._reachable(request.name)
         job = self._lookup(request.name)
         self._step(job)
         return aiplatform_v1.CustomJob(job)
 
     def _list(self, request: aiplatform_v1.ListCustomJobsRequest) -> aiplatform_v1.ListCustomJobsResponse:
+        self._reachable(request.parent)
         matches = parse_filter(request.filter) if request.filter else (lambda _job: True)
         prefix = request.parent + "/customJobs/"
         found = [job for name, job in self.jobs.items() if name.startswith(prefix) and matches(job)]
@@ -209,6 +234,7 @@ class FakeJobService(FakeService):
         )
 
     def _cancel(self, request: aiplatform_v1.CancelCustomJobRequest) -> empty_pb2.Empty:
+        self._reachable(request.name)
         job = self._lookup(request.name)
         if job.state in TERMINAL or job.state == JobState.JOB_STATE_CANCELLING:
             raise Abort(
@@ -219,6 +245,7 @@ class FakeJobService(FakeService):
         return empty_pb2.Empty()
 
     def _delete(self, request: aiplatform_v1.DeleteCustomJobRequest) -> operations_pb2.Operation:
+        self._reachable(request.name)
         job = self._lookup(request.name)
         if job.state not in TERMINAL:
             raise Abort(

@@ -36,7 +36,7 @@ from tests.fakes.vertex import (
     JobState,
     _now,
     parse_filter,
-    shape_of,
+    region_of,
 )
 
 Trial = aiplatform_v1.Trial
@@ -128,7 +128,7 @@ class FakeTuningJobService(FakeJobService):
         return self.tuning_jobs[name]
 
     def _capacity(self, job: aiplatform_v1.HyperparameterTuningJob) -> str | None:
-        return self.capacity.get(shape_of(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)))
+        return self.capacity_of(region_of(job.name), aiplatform_v1.CustomJob(job_spec=job.trial_job_spec))
 
     def _finish_trial(self, trial: Trial, metric_id: str, stockout: str | None) -> None:
         if stockout:  # its machines could not be had: it ran nothing
@@ -194,6 +194,7 @@ class FakeTuningJobService(FakeJobService):
     def _create_study(
         self, request: aiplatform_v1.CreateHyperparameterTuningJobRequest
     ) -> aiplatform_v1.HyperparameterTuningJob:
+        self._reachable(request.parent)
         job = aiplatform_v1.HyperparameterTuningJob(request.hyperparameter_tuning_job)
         if not job.trial_job_spec.worker_pool_specs:
             raise Abort(
@@ -212,6 +213,7 @@ class FakeTuningJobService(FakeJobService):
     def _get_study(
         self, request: aiplatform_v1.GetHyperparameterTuningJobRequest
     ) -> aiplatform_v1.HyperparameterTuningJob:
+        self._reachable(request.name)
         job = self._lookup_study(request.name)
         self._step_study(job)
         return aiplatform_v1.HyperparameterTuningJob(job)
@@ -219,6 +221,7 @@ class FakeTuningJobService(FakeJobService):
     def _list_studies(
         self, request: aiplatform_v1.ListHyperparameterTuningJobsRequest
     ) -> aiplatform_v1.ListHyperparameterTuningJobsResponse:
+        self._reachable(request.parent)
         matches = parse_filter(request.filter) if request.filter else (lambda _job: True)
         prefix = request.parent + "/hyperparameterTuningJobs/"
         found = [job for name, job in self.tuning_jobs.items() if name.startswith(prefix) and matches(job)]
@@ -227,6 +230,7 @@ class FakeTuningJobService(FakeJobService):
         )
 
     def _cancel_study(self, request: aiplatform_v1.CancelHyperparameterTuningJobRequest) -> empty_pb2.Empty:
+        self._reachable(request.name)
         job = self._lookup_study(request.name)
         if job.state in TERMINAL or job.state == JobState.JOB_STATE_CANCELLING:
             raise Abort(
@@ -239,6 +243,7 @@ class FakeTuningJobService(FakeJobService):
     def _delete_study(
         self, request: aiplatform_v1.DeleteHyperparameterTuningJobRequest
     ) -> operations_pb2.Operation:
+        self._reachable(request.name)
         job = self._lookup_study(request.name)
         if job.state not in TERMINAL:
             raise Abort(

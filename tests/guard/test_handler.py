@@ -205,11 +205,53 @@ def test_failed_cancel_cancels_the_rest_then_raises_for_redelivery(
     assert all(fake_vertex.jobs[n].state == JobState.JOB_STATE_CANCELLING for n in live)
 
 
-def test_list_failure_raises_for_redelivery(fake_vertex: FakeJobService, jobs: dict[str, str]) -> None:
+def test_a_custom_job_list_failure_still_cancels_studies_then_raises_for_redelivery(
+    fake_vertex: FakeTuningJobService, jobs: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = seed_study(fake_vertex, "dev", JobState.JOB_STATE_RUNNING)
     fake_vertex.fail("ListCustomJobs", grpc.StatusCode.UNAVAILABLE)
-    with pytest.raises(Exception, match="injected UNAVAILABLE"):
+    with pytest.raises(main.CancelFailed, match="listing us-central1 list_custom_jobs"):
         notify(budget(cost=120.0))
+    assert fake_vertex.tuning_jobs[study].state == JobState.JOB_STATE_CANCELLING
     assert cancelled(fake_vertex) == []
+    (incomplete,) = [
+        r for r in logs(capsys) if r["message"] == "kill switch incomplete; Pub/Sub will redeliver"
+    ]
+    assert incomplete["severity"] == "ERROR" and incomplete["unlisted"] == ["us-central1 list_custom_jobs"]
+    notify(budget(cost=120.0))  # the redelivery lists again and cancels the jobs
+    assert sorted(cancelled(fake_vertex)) == sorted([jobs["running"], jobs["queued"], jobs["pending"]])
+
+
+@pytest.mark.parametrize("code", [grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNIMPLEMENTED])
+def test_a_study_list_failure_still_cancels_the_training_jobs(
+    fake_vertex: FakeTuningJobService, jobs: dict[str, str], code: grpc.StatusCode
+) -> None:
+    """Studies are listed first; a failure there (no permission, an RPC the service does not answer) used to
+    stop the function before any training job was cancelled."""
+    fake_vertex.fail("ListHyperparameterTuningJobs", code)
+    with pytest.raises(main.CancelFailed, match="list_hyperparameter_tuning_jobs"):
+        notify(budget(cost=120.0))
+    assert sorted(cancelled(fake_vertex)) == sorted([jobs["running"], jobs["queued"], jobs["pending"]])
+
+
+def test_jobs_in_every_region_of_the_chain_are_cancelled_and_a_region_down_stops_no_other(
+    fake_vertex: FakeTuningJobService, jobs: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(main.ENV_REGIONS, "us-central1,europe-west4,us-east4")
+    moved = seed(fake_vertex, "dev", JobState.JOB_STATE_RUNNING, f"projects/{PROJECT}/locations/us-east4")
+    fake_vertex.region_down["europe-west4"] = grpc.StatusCode.UNAVAILABLE
+    with pytest.raises(main.CancelFailed, match="europe-west4"):
+        notify(budget(cost=120.0))
+    ours = [jobs["running"], jobs["queued"], jobs["pending"], moved]
+    assert sorted(cancelled(fake_vertex)) == sorted(ours)
+    assert fake_vertex.jobs[jobs["other_region"]].state == JobState.JOB_STATE_RUNNING  # europe-west4 was down
+    del fake_vertex.region_down["europe-west4"]
+    notify(budget(cost=120.0))  # the redelivery reaches it
+    assert fake_vertex.jobs[jobs["other_region"]].state == JobState.JOB_STATE_CANCELLING
+    parents = {req.parent for method, req in fake_vertex.calls if method == "ListCustomJobs"}
+    assert parents == {
+        f"projects/{PROJECT}/locations/{r}" for r in ("us-central1", "europe-west4", "us-east4")
+    }
 
 
 @pytest.mark.parametrize(

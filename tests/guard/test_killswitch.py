@@ -10,7 +10,7 @@ import pulumi
 import pytest
 
 from infra.components import killswitch
-from infra.components.killswitch import KillSwitch, KillSwitchArgs
+from infra.components.killswitch import KillSwitch, KillSwitchArgs, function_environment
 from infra.guard import main
 from tests.fakes.pulumi_mocks import MockedRun, run_program
 
@@ -161,7 +161,18 @@ def test_function_runs_the_guard_source_as_its_own_identity(run: MockedRun) -> N
     assert service["ingressSettings"] == "ALLOW_INTERNAL_ONLY"
     # What the deployment sets is exactly what the handler reads.
     config = main.load_config(service["environmentVariables"])
-    assert config == main.GuardConfig("test-project", "us-central1", "vertex-training", "dev", 0.9)
+    assert config == main.GuardConfig(
+        "test-project", "us-central1", "vertex-training", "dev", 0.9, ("us-central1",)
+    )
+
+
+def test_the_function_is_told_every_region_of_the_stacks_chains() -> None:
+    env = function_environment(args(regions=("us-central1", "us-east4", "europe-west4")))
+    assert env["KILL_SWITCH_REGIONS"] == "us-central1,us-east4,europe-west4"
+    assert main.load_config(env).all_regions == ("us-central1", "us-east4", "europe-west4")
+    # A function deployed before the variable existed looks in its own region only.
+    legacy = {k: v for k, v in env.items() if k != "KILL_SWITCH_REGIONS"}
+    assert main.load_config(legacy).all_regions == ("us-central1",)
 
 
 def test_trigger_is_the_budget_topic_with_retries(run: MockedRun) -> None:

@@ -37,6 +37,7 @@ from tests.fakes.vertex_tuning import FakeTuningJobService
 JobState = aiplatform_v1.JobState
 PROJECT, REGION = "test-project", "us-central1"
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
+FALLBACK_PARENT = f"projects/{PROJECT}/locations/us-east4"  # a fallback region of the stack's chain
 GUARD = Path(main.__file__)
 ATTRIBUTES = {"billingAccountId": "01D4EE-079462-DFD6EC", "budgetId": "de72f49d", "schemaVersion": "1.0"}
 WAIT_S = 20.0  # bound on every wait: startup and delivery
@@ -158,6 +159,7 @@ def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
         "VERTEX_AI_EMULATOR_HOST": vertex_host,
         main.ENV_PROJECT: PROJECT,
         main.ENV_REGION: REGION,
+        main.ENV_REGIONS: f"{REGION},us-east4",
         main.ENV_PULUMI_PROJECT: "vertex-training",
         main.ENV_PULUMI_STACK: "dev",
         main.ENV_THRESHOLD: "1.0",
@@ -216,9 +218,11 @@ def topic(emulator: str, guard: Guard) -> Iterator[tuple[pubsub_v1.PublisherClie
         os.environ.pop("PUBSUB_EMULATOR_HOST", None)
 
 
-def seed(vertex: FakeJobService, stack: str, state: JobState = JobState.JOB_STATE_RUNNING) -> str:
+def seed(
+    vertex: FakeJobService, stack: str, state: JobState = JobState.JOB_STATE_RUNNING, parent: str = PARENT
+) -> str:
     labels = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": stack}
-    return vertex.add_job(PARENT, aiplatform_v1.CustomJob(display_name=f"{stack}-job", labels=labels), state)
+    return vertex.add_job(parent, aiplatform_v1.CustomJob(display_name=f"{stack}-job", labels=labels), state)
 
 
 def publish(topic: tuple[pubsub_v1.PublisherClient, str], budget_id: str, data: bytes) -> None:
@@ -287,3 +291,18 @@ def test_at_the_threshold_this_stacks_live_jobs_are_cancelled_and_a_redelivery_d
     assert (done["cancelled"], done["failed"]) == (0, 0)
     assert sorted(guard.cancelled_since(baseline)) == sorted([running, queued])
     assert guard.vertex.jobs[other_stack].state == JobState.JOB_STATE_RUNNING
+
+
+def test_a_job_in_a_fallback_region_is_cancelled_even_when_listing_studies_fails(topic, guard: Guard) -> None:
+    """The job moved to us-east4 after a stockout at home: the budget still reaches it. Studies are listed
+    first; that listing failing (an RPC this Vertex does not answer) no longer stops the training jobs'
+    cancels: they happen, the function fails, and the redelivery finishes."""
+    baseline = guard.baseline()
+    home, moved = seed(guard.vertex, "dev"), seed(guard.vertex, "dev", parent=FALLBACK_PARENT)
+    guard.vertex.fail("ListHyperparameterTuningJobs", grpc.StatusCode.UNIMPLEMENTED, times=1)
+    publish(topic, "moved", notification(cost=100.0, exceeded=1.0))
+    _until(lambda: guard.said("kill switch done", "moved"), "the redelivered notification to be handled")
+    (incomplete, *_) = guard.said("kill switch incomplete; Pub/Sub will redeliver", "moved")
+    assert incomplete["unlisted"] == ["us-central1 list_hyperparameter_tuning_jobs"]
+    assert sorted(guard.cancelled_since(baseline)) == sorted([home, moved])
+    assert guard.vertex.jobs[moved].state == JobState.JOB_STATE_CANCELLING

@@ -8,7 +8,7 @@ import pytest
 from infra.config import ConfigError
 from infra.vertex.custom_job.resource import RESOURCE_TYPE
 from infra.vertex.custom_job.spec import validate, with_defaults
-from tests.stack.conftest import cached_run, stack_config
+from tests.stack.conftest import cached_run, run_stack, stack_config
 
 
 def _job(stack: str, name: str) -> dict:
@@ -61,7 +61,59 @@ BAD = [
         "L4, A100",
     ),
     ({"fallbacks": [{"acceleratorCount": "two"}]}, "fallbacks[0]", "accelerator_count must be a whole"),
-]
+    ({"fallbackRegions": ["us-central"]}, "fallbackRegions", "must be a region id"),
+    ({"fallbackRegions": ["us-central1"]}, "fallbackRegions", "the job's own region"),
+    ({"capacityDeadlineSeconds": -5}, "capacityDeadlineSeconds", "whole number"),
+    ({"reservationAffinity": {"type": "SPECIFIC_RESERVATION", "reservation": "mine"}}, "reservationAffinity",
+     "full name"),
+    ({"reservationAffinity": {"kind": "ANY_RESERVATION"}}, "reservationAffinity", "unknown keys ['kind']"),
+    ({"fallbacks": [{"reservationAffinity": {"type": "ANY_RESERVATION"}, "schedulingStrategy": "FLEX_START",
+                     "machineType": "g2-standard-4", "acceleratorType": "NVIDIA_L4"}]},
+     "fallbacks[0]", "cannot go with scheduling_strategy FLEX_START"),
+    # V100 is not offered for training in europe-west1 (Vertex AI Locations, read 2026-11-25).
+    ({"fallbacks": [{"acceleratorType": "NVIDIA_TESLA_V100", "region": "europe-west1"}]}, "fallbacks",
+     "does not offer NVIDIA_TESLA_V100 for training in europe-west1"),
+]  # fmt: skip
+
+
+def test_regions_reservations_and_the_deadline_reach_the_training_job_and_the_study() -> None:
+    from tests.stack.test_tuning_stack import STUDY
+
+    reservation = {
+        "type": "SPECIFIC_RESERVATION",
+        "reservation": "projects/p/zones/us-central1-a/reservations/t4",
+    }
+    run = run_stack(
+        "dev",
+        tuning=STUDY,
+        spot=False,
+        fallbacks=[{"machineType": "g2-standard-4", "acceleratorType": "NVIDIA_L4", "region": "us-east4",
+                    "reservationAffinity": {"type": "NO_RESERVATION"}}],
+        fallbackRegions=["us-west1"],
+        reservationAffinity=reservation,
+        capacityDeadlineSeconds=7200,
+    )  # fmt: skip
+    for name in ("train", "tune"):
+        job = run.named(name).inputs
+        assert job["fallbacks"] == [
+            {"machine_type": "g2-standard-4", "accelerator_type": "NVIDIA_L4", "region": "us-east4",
+             "reservation_affinity": {"type": "NO_RESERVATION"}}
+        ]  # fmt: skip
+        assert job["fallback_regions"] == ["us-west1"] and job["capacity_deadline_seconds"] == 7200
+        assert job["reservation_affinity"] == reservation
+    # The kill switch is told every region the chain names.
+    (function,) = [r for r in run.resources if r.type == "gcp:cloudfunctionsv2/function:Function"]
+    regions = function.inputs["serviceConfig"]["environmentVariables"]["KILL_SWITCH_REGIONS"]
+    assert regions == "us-central1,us-east4,us-west1"
+
+
+def test_prod_tries_its_chain_again_in_a_region_that_offers_its_gpus() -> None:
+    from infra.vertex.capacity import gpu_regions
+
+    train = _job("prod", "train")
+    assert train["fallback_regions"] == ["us-east1"]
+    for gpu in ("NVIDIA_L4", "NVIDIA_TESLA_V100"):
+        assert gpu_regions.offered(gpu, "us-east1") is True
 
 
 @pytest.mark.parametrize(("overrides", "key", "words"), BAD, ids=[b[1] + "-" + b[2][:12] for b in BAD])

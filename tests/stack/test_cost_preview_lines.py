@@ -30,35 +30,53 @@ def test_prod_training_prices_each_shape_and_names_the_unpriced_fallback(capsys)
     # Chief and worker, each n1-standard-16 + 2 x V100, at the cited on-demand table.
     assert lines[2].startswith("cost of fallback 2: 1 x n1-standard-16 + 2 x NVIDIA_TESLA_V100")
     assert lines[2].endswith("(STANDARD): USD 13.16/h, USD 39.47 for timeout_seconds 10800")
+    # The chain again in prod's fallback region, each shape priced (or not) in us-east1.
+    assert lines[4].startswith("cost of shape in us-east1: 1 x n1-standard-16 + 2 x NVIDIA_TESLA_T4")
+    assert "no price for n1-standard-16 (us-east1, STANDARD)" in lines[4]
+    assert lines[7].startswith("cost of fallback 3 in us-east1: 1 x g2-standard-24 + 2 x NVIDIA_L4")
     # No worst case line (a shape has no price); the WARNING names the shapes the cap does not count.
     assert not any(line.startswith("worst case") for line in lines)
-    assert lines[-1].startswith(
-        "WARNING: max_cost_usd USD 15.00 is not enforced while the job runs on fallback 1, fallback 3: "
-        "no price"
+    (uncapped,) = [line for line in lines if "is not enforced" in line]
+    assert uncapped.startswith(
+        "WARNING: max_cost_usd USD 15.00 is not enforced while the job runs on fallback 1, fallback 3, "
+        "shape in us-east1, fallback 1 in us-east1, fallback 2 in us-east1, fallback 3 in us-east1: no price"
     )
+    # Across regions: the data is read from the bucket in us-central1 at a cited rate, and no TensorBoard.
+    assert (
+        "in us-east1: training data is read across regions from the bucket in us-central1, billed at "
+        "USD 0.02/GiB (Cloud Storage pricing, https://cloud.google.com/storage/pricing#network-buckets, read "
+        "2026-11-25)" in lines
+    )
+    assert any(line.startswith("in us-east1: the job runs without the TensorBoard link") for line in lines)
+    # T4's regions were not read from Vertex's Locations page: no verdict, a warning per region.
+    assert [line.split(" is not in")[0] for line in lines if line.startswith("WARNING: whether")] == [
+        "WARNING: whether Vertex AI offers NVIDIA_TESLA_T4 for training in us-central1",
+        "WARNING: whether Vertex AI offers NVIDIA_TESLA_T4 for training in us-east1",
+    ]
 
 
 def test_prod_without_fallbacks_shows_its_worst_case_under_the_cap(capsys) -> None:
     (inputs,) = [
         r.inputs
-        for r in run_stack("prod", fallbacks=None, maxWaitSeconds=None).resources
+        for r in run_stack("prod", fallbacks=None, maxWaitSeconds=None, fallbackRegions=None).resources
         if r.type == RESOURCE_TYPE and r.name == "train"
     ]
     capsys.readouterr()
     assert CustomJobProvider().check({}, dict(inputs)).failures == []
-    assert (
-        capsys.readouterr()
-        .err.splitlines()[-1]
-        .endswith("worst case USD 10.07 (list prices, all attempts); max_cost_usd USD 15.00")
+    lines = capsys.readouterr().err.splitlines()
+    assert any(
+        line.endswith("worst case USD 10.07 (list prices, all attempts); max_cost_usd USD 15.00")
+        for line in lines
     )
 
 
-def test_dev_on_spot_names_the_unpriced_items_and_the_shapes_the_cap_does_not_count(capsys) -> None:
+def test_dev_on_spot_is_capped_at_the_on_demand_bound_and_names_the_unpriced_fallback(capsys) -> None:
     lines = preview("dev", "train", capsys)
     assert lines[0] == (
-        "cost of shape: 1 x n1-standard-4 + 1 x NVIDIA_TESLA_T4 (SPOT): no price for n1-standard-4 "
-        "(us-central1, SPOT), NVIDIA_TESLA_T4 (us-central1, SPOT), so no estimate"
+        "cost of shape: 1 x n1-standard-4 + 1 x NVIDIA_TESLA_T4 (SPOT): at most USD 0.62/h (on-demand price; "
+        "Spot is billed below it, https://cloud.google.com/compute/docs/instances/spot#pricing), at most "
+        "USD 0.62 for timeout_seconds 3600"
     )
-    assert lines[-1].startswith(
-        "WARNING: max_cost_usd USD 5.00 is not enforced while the job runs on shape, fallback 1: no price"
+    assert lines[3].startswith(
+        "WARNING: max_cost_usd USD 5.00 is not enforced while the job runs on fallback 1: no price"
     )

@@ -36,7 +36,7 @@ def test_check_prints_the_hourly_price_the_worst_case_and_a_warning_over_the_cap
         "USD 0.84 for timeout_seconds 3600" in lines
     )
     assert "[train-densenet] worst case USD 0.84 (list prices, all attempts); max_cost_usd USD 0.50" in lines
-    (warning,) = [line for line in lines if "WARNING" in line]
+    (warning,) = [line for line in lines if "WARNING" in line and "max_cost_usd" in line]
     assert "worst case USD 0.84 is over max_cost_usd USD 0.50" in warning and "raise maxCostUsd" in warning
 
 
@@ -44,25 +44,37 @@ def test_a_cap_above_the_worst_case_gives_no_warning(fake_vertex, capsys):
     CustomJobProvider().check({}, job_props(max_cost_usd=2, timeout_seconds=7200))
     lines = err_lines(capsys)
     assert any("worst case USD 1.68" in line and "max_cost_usd USD 2.00" in line for line in lines)
-    assert not any("WARNING" in line for line in lines)
+    assert not any("WARNING" in line and "max_cost_usd" in line for line in lines)
 
 
 def test_a_shape_without_a_price_is_named_and_the_warning_names_the_shapes_not_capped(fake_vertex, capsys):
-    on_demand = {"scheduling_strategy": "STANDARD"}
-    CustomJobProvider().check({}, job_props(spot=True, max_cost_usd=1, fallbacks=[on_demand]))
+    l4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4", "scheduling_strategy": "STANDARD"}
+    CustomJobProvider().check({}, job_props(spot=True, max_cost_usd=1, fallbacks=[l4]))
     lines = err_lines(capsys)
     assert any(
-        "no price for n1-standard-8 (us-central1, SPOT), NVIDIA_TESLA_T4 (us-central1, SPOT)" in line
+        "no price for g2-standard-8 (us-central1, STANDARD), NVIDIA_L4 (us-central1, STANDARD)" in line
         for line in lines
     )
-    (warning,) = [line for line in lines if "WARNING" in line]
-    assert "WARNING: max_cost_usd USD 1.00 is not enforced while the job runs on shape: no price" in warning
-    assert "fallback 1" not in warning  # the on-demand fallback has a price: capped
+    (warning,) = [line for line in lines if "WARNING" in line and "max_cost_usd" in line]
+    assert (
+        "WARNING: max_cost_usd USD 1.00 is not enforced while the job runs on fallback 1: no price" in warning
+    )
+
+
+def test_a_spot_shape_is_capped_at_its_on_demand_price_shown_as_an_upper_bound(fake_vertex, capsys):
+    CustomJobProvider().check({}, job_props(spot=True, max_cost_usd=1))
+    lines = err_lines(capsys)
+    assert (
+        "[train-densenet] cost of shape: 1 x n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT): at most USD 0.84/h "
+        "(on-demand price; Spot is billed below it, https://cloud.google.com/compute/docs/instances/spot#pricing)"
+        ", at most USD 0.84 for timeout_seconds 3600" in lines
+    )
+    assert not any("not enforced" in line for line in lines)  # dev's default shape is capped
 
 
 def test_check_warns_that_a_job_not_waited_for_is_not_capped(fake_vertex, capsys):
     CustomJobProvider().check({}, job_props(max_cost_usd=5, wait=False))
-    (warning,) = [line for line in err_lines(capsys) if "WARNING" in line]
+    (warning,) = [line for line in err_lines(capsys) if "WARNING" in line and "max_cost_usd" in line]
     assert "max_cost_usd USD 5.00 is not enforced with wait: false" in warning
 
 
@@ -93,8 +105,11 @@ def test_fallbacks_each_get_a_line_and_the_worst_case_is_the_dearest_shape(fake_
     )
     assert lines[1].startswith("cost of fallback 1: 1 x n1-standard-4 + 1 x NVIDIA_TESLA_V100, 2 x ")
     assert lines[1].endswith(f"(STANDARD): USD {v100:.2f}/h, USD {v100 / 2:.2f} for timeout_seconds 1800")
-    assert "(FLEX_START): no price for n1-standard-4 (us-central1, FLEX_START)" in lines[2]
-    assert cost_preview.worst_case_usd(props) is None  # a shape without a price leaves the worst case open
+    # FLEX_START has no price of its own: the same shape's on-demand price bounds it.
+    assert (
+        f"(FLEX_START): at most USD {shape:.2f}/h (on-demand price; FLEX_START is billed below it" in lines[2]
+    )
+    assert cost_preview.worst_case_usd(props) == round(v100 / 2, 2)
 
 
 def test_a_replacement_says_what_the_previous_run_cost(fake_vertex, capsys):
@@ -132,6 +147,24 @@ def test_a_running_job_is_cancelled_when_its_cost_of_all_attempts_reaches_the_ca
     lines = err_lines(capsys)
     assert any(line.endswith(message) for line in lines)  # the paragraph reaches the CLI
     assert any(f"of max_cost_usd USD {HOURLY:.2f}" in line for line in lines)  # the closing line
+
+
+def test_a_spot_job_past_its_cap_is_cancelled_at_the_on_demand_bound(fake_vertex, capsys):
+    """No Spot price is sourced without the catalog: the cap counts the same shape's on-demand price."""
+    fake_vertex.auto_advance = False
+    job = spec.build_custom_job(spec.with_defaults(job_props(spot=True)))
+    name = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
+    fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=1800)
+    provider = CustomJobProvider()
+    cap = HOURLY / 4  # a quarter hour at the on-demand bound; the job has run half an hour
+    outs = provider.create(
+        provider.check({}, job_props(spot=True, max_cost_usd=cap, poll_interval_seconds=0.1)).inputs
+    ).outs
+    assert outs["state"] == "JOB_STATE_CANCELLED" and outs["cost_cap_reached"] is True
+    assert outs["estimated_cost_bound"] is True and outs["estimated_cost_usd"] >= HOURLY / 2 - 1e-3
+    assert "reached max_cost_usd" in outs["error"] and "at most USD" in outs["error"]
+    assert "(on-demand price; Spot is billed below it" in outs["error"]
+    assert any("estimated cost at most USD" in line for line in err_lines(capsys))  # the closing line
 
 
 def test_a_cap_stopped_job_runs_again_when_its_cap_changes_and_other_cap_changes_are_in_place():

@@ -63,6 +63,7 @@ def test_primary_stocks_out_and_the_first_fallback_runs(fake_google, capsys):
         "accelerator_type": "NVIDIA_L4",
         "accelerator_count": 1,
         "scheduling_strategy": "SPOT",
+        "region": "us-central1",  # placement and attempts name the region (issue 25)
     }
     stocked_out, ran = outs["attempts"]
     assert stocked_out["machine_type"] == "n1-standard-8" and stocked_out["state"] == "JOB_STATE_FAILED"
@@ -157,7 +158,7 @@ def test_every_shape_exhausted_is_one_paragraph_naming_each_attempt(fake_vertex)
         assert f"{n}. {shape} (" in message
     assert message.count("Resources are insufficient in region") == 3
     assert f"iam-admin/quotas?project={PROJECT}" in message and "FLEX_START" in message
-    assert "another region" in message
+    assert "fallbackRegions" in message
 
 
 def test_a_create_refused_for_quota_moves_on_without_retrying(fake_vertex):

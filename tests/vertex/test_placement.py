@@ -230,6 +230,7 @@ def test_cost_covers_each_attempt_at_its_own_shape(monkeypatch):
     expected = round((0.436998 + 0.4025) * 100) / 100 + (0.873996 + 0.4025) / 2
     total = spend.spent(placement.apply_shape(props, larger), second)
     assert total.known_usd == pytest.approx(expected, abs=1e-4) and total.attempts == 2
-    # A Spot attempt has no sourced price: no figure rather than a wrong one.
-    spot_props = spec.with_defaults(job_props(spot=True))
-    assert spend.spent(spot_props, first).known_usd is None
+    # A Spot attempt has no sourced price: it counts at its on-demand price, marked as an upper bound.
+    spot = spend.spent(spec.with_defaults(job_props(spot=True)), first)
+    assert spot.bound and spot.known_usd == pytest.approx(0.436998 + 0.4025, abs=1e-4)
+    assert spend.Carried.of(JobStatus("j", "s", "u", labels={spend.SPENT_LABEL: "84-1-bound"})).bound

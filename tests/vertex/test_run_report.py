@@ -48,10 +48,10 @@ def test_a_failed_job_has_no_metrics_but_a_duration_and_cost():
     outs = run_outputs(job_props(), status("JOB_STATE_FAILED"), pytest.fail)
     assert "metrics" not in outs
     assert outs["estimated_cost_usd"] == pytest.approx(0.436998 + 0.4025, abs=1e-4)
-    # No Spot price is sourced without the catalog: no estimate rather than a guess.
-    assert "estimated_cost_usd" not in run_outputs(
-        job_props(spot=True), status("JOB_STATE_FAILED"), pytest.fail
-    )
+    # No Spot price is sourced without the catalog: the on-demand price is counted, marked as a bound.
+    spot = run_outputs(job_props(spot=True), status("JOB_STATE_FAILED"), pytest.fail)
+    assert spot["estimated_cost_usd"] == outs["estimated_cost_usd"] and spot["estimated_cost_bound"] is True
+    assert "estimated_cost_bound" not in outs
 
 
 def test_earlier_attempts_count_towards_duration_and_cost():
@@ -120,8 +120,10 @@ def test_a_refresh_after_a_fallback_keeps_the_cost_of_the_earlier_attempts():
     props = job_props(spot=True, fallbacks=[{"scheduling_strategy": "STANDARD"}])
     on_demand = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4",
                  "accelerator_count": 1, "scheduling_strategy": "STANDARD"}  # fmt: skip
-    last = JobStatus("projects/p/locations/l/customJobs/2", "JOB_STATE_SUCCEEDED", "url", "", START, START,
-                     END, {ATTEMPT_LABEL: "1-1800-1", SPENT_LABEL: "12-1"}, on_demand)  # fmt: skip
+    labels = {ATTEMPT_LABEL: "1-1800-1", SPENT_LABEL: "12-1"}
+    last = JobStatus("projects/p/locations/us-central1/customJobs/2", "JOB_STATE_SUCCEEDED", "url", "",
+                     START, START, END, labels, on_demand)  # fmt: skip
     shaped = placement.apply_shape(spec.with_defaults(props), placement.job_shape(last, props)[1])
     outs = run_outputs(shaped, last, pytest.fail)
     assert outs["estimated_cost_usd"] == pytest.approx(0.12 + 0.436998 + 0.4025, abs=1e-4)
+    assert "estimated_cost_bound" not in outs  # the Spot half hour was carried before bounds existed

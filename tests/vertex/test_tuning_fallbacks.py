@@ -86,6 +86,7 @@ def test_primary_trials_stock_out_and_the_fallback_study_succeeds(services, caps
         "accelerator_type": "NVIDIA_L4",
         "accelerator_count": 1,
         "scheduling_strategy": "SPOT",
+        "region": "us-central1",  # placement and attempts name the region (issue 25)
     }
     stocked_out, ran = outs["attempts"]
     assert stocked_out == {
@@ -94,6 +95,7 @@ def test_primary_trials_stock_out_and_the_fallback_study_succeeds(services, caps
         "accelerator_type": "NVIDIA_TESLA_T4",
         "accelerator_count": 1,
         "scheduling_strategy": "SPOT",
+        "region": "us-central1",  # placement and attempts name the region (issue 25)
         "state": "JOB_STATE_FAILED",
         "reason": "2 trials failed, reaching max_failed_trial_count 2. (error code 13 INTERNAL); "
         f"trial 1: {STOCKED_OUT}",

@@ -1,25 +1,46 @@
 """Machine shapes for one job: the primary and its fallbacks, applied to worker pools, tried in order.
 
-A shape is what a fallback may change (machine type, accelerator type and count, scheduling strategy); the
-rest of the job (image, args, replica counts, output directory, so its checkpoints) stays. `try_shapes` is
-the loop: it asks a caller-supplied `run` to place each shape in turn and moves on while a shape gives way
-(no quota, a stockout, still queued at its deadline); it knows no runner, so a tuning job can reuse it.
+A shape is what a fallback may change (machine type, accelerator type and count, scheduling strategy, region,
+reservation affinity); the rest of the job (image, args, replica counts, service account, output directory,
+so its checkpoints) stays. `shapes` is the chain: the primary and the fallbacks in the home region (the
+stack's, where its bucket is), then the chain again in each of `fallback_regions`. `try_shapes` is the loop:
+it asks a caller-supplied `run` to place each shape in turn and moves on while a shape gives way (no quota, a
+stockout, still queued at its deadline); with `capacity_deadline_seconds` it goes round the whole chain again
+after a backoff until the deadline. It knows no runner, so a tuning job can reuse it.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from google.cloud import aiplatform_v1
 
+from infra.vertex.capacity.reservations import Reservation
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
 STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
-SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "scheduling_strategy")
+SHAPE_KEYS = (
+    "machine_type",
+    "accelerator_type",
+    "accelerator_count",
+    "scheduling_strategy",
+    "region",
+    "reservation_affinity",
+)
+# Going round the whole chain again (capacity_deadline_seconds): the gap before pass n+1 grows from 60 s by
+# x1.6 up to 300 s, as SkyPilot's managed jobs back off between recovery attempts (ARCHITECTURE.md, "Peers on
+# capacity", review of 2026-11); each gap is drawn within +-20% of it (jitter: ours), so that stacks that
+# stocked out together do not submit together.
+BACKOFF_FIRST_SECONDS = 60.0
+BACKOFF_FACTOR = 1.6
+BACKOFF_MAX_SECONDS = 300.0
+BACKOFF_JITTER = 0.2
 # Where the user can act when no shape could run (the quota page, another region, Dynamic Workload Scheduler).
 QUOTAS_URL = (
     "https://console.cloud.google.com/iam-admin/quotas?project={project}&service=aiplatform.googleapis.com"
@@ -35,15 +56,26 @@ class Shape:
     accelerator_type: str | None
     accelerator_count: int
     scheduling_strategy: str
+    region: str = ""  # "": the job's own (home) region; every shape of `shapes` names its region
+    reservation: Reservation | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The contract's `placement`: the four keys of a fallback (accelerator_type "" for CPU)."""
-        return {
+        """The contract's `placement`: the keys of a fallback (accelerator_type "" for CPU), region included;
+        reservation_affinity only when the shape has one."""
+        found: dict[str, Any] = {
             "machine_type": self.machine_type,
             "accelerator_type": self.accelerator_type or "",
             "accelerator_count": self.accelerator_count,
             "scheduling_strategy": self.scheduling_strategy,
+            "region": self.region,
         }
+        if self.reservation is not None:
+            found["reservation_affinity"] = self.reservation.as_dict()
+        return found
+
+    def where(self) -> str:
+        """The shape with its region: `g2-standard-8 + 1 x NVIDIA_L4 (SPOT) in us-east4`."""
+        return f"{self} in {self.region}" if self.region else str(self)
 
     def __str__(self) -> str:
         gpus = f" + {self.accelerator_count} x {self.accelerator_type}" if self.accelerator_type else ""
@@ -62,20 +94,43 @@ def primary_shape(props: Mapping[str, Any]) -> Shape:
         accelerator_type=chief.get("accelerator_type") or None,
         accelerator_count=int(chief.get("accelerator_count") or 0),
         scheduling_strategy=props.get("scheduling_strategy") or default_strategy(props),
+        region=str(props.get("region") or ""),
+        reservation=Reservation.of(props.get("reservation_affinity")),
     )
 
 
 def resolve(fallback: Mapping[str, Any], primary: Shape) -> Shape:
     """A fallback entry with every key it leaves out taken from the primary shape. `accelerator_count: 0`
-    without an accelerator_type is a CPU-only shape (the primary's accelerator is not kept)."""
+    without an accelerator_type is a CPU-only shape (the primary's accelerator is not kept); a stored
+    `placement` without `region` (outputs of earlier versions) ran in the primary's (home) region."""
     count = int(fallback.get("accelerator_count", primary.accelerator_count))
     kind = fallback.get("accelerator_type", primary.accelerator_type if count else None)
+    reservation = (
+        Reservation.of(fallback["reservation_affinity"])
+        if "reservation_affinity" in fallback
+        else primary.reservation
+    )
     return Shape(
         machine_type=fallback.get("machine_type", primary.machine_type),
         accelerator_type=kind or None,
         accelerator_count=count,
         scheduling_strategy=fallback.get("scheduling_strategy", primary.scheduling_strategy),
+        region=fallback.get("region") or primary.region,
+        reservation=reservation,
     )
+
+
+def region_of(job_name: str) -> str | None:
+    """The region in a Vertex resource name `projects/P/locations/R/...`; None for other names (local/...)."""
+    parts = job_name.split("/")
+    return parts[3] if len(parts) > 3 and parts[0] == "projects" and parts[2] == "locations" else None
+
+
+def in_job_region(props: Mapping[str, Any], job_name: str) -> dict[str, Any]:
+    """The props with `region` set to where the named job lives (its resource name), for the runner that
+    reads, cancels or deletes it; unchanged for a name without a region (local runs, no job yet)."""
+    region = region_of(job_name or "")
+    return {**props, "region": region} if region else dict(props)
 
 
 def spec_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
@@ -87,17 +142,25 @@ def spec_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
         return {}
     machine = pools[0].machine_spec
     count = int(machine.accelerator_count)
-    return {
+    found: dict[str, Any] = {
         "machine_type": machine.machine_type,
         "accelerator_type": machine.accelerator_type.name if count else "",
         "accelerator_count": count,
         "scheduling_strategy": strategy,
     }
+    affinity = machine.reservation_affinity
+    kind = affinity.reservation_affinity_type.name
+    if kind != "TYPE_UNSPECIFIED":
+        found["reservation_affinity"] = Reservation(
+            kind, affinity.values[0] if affinity.values else ""
+        ).as_dict()
+    return found
 
 
 def job_shape(status: JobStatus, props: Mapping[str, Any]) -> tuple[int, Shape]:
-    """The shape a job ran on, from the job itself; the index is its attempt label's (which fallback it was
-    submitted as). Only a job that carries no shape is looked up by that index in the current chain."""
+    """The shape a job ran on, from the job itself (its region from its resource name); the index is its
+    attempt label's (which shape of the chain it was submitted as). Only a job that carries no shape is looked
+    up by that index in the current chain."""
     chain = shapes(props)
     index = min(Attempt.of(status).shape, len(chain) - 1)
     found = status.shape
@@ -108,6 +171,8 @@ def job_shape(status: JobStatus, props: Mapping[str, Any]) -> tuple[int, Shape]:
         accelerator_type=found["accelerator_type"] or None,
         accelerator_count=int(found["accelerator_count"]),
         scheduling_strategy=found["scheduling_strategy"],
+        region=region_of(status.name) or str(props.get("region") or ""),
+        reservation=Reservation.of(found.get("reservation_affinity")),
     )
 
 
@@ -119,15 +184,48 @@ def resume_index(status: JobStatus, props: Mapping[str, Any]) -> int:
     return chain.index(shape) if shape in chain else index
 
 
-def shapes(props: Mapping[str, Any]) -> list[Shape]:
-    """The primary shape, then each fallback in order."""
+def home_chain(props: Mapping[str, Any]) -> list[Shape]:
+    """The primary shape, then each fallback in order (each in the home region unless it names one)."""
     primary = primary_shape(props)
     return [primary, *(resolve(entry, primary) for entry in props.get("fallbacks") or [])]
 
 
+def shapes(props: Mapping[str, Any]) -> list[Shape]:
+    """The whole chain: the home chain, then, for each region of `fallback_regions` in order, the home chain's
+    shapes that took the home region moved there. A shape that names its own region is tried once; a
+    SPECIFIC_RESERVATION lives in one zone, so its shape is not moved. No shape appears twice."""
+    home = str(props.get("region") or "")
+    chain = home_chain(props)
+    movable = [
+        shape
+        for shape, entry in zip(chain, [{}, *(props.get("fallbacks") or [])], strict=True)
+        if not entry.get("region")
+        and not (shape.reservation and shape.reservation.type == "SPECIFIC_RESERVATION")
+    ]
+    for region in props.get("fallback_regions") or []:
+        if region == home:
+            continue
+        for shape in movable:
+            moved = replace(shape, region=region)
+            if moved not in chain:
+                chain.append(moved)
+    return chain
+
+
+def regions(props: Mapping[str, Any]) -> list[str]:
+    """Every region the chain names, the home region first (where the kill switch must look too)."""
+    return list(dict.fromkeys([str(props.get("region") or ""), *(s.region for s in shapes(props))]))
+
+
+def moves_region(props: Mapping[str, Any], shape: Shape) -> bool:
+    """The shape runs outside the home region (the stack's, where its bucket and TensorBoard are)."""
+    return bool(shape.region) and shape.region != props.get("region")
+
+
 def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
-    """Props for running on `shape`: the chief and every pool with accelerators get its machine; replica
-    counts, images and args stay; `spot` follows the strategy."""
+    """Props for running on `shape`: the chief and every pool with accelerators get its machine and its
+    reservation affinity; replica counts, images and args stay; `spot` follows the strategy; `region` is the
+    shape's. A shape in another region runs without the home region's TensorBoard (tensorboard_note)."""
     pools = []
     for index, pool in enumerate(props["worker_pools"]):
         if index == 0 or int(pool.get("accelerator_count") or 0) > 0:
@@ -136,13 +234,42 @@ def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
                 pool["accelerator_type"] = shape.accelerator_type
             else:
                 pool.pop("accelerator_type", None)
+            if shape.reservation is not None:
+                pool["reservation_affinity"] = shape.reservation.as_dict()
+            else:
+                pool.pop("reservation_affinity", None)
         pools.append(pool)
-    return {
+    shaped = {
         **props,
         "worker_pools": pools,
         "scheduling_strategy": shape.scheduling_strategy,
         "spot": shape.scheduling_strategy == "SPOT",
     }
+    if moves_region(props, shape):
+        shaped["region"] = shape.region
+        shaped.pop("tensorboard", None)
+    return shaped
+
+
+# Vertex resources are regional: "For operations other than creating a dataset or importing a model, you must
+# use the location of the resources you are operating on" (Vertex AI "Locations",
+# https://cloud.google.com/vertex-ai/docs/general/locations, read 2026-11-25), and a TensorBoard instance's
+# name carries its location (projects/P/locations/R/tensorboards/T). No page documents a CustomJob in one
+# region streaming to a TensorBoard in another, so a moved job runs without the link rather than risk Vertex
+# refusing the job; its event files still go to AIP_TENSORBOARD_LOG_DIR under base_output_dir.
+TENSORBOARD_DOC = "https://cloud.google.com/vertex-ai/docs/general/locations"
+
+
+def tensorboard_note(props: Mapping[str, Any], shape: Shape) -> str | None:
+    """The one line said when a job goes to another region without the home region's TensorBoard."""
+    if not props.get("tensorboard") or not moves_region(props, shape):
+        return None
+    logs = str(props.get("base_output_dir", "")).rstrip("/") + "/logs/"
+    return (
+        f"in {shape.region}: the job runs without the TensorBoard link (the instance is in "
+        f"{props.get('region')}; a Vertex job uses resources of its own region, {TENSORBOARD_DOC}); its "
+        f"event files still go to {logs}"
+    )
 
 
 @dataclass(frozen=True)
@@ -156,6 +283,7 @@ class AttemptRecord:
     state: str
     reason: str
     seconds: float = 0.0
+    passes: int = 1  # which pass round the chain it was made in (try_shapes sets it)
 
     def as_output(self) -> dict[str, Any]:
         return {"job_name": self.job_name, **self.shape.as_dict(), "state": self.state, "reason": self.reason}
@@ -179,28 +307,47 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _label(shape: Shape, across: bool) -> str:
+    return shape.where() if across else str(shape)
+
+
 def move_line(left: Shape, reason: str, following: Shape) -> str:
-    """The one stderr line for a move: the shape left, why, the shape tried next."""
-    return f"leaving {left}: {one_line(reason)}; trying next: {following}"
+    """The one stderr line for a move: the shape left, why, the shape tried next (with their regions when
+    the move crosses regions)."""
+    across = left.region != following.region
+    return f"leaving {_label(left, across)}: {one_line(reason)}; trying next: {_label(following, across)}"
 
 
 def exhausted_message(
     props: Mapping[str, Any], records: Sequence[AttemptRecord], kind: str = "Training job"
 ) -> str:
-    """One paragraph when every shape gave way: each attempt with its reason, and what to do."""
-    project, region = props.get("project"), props.get("region")
+    """One paragraph when every shape gave way: each attempt with its reason, how many passes round the chain
+    were made (capacity_deadline_seconds), and what to do."""
+    project = props.get("project")
+    passes = max((r.passes for r in records), default=1)
+    where = list(dict.fromkeys(r.shape.region for r in records if r.shape.region)) or [props.get("region")]
+    across = len(where) > 1
     tried = "; ".join(
-        f"{n}. {r.shape} {'(' + r.job_name + ') ' if r.job_name else ''}{r.state}: {one_line(r.reason)}"
+        f"{n}. {_label(r.shape, across)} {'(' + r.job_name + ') ' if r.job_name else ''}{r.state}: "
+        f"{one_line(r.reason)}"
         for n, r in enumerate(records, 1)
     )
+    rounds = (
+        f" {passes} passes round the chain were made before capacity_deadline_seconds "
+        f"{int(props.get('capacity_deadline_seconds') or 0)} ran out."
+        if passes > 1
+        else ""
+    )
     return (
-        f"{kind} {props.get('display_name')} could not get machines in {region}: every shape was "
-        f"tried. {tried}. What to do: request the custom_model_training quotas for these shapes at "
-        f"{QUOTAS_URL.format(project=project)} (new projects start at 0; Spot and FLEX_START use the "
-        "Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "
+        f"{kind} {props.get('display_name')} could not get machines in {', '.join(map(str, where))}: every "
+        f"shape was tried.{rounds} {tried}. What to do: request the custom_model_training quotas for these "
+        f"shapes at {QUOTAS_URL.format(project=project)} (new projects start at 0; Spot and FLEX_START use "
+        "the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "
         "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for L4, A100, "
         f"H100, H200 or B200 GPUs; {DWS_DOC}), allow a longer wait (queueTimeoutSeconds, maxWaitSeconds), "
-        "or move the stack to another region (docs/training-job-resource.md)."
+        "add regions (stack config key `fallbackRegions`), keep trying for longer "
+        "(capacityDeadlineSeconds), or point the job at a reservation (reservationAffinity; "
+        "docs/training-job-resource.md)."
     )
 
 
@@ -213,26 +360,72 @@ def still_live_message(status: JobStatus, waited_seconds: float) -> str:
     )
 
 
+def backoff_seconds(gone: int, draw: Callable[[float, float], float] = random.uniform) -> float:
+    """The gap after `gone` passes (1, 2, ...): 60 s x1.6 per pass up to 300 s, with jitter."""
+    gap = min(BACKOFF_FIRST_SECONDS * BACKOFF_FACTOR ** (gone - 1), BACKOFF_MAX_SECONDS)
+    return gap * draw(1.0 - BACKOFF_JITTER, 1.0 + BACKOFF_JITTER)
+
+
+def pass_line(passes: int, tried: int, gap: float, left: float) -> str:
+    """The one stderr line between two passes round the chain."""
+    return (
+        f"pass {passes}: all {tried} shapes gave way; trying the chain again in {gap:.0f}s "
+        f"({left:.0f}s left of capacity_deadline_seconds)"
+    )
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """How long to keep going round the chain (capacity_deadline_seconds; 0: one pass), and the clock and
+    sleep it uses (injected by tests)."""
+
+    seconds: float = 0.0
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    draw: Callable[[float, float], float] = random.uniform
+
+    @classmethod
+    def of(cls, props: Mapping[str, Any], **kwargs: Any) -> Deadline:
+        return cls(float(props.get("capacity_deadline_seconds") or 0), **kwargs)
+
+
 def try_shapes(
     chain: Sequence[Shape],
     start: int,
     run: Callable[[int, Shape], ShapeResult],
     say: Callable[[str], None],
     exhausted: Callable[[list[AttemptRecord]], Exception],
+    deadline: Deadline | None = None,
 ) -> tuple[int, ShapeResult, list[AttemptRecord]]:
     """Run chain[start:] in order until a shape does not give way; return its index, result and all records.
 
-    A final failure raises that shape's error; so does a chain of one shape that gave way (nothing else was
-    tried); otherwise giving way on every shape raises `exhausted(records)`.
+    Shapes run one at a time: `run` returns only once its job has ended or given way, so two jobs are never
+    live. When every shape gave way and `deadline` leaves time, the chain is run again from its first shape
+    after backoff_seconds (one line per pass), while the next pass can start before the deadline.
+    A final failure raises that shape's error; so does a chain of one shape that gave way on a single pass
+    (nothing else was tried); otherwise giving way on every shape raises `exhausted(records)` (each record
+    carries its pass number: exhausted_message counts them).
     """
+    deadline = deadline or Deadline()
+    ends = deadline.clock() + deadline.seconds
     records: list[AttemptRecord] = []
-    for index in range(start, len(chain)):
-        result = run(index, chain[index])
-        records.extend(result.records)
-        if not result.move_on:
-            return index, result, records
-        if index + 1 < len(chain):
-            say(move_line(chain[index], result.records[-1].reason, chain[index + 1]))
-    if len(chain) - start == 1 and result.error is not None:
+    passes = 0
+    while True:
+        passes += 1
+        for index in range(start, len(chain)):
+            result = run(index, chain[index])
+            records.extend(replace(record, passes=passes) for record in result.records)
+            if not result.move_on:
+                return index, result, records
+            if index + 1 < len(chain):
+                say(move_line(chain[index], result.records[-1].reason, chain[index + 1]))
+        gap = backoff_seconds(passes, deadline.draw)
+        left = ends - deadline.clock()
+        if left <= gap:
+            break
+        say(pass_line(passes, len(chain) - start, gap, left))
+        deadline.sleep(gap)
+        start = 0
+    if passes == 1 and len(chain) - start == 1 and result.error is not None:
         raise result.error
     raise exhausted(records)

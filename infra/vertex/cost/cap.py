@@ -4,7 +4,9 @@ Running cost = every attempt's running time at the list price of the shape it ra
 from pricing.py): what Vertex bills for machines, not disk or storage. Nothing bills while
 a job is queued. The cancelled job's checkpoints stay in its output directory, so `pulumi up` with a larger
 cap replaces it with a job that resumes from them; the new cap is a fresh allowance for the new run (what the
-capped run spent is not subtracted). Time on a shape without a price is not counted (check names it).
+capped run spent is not subtracted). Time on a shape without a price is not counted (check names it); a
+Spot or FLEX_START shape without a price of its own counts at the same shape's on-demand price, an upper
+bound (pricing.shape_rate), so the cap holds on it and may stop it early, never late.
 """
 
 from __future__ import annotations
@@ -63,7 +65,13 @@ def submit_note(props: Mapping[str, Any], carried: spend.Carried) -> str | None:
     cap = cap_usd(props)
     if cap is None:
         return None
-    if spend.hourly_usd(props) is None:
+    found = spend.rate(props)
+    if found is not None and found.bound:
+        return (
+            f"max_cost_usd USD {cap:.2f} counts this shape {found.text()}: the job may be stopped before it "
+            "has really spent the cap"
+        )
+    if found is None:
         missing = pricing.missing(
             props["region"], props["worker_pools"], pricing.props_strategy(props), props.get("project")
         )
@@ -82,16 +90,18 @@ def submit_note(props: Mapping[str, Any], carried: spend.Carried) -> str | None:
 def paragraph(props: Mapping[str, Any], status: JobStatus) -> str:
     """The one paragraph that says the cap stopped the job, what it spent and how to go on."""
     total, carried = spend.spent(props, status), spend.Carried.of(status)
-    hourly = spend.hourly_usd(props)
+    hourly = spend.rate(props)
     seconds = Attempt.of(status).total_seconds(status)
     earlier = ""
     if carried.attempts:
         earlier = f"USD {carried.usd:.2f} for {carried.attempts} earlier attempt(s), then "
-    rate = f"USD {hourly:.2f}/h" if hourly is not None else "no list price"
+    rate = hourly.text() if hourly is not None else "no list price"
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
+    counted = "at most " if total.bound else ""
     return (
         f"Training job {status.name} ({props.get('display_name')}) was cancelled because its running cost "
-        f"reached max_cost_usd USD {cap_usd(props):.2f}: USD {total.usd:.2f} at list prices ({earlier}"
+        f"reached max_cost_usd USD {cap_usd(props):.2f}: {counted}USD {total.usd:.2f} at list prices "
+        f"({earlier}"
         f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "
         f"{duration_text(seconds)} of running time over {total.attempts} "
         f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). Its checkpoints stay in "

@@ -2,18 +2,22 @@
 
 `timeout_seconds` caps the running time of all attempts together (lifecycle/restarts.py), so the job's worst
 case is its dearest shape (its own or a fallback's) running that long, every replica billed. Prices are
-list prices from infra/vertex/cost/pricing.py: an item without one is named, never guessed.
+list prices from pricing.py, each in its shape's own region: an item without one is named, never guessed;
+a Spot or FLEX_START shape without a price of its own shows the same shape's on-demand price as an
+upper bound (pricing.shape_rate). A shape outside the bucket's region also says that its data is read across
+regions (storage_transfer.py), and whether its region offers its GPU where the cited table cannot say
+(gpu_regions.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from infra.dynamic.preview_inputs import is_unknown
-from infra.vertex.capacity import placement
-from infra.vertex.cost import pricing
+from infra.vertex.capacity import gpu_regions, placement
+from infra.vertex.cost import pricing, storage_transfer
 from infra.vertex.lifecycle.heartbeat import duration_text
 
 
@@ -24,6 +28,13 @@ class ShapeCost:
     strategy: str
     hourly: float | None
     missing: tuple[str, ...]
+    rate: pricing.Rate | None = None  # what the cap counts: `hourly`, or the on-demand bound of Spot/FLEX
+    region: str = ""
+
+    @property
+    def counted(self) -> float | None:
+        """The hourly figure the cap counts for this shape (its price, else the bound)."""
+        return None if self.rate is None else self.rate.usd
 
 
 def _machines(pools: list[Mapping[str, Any]]) -> str:
@@ -35,44 +46,67 @@ def _machines(pools: list[Mapping[str, Any]]) -> str:
     return ", ".join(parts)
 
 
+def shape_name(index: int, props: Mapping[str, Any]) -> str:
+    """`shape`, `fallback 1`, ...; the chain again in a fallback region: `fallback 1 in us-east4`."""
+    if index <= len(props.get("fallbacks") or []):
+        return "shape" if index == 0 else f"fallback {index}"
+    shape = placement.shapes(props)[index]
+    at = placement.home_chain(props).index(replace(shape, region=str(props.get("region") or "")))
+    return f"{'shape' if at == 0 else f'fallback {at}'} in {shape.region}"
+
+
 def job_shapes(props: Mapping[str, Any]) -> list[tuple[str, list[dict[str, Any]], str]]:
     """(name, pools, strategy) of the job's shape and of each fallback, in the order they are tried."""
     return [
-        ("shape" if index == 0 else f"fallback {index}", placement.apply_shape(props, shape)["worker_pools"],
-         shape.scheduling_strategy)
-        for index, shape in enumerate(placement.shapes(props))
-    ]  # fmt: skip
-
-
-def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
-    region, project = props["region"], props.get("project")
-    return [
-        ShapeCost(
-            name,
-            _machines(pools),
-            strategy,
-            pricing.shape_hourly(region, pools, strategy, project),
-            tuple(pricing.missing(region, pools, strategy, project)),
+        (
+            shape_name(index, props),
+            placement.apply_shape(props, shape)["worker_pools"],
+            shape.scheduling_strategy,
         )
-        for name, pools, strategy in job_shapes(props)
+        for index, shape in enumerate(placement.shapes(props))
     ]
 
 
+def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
+    project = props.get("project")
+    costs = []
+    for index, shape in enumerate(placement.shapes(props)):
+        shaped = placement.apply_shape(props, shape)
+        region, pools, strategy = shaped["region"], shaped["worker_pools"], shape.scheduling_strategy
+        costs.append(
+            ShapeCost(
+                shape_name(index, props),
+                _machines(pools),
+                strategy,
+                pricing.shape_hourly(region, pools, strategy, project),
+                tuple(pricing.missing(region, pools, strategy, project)),
+                pricing.shape_rate(region, pools, strategy, project),
+                region,
+            )
+        )
+    return costs
+
+
 def worst_case_usd(props: Mapping[str, Any]) -> float | None:
-    """The dearest shape for timeout_seconds, every replica; None when a shape has no price."""
-    hourly = [cost.hourly for cost in shape_costs(props)]
+    """The dearest shape for timeout_seconds, every replica, at what the cap counts (a price or an on-demand
+    bound); None when a shape has neither."""
+    hourly = [cost.counted for cost in shape_costs(props)]
     if not hourly or any(h is None for h in hourly):
         return None
     return round(max(h for h in hourly if h is not None) * float(props["timeout_seconds"]) / 3600.0, 2)
 
 
 def ran_shape_hourly(outputs: Mapping[str, Any]) -> float | None:
-    """Hourly price of the shape a previous run used: its `placement` where recorded, else its own."""
+    """Hourly figure of the shape a previous run used (its `placement` where recorded, else its own): its
+    price, else the on-demand bound."""
     ran = outputs.get("placement")
     primary = placement.primary_shape(outputs)
     shape = placement.resolve(ran, primary) if ran else primary
-    pools = placement.apply_shape(outputs, shape)["worker_pools"]
-    return pricing.shape_hourly(outputs["region"], pools, shape.scheduling_strategy, outputs.get("project"))
+    shaped = placement.apply_shape(outputs, shape)
+    rate = pricing.shape_rate(
+        shaped["region"], shaped["worker_pools"], shape.scheduling_strategy, outputs.get("project")
+    )
+    return None if rate is None else rate.usd
 
 
 def expected_line(outputs: Mapping[str, Any]) -> str | None:
@@ -102,6 +136,8 @@ def _known(props: Mapping[str, Any]) -> bool:
         "scheduling_strategy",
         "spot",
         "project",
+        "fallback_regions",
+        "reservation_affinity",
     )
     if any(is_unknown(props.get(key)) for key in keys):
         return False
@@ -122,21 +158,25 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
         return []
     timeout = float(props["timeout_seconds"])
     lines = []
-    for cost in shape_costs(props):
+    costs = shape_costs(props)
+    for cost in costs:
         head = f"cost of {cost.name}: {cost.machines} ({cost.strategy})"
-        if cost.hourly is None:
+        if cost.rate is None:
             lines.append(f"{head}: no price for {', '.join(cost.missing)}, so no estimate")
         else:
+            at_most = "at most " if cost.rate.bound else ""
             lines.append(
-                f"{head}: USD {cost.hourly:.2f}/h, USD {cost.hourly * timeout / 3600.0:.2f} for "
+                f"{head}: {cost.rate.text()}, {at_most}USD {cost.rate.usd * timeout / 3600.0:.2f} for "
                 f"timeout_seconds {int(timeout)}"
             )
     worst = worst_case_usd(props)
     cap = props.get("max_cost_usd")
     cap_text = f"; max_cost_usd USD {float(cap):.2f}" if cap is not None else ""
     if worst is not None:
-        lines.append(f"worst case USD {worst:.2f} (list prices, all attempts){cap_text}")
-    unpriced = [cost.name for cost in shape_costs(props) if cost.hourly is None]
+        bounds = any(cost.rate is not None and cost.rate.bound for cost in costs)
+        kind = "list prices, on-demand for Spot/FLEX_START shapes without one" if bounds else "list prices"
+        lines.append(f"worst case USD {worst:.2f} ({kind}, all attempts){cap_text}")
+    unpriced = [cost.name for cost in costs if cost.rate is None]
     if cap is not None and unpriced:
         lines.append(
             f"WARNING: max_cost_usd USD {float(cap):.2f} is not enforced while the job runs on "
@@ -153,7 +193,21 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
             "cancelled when its running cost reaches the cap (its checkpoints stay); raise maxCostUsd or "
             "lower timeoutSeconds to let it run to the end"
         )
-    return lines
+    return [*lines, *region_lines(props)]
+
+
+def region_lines(props: Mapping[str, Any]) -> list[str]:
+    """For shapes outside the bucket's region: data read across regions (once per region), the TensorBoard
+    link they run without; and a WARNING per GPU/region the cited table cannot judge."""
+    lines = []
+    seen: set[str] = set()
+    for shape in placement.shapes(props):
+        if shape.region in seen or not placement.moves_region(props, shape):
+            continue
+        seen.add(shape.region)
+        transfer = storage_transfer.line(props, shape)
+        lines.extend(line for line in (transfer, placement.tensorboard_note(props, shape)) if line)
+    return [*lines, *gpu_regions.warning_lines(props)]
 
 
 # A study has no max_cost_usd (tuning_spec.SINGLE_JOB_INPUTS): say so where the cost is shown.
@@ -175,15 +229,15 @@ def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
     for cost in costs:
         where = "" if cost.name == "shape" else f" on {cost.name}"
         head = f"cost of a trial{where}: {cost.machines} ({cost.strategy})"
-        if cost.hourly is None:
+        if cost.rate is None:
             lines.append(f"{head}: no price for {', '.join(cost.missing)}, so no estimate")
         else:
-            lines.append(f"{head}: USD {cost.hourly:.2f}/h")
-    hourly = [cost.hourly for cost in costs]
+            lines.append(f"{head}: {cost.rate.text()}")
+    hourly = [cost.counted for cost in costs]
     if all(h is not None for h in hourly):
         timeout = float(props["timeout_seconds"])
         worst = max(h for h in hourly if h is not None) * timeout / 3600.0 * trials
-        lines.append(
-            f"worst case USD {worst:.2f}: {trials} trials x timeout_seconds {int(timeout)} (list prices)"
-        )
-    return [*lines, STUDY_CAP_LINE]
+        bounds = any(cost.rate is not None and cost.rate.bound for cost in costs)
+        kind = "list prices, on-demand for Spot/FLEX_START shapes without one" if bounds else "list prices"
+        lines.append(f"worst case USD {worst:.2f}: {trials} trials x timeout_seconds {int(timeout)} ({kind})")
+    return [*lines, STUDY_CAP_LINE, *region_lines(props)]

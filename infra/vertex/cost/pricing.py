@@ -19,6 +19,13 @@ Where a price comes from, in order:
    change up to monthly and none was read, so the table has no Spot figure.
 Anything else (another region, FLEX_START, a3 machines, ...) has no price: `missing` names it, and
 `estimate_usd` gives None rather than a guess. Disk, network and storage are not included.
+
+What the dollar cap counts (`shape_rate`): a shape's own price where one has a source; for a Spot or
+FLEX_START shape without one, the same shape's on-demand price in its region, marked as an upper bound. Google
+states that Spot prices are "discounts of up to 91% off of the corresponding default price" (Compute Engine
+"Spot VMs pricing", SPOT_PRICING_URL, read 2026-11-25) and that flex-start VMs "offer significant discounts
+compared to standard on-demand pricing" (FLEX_START_PRICING_URL, read 2026-11-25): the on-demand price is a
+sourced ceiling, never scaled by a ratio. A catalog Spot price, when there is one, replaces the bound.
 """
 
 from __future__ import annotations
@@ -62,6 +69,11 @@ TABLE: dict[tuple[str, str], dict[str, float]] = {
         "NVIDIA_TESLA_V100": 2.8520,
     },
 }
+SPOT_PRICING_URL = "https://cloud.google.com/compute/docs/instances/spot#pricing"
+FLEX_START_PRICING_URL = "https://cloud.google.com/compute/docs/instances/flex-start-vms#pricing"
+BOUND_READ = "2026-11-25"
+# Strategies billed below the on-demand price of the same shape (the sources above).
+BELOW_ON_DEMAND = {"SPOT": SPOT_PRICING_URL, "FLEX_START": FLEX_START_PRICING_URL}
 # (vCPUs, GiB) of the machine types priced from the catalog: Compute Engine's machine tables
 # (https://cloud.google.com/compute/docs/general-purpose-machines, .../accelerator-optimized-machines).
 _N1 = {"standard": 3.75, "highmem": 6.5, "highcpu": 0.9}
@@ -318,3 +330,44 @@ def missing(
         for item in items
         if hourly_price(region, item, strategy, project) is None
     ]
+
+
+@dataclass(frozen=True)
+class Rate:
+    """What one hour of a shape counts: its own price, or (`bound`) the on-demand price standing as the upper
+    bound of a Spot or FLEX_START shape that has no price of its own."""
+
+    usd: float
+    bound: bool = False
+    strategy: str = "STANDARD"
+
+    def text(self) -> str:
+        """`USD 0.84/h`, or `at most USD 0.84/h (on-demand price; Spot is billed below it)`."""
+        if not self.bound:
+            return f"USD {self.usd:.2f}/h"
+        return f"at most USD {self.usd:.2f}/h ({bound_words(self.strategy)})"
+
+
+def bound_words(strategy: str) -> str:
+    """Why the on-demand figure bounds a Spot or FLEX_START shape, with the page that says so."""
+    kind = "Spot" if strategy == "SPOT" else "FLEX_START"
+    return f"on-demand price; {kind} is billed below it, {BELOW_ON_DEMAND[strategy]}"
+
+
+def shape_rate(
+    region: str,
+    pools: Sequence[Mapping[str, Any]],
+    strategy: str | bool = "STANDARD",
+    project: str | None = None,
+) -> Rate | None:
+    """The hourly figure the dollar cap counts for these pools: their own price, else for Spot/FLEX_START the
+    on-demand price as a bound, else None."""
+    strategy = strategy_name(strategy)
+    own = shape_hourly(region, pools, strategy, project)
+    if own is not None:
+        return Rate(own, False, strategy)
+    if strategy in BELOW_ON_DEMAND:
+        on_demand = shape_hourly(region, pools, "STANDARD", project)
+        if on_demand is not None:
+            return Rate(on_demand, True, strategy)
+    return None

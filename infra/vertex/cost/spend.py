@@ -1,8 +1,9 @@
 """The money a job's attempts spent, at the shape each one ran on.
 
-Each attempt after the first carries SPENT_LABEL = "<cents>-<attempts>[-unpriced]": the list-price cost of
-the attempts before it (cents), how many there were, and whether one of them ran on a shape with no price
-(its time is then not counted: no shape is ever priced at another shape's rate). So an attempt's cost so far
+Each attempt after the first carries SPENT_LABEL = "<cents>-<attempts>[-unpriced][-bound]": the list-price
+cost of the attempts before it (cents), how many there were, whether one of them ran on a shape with no price
+(its time is then not counted: no shape is ever priced at another shape's rate), and whether some of it was
+counted at the on-demand bound of a Spot or FLEX_START shape (pricing.shape_rate). So an attempt's cost so far
 is what it carries plus its own running time at its own shape's price, and a fresh provider process (an
 adopted job, read, update) knows it from the job alone. The dollar cap (cost_cap.py) and the
 `estimated_cost_usd` output both use `spent`.
@@ -21,7 +22,7 @@ from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
 SPENT_LABEL = "vertex_training_spent"
-_SPENT = re.compile(r"(\d+)-(\d+)(-unpriced)?")
+_SPENT = re.compile(r"(\d+)-(\d+)(-unpriced)?(-bound)?")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Carried:
     cents: int  # their list-price cost, those with a price
     attempts: int  # how many were submitted
     unpriced: bool = False  # one of them ran on a shape with no price: `cents` counts less than was spent
+    bound: bool = False  # some of `cents` is an on-demand bound: more than was spent
 
     @classmethod
     def of(cls, status: JobStatus) -> Carried:
@@ -38,7 +40,7 @@ class Carried:
         earlier attempts counts their time as unpriced."""
         match = _SPENT.fullmatch(status.labels.get(SPENT_LABEL, ""))
         if match:
-            return cls(int(match[1]), int(match[2]), bool(match[3]))
+            return cls(int(match[1]), int(match[2]), bool(match[3]), bool(match[4]))
         attempt = Attempt.of(status)
         return cls(0, attempt.number - 1, attempt.earlier_seconds > 0)
 
@@ -48,7 +50,11 @@ class Carried:
 
     @property
     def label(self) -> str:
-        return f"{self.cents}-{self.attempts}" + ("-unpriced" if self.unpriced else "")
+        return (
+            f"{self.cents}-{self.attempts}"
+            + ("-unpriced" if self.unpriced else "")
+            + ("-bound" if self.bound else "")
+        )
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,7 @@ class Spent:
     usd: float
     attempts: int
     unpriced: bool
+    bound: bool = False  # part of `usd` is the on-demand bound of a Spot or FLEX_START shape: at most
 
     @property
     def known_usd(self) -> float | None:
@@ -65,25 +72,33 @@ class Spent:
         return None if self.unpriced else round(self.usd, 4)
 
 
-def hourly_usd(shaped: Mapping[str, Any]) -> float | None:
-    """List price per hour of the shape these props run on, all pools and replicas."""
-    return pricing.shape_hourly(
+def rate(shaped: Mapping[str, Any]) -> pricing.Rate | None:
+    """What an hour of the shape these props run on counts (all pools and replicas, in the shape's region):
+    its list price, or the on-demand bound of an unpriced Spot/FLEX_START shape (pricing.shape_rate)."""
+    return pricing.shape_rate(
         shaped["region"], shaped["worker_pools"], pricing.props_strategy(shaped), shaped.get("project")
     )
 
 
+def hourly_usd(shaped: Mapping[str, Any]) -> float | None:
+    """The hourly figure the cap counts for the shape these props run on; None without a price or bound."""
+    found = rate(shaped)
+    return None if found is None else found.usd
+
+
 def spent(shaped: Mapping[str, Any], status: JobStatus) -> Spent:
-    """The earlier attempts' carried cost plus this attempt's running time at its shape's price (`shaped`:
+    """The earlier attempts' carried cost plus this attempt's running time at its shape's rate (`shaped`:
     the props with the shape this job runs on applied)."""
     carried = Carried.of(status)
-    hourly = hourly_usd(shaped)
+    hourly = rate(shaped)
     seconds = restarts.running_seconds(status)
-    own = 0.0 if hourly is None else hourly * seconds / 3600.0
+    own = 0.0 if hourly is None else hourly.usd * seconds / 3600.0
     unpriced = carried.unpriced or (hourly is None and seconds > 0)
-    return Spent(carried.usd + own, carried.attempts + 1, unpriced)
+    bound = carried.bound or (hourly is not None and hourly.bound and seconds > 0)
+    return Spent(carried.usd + own, carried.attempts + 1, unpriced, bound)
 
 
 def after(shaped: Mapping[str, Any], ended: JobStatus) -> Carried:
     """What the next attempt carries once `ended` (run on `shaped`) is over."""
     total = spent(shaped, ended)
-    return Carried(round(total.usd * 100), total.attempts, total.unpriced)
+    return Carried(round(total.usd * 100), total.attempts, total.unpriced, total.bound)

@@ -52,6 +52,11 @@ class CustomJobArgs:
     max_wait_seconds: int | None = None  # FLEX_START: scheduling.max_wait_duration
     fallbacks: list[dict[str, Any]] | None = None  # alternative shapes, tried in order (placement.py)
     max_cost_usd: float | None = None  # cancelled when its running cost (all attempts) reaches this
+    # Regions tried after the home region, each with the whole chain; a reservation for the job's machines
+    # ({type, reservation}); how long to go round the whole chain again (0: once). See placement.py.
+    fallback_regions: list[str] | None = None
+    reservation_affinity: dict[str, str] | None = None
+    capacity_deadline_seconds: int | None = None
     # The job this one needs to have succeeded (workloads/gate.py): not what the job computes, never diffed.
     upstream_job: pulumi.Input[str] | None = None
 
@@ -76,6 +81,9 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
     error: pulumi.Output[str]
     duration_seconds: pulumi.Output[float]
     estimated_cost_usd: pulumi.Output[float | None]
+    estimated_cost_bound: pulumi.Output[
+        bool | None
+    ]  # the figure counts Spot/FLEX_START at on-demand: at most
     metrics: pulumi.Output[dict[str, Any] | None]
     placement: pulumi.Output[dict[str, Any]]
     attempts: pulumi.Output[list[dict[str, Any]]]

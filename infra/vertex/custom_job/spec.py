@@ -13,7 +13,7 @@ from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
 
 from infra.dynamic.preview_inputs import is_unknown
-from infra.vertex.capacity import placement
+from infra.vertex.capacity import gpu_regions, placement, reservations
 from infra.vertex.cost import spend
 from infra.vertex.lifecycle import restarts
 
@@ -21,9 +21,21 @@ from infra.vertex.lifecycle import restarts
 KEY_LABEL = "vertex_training_key"
 RUNNERS = ("vertex", "local")
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
-# `fallbacks` only says where else the same job may run, so it changes in place too.
+# `fallbacks` and `fallback_regions` only say where else the same job may run, and
+# `capacity_deadline_seconds` how long to keep looking, so they change in place too (and stay out of job_key:
+# a job adopted after an interrupted `up` is found whatever they say). `reservation_affinity` changes the
+# machines the job asks for (MachineSpec, "Immutable."), so it replaces the job, as scheduling_strategy does.
 IN_PLACE_INPUTS = frozenset(
-    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts", "fallbacks", "max_cost_usd"}
+    {
+        "wait",
+        "poll_interval_seconds",
+        "queue_timeout_seconds",
+        "max_restarts",
+        "fallbacks",
+        "fallback_regions",
+        "capacity_deadline_seconds",
+        "max_cost_usd",
+    }
 )
 INPUTS = (
     "project",
@@ -46,6 +58,9 @@ INPUTS = (
     "max_wait_seconds",
     "fallbacks",
     "max_cost_usd",
+    "reservation_affinity",
+    "fallback_regions",
+    "capacity_deadline_seconds",
 )
 OUTPUTS = (
     "job_name",
@@ -58,6 +73,7 @@ OUTPUTS = (
     "error",
     "duration_seconds",
     "estimated_cost_usd",
+    "estimated_cost_bound",
     "metrics",
     "placement",
     "attempts",
@@ -252,6 +268,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if known("max_restarts"):
         failures.extend(restarts.validation_failures(props))
     failures.extend(_strategy_failures(props))
+    failures.extend(_region_failures(props))
     cap = props.get("max_cost_usd")
     if known("max_cost_usd") and (isinstance(cap, bool) or not isinstance(cap, int | float) or not cap > 0):
         failures.append(
@@ -278,8 +295,9 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         if not (is_unknown(pool) and not isinstance(pool, Mapping))
         for failure in _pool_failures(index, pool, require_command=runner == "local")
     ]
-    # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief).
-    return failures + (pool_failures or _shape_failures(props))
+    # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief); where each
+    # shape's GPU is offered, once the shapes themselves are valid.
+    return failures + (pool_failures or _shape_failures(props) or gpu_regions.failures(props))
 
 
 def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -302,20 +320,18 @@ def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                 "(spot: true is scheduling_strategy SPOT)",
             )
         )
-    wait = props.get("max_wait_seconds")
-    if (
-        "max_wait_seconds" in props
-        and not is_unknown(wait)
-        and (isinstance(wait, bool) or not isinstance(wait, int) or wait < 0)
-    ):
-        failures.append(
-            (
-                "max_wait_seconds",
-                f"max_wait_seconds must be a whole number of seconds >= 0 (0: wait indefinitely), "
-                f"not {wait!r}",
-            )
-        )
+    failures.extend(_seconds_failures(props, "max_wait_seconds", "wait indefinitely"))
     return failures
+
+
+def _seconds_failures(props: Mapping[str, Any], key: str, zero: str) -> list[tuple[str, str]]:
+    """A given `key` that is not a whole number of seconds >= 0 (`zero`: what 0 means)."""
+    value = props.get(key)
+    if value is None or is_unknown(value):
+        return []
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return [(key, f"{key} must be a whole number of seconds >= 0 (0: {zero}), not {value!r}")]
+    return []
 
 
 def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -334,6 +350,14 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         return []  # the shapes are checked once the pools are known
     primary = placement.primary_shape(props)
     failures = _flex_start_failures("scheduling_strategy", placement.apply_shape(props, primary))
+    failures.extend(
+        reservations.affinity_failures(
+            "reservation_affinity",
+            props.get("reservation_affinity"),
+            props.get("region"),
+            primary.scheduling_strategy,
+        )
+    )
     flex = primary.scheduling_strategy == "FLEX_START"
     for index, entry in enumerate(fallbacks):
         where = f"fallbacks[{index}]"
@@ -358,6 +382,14 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                 (where, f"{where}.scheduling_strategy must be one of {', '.join(placement.STRATEGIES)}")
             )
             continue
+        if bad := reservations.affinity_failures(
+            where,
+            entry.get("reservation_affinity", props.get("reservation_affinity")),
+            entry.get("region", props.get("region")),
+            entry.get("scheduling_strategy", primary.scheduling_strategy),
+        ):
+            failures.extend(bad)
+            continue
         shaped = placement.apply_shape(props, placement.resolve(entry, primary))
         failures.extend(_accelerator_failures(where, shaped["worker_pools"][0]))
         failures.extend(_flex_start_failures(where, shaped))
@@ -372,12 +404,40 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     return failures
 
 
+def _region_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The home region's id, `fallback_regions` (distinct region ids other than the home region) and
+    `capacity_deadline_seconds` (whole seconds >= 0)."""
+    failures = []
+    region = props.get("region")
+    if isinstance(region, str) and region:
+        failures.extend(reservations.region_failures("region", region))
+    extra = props.get("fallback_regions")
+    if extra is not None and not is_unknown(extra):
+        if not isinstance(extra, list):
+            failures.append(("fallback_regions", "fallback_regions must be a list of region ids"))
+        else:
+            for index, entry in enumerate(extra):
+                failures.extend(reservations.region_failures(f"fallback_regions[{index}]", entry))
+            known = [r for r in extra if isinstance(r, str)]
+            if len(set(known)) < len(known) or (isinstance(region, str) and region in known):
+                failures.append(
+                    (
+                        "fallback_regions",
+                        f"fallback_regions {known} names a region twice or the job's own region {region}: "
+                        "the chain is tried in the job's region first, then once in each listed region",
+                    )
+                )
+    return failures + _seconds_failures(props, "capacity_deadline_seconds", "one pass round the chain")
+
+
 def _entry_type_failures(where: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
     """A fallback entry's values of the wrong type (checked before the entry is resolved into a shape)."""
     failures = []
     for key in ("machine_type", "accelerator_type", "scheduling_strategy"):
         if key in entry and not (isinstance(entry[key], str) and entry[key]):
             failures.append((where, f"{where}.{key} must be a non-empty string, not {entry[key]!r}"))
+    if "region" in entry:
+        failures.extend(reservations.region_failures(f"{where}.region", entry["region"]))
     count = entry.get("accelerator_count", 0)
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         failures.append((where, f"{where}.accelerator_count must be a whole number >= 0, not {count!r}"))
@@ -604,6 +664,9 @@ def _pool_spec(pool: Mapping[str, Any]) -> aiplatform_v1.WorkerPoolSpec:
     if pool.get("accelerator_type"):
         machine.accelerator_type = aiplatform_v1.AcceleratorType[pool["accelerator_type"]]
         machine.accelerator_count = int(pool.get("accelerator_count", 0))
+    reservation = reservations.Reservation.of(pool.get("reservation_affinity"))
+    if reservation is not None:  # set by placement.apply_shape on the pools with the shape's machines
+        machine.reservation_affinity = reservation.proto()
     return aiplatform_v1.WorkerPoolSpec(
         machine_spec=machine,
         replica_count=int(pool.get("replica_count", 1)),

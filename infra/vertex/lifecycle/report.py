@@ -39,9 +39,11 @@ def run_outputs(shaped: dict[str, Any], status: JobStatus, warn: Callable[[str],
     seconds = Attempt.of(status).total_seconds(status)
     outputs: dict[str, Any] = {"duration_seconds": round(seconds, 1)}
     if shaped.get("runner") == "vertex":
-        cost = spend.spent(shaped, status).known_usd
-        if cost is not None:
-            outputs["estimated_cost_usd"] = cost
+        total = spend.spent(shaped, status)
+        if total.known_usd is not None:
+            outputs["estimated_cost_usd"] = total.known_usd
+            if total.bound:  # some of it is a Spot/FLEX_START shape's on-demand bound: at most this
+                outputs["estimated_cost_bound"] = True
     if status.state == "JOB_STATE_SUCCEEDED":
         model_dir = spec.model_dir(shaped["base_output_dir"])
         try:
@@ -71,7 +73,14 @@ def summary_line(outputs: dict[str, Any], attempts: int) -> str:
     if shown:
         parts.append(" ".join(f"{k} {v:.4f}" for k, v in shown.items()))
     ran = ran_props(outputs)
-    if "estimated_cost_usd" in outputs:
+    if "estimated_cost_usd" in outputs and outputs.get("estimated_cost_bound"):
+        kind = pricing.props_strategy(ran)
+        words = pricing.bound_words(kind) if kind in pricing.BELOW_ON_DEMAND else "on-demand prices"
+        parts.append(f"estimated cost at most USD {outputs['estimated_cost_usd']:.2f} ({words})")
+        capped = cost_cap.summary(outputs)
+        if capped:
+            parts.append(capped)
+    elif "estimated_cost_usd" in outputs:
         kind = pricing.props_strategy(ran)
         parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices)")
         capped = cost_cap.summary(outputs)

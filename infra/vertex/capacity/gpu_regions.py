@@ -1,0 +1,152 @@
+"""Which training GPUs Vertex AI offers in which region, as far as a cited page says, and check's verdict.
+
+Source: Vertex AI "Locations", accelerators for custom training (https://cloud.google.com/vertex-ai/docs/
+general/locations#accelerators), as read for issue 25 on 2026-11-25 (ARCHITECTURE.md, "Found for this round").
+Only what that reading lists is here. A GPU whose list is `complete` there gives a verdict for every region
+(listed: offered; not listed: not offered, a check error); a GPU read only in part (`complete` False), or not
+read at all (T4, P4, P100, A100 80GB, H200, ...), gives no verdict for a region it does not list: a warning
+says so instead of a wrong answer. The same page: "If your job uses multiple types of GPUs, they must all be
+available in a single zone."
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from infra.dynamic.preview_inputs import is_unknown
+from infra.vertex.capacity import placement
+
+LOCATIONS_URL = "https://cloud.google.com/vertex-ai/docs/general/locations#accelerators"
+READ = "2026-11-25"
+
+
+@dataclass(frozen=True)
+class Offer:
+    regions: frozenset[str]
+    complete: bool  # the page's whole list for this GPU was read: a region not in it does not offer it
+
+
+OFFERS: dict[str, Offer] = {
+    "NVIDIA_L4": Offer(
+        frozenset(
+            {
+                "us-central1",
+                "us-east1",
+                "us-east4",
+                "us-west1",
+                "europe-west2",
+                "europe-west4",
+                "asia-northeast3",
+                "asia-south1",
+                "asia-southeast1",
+                "me-central2",
+                "northamerica-northeast2",
+            }
+        ),
+        complete=True,
+    ),
+    "NVIDIA_TESLA_V100": Offer(
+        frozenset({"us-central1", "us-east1", "us-west1", "europe-west4", "asia-east1"}), complete=True
+    ),
+    "NVIDIA_TESLA_A100": Offer(
+        frozenset(
+            {
+                "us-central1",
+                "us-east1",
+                "us-west3",
+                "us-west4",
+                "europe-west4",
+                "asia-northeast3",
+                "asia-southeast1",
+                "me-west1",
+            }
+        ),
+        complete=True,
+    ),
+    # The reading names "europe-west1-4" for H100 without saying which of europe-west1..4: partial.
+    "NVIDIA_H100_80GB": Offer(
+        frozenset(
+            {
+                "us-central1",
+                "us-east4",
+                "us-east5",
+                "us-west1",
+                "us-west4",
+                "europe-west1",
+                "europe-west4",
+                "asia-northeast1",
+                "asia-northeast3",
+                "asia-south1",
+                "asia-southeast1",
+                "northamerica-northeast2",
+            }
+        ),
+        complete=False,
+    ),
+}
+
+
+def offered(accelerator: str, region: str) -> bool | None:
+    """True: the page lists the GPU for training in the region; False: its complete list does not; None:
+    no verdict (the GPU or the region is not in what was read)."""
+    offer = OFFERS.get(accelerator)
+    if offer is None:
+        return None
+    if region in offer.regions:
+        return True
+    return False if offer.complete else None
+
+
+def where_offered(accelerator: str) -> str:
+    return ", ".join(sorted(OFFERS[accelerator].regions))
+
+
+def _gpu_shapes(props: Mapping[str, Any]) -> list[tuple[int, placement.Shape]]:
+    """The chain's GPU shapes with their index, once the chain is known (a preview may not know it)."""
+    # Only what makes the shapes: a preview often leaves a pool's image or args unknown, never its machine.
+    keys = ("region", "fallbacks", "fallback_regions", "scheduling_strategy", "reservation_affinity", "spot")
+    if props.get("runner") != "vertex" or any(is_unknown(props.get(key)) for key in keys):
+        return []
+    pools = props.get("worker_pools")
+    if not isinstance(pools, list) or not pools or not isinstance(pools[0], Mapping):
+        return []
+    if any(is_unknown(pools[0].get(k)) for k in ("machine_type", "accelerator_type", "accelerator_count")):
+        return []
+    return [(i, s) for i, s in enumerate(placement.shapes(props)) if s.accelerator_type and s.region]
+
+
+def _name(index: int) -> str:
+    return "shape" if index == 0 else f"chain shape {index}"
+
+
+def failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Check errors: a shape whose GPU the page's complete list does not offer for training in its region."""
+    found = []
+    for index, shape in _gpu_shapes(props):
+        kind = shape.accelerator_type or ""
+        if offered(kind, shape.region) is False:
+            found.append(
+                (
+                    "fallbacks" if index else "worker_pools",
+                    f"{_name(index)} {shape.where()}: Vertex AI does not offer {kind} for training in "
+                    f"{shape.region}; it does in {where_offered(kind)} (Vertex AI Locations, "
+                    f"{LOCATIONS_URL}, read {READ}); pick another region or GPU for this shape",
+                )
+            )
+    return found
+
+
+def warning_lines(props: Mapping[str, Any]) -> list[str]:
+    """One WARNING per (GPU, region) of the chain that the sourced table cannot judge."""
+    pairs = dict.fromkeys(
+        (shape.accelerator_type or "", shape.region)
+        for _, shape in _gpu_shapes(props)
+        if offered(shape.accelerator_type or "", shape.region) is None
+    )
+    return [
+        f"WARNING: whether Vertex AI offers {kind} for training in {region} is not in the table read from "
+        f"{LOCATIONS_URL} ({READ}; capacity/gpu_regions.py): check that page before relying on it"
+        for kind, region in pairs
+    ]

@@ -1,0 +1,127 @@
+"""Compute Engine reservations a training job's machines may draw from (`reservation_affinity`).
+
+Facts (aiplatform_v1 `MachineSpec.reservation_affinity`, "Optional. Immutable."; `ReservationAffinity` docs;
+Vertex "Use reservations with training", https://cloud.google.com/vertex-ai/docs/training/use-reservations,
+read 2026-11-25): types NO_RESERVATION, ANY_RESERVATION (consume any matching reservation, falling back to
+on-demand) and SPECIFIC_RESERVATION, which names one reservation by the key
+`compute.googleapis.com/reservation-name` and "the full resource name of the reservation"
+(projects/P/zones/Z/reservations/N). The reservation's VM properties must match the job's machines exactly
+and it must let Vertex use it (sharing policy ALLOW_ALL). "Flex Start for Dynamic Workload Scheduler and
+running training jobs on a persistent resource are both supported except when using Compute Engine
+reservations": a reservation with FLEX_START is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from infra.dynamic.preview_inputs import is_unknown
+from infra.gcp_ids import REGION
+
+TYPES = ("NO_RESERVATION", "ANY_RESERVATION", "SPECIFIC_RESERVATION")
+NAME_KEY = "compute.googleapis.com/reservation-name"
+DOC = "https://cloud.google.com/vertex-ai/docs/training/use-reservations"
+# The full name of a reservation, in a zone (a region in gcp_ids.REGION's form, then `-a`, `-b`, ...).
+RESERVATION_NAME = re.compile(r"projects/[^/]+/zones/(?P<zone>[a-z]+-[a-z]+[0-9]+-[a-z])/reservations/[^/]+")
+KEYS = ("type", "reservation")
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """How a shape's machines consume reservations: the type, and the full name for SPECIFIC_RESERVATION."""
+
+    type: str
+    reservation: str = ""
+
+    @classmethod
+    def of(cls, value: Mapping[str, Any] | None) -> Reservation | None:
+        """From the prop's map; None when absent or not a map with a type (check names that)."""
+        if not isinstance(value, Mapping) or "type" not in value:
+            return None
+        return cls(str(value["type"]), str(value.get("reservation") or ""))
+
+    def as_dict(self) -> dict[str, str]:
+        return {"type": self.type, **({"reservation": self.reservation} if self.reservation else {})}
+
+    def proto(self) -> aiplatform_v1.ReservationAffinity:
+        """The MachineSpec.reservation_affinity Vertex takes."""
+        affinity = aiplatform_v1.ReservationAffinity(
+            reservation_affinity_type=aiplatform_v1.ReservationAffinity.Type[self.type]
+        )
+        if self.type == "SPECIFIC_RESERVATION":
+            affinity.key = NAME_KEY
+            affinity.values = [self.reservation]
+        return affinity
+
+    @property
+    def holds_capacity(self) -> bool:
+        """A reservation is consumed (not NO_RESERVATION): what FLEX_START cannot take."""
+        return self.type != "NO_RESERVATION"
+
+
+def zone_region(zone: str) -> str:
+    """`us-central1-a` -> `us-central1`."""
+    return zone.rsplit("-", 1)[0]
+
+
+def affinity_failures(where: str, value: Any, region: Any, strategy: Any) -> list[tuple[str, str]]:
+    """A reservation_affinity map that Vertex would refuse, for a shape in `region` on `strategy`."""
+    if value is None or is_unknown(value):
+        return []
+    key = f"{where}.reservation_affinity" if where != "reservation_affinity" else where
+    if not isinstance(value, Mapping):
+        return [(key, f"{key} must be a map {{type, reservation}}, not {value!r}")]
+    if any(is_unknown(v) for v in value.values()):
+        return []
+    unknown = sorted(set(value) - set(KEYS))
+    if unknown:
+        return [(key, f"{key} has unknown keys {unknown}; it takes type and reservation")]
+    kind, name = value.get("type"), value.get("reservation")
+    if kind not in TYPES:
+        return [(key, f"{key}.type must be one of {', '.join(TYPES)}, not {kind!r} (see {DOC})")]
+    failures = []
+    if kind == "SPECIFIC_RESERVATION":
+        match = RESERVATION_NAME.fullmatch(name) if isinstance(name, str) else None
+        if match is None:
+            failures.append(
+                (
+                    key,
+                    f"{key}.reservation must be the reservation's full name "
+                    f"projects/PROJECT/zones/ZONE/reservations/NAME for SPECIFIC_RESERVATION, not {name!r}",
+                )
+            )
+        elif isinstance(region, str) and not is_unknown(region) and zone_region(match["zone"]) != region:
+            failures.append(
+                (
+                    key,
+                    f"{key}.reservation is in zone {match['zone']}, not in the shape's region {region}: a "
+                    "job uses reservations of its own region only; name one there or give this shape that "
+                    "region",
+                )
+            )
+    elif name:
+        failures.append((key, f"{key}.reservation is only for SPECIFIC_RESERVATION (type is {kind})"))
+    if strategy == "FLEX_START" and kind != "NO_RESERVATION":
+        failures.append(
+            (
+                key,
+                f"{key} {kind} cannot go with scheduling_strategy FLEX_START: Google supports Flex Start "
+                f"'except when using Compute Engine reservations' ({DOC}); use STANDARD with the reservation "
+                "or drop it for this shape",
+            )
+        )
+    return failures
+
+
+def region_failures(key: str, value: Any) -> list[tuple[str, str]]:
+    """A region id that is not one (e.g. `us-central`, `US-CENTRAL1`, `us-central1-a`, a zone)."""
+    if is_unknown(value):
+        return []
+    if not isinstance(value, str) or not REGION.match(value):
+        return [(key, f"{key} must be a region id such as us-central1 or europe-west4, not {value!r}")]
+    return []
