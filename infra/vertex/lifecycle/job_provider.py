@@ -76,31 +76,44 @@ class JobProvider(SpecProvider):
         self.log(props, self.kind.summary(outputs))
         return outputs
 
+    def _adoptable(self, props: dict[str, Any]) -> JobStatus | None:
+        """The job an interrupted `pulumi up` started with these inputs, in any region of the chain."""
+        key = self.kind.spec.job_key(props)
+        regions = placement.regions(props) if props.get("runner") == "vertex" else [props.get("region")]
+        for region in regions:
+            found = self.kind.runner({**props, "region": region}).find_by_key(key)
+            if found is not None:
+                return found
+        return None
+
+    def _runner_of(self, props: dict[str, Any], name: str) -> Any:
+        """The runner for an existing job: in the region its resource name says (it may have moved)."""
+        return self.kind.runner(placement.in_job_region(props, name))
+
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = self.kind.spec.with_defaults(props)
-        runner = self.kind.runner(props)
         say = lambda line: self.log(props, line)  # noqa: E731
-        adopted = runner.find_by_key(self.kind.spec.job_key(props))
+        adopted = self._adoptable(props)
         if adopted is not None:
             say(f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
             shaped = placement.apply_shape(props, placement.job_shape(adopted, props)[1])
             note = cost_cap.submit_note(shaped, spend.Carried.of(adopted))
             if note:
                 say(note)
-        status, records = placing.place(self.kind, runner, props, adopted, say)
+        status, records = placing.place(self.kind, props, adopted, say)
         outputs = self.outputs(props, status, records)
         return CreateResult(status.name, self._finished(props, outputs) if props["wait"] else outputs)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         props = self.kind.spec.with_defaults(props)
-        status = self.kind.runner(props).get(id_)
+        status = self._runner_of(props, id_).get(id_)
         if status is None:
             return ReadResult("", {})
         return ReadResult(id_, self.outputs(props, status, stored=props))
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         props = self.kind.spec.with_defaults(news)
-        runner = self.kind.runner(props)
+        runner = self._runner_of(props, id_)
         status = runner.get(id_)
         if status is None:
             raise JobError(
@@ -117,4 +130,4 @@ class JobProvider(SpecProvider):
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         props = self.kind.spec.with_defaults(props)
-        waiting.stop_and_delete(self.kind.runner(props), id_, props, lambda line: self.log(props, line))
+        waiting.stop_and_delete(self._runner_of(props, id_), id_, props, lambda line: self.log(props, line))

@@ -36,6 +36,9 @@ def submit(
     """Submit the job on `shape`; say where it is and what its dollar cap counts."""
     status = runner.create(kind.build(props, shape, attempt, carried))
     say(f"created {status.name} ({status.state}): {status.console_url}")
+    moved = placement.tensorboard_note(props, shape)
+    if moved:
+        say(moved)
     note = cost_cap.submit_note(placement.apply_shape(props, shape), carried)
     if note:
         say(note)
@@ -122,9 +125,10 @@ def _skipped(kind: JobKind, shaped: dict[str, Any], index: int, shape: Shape) ->
 
 
 def place(
-    kind: JobKind, runner: Runner, props: dict[str, Any], adopted: JobStatus | None, say: Say
+    kind: JobKind, props: dict[str, Any], adopted: JobStatus | None, say: Say
 ) -> tuple[JobStatus, list[AttemptRecord]]:
-    """Run the job on its primary shape, else on each fallback in turn (from an adopted job's shape on).
+    """Run the job on its primary shape, else on each fallback in turn (from an adopted job's shape on), in
+    the shape's own region; round the whole chain again until capacity_deadline_seconds.
 
     Without `wait`, the first job submitted is the answer.
     """
@@ -135,6 +139,7 @@ def place(
     def run(index: int, shape: Shape) -> ShapeResult:
         nonlocal pending, spent, carried
         status, pending = pending, None
+        runner = kind.runner(placement.apply_shape(props, shape))
         if status is None:
             skipped = _skipped(kind, placement.apply_shape(props, shape), index, shape)
             if skipped is not None:
@@ -156,6 +161,7 @@ def place(
                 )
         else:
             shape = placement.job_shape(status, props)[1]  # adopted: its own shape, whatever the chain says
+            runner = kind.runner(placement.in_job_region(props, status.name))
         if not props["wait"]:
             return ShapeResult([current_record(props, status)], status)
         result = wait_shape(kind, runner, status, props, index, shape, say)
@@ -171,6 +177,7 @@ def place(
         run,
         say,
         lambda tried: JobError(placement.exhausted_message(props, tried, kind.noun)),
+        placement.Deadline.of(props),
     )
     assert result.status is not None  # a shape that did not give way ran a job
     return result.status, records
