@@ -19,7 +19,7 @@ from infra.preflight.caller import Caller
 from infra.preflight.clients import CALL_TIMEOUT_SECONDS
 from infra.preflight.results import Result, cannot_tell, missing, ok
 
-BOOTSTRAP = "cd infra/bootstrap && pulumi config set deployStack {stack} && pulumi up"
+BOOTSTRAP = "cd infra/bootstrap && pulumi up"
 
 
 @dataclass(frozen=True)
@@ -107,10 +107,11 @@ def _not_created(
     grants = "; ".join(grant_on_account(email, member, role) for role in sorted(set(account.needed.values())))
     return missing(
         account.item,
-        f"{account.purpose}: {email} does not exist yet, and your rights on an account are granted on the "
-        f"account itself (never project-wide): `up` would create it, then fail on {', '.join(lacking)}",
-        "an owner runs the bootstrap, which creates the stack's accounts and grants its deploy identity "
-        f"(vt-ci-deploy) act-as and admin on each: {BOOTSTRAP.format(stack=stack)}; deploying as yourself, "
-        "an owner creates it and grants you on it instead: gcloud iam service-accounts create "
-        f"{account.account_id} --project={project}; {grants}",
+        f"{account.purpose}: {email} does not exist yet and your project roles do not reach it: `up` "
+        f"would create it, then fail on {', '.join(lacking)} (the stack grants its deployer nothing on its "
+        "accounts; these roles are granted on each account, never project-wide)",
+        f"for the bootstrap's deployStack ({stack} here), an owner runs the bootstrap, which creates the "
+        "stack's accounts and grants its deploy identity (vt-ci-deploy) act-as and admin on each: "
+        f"{BOOTSTRAP}; deploying as yourself, an owner creates it and grants you on it instead: "
+        f"gcloud iam service-accounts create {account.account_id} --project={project}; {grants}",
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from google.api_core import exceptions as gexc
 
 from infra.bootstrap.stack_accounts import (
     BUILDER_ACCOUNT,
@@ -20,6 +21,7 @@ from infra.bootstrap.stack_accounts import (
 )
 from infra.components.killswitch import ROLE_ID
 from infra.config import load_config
+from infra.preflight import clients
 from infra.preflight.run import stack_accounts
 from tests.fakes.oauth import write_service_account_key
 from tests.preflight.conftest import ACCOUNT, EMAIL, PROJECT, STACK, Cloud
@@ -130,9 +132,9 @@ def test_an_account_not_created_yet_is_missing_with_the_bootstrap(
     )
     assert "`up` would create it, then fail on iam.serviceAccounts.actAs" in line
     assert fix.startswith(
-        "an owner runs the bootstrap, which creates the stack's accounts and grants its deploy identity "
-        "(vt-ci-deploy) act-as and admin on each: "
-        f"cd infra/bootstrap && pulumi config set deployStack {STACK} && pulumi up; "
+        f"for the bootstrap's deployStack ({STACK} here), an owner runs the bootstrap, which creates the "
+        "stack's accounts and grants its deploy identity (vt-ci-deploy) act-as and admin on each: "
+        "cd infra/bootstrap && pulumi up; "
     )
     assert f"gcloud iam service-accounts create {IDS[JOB_ACCOUNT]} --project={PROJECT}" in fix
     assert (
@@ -435,3 +437,14 @@ def test_the_run_docs_stack_md_shows_is_what_preflight_prints(
     docs = (ROOT / "docs" / "stack.md").read_text()
     start = docs.index("```\nPreflight of stack pf") + 4
     assert docs[start : docs.index("\n```", start)].splitlines() == shortened
+
+
+def test_a_missing_account_is_not_found_only_when_named_with_its_project(cloud: Cloud) -> None:
+    # Why preflight names accounts with the project id: Google answers the `-` wildcard form 403 instead.
+    iam = clients.iam(PROJECT)
+    email = f"vt-nosuch@{PROJECT}.iam.gserviceaccount.com"
+    with pytest.raises(gexc.NotFound):
+        iam.get_service_account(name=f"projects/{PROJECT}/serviceAccounts/{email}")
+    with pytest.raises(gexc.PermissionDenied):
+        iam.get_service_account(name=f"projects/-/serviceAccounts/{email}")
+    assert iam.get_service_account(name=f"projects/-/serviceAccounts/{JOB_EMAIL}").email == JOB_EMAIL
