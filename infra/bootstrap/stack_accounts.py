@@ -19,15 +19,21 @@ from infra.components import identity, killswitch
 
 MAIN_PROJECT = "vertex-training"  # the main Pulumi project's name (Pulumi.yaml): it names the guard accounts
 
+# What each of a stack's accounts is for (infra/preflight/permissions.py says which calls need which).
+JOB_ACCOUNT = "training jobs and trials"
+BUILDER_ACCOUNT = "trainer image builds"
+GUARD_ACCOUNT = "budget kill switch"
+GUARD_BUILD_ACCOUNT = "kill-switch builds"
+
 
 def stack_account_ids(stack: str) -> dict[str, str]:
     """What each account of `stack` is for -> its account id (the ids the main stack's components use)."""
     guard = killswitch.guard_names(MAIN_PROJECT, stack)
     return {
-        "training jobs and trials": identity.account_id(stack),
-        "trainer image builds": builder.account_id(stack),
-        "budget kill switch": guard.account_id,
-        "kill-switch builds": guard.build_account_id,
+        JOB_ACCOUNT: identity.account_id(stack),
+        BUILDER_ACCOUNT: builder.account_id(stack),
+        GUARD_ACCOUNT: guard.account_id,
+        GUARD_BUILD_ACCOUNT: guard.build_account_id,
     }
 
 

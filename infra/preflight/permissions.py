@@ -1,14 +1,25 @@
-"""What each Google Cloud call of `pulumi up` / `destroy` needs, and the documented role that grants it.
+"""What each Google Cloud call of `pulumi up` / `destroy` needs, where Google checks it, and the documented
+role that grants it.
 
-The single list that `python -m infra.preflight` tests the caller against (testIamPermissions), that
-tests/ci/test_permissions.py checks the CI deploy identity against, and that docs/stack.md points to. The
-roles are the `vt-ci-deploy` roles of infra/bootstrap/roles.py (docs/ci.md's table, docs/stack.md step 4);
-tests/iam_facts.py holds which permissions Google's IAM reference lists in each.
+The single list that `python -m infra.preflight` tests the caller against (testIamPermissions on the project,
+the billing account and each of the stack's own service accounts), that tests/ci/test_permissions.py checks
+the CI deploy identity against, and that docs/stack.md points to. The roles are the `vt-ci-deploy` roles of
+infra/bootstrap/roles.py: DEPLOY_PROJECT_ROLES and DEPLOY_BILLING_ROLES where they are granted, and
+STACK_ACCOUNT_ROLES, granted on each of the stack's accounts only, never on the project (issue 27: act-as on
+the project reaches every account in it). tests/iam_facts.py holds which permissions Google's IAM reference
+lists in each role.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from infra.bootstrap.stack_accounts import (
+    BUILDER_ACCOUNT,
+    GUARD_ACCOUNT,
+    GUARD_BUILD_ACCOUNT,
+    JOB_ACCOUNT,
+)
 
 # When a call happens: every cloud stack, or only with one stack setting (infra/preflight/run.py settings).
 ALWAYS = "always"
@@ -21,14 +32,27 @@ BUDGET = "budget"
 
 @dataclass(frozen=True)
 class Call:
-    """One kind of call `up` makes: the permissions Google's API reference names for it, and when."""
+    """One kind of call `up` makes on the project: the permissions Google's API reference names, and when."""
 
     permissions: frozenset[str]
     when: str = ALWAYS
 
 
+@dataclass(frozen=True)
+class AccountCall:
+    """One kind of call `up` makes on some of the stack's own accounts (ACCOUNT_WHEN keys): Google checks
+    these permissions on each of those accounts."""
+
+    permissions: frozenset[str]
+    accounts: frozenset[str]
+
+
 def _call(*permissions: str, when: str = ALWAYS) -> Call:
     return Call(frozenset(permissions), when)
+
+
+def _on(accounts: tuple[str, ...], *permissions: str) -> AccountCall:
+    return AccountCall(frozenset(permissions), frozenset(accounts))
 
 
 DEPLOY_CALLS: dict[str, Call] = {
@@ -40,31 +64,25 @@ DEPLOY_CALLS: dict[str, Call] = {
     "enable the APIs": _call("serviceusage.services.enable"),
     "create the bucket": _call("storage.buckets.create"),
     "create the Docker repository": _call("artifactregistry.repositories.create"),
-    "create the service accounts": _call("iam.serviceAccounts.create"),
+    # Creating an account is checked on the project (the account does not exist yet); so is reading it back.
+    "create the service accounts (and read them back)": _call(
+        "iam.serviceAccounts.create", "iam.serviceAccounts.get"
+    ),
     "grant project roles": _call("resourcemanager.projects.setIamPolicy"),
     "create the budget topic": _call("pubsub.topics.create", when=BUDGET),
     "create the budget's e-mail channels": _call("monitoring.notificationChannels.create", when=BUDGET),
-    "build the trainer image in Cloud Build as its builder account": _call(
-        "cloudbuild.builds.create", "iam.serviceAccounts.actAs", when=CLOUD_BUILD
-    ),
-    "deploy the function with its build identity": _call(
-        "cloudfunctions.functions.create", "iam.serviceAccounts.actAs", when=KILL_SWITCH
-    ),
+    "build the trainer image in Cloud Build": _call("cloudbuild.builds.create", when=CLOUD_BUILD),
+    "deploy the function": _call("cloudfunctions.functions.create", when=KILL_SWITCH),
     "let the trigger's identity invoke the function": _call("run.services.setIamPolicy", when=KILL_SWITCH),
     "generate the service agents": _call("serviceusage.services.generateServiceIdentity", when=KILL_SWITCH),
-    "let the Pub/Sub agent mint tokens for the trigger account": _call(
-        "iam.serviceAccounts.setIamPolicy", when=KILL_SWITCH
-    ),
-    "submit a CustomJob as the job identity": _call(
-        "aiplatform.customJobs.create", "iam.serviceAccounts.actAs"
-    ),
+    "submit a CustomJob": _call("aiplatform.customJobs.create"),
     "read the GPU quota before submitting": _call("cloudquotas.quotas.get"),
     "cancel and delete CustomJobs on destroy": _call(
         "aiplatform.customJobs.cancel", "aiplatform.customJobs.delete"
     ),
     # REST reference of models.upload / deleteVersion / delete (read 2026-11-22).
-    "register the model version, read by the job identity": _call(
-        "aiplatform.models.upload", "aiplatform.models.list", "iam.serviceAccounts.actAs", when=MODEL_REGISTRY
+    "register the model version": _call(
+        "aiplatform.models.upload", "aiplatform.models.list", when=MODEL_REGISTRY
     ),
     "delete the model version on destroy": _call("aiplatform.models.delete", when=MODEL_REGISTRY),
     # REST reference of models.mergeVersionAliases: "aiplatform.models.update" (read 2026-11-22).
@@ -84,9 +102,39 @@ DEPLOY_CALLS: dict[str, Call] = {
 # Checked on the billing account (billingAccounts.testIamPermissions); every other permission on the project.
 BILLING_PERMISSIONS = frozenset({"billing.budgets.create"})
 
-# The documented role that grants each permission (infra/bootstrap/roles.py DEPLOY_*_ROLES; the custom role
-# of the bootstrap for the one no narrow predefined role holds). tests/ci/test_permissions.py checks each
-# against Google's role contents.
+# Which of the stack's own accounts (infra/bootstrap/stack_accounts.py) a stack has: with which setting.
+ACCOUNT_WHEN: dict[str, str] = {
+    JOB_ACCOUNT: ALWAYS,
+    BUILDER_ACCOUNT: CLOUD_BUILD,
+    GUARD_ACCOUNT: KILL_SWITCH,
+    GUARD_BUILD_ACCOUNT: KILL_SWITCH,
+}
+
+# Act-as is what attaching an account to a job, build or function takes, checked on that account
+# (https://cloud.google.com/iam/docs/service-account-permissions, read 2026-11-25); setIamPolicy, update and
+# delete are checked on the account they change.
+ACCOUNT_CALLS: dict[str, AccountCall] = {
+    "run jobs, trials and the model upload as the job account": _on(
+        (JOB_ACCOUNT,), "iam.serviceAccounts.actAs"
+    ),
+    "run the trainer image's Cloud Build builds as the builder account": _on(
+        (BUILDER_ACCOUNT,), "iam.serviceAccounts.actAs"
+    ),
+    "run the function and its trigger as the guard account, its build as the guard's build account": _on(
+        (GUARD_ACCOUNT, GUARD_BUILD_ACCOUNT), "iam.serviceAccounts.actAs"
+    ),
+    "let the Pub/Sub agent mint tokens for the trigger account": _on(
+        (GUARD_ACCOUNT,), "iam.serviceAccounts.setIamPolicy"
+    ),
+    "update and delete the accounts with the stack": _on(
+        tuple(ACCOUNT_WHEN), "iam.serviceAccounts.update", "iam.serviceAccounts.delete"
+    ),
+}
+
+# The documented role that grants each permission (infra/bootstrap/roles.py DEPLOY_*_ROLES where they are
+# granted; STACK_ACCOUNT_ROLES on each of the stack's accounts for ACCOUNT_CALLS; the custom role of the
+# bootstrap for the one no narrow predefined role holds). tests/ci/test_permissions.py checks each against
+# Google's role contents.
 GRANTED_BY: dict[str, str] = {
     "billing.budgets.create": "roles/billing.costsManager",
     "serviceusage.services.use": "roles/serviceusage.serviceUsageAdmin",
@@ -94,9 +142,13 @@ GRANTED_BY: dict[str, str] = {
     "cloudquotas.quotas.get": "roles/serviceusage.serviceUsageAdmin",
     "storage.buckets.create": "roles/storage.admin",
     "artifactregistry.repositories.create": "roles/artifactregistry.admin",
-    "iam.serviceAccounts.create": "roles/iam.serviceAccountAdmin",
-    "iam.serviceAccounts.setIamPolicy": "roles/iam.serviceAccountAdmin",
+    "iam.serviceAccounts.create": "roles/iam.serviceAccountCreator",
+    "iam.serviceAccounts.get": "roles/iam.serviceAccountCreator",
+    # On each of the stack's accounts (STACK_ACCOUNT_ROLES), never on the project.
     "iam.serviceAccounts.actAs": "roles/iam.serviceAccountUser",
+    "iam.serviceAccounts.setIamPolicy": "roles/iam.serviceAccountAdmin",
+    "iam.serviceAccounts.update": "roles/iam.serviceAccountAdmin",
+    "iam.serviceAccounts.delete": "roles/iam.serviceAccountAdmin",
     "resourcemanager.projects.setIamPolicy": "roles/resourcemanager.projectIamAdmin",
     "pubsub.topics.create": "roles/pubsub.admin",
     "monitoring.notificationChannels.create": "roles/monitoring.notificationChannelEditor",
@@ -120,5 +172,15 @@ GRANTED_BY: dict[str, str] = {
 
 
 def needed(settings: frozenset[str]) -> set[str]:
-    """Every permission of the calls that happen with these settings (ALWAYS plus those in `settings`)."""
+    """Every project (and billing) permission of the calls that happen with these settings (ALWAYS plus
+    those in `settings`)."""
     return set().union(*(c.permissions for c in DEPLOY_CALLS.values() if c.when in settings | {ALWAYS}))
+
+
+def needed_on_accounts(settings: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Each of the stack's accounts it has with these settings -> the permissions `up` needs on it."""
+    return {
+        account: frozenset().union(*(c.permissions for c in ACCOUNT_CALLS.values() if account in c.accounts))
+        for account, when in ACCOUNT_WHEN.items()
+        if when in settings | {ALWAYS}
+    }

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from google.auth import exceptions as auth_exceptions
 from google.cloud import billing_v1, cloudquotas_v1, iam_admin_v1, resourcemanager_v3, service_usage_v1
 
+from infra.bootstrap.stack_accounts import stack_account_ids
 from infra.config import StackConfig
-from infra.preflight import checks, clients, demand
+from infra.preflight import accounts, checks, clients, demand
 from infra.preflight import permissions as up
+from infra.preflight.accounts import StackAccount
 from infra.preflight.caller import Caller, credentials
 from infra.preflight.quota import QuotaValues, job_quota
 from infra.preflight.results import OK, Result, cannot_tell, ok
@@ -30,6 +34,15 @@ def settings(cfg: StackConfig) -> frozenset[str]:
 def project_needs(cfg: StackConfig) -> dict[str, str]:
     """Permission -> granting role, for what this stack's `up` calls on the project."""
     return {p: up.GRANTED_BY[p] for p in sorted(up.needed(settings(cfg)) - up.BILLING_PERMISSIONS)}
+
+
+def stack_accounts(cfg: StackConfig) -> list[StackAccount]:
+    """The stack's own accounts it has with its settings, each with permission -> granting role `up` needs."""
+    ids = stack_account_ids(cfg.stack)
+    return [
+        StackAccount(purpose, ids[purpose], {p: up.GRANTED_BY[p] for p in sorted(needed)})
+        for purpose, needed in up.needed_on_accounts(settings(cfg)).items()
+    ]
 
 
 def run(cfg: StackConfig) -> list[Result]:
@@ -86,6 +99,7 @@ def _in_project(
         return result
 
     results.append(checks.guarded("permissions on the project", permissions))
+    results += _accounts(cfg, caller, projects, iam)
     may_enable = "serviceusage.services.enable" in held
     results.append(
         checks.guarded("APIs", lambda: checks.apis(usage, project, required_apis(cfg), may_enable))
@@ -95,3 +109,30 @@ def _in_project(
     values = QuotaValues(quotas, project)
     results += [job_quota(job, values, caller, project) for job in demand.jobs(cfg)]
     return results
+
+
+def _accounts(
+    cfg: StackConfig,
+    caller: Caller,
+    projects: resourcemanager_v3.ProjectsClient,
+    iam: iam_admin_v1.IAMClient,
+) -> list[Result]:
+    """One line per account of the stack; the project is asked once, and only if an account is not created."""
+    project, stack = cfg.gcp_project, cfg.stack
+    mine = stack_accounts(cfg)
+    wanted = sorted(set().union(*(account.needed for account in mine)))
+
+    @cache
+    def held_on_project() -> set[str]:
+        response = projects.test_iam_permissions(
+            resource=f"projects/{project}", permissions=wanted, timeout=clients.CALL_TIMEOUT_SECONDS
+        )
+        return set(response.permissions)
+
+    return [
+        checks.guarded(
+            account.item,
+            lambda account=account: accounts.check(iam, project, stack, account, caller, held_on_project),
+        )
+        for account in mine
+    ]

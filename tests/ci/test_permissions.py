@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 
 from infra.bootstrap import roles
+from infra.bootstrap.stack_accounts import stack_account_ids
+from infra.preflight import permissions as up
 from tests.iam_facts import permissions
 
 # The budget is read and written through a provider with user_project_override: Google checks
@@ -27,54 +29,12 @@ PREVIEW_CALLS: dict[str, set[str]] = {
     "refresh the model version": {"aiplatform.models.get"},
     "refresh the tuning job": {"aiplatform.hyperparameterTuningJobs.get"},
 }
-DEPLOY_CALLS: dict[str, set[str]] = {
-    "create the budget (billing project override)": {"billing.budgets.create", "serviceusage.services.use"},
-    "enable the APIs": {"serviceusage.services.enable"},
-    "create the bucket": {"storage.buckets.create"},
-    "create the service accounts (and read them back)": {
-        "iam.serviceAccounts.create",
-        "iam.serviceAccounts.get",
-    },
-    "grant project roles": {"resourcemanager.projects.setIamPolicy"},
-    "create the budget topic": {"pubsub.topics.create"},
-    "deploy the function with its build identity": {"cloudfunctions.functions.create"},
-    "submit a CustomJob as the job identity": {"aiplatform.customJobs.create"},
-    "read the GPU quota before submitting": {"cloudquotas.quotas.get"},
-    "cancel and delete CustomJobs on destroy": {
-        "aiplatform.customJobs.cancel",
-        "aiplatform.customJobs.delete",
-    },
-    # REST reference of models.upload / deleteVersion / delete (read 2026-11-22).
-    "register the model version, read by the job identity": {
-        "aiplatform.models.upload",
-        "aiplatform.models.list",
-    },
-    "delete the model version on destroy": {"aiplatform.models.delete"},
-    # REST reference of models.mergeVersionAliases: "aiplatform.models.update" (read 2026-11-22).
-    "move the version aliases": {"aiplatform.models.update"},
-    # REST reference of hyperparameterTuningJobs.create / list / get / cancel / delete (read 2026-11-22):
-    # create, adopt by key label after an interrupted up, poll, cancel and delete on destroy.
-    "run the tuning job": {
-        "aiplatform.hyperparameterTuningJobs.create",
-        "aiplatform.hyperparameterTuningJobs.list",
-        "aiplatform.hyperparameterTuningJobs.get",
-        "aiplatform.hyperparameterTuningJobs.cancel",
-        "aiplatform.hyperparameterTuningJobs.delete",
-    },
-    "generate the service agents": {"serviceusage.services.generateServiceIdentity"},
-}
+# What `pulumi up` calls need, on the project and on each of the stack's own accounts: the lists
+# `python -m infra.preflight` tests the caller against.
+DEPLOY_CALLS: dict[str, set[str]] = {what: set(call.permissions) for what, call in up.DEPLOY_CALLS.items()}
 # What the deploy identity does to the stack's own accounts, checked on each one (roles.STACK_ACCOUNT_ROLES
 # are granted there by the bootstrap, never on the project).
-ACCOUNT_CALLS: dict[str, set[str]] = {
-    "run jobs, trials, builds, the function, its build and trigger as the stack's accounts": {
-        "iam.serviceAccounts.actAs"
-    },
-    "let the Pub/Sub agent mint tokens for the trigger account": {"iam.serviceAccounts.setIamPolicy"},
-    "update and delete the accounts with the stack": {
-        "iam.serviceAccounts.update",
-        "iam.serviceAccounts.delete",
-    },
-}
+ACCOUNT_CALLS: dict[str, set[str]] = {what: set(call.permissions) for what, call in up.ACCOUNT_CALLS.items()}
 
 
 @pytest.mark.parametrize(
@@ -103,3 +63,35 @@ def test_the_deploy_identity_holds_on_its_stacks_accounts_what_it_does_there() -
     assert not missing, f"deploy identity lacks, on the stack's accounts, {missing}"
     project = permissions({**roles.DEPLOY_PROJECT_ROLES, **roles.DEPLOY_BILLING_ROLES})
     assert not project & set().union(*ACCOUNT_CALLS.values()), "none of it on the project"
+
+
+def test_each_permission_up_needs_names_a_documented_role_that_holds_it() -> None:
+    """Project and billing permissions: a deploy role of that scope; account permissions: a role the
+    bootstrap grants on each of the stack's accounts (never a project role)."""
+    scopes = {
+        "project": (
+            set().union(*DEPLOY_CALLS.values()),
+            {**roles.DEPLOY_PROJECT_ROLES, **roles.DEPLOY_BILLING_ROLES},
+        ),
+        "account": (set().union(*ACCOUNT_CALLS.values()), roles.STACK_ACCOUNT_ROLES),
+    }
+    assert set().union(*(needed for needed, _ in scopes.values())) == set(up.GRANTED_BY)
+    documented_extra = {roles.DEPLOY_EXTRA_ROLE_ID: set(roles.DEPLOY_EXTRA_PERMISSIONS)}
+    for scope, (needed, documented) in scopes.items():
+        for permission in needed:
+            role = up.GRANTED_BY[permission]
+            assert role in documented or (scope == "project" and role in documented_extra), (
+                f"{permission}: {role} is no deploy role infra/bootstrap/roles.py grants on the {scope}"
+            )
+            held = documented_extra.get(role) or permissions({role})
+            assert permission in held, f"{role} does not hold {permission}"
+
+
+def test_budget_rights_are_checked_on_the_billing_account() -> None:
+    assert permissions({**roles.DEPLOY_BILLING_ROLES}) >= up.BILLING_PERMISSIONS
+    assert not permissions({**roles.DEPLOY_PROJECT_ROLES}) & up.BILLING_PERMISSIONS
+
+
+def test_the_accounts_preflight_checks_are_the_ones_the_bootstrap_creates() -> None:
+    assert set(up.ACCOUNT_WHEN) == set(stack_account_ids("dev"))
+    assert set().union(*(call.accounts for call in up.ACCOUNT_CALLS.values())) == set(up.ACCOUNT_WHEN)

@@ -23,11 +23,11 @@ from infra.dynamic.endpoints import EMULATOR_ENV
 from infra.preflight import demand
 from infra.preflight.__main__ import main
 from infra.preflight.permissions import BILLING_PERMISSIONS
-from infra.preflight.run import project_needs
+from infra.preflight.run import project_needs, stack_accounts
 from infra.stack import required_apis
 from tests.fakes.caller import Caller
 from tests.fakes.cloud_billing import FakeCloudBilling
-from tests.fakes.iam_roles import FakeIamRoles
+from tests.fakes.iam_admin import FakeIamAdmin
 from tests.fakes.oauth import FakeTokenEndpoint
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.resource_manager import FakeProjects
@@ -51,19 +51,23 @@ class Cloud:
     projects: FakeProjects
     billing: FakeCloudBilling
     usage: FakeServiceUsage
-    roles: FakeIamRoles
+    iam: FakeIamAdmin
     quotas: FakeCloudQuotas
     tokens: FakeTokenEndpoint
     adc: Path
 
     def write_stack(self, **overrides: Any) -> None:
         """Pulumi.pf.yaml: the dev stack's file with this project and account (and `overrides`), made
-        ready in the fakes: permissions, billing, APIs, the kill-switch role, 8 of every quota it counts."""
+        ready in the fakes: permissions, billing, APIs, the kill-switch role, the stack's accounts with the
+        caller's rights on each (as the bootstrap leaves them), 8 of every quota it counts."""
         values = stack_values("dev", gcpProject=PROJECT, billingAccount=ACCOUNT, **overrides)
         (self.root / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump({"config": values}))
         cfg = load_config(values, STACK)
         self.caller.grant(f"projects/{PROJECT}", [*project_needs(cfg), *READ_PERMISSIONS])
         self.caller.grant(f"billingAccounts/{ACCOUNT}", BILLING_PERMISSIONS)
+        for account in stack_accounts(cfg):
+            self.iam.add_account(PROJECT, account.account_id)
+            self.caller.grant(account.name(PROJECT), account.needed)
         self.usage.enable(PROJECT, *required_apis(cfg))
         for job in demand.jobs(cfg):
             for shape in job.shapes:
@@ -78,17 +82,17 @@ class Cloud:
 def cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cloud]:
     caller = Caller()
     projects, billing = FakeProjects(caller), FakeCloudBilling(caller)
-    usage, roles, quotas = FakeServiceUsage(caller), FakeIamRoles(caller), FakeCloudQuotas()
-    host = projects.start(billing.handler(), usage.handler(), roles.handler(), quotas.handler())
+    usage, iam, quotas = FakeServiceUsage(caller), FakeIamAdmin(caller), FakeCloudQuotas()
+    host = projects.start(billing.handler(), usage.handler(), iam.handler(), quotas.handler())
     tokens = FakeTokenEndpoint(EMAIL)
     monkeypatch.setattr(google.oauth2.credentials, "_GOOGLE_OAUTH2_TOKEN_ENDPOINT", tokens.start())
     adc = tokens.write_adc(tmp_path / "adc.json")
     projects.add_project(PROJECT)
     billing.link(PROJECT, ACCOUNT)
-    roles.add_role(PROJECT, ROLE_ID, KILL_SWITCH_PERMISSIONS)
+    iam.add_role(PROJECT, ROLE_ID, KILL_SWITCH_PERMISSIONS)
     monkeypatch.setenv(EMULATOR_ENV, host)
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(adc))
-    world = Cloud(tmp_path, caller, projects, billing, usage, roles, quotas, tokens, adc)
+    world = Cloud(tmp_path, caller, projects, billing, usage, iam, quotas, tokens, adc)
     world.write_stack()
     yield world
     projects.stop()

@@ -10,12 +10,26 @@ from pathlib import Path
 
 import grpc
 import pytest
+from google.api_core import exceptions as gexc
 
+from infra.bootstrap.stack_accounts import (
+    BUILDER_ACCOUNT,
+    GUARD_ACCOUNT,
+    GUARD_BUILD_ACCOUNT,
+    JOB_ACCOUNT,
+    stack_account_ids,
+)
 from infra.components.killswitch import ROLE_ID
+from infra.config import load_config
+from infra.preflight import clients
+from infra.preflight.run import stack_accounts
 from tests.fakes.oauth import write_service_account_key
 from tests.preflight.conftest import ACCOUNT, EMAIL, PROJECT, STACK, Cloud
+from tests.stack.conftest import stack_values
 
 ROOT = Path(__file__).resolve().parents[2]
+IDS = stack_account_ids(STACK)
+JOB_EMAIL = f"{IDS[JOB_ACCOUNT]}@{PROJECT}.iam.gserviceaccount.com"
 
 
 def lines(out: str, status: str) -> list[str]:
@@ -48,6 +62,10 @@ def test_everything_present_is_ready(cloud: Cloud, capsys: pytest.CaptureFixture
         "project",
         "billing",
         "permissions on the project",
+        *(
+            f"service account {IDS[a]}"
+            for a in (JOB_ACCOUNT, BUILDER_ACCOUNT, GUARD_ACCOUNT, GUARD_BUILD_ACCOUNT)
+        ),
         "APIs",
         "kill-switch role",
         "quota, data-preparation job",
@@ -56,18 +74,127 @@ def test_everything_present_is_ready(cloud: Cloud, capsys: pytest.CaptureFixture
         "Cloud Build region",
     ]
     assert out.rstrip().endswith("ready for `pulumi up`")
+    # Each account read and tested by its own name; the project asked only for its own permissions.
+    tested = [request.resource for method, request in cloud.iam.calls if method == "TestIamPermissions"]
+    assert tested == [
+        f"projects/{PROJECT}/serviceAccounts/{IDS[a]}@{PROJECT}.iam.gserviceaccount.com" for a in IDS
+    ]
+    [asked] = [request for method, request in cloud.projects.calls if method == "TestIamPermissions"]
+    assert not {p for p in asked.permissions if p.startswith("iam.serviceAccounts.")} - {
+        "iam.serviceAccounts.create",
+        "iam.serviceAccounts.get",
+    }
 
 
 def test_a_missing_permission_is_one_line_naming_the_role_that_grants_it(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cloud.caller.revoke(f"projects/{PROJECT}", "iam.serviceAccounts.actAs")
+    cloud.caller.revoke(f"projects/{PROJECT}", "iam.serviceAccounts.create")
     line, fix = one_missing(cloud, capsys)
-    assert line.endswith("`pulumi up` needs: iam.serviceAccounts.actAs")
+    assert line.endswith("`pulumi up` needs: iam.serviceAccounts.create")
     assert fix == (
         f"gcloud projects add-iam-policy-binding {PROJECT} --member=user:{EMAIL} "
-        "--role=roles/iam.serviceAccountUser (or the project's Owner, roles/owner, holds them all)"
+        "--role=roles/iam.serviceAccountCreator (or the project's Owner, roles/owner, holds them all)"
     )
+
+
+def test_no_act_as_on_the_job_account_is_one_line_granting_it_on_that_account(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.caller.revoke(f"projects/{PROJECT}/serviceAccounts/{JOB_EMAIL}", "iam.serviceAccounts.actAs")
+    line, fix = one_missing(cloud, capsys)
+    assert line == (
+        f"missing      service account {IDS[JOB_ACCOUNT]}: {JOB_ACCOUNT}: "
+        "not held on it: iam.serviceAccounts.actAs"
+    )
+    assert fix == (
+        f"gcloud iam service-accounts add-iam-policy-binding {JOB_EMAIL} --member=user:{EMAIL} "
+        "--role=roles/iam.serviceAccountUser"
+    )
+
+
+def test_act_as_held_on_the_project_reaches_the_account(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An Owner's act-as comes from the project: every account in it inherits it.
+    cloud.caller.revoke(f"projects/{PROJECT}/serviceAccounts/{JOB_EMAIL}", "iam.serviceAccounts.actAs")
+    cloud.caller.grant(f"projects/{PROJECT}", ["iam.serviceAccounts.actAs"])
+    assert cloud.preflight() == 0, capsys.readouterr().out
+
+
+def test_an_account_not_created_yet_is_missing_with_the_bootstrap(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    del cloud.iam.accounts[JOB_EMAIL]
+    line, fix = one_missing(cloud, capsys)
+    assert line.startswith(
+        f"missing      service account {IDS[JOB_ACCOUNT]}: {JOB_ACCOUNT}: {JOB_EMAIL} does not exist"
+    )
+    assert "`up` would create it, then fail on iam.serviceAccounts.actAs" in line
+    assert fix.startswith(
+        f"for the bootstrap's deployStack ({STACK} here), an owner runs the bootstrap, which creates the "
+        "stack's accounts and grants its deploy identity (vt-ci-deploy) act-as and admin on each: "
+        "cd infra/bootstrap && pulumi up; "
+    )
+    assert f"gcloud iam service-accounts create {IDS[JOB_ACCOUNT]} --project={PROJECT}" in fix
+    assert (
+        f"gcloud iam service-accounts add-iam-policy-binding {JOB_EMAIL} --member=user:{EMAIL} "
+        "--role=roles/iam.serviceAccountUser"
+    ) in fix
+    assert "gcloud projects add-iam-policy-binding" not in fix
+
+
+def test_an_account_not_created_yet_is_ok_when_the_project_gives_its_rights(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    del cloud.iam.accounts[JOB_EMAIL]
+    cloud.caller.grant(
+        f"projects/{PROJECT}",
+        ["iam.serviceAccounts.actAs", "iam.serviceAccounts.update", "iam.serviceAccounts.delete"],
+    )
+    assert cloud.preflight() == 0
+    [line] = [line for line in lines(capsys.readouterr().out, "ok") if IDS[JOB_ACCOUNT] in line]
+    assert "not created yet; `up` creates it" in line
+
+
+def test_a_disabled_account_is_missing_with_the_enable_command(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.iam.add_account(PROJECT, IDS[JOB_ACCOUNT], disabled=True)
+    line, fix = one_missing(cloud, capsys)
+    assert "is disabled" in line
+    assert fix == f"gcloud iam service-accounts enable {JOB_EMAIL}"
+
+
+def test_accounts_the_caller_cannot_read_cannot_be_told(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    del cloud.iam.accounts[JOB_EMAIL]  # Google answers a missing account as an unreadable one here
+    cloud.caller.revoke(f"projects/{PROJECT}", "iam.serviceAccounts.get")
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    told = [line.split(":", 1)[0].removeprefix("cannot tell").strip() for line in lines(out, "cannot tell")]
+    assert told == [f"service account {IDS[a]}" for a in IDS]
+    assert "iam.serviceAccounts.get (roles/iam.serviceAccountViewer)" in lines(out, "cannot tell")[0]
+
+
+def test_only_the_accounts_the_stack_has_are_checked() -> None:
+    cfg = load_config(
+        stack_values(
+            "dev", gcpProject=PROJECT, billingAccount=ACCOUNT, killSwitch=False, imageBuilder="docker"
+        ),
+        STACK,
+    )
+    [job] = stack_accounts(cfg)
+    assert (job.purpose, job.account_id) == (JOB_ACCOUNT, IDS[JOB_ACCOUNT])
+    assert job.needed == {
+        "iam.serviceAccounts.actAs": "roles/iam.serviceAccountUser",
+        "iam.serviceAccounts.delete": "roles/iam.serviceAccountAdmin",
+        "iam.serviceAccounts.update": "roles/iam.serviceAccountAdmin",
+    }
+    full = load_config(stack_values("dev", gcpProject=PROJECT, billingAccount=ACCOUNT), STACK)
+    guard = next(a for a in stack_accounts(full) if a.purpose == GUARD_ACCOUNT)
+    assert guard.needed["iam.serviceAccounts.setIamPolicy"] == "roles/iam.serviceAccountAdmin"
 
 
 def test_a_disabled_api_is_one_line_with_the_enable_command(
@@ -105,7 +232,7 @@ def test_a_billing_account_without_budget_rights_is_one_line(
 def test_a_missing_kill_switch_role_is_one_line_with_the_create_command(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cloud.roles.roles.clear()
+    cloud.iam.roles.clear()
     line, fix = one_missing(cloud, capsys)
     assert f"projects/{PROJECT}/roles/{ROLE_ID} does not exist" in line
     assert fix.startswith(f"gcloud iam roles create {ROLE_ID} --project={PROJECT} --stage=GA")
@@ -113,7 +240,7 @@ def test_a_missing_kill_switch_role_is_one_line_with_the_create_command(
 
 
 def test_a_deleted_kill_switch_role_is_undeleted(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
-    cloud.roles.add_role(PROJECT, ROLE_ID, ("aiplatform.customJobs.list",), deleted=True)
+    cloud.iam.add_role(PROJECT, ROLE_ID, ("aiplatform.customJobs.list",), deleted=True)
     assert cloud.preflight() == 1
     assert fixes(capsys.readouterr().out) == [f"gcloud iam roles undelete {ROLE_ID} --project={PROJECT}"]
 
@@ -229,7 +356,7 @@ def test_revoked_credentials_say_to_log_in_again(cloud: Cloud, capsys: pytest.Ca
 
 
 def test_json_is_the_same_as_one_object(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
-    cloud.roles.roles.clear()
+    cloud.iam.roles.clear()
     assert cloud.preflight("--json") == 1
     report = json.loads(capsys.readouterr().out)
     assert (report["stack"], report["project"], report["ready"]) == (STACK, PROJECT, False)
@@ -294,10 +421,10 @@ def test_make_preflight_runs_the_command_for_its_stack() -> None:
 def test_the_run_docs_stack_md_shows_is_what_preflight_prints(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cloud.roles.roles.clear()
+    cloud.iam.roles.clear()
     cloud.usage.disable(PROJECT, "cloudfunctions.googleapis.com")
     cloud.caller.revoke(f"billingAccounts/{ACCOUNT}", "billing.budgets.create")
-    cloud.caller.revoke(f"projects/{PROJECT}", "iam.serviceAccounts.actAs")
+    cloud.caller.revoke(f"projects/{PROJECT}/serviceAccounts/{JOB_EMAIL}", "iam.serviceAccounts.actAs")
     assert cloud.preflight() == 1
     printed = capsys.readouterr().out.splitlines()
     # The docs shorten the role's create command after its --stage flag.
@@ -310,3 +437,14 @@ def test_the_run_docs_stack_md_shows_is_what_preflight_prints(
     docs = (ROOT / "docs" / "stack.md").read_text()
     start = docs.index("```\nPreflight of stack pf") + 4
     assert docs[start : docs.index("\n```", start)].splitlines() == shortened
+
+
+def test_a_missing_account_is_not_found_only_when_named_with_its_project(cloud: Cloud) -> None:
+    # Why preflight names accounts with the project id: Google answers the `-` wildcard form 403 instead.
+    iam = clients.iam(PROJECT)
+    email = f"vt-nosuch@{PROJECT}.iam.gserviceaccount.com"
+    with pytest.raises(gexc.NotFound):
+        iam.get_service_account(name=f"projects/{PROJECT}/serviceAccounts/{email}")
+    with pytest.raises(gexc.PermissionDenied):
+        iam.get_service_account(name=f"projects/-/serviceAccounts/{email}")
+    assert iam.get_service_account(name=f"projects/-/serviceAccounts/{JOB_EMAIL}").email == JOB_EMAIL
