@@ -25,7 +25,7 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import cost_cap, cost_preview, placement, restarts, spec, spend
+from infra.vertex import cost_cap, cost_preview, placement, restarts, run_record, spec, spend
 from infra.vertex.errors import JobError, JobGone, is_training_quota, job_failure_hint, names_training_quota
 from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
 from infra.vertex.quotas import shortfall
@@ -134,6 +134,8 @@ def poll(
 
 
 def _failure(props: dict[str, Any], status: JobStatus) -> JobError:
+    # Hook: a job that ended badly keeps its run.json too (run_record.py); `_finished` covers the rest.
+    run_record.keep(_outputs(props, status), lambda message: log(props, message))
     error = status.error or "no error message was reported"
     hint = ""
     if props.get("runner") == "vertex":
@@ -329,6 +331,7 @@ def _finished(
     """The outputs of a job that was waited for, announced in one summary line."""
     outputs = _outputs(props, status, records, stored)
     log(props, summary_line(outputs, len(outputs["attempts"])))
+    run_record.keep(outputs, lambda message: log(props, message))  # hook: the run's run.json
     return outputs
 
 

@@ -28,7 +28,7 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import cost_preview, placement, pricing, spec, tuning_spec
+from infra.vertex import cost_preview, placement, pricing, run_record, spec, tuning_spec
 from infra.vertex.errors import JobError, is_training_quota, job_failure_hint, names_training_quota
 from infra.vertex.heartbeat import duration_text
 from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
@@ -148,6 +148,8 @@ def deadline(status: TuningStatus, props: dict[str, Any]) -> float:
 
 
 def _failure(props: dict[str, Any], status: TuningStatus) -> JobError:
+    # Hook: a study that ended badly keeps its run.json too (run_record.py).
+    run_record.keep(outputs(props, status), lambda message: log(props, message), "tuning_job")
     error = status.error or "no error message was reported"
     hint = ""
     if props.get("runner") == "vertex":
@@ -345,6 +347,7 @@ class TuningJobProvider(ResourceProvider):
         out = outputs(props, status, records)
         if props["wait"]:
             log(props, summary_line(out))
+            run_record.keep(out, lambda message: log(props, message), "tuning_job")  # hook: run.json
         return CreateResult(status.name, out)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -365,6 +368,9 @@ class TuningJobProvider(ResourceProvider):
         if props["wait"]:
             # Waited for under the rules of the shape its trials run on (a FLEX_START fallback: max_wait).
             status = wait(runner, status, placement.apply_shape(props, placement.job_shape(status, props)[1]))
+            out = outputs(props, status, stored=olds)
+            run_record.keep(out, lambda message: log(props, message), "tuning_job")  # hook: run.json
+            return UpdateResult(out)
         return UpdateResult(outputs(props, status, stored=olds))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
