@@ -17,7 +17,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= .local/tune-local
 
-.PHONY: setup test lint train-local tune-local up destroy clean
+.PHONY: setup test lint train-local tune-local runs up destroy clean
 
 setup: $(STAMP)
 
@@ -60,8 +60,13 @@ tune-local: setup
 	rm -rf $(LOCAL_TUNE)
 	$(QUIET) $(BIN)/python benchmarks/local_study.py --output $(LOCAL_TUNE) $(FILTER)
 
-# Needs the Pulumi CLI and, for cloud stacks, Google Cloud credentials (see README).
 STACK ?= local
+# Every run of a stack, newest first, from the run.json records under its localDir or bucket (cloud stacks:
+# your Application Default Credentials). Pass ARGS="--json" or ARGS="--plot runs.png" for more.
+runs: setup
+	$(BIN)/python -m infra.runs --stack $(STACK) $(ARGS)
+
+# Needs the Pulumi CLI and, for cloud stacks, Google Cloud credentials (see README).
 up: setup
 	pulumi up --stack $(STACK)
 

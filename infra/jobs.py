@@ -95,7 +95,7 @@ class JobPlan:
 
 def plan(cfg: StackConfig, data_code: str, trainer_code: str) -> JobPlan:
     """`data_code`/`trainer_code`: content hashes of what each job runs (see infra/image.py)."""
-    root = cfg.local_dir if cfg.is_local else f"gs://{cfg.bucket_name}"
+    root = cfg.output_root
     data = asdict(cfg.data)
     if data["dir"] is None:
         del data["dir"]  # keeps the paths of stacks written before dataDir existed

@@ -88,6 +88,11 @@ class StackConfig:
     def bucket_name(self) -> str:
         return f"{self.gcp_project}-{self.stack}-training"
 
+    @property
+    def output_root(self) -> str:
+        """Where the stack's jobs write (runs/, tuning/, data/ under it): localDir, or the stack's bucket."""
+        return self.local_dir if self.is_local else f"gs://{self.bucket_name}"
+
 
 KEYS = (
     "gcpProject",
