@@ -265,7 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             else "check the directory (--root)"
         )
         print(
-            f"error: cannot list the runs under {root}: {type(exc).__name__}: {str(exc).rstrip('.')}. Fix: {fix}",
+            f"error: cannot list the runs under {root}: {type(exc).__name__}: "
+            f"{str(exc).rstrip('.')}. Fix: {fix}",
             file=sys.stderr,
         )
         return 1
