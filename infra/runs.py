@@ -181,11 +181,12 @@ def _metric_text(record: dict[str, Any]) -> str:
 
 
 def row(run: Run, names: Sequence[str]) -> list[str]:
-    """One table row: WHEN, STATE, the differing arguments, METRIC, DURATION, COST, SHAPE, REGION, RUN."""
+    """One table row: WHEN, STATE, the differing arguments, METRIC, DURATION, COST, SHAPE, REGION, RUN, and
+    why a run has no record (empty for one that has)."""
     folder = "/".join(run.run_dir.rstrip("/").split("/")[-2:])
     if run.record is None:
         state = "NO RECORD" if "no run.json" in run.problem else "UNREADABLE"
-        return ["?", state, *["-"] * len(names), run.problem, "-", "-", "-", "-", folder]
+        return ["?", state, *["-"] * len(names), "-", "-", "-", "-", "-", folder, run.problem]
     record = run.record
     cost = record.get("estimated_cost_usd")
     local = record.get("runner") == "local"
@@ -200,13 +201,14 @@ def row(run: Run, names: Sequence[str]) -> list[str]:
         shape_text(record),
         region,
         folder,
+        "",
     ]
 
 
 def table(runs: Sequence[Run]) -> list[str]:
     """The runs as aligned text lines, a header first."""
     names = differing(runs)
-    header = ["WHEN (UTC)", "STATE", *names, "METRIC", "DURATION", "COST", "SHAPE", "REGION", "RUN"]
+    header = ["WHEN (UTC)", "STATE", *names, "METRIC", "DURATION", "COST", "SHAPE", "REGION", "RUN", ""]
     rows = [header, *(row(run, names) for run in runs)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     return [
