@@ -19,6 +19,7 @@ from infra.job_gate import after_success
 from infra.options import children
 from infra.storage import CHECKPOINT_PREFIX, TMP_PREFIX
 from infra.tuning_job import study_dir, tuning_job
+from infra.vertex.experiments import run_id
 from infra.vertex.resource import CustomJob, CustomJobArgs, WorkerPool
 
 LOCAL_SERVICE_ACCOUNT = "local"
@@ -277,6 +278,15 @@ class TrainingJobs(pulumi.ComponentResource):
                 # MultiWorkerMirroredStrategy cannot lose a worker mid-step: restart them all together.
                 restart_on_worker_restart=bool(cfg.worker_count),
                 tensorboard=tensorboard,
+                # One experiment per stack, one run per run directory (the same inputs, the same run).
+                **(
+                    {
+                        "experiment": cfg.experiment,
+                        "experiment_run": pulumi.Output.from_input(train_dir).apply(run_id),
+                    }
+                    if cfg.experiment
+                    else {}
+                ),
                 # A data job stopped by its cap leaves partial TFRecords: train only after it succeeded.
                 **self._after_data("The training job"),
                 # Strategy, FLEX_START wait and fallback shapes (stack keys in infra/config/capacity.py).

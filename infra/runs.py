@@ -21,7 +21,7 @@ from infra.config.reader import ConfigError
 from infra.config.stack_file import load_stack
 from infra.vertex.heartbeat import duration_text
 from infra.vertex.output_files import join, read_text, subdirectories
-from infra.vertex.run_record import RUN_FILE
+from infra.vertex.run_record import RUN_FILE, arg_values
 
 # Where the stack's jobs write their runs under the output root (infra/jobs.py, infra/tuning_job.py).
 RUN_FOLDERS = ("runs", "tuning")
@@ -84,26 +84,6 @@ def newest_first(runs: Iterable[Run]) -> list[Run]:
     oldest = datetime.datetime.min.replace(tzinfo=datetime.UTC)
     dated = sorted((r for r in runs if _started(r)), key=lambda r: _started(r) or oldest, reverse=True)
     return dated + sorted((r for r in runs if not _started(r)), key=lambda r: r.run_dir)
-
-
-def arg_values(args: Sequence[str]) -> dict[str, str]:
-    """`--flag value` and `--flag=value` pairs (a flag followed by another flag: "true"), by flag name."""
-    values: dict[str, str] = {}
-    index = 0
-    while index < len(args):
-        arg = str(args[index])
-        index += 1
-        if not arg.startswith("--"):
-            continue
-        name, equals, value = arg[2:].partition("=")
-        if not equals:
-            following = str(args[index]) if index < len(args) else ""
-            if following and not following.startswith("--"):
-                value, index = following, index + 1
-            else:
-                value = "true"
-        values[name] = value
-    return values
 
 
 def differing(runs: Sequence[Run]) -> list[str]:

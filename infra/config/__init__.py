@@ -12,7 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra import gcp_ids
-from infra.config import budget, capacity, cost, data, hyperparameters, model_registry, trainer, tuning
+from infra.config import (
+    budget,
+    capacity,
+    cost,
+    data,
+    experiment,
+    hyperparameters,
+    model_registry,
+    trainer,
+    tuning,
+)
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import CapacityConfig, check_machine
 from infra.config.cost import CostConfig
@@ -79,6 +89,8 @@ class StackConfig:
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     model_registry: ModelRegistryConfig = model_registry.NOT_REGISTERED
     tuning: tuning.TuningConfig | None = None
+    # The Vertex AI experiment the training jobs are linked to (infra/config/experiment.py); None: not linked.
+    experiment: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -121,6 +133,7 @@ KEYS = (
     *trainer.KEYS,
     *model_registry.KEYS,
     *tuning.KEYS,
+    *experiment.KEYS,
 )
 
 
@@ -255,4 +268,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         trainer=trainer_config,
         model_registry=model_registry.read_model_registry(read, stack, runner),
         tuning=tuning.read_tuning(read, trainer_config),
+        experiment=experiment.read_experiment(read, stack, cloud, read.bool("tensorboard", False)),
     )

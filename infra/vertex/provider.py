@@ -25,7 +25,7 @@ from pulumi.dynamic import (
 
 from infra.host_errors import plain_errors
 from infra.preview_inputs import changed_inputs
-from infra.vertex import cost_cap, cost_preview, placement, restarts, run_record, spec, spend
+from infra.vertex import cost_cap, cost_preview, experiments, placement, restarts, run_record, spec, spend
 from infra.vertex.errors import JobError, JobGone, is_training_quota, job_failure_hint, names_training_quota
 from infra.vertex.placement import AttemptRecord, Shape, ShapeResult
 from infra.vertex.quotas import shortfall
@@ -461,6 +461,7 @@ class CustomJobProvider(ResourceProvider):
             note = cost_cap.submit_note(shaped, spend.Carried.of(adopted))
             if note:
                 log(props, note)
+        experiments.ensure(props, lambda message: log(props, message))  # hook: the stack's experiment and run
         status, records = _place(runner, props, adopted)
         if props["wait"]:
             return CreateResult(status.name, _finished(props, status, records))

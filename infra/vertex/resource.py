@@ -52,6 +52,9 @@ class CustomJobArgs:
     max_wait_seconds: int | None = None  # FLEX_START: scheduling.max_wait_duration
     fallbacks: list[dict[str, Any]] | None = None  # alternative shapes, tried in order (placement.py)
     max_cost_usd: float | None = None  # cancelled when its running cost (all attempts) reaches this
+    # The Vertex AI experiment and run the job is compared in (infra/vertex/experiments.py).
+    experiment: str | None = None
+    experiment_run: pulumi.Input[str] | None = None
     # The job this one needs to have succeeded (infra/job_gate.py): not what the job computes, never diffed.
     upstream_job: pulumi.Input[str] | None = None
 

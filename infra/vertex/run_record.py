@@ -10,9 +10,10 @@ credential, and says who ran the job.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from infra.vertex import experiments
 from infra.vertex.output_files import join, write_text
 
 RUN_FILE = "run.json"
@@ -63,9 +64,32 @@ def record(outputs: Mapping[str, Any], kind: str = "custom_job") -> dict[str, An
 
 
 def keep(outputs: Mapping[str, Any], warn: Callable[[str], None], kind: str = "custom_job") -> None:
-    """Write the run's record to `<base_output_dir>/run.json`; a failure is one warning, never an error."""
+    """A run ended: write its record to `<base_output_dir>/run.json` and close its experiment run (a linked
+    Vertex job). Each failure is one warning, never an error."""
+    kept = record(outputs, kind)
     target = join(str(outputs.get("base_output_dir", "")), RUN_FILE)
     try:
-        write_text(target, json.dumps(record(outputs, kind), indent=2, sort_keys=True, default=str) + "\n")
+        write_text(target, json.dumps(kept, indent=2, sort_keys=True, default=str) + "\n")
     except Exception as exc:  # the record describes the run: losing it never fails the run
         warn(f"could not write {target}: {type(exc).__name__}: {exc}")
+    experiments.end_run(outputs, experiments.run_params(arg_values(kept["args"])), warn)
+
+
+def arg_values(args: Sequence[str]) -> dict[str, str]:
+    """`--flag value` and `--flag=value` pairs (a flag followed by another flag: "true"), by flag name."""
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(args):
+        arg = str(args[index])
+        index += 1
+        if not arg.startswith("--"):
+            continue
+        name, equals, value = arg[2:].partition("=")
+        if not equals:
+            following = str(args[index]) if index < len(args) else ""
+            if following and not following.startswith("--"):
+                value, index = following, index + 1
+            else:
+                value = "true"
+        values[name] = value
+    return values

@@ -13,15 +13,26 @@ from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
 
 from infra.preview_inputs import is_unknown
-from infra.vertex import placement, restarts, spend
+from infra.vertex import experiments, placement, restarts, spend
 
 # Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
 KEY_LABEL = "vertex_training_key"
 RUNNERS = ("vertex", "local")
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
 # `fallbacks` only says where else the same job may run, so it changes in place too.
+# `experiment` and `experiment_run` only say where the console compares the run (experiments.py): a changed
+# link never reruns a job (and stacks from before the link keep their jobs).
 IN_PLACE_INPUTS = frozenset(
-    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "max_restarts", "fallbacks", "max_cost_usd"}
+    {
+        "wait",
+        "poll_interval_seconds",
+        "queue_timeout_seconds",
+        "max_restarts",
+        "fallbacks",
+        "max_cost_usd",
+        "experiment",
+        "experiment_run",
+    }
 )
 INPUTS = (
     "project",
@@ -44,6 +55,8 @@ INPUTS = (
     "max_wait_seconds",
     "fallbacks",
     "max_cost_usd",
+    "experiment",
+    "experiment_run",
 )
 OUTPUTS = (
     "job_name",
@@ -250,6 +263,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if known("max_restarts"):
         failures.extend(restarts.validation_failures(props))
     failures.extend(_strategy_failures(props))
+    failures.extend(experiments.validation_failures(props))
     cap = props.get("max_cost_usd")
     if known("max_cost_usd") and (isinstance(cap, bool) or not isinstance(cap, int | float) or not cap > 0):
         failures.append(
@@ -593,6 +607,7 @@ def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0)
         base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=props["base_output_dir"]),
         tensorboard=props.get("tensorboard") or "",
     )
+    spec.experiment, spec.experiment_run = experiments.names(props)
     labels = {**props.get("labels", {}), KEY_LABEL: key}
     return aiplatform_v1.CustomJob(display_name=props["display_name"], job_spec=spec, labels=labels)
 
