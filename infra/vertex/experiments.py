@@ -80,12 +80,8 @@ def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     experiment, run = props.get("experiment"), props.get("experiment_run")
     failures = []
     if experiment is not None and (not isinstance(experiment, str) or not CONTEXT_ID.fullmatch(experiment)):
-        failures.append(
-            (
-                "experiment",
-                f"experiment must be 4-128 lowercase letters, digits or dashes, not {experiment!r}",
-            )
-        )
+        reason = f"experiment must be 4-128 lowercase letters, digits or dashes, not {experiment!r}"
+        return [("experiment", reason)]  # the run's name is checked against a valid one
     if run is not None and not experiment:
         failures.append(("experiment_run", "experiment_run needs experiment"))
     elif run is not None and (
