@@ -26,6 +26,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.metadata_service.transports import MetadataServiceGrpcTransport
 
+from infra.preview_inputs import is_unknown
 from infra.vertex.endpoints import client_kwargs
 from infra.vertex.errors import JobError, explain, with_retry
 
@@ -78,6 +79,8 @@ def names(props: Mapping[str, Any]) -> tuple[str, str]:
 def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """experiment / experiment_run: Vertex context ids, the run's within the 128-character limit."""
     experiment, run = props.get("experiment"), props.get("experiment_run")
+    if is_unknown(experiment) or is_unknown(run):
+        return []  # a preview: checked again with the values
     failures = []
     if experiment is not None and (not isinstance(experiment, str) or not CONTEXT_ID.fullmatch(experiment)):
         reason = f"experiment must be 4-128 lowercase letters, digits or dashes, not {experiment!r}"
