@@ -62,6 +62,16 @@ DEPLOY_CALLS: dict[str, set[str]] = {
         "aiplatform.hyperparameterTuningJobs.cancel",
         "aiplatform.hyperparameterTuningJobs.delete",
     },
+    # REST reference of metadataStores.get/create and contexts.get/create/patch/addContextChildren (read
+    # 2026-11-25): the stack's experiment and a run per training job (infra/vertex/experiments.py).
+    "link the training job to its experiment run": {
+        "aiplatform.metadataStores.get",
+        "aiplatform.metadataStores.create",
+        "aiplatform.contexts.get",
+        "aiplatform.contexts.create",
+        "aiplatform.contexts.addContextChildren",
+        "aiplatform.contexts.update",
+    },
     "generate the service agents": {"serviceusage.services.generateServiceIdentity"},
     "let the Pub/Sub agent mint tokens for the trigger account": {"iam.serviceAccounts.setIamPolicy"},
 }
