@@ -211,6 +211,9 @@ def plot(runs: Sequence[Run], path: str) -> int:
         values_by_name = arg_values(run.record.get("args") or [])  # type: ignore[union-attr]
         label = " ".join(f"{n}={values_by_name.get(n, '-')}" for n in names) or run.run_dir.rsplit("/", 1)[-1]
         axes.plot(range(1, len(values) + 1), values, marker="o", label=f"{label} ({metric})")
+    values_all = [v for _run, (_metric, values) in curves for v in values]
+    if values_all and min(values_all) > 0 and max(values_all) / min(values_all) > 100:
+        axes.set_yscale("log")  # losses that fall by orders of magnitude stay readable side by side
     axes.set_xlabel("epoch")
     axes.set_ylabel(" / ".join(sorted({found[0] for _run, found in curves})) or "validation metric")
     axes.set_title("Validation curve per run")
