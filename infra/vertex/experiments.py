@@ -60,6 +60,11 @@ def run_id(run_dir: str) -> str:
     return RUN_PREFIX + run_dir.rstrip("/").rsplit("/", 1)[-1].lower()
 
 
+def _region(props: Mapping[str, Any]) -> str:
+    """Where the job ran (a finished job's `placement`, when it names a region), else where it is sent."""
+    return (props.get("placement") or {}).get("region") or props["region"]
+
+
 def linked(props: Mapping[str, Any]) -> bool:
     return props.get("runner") == "vertex" and bool(props.get("experiment"))
 
@@ -68,7 +73,7 @@ def names(props: Mapping[str, Any]) -> tuple[str, str]:
     """The experiment and run context resource names a CustomJob's spec carries ("" when not linked)."""
     if not linked(props):
         return "", ""
-    project, region, experiment = props["project"], props["region"], props["experiment"]
+    project, region, experiment = props["project"], _region(props), props["experiment"]
     run = props.get("experiment_run")
     return (
         context_name(project, region, experiment),
@@ -138,10 +143,11 @@ def _ensure_store(client: aiplatform_v1.MetadataServiceClient, project: str, reg
 
 
 def ensure(props: Mapping[str, Any], say: Callable[[str], None]) -> None:
-    """Get or create the job's experiment (once per stack: later jobs find it) and run, and link the run."""
+    """Get or create the job's experiment (once per stack and region: later jobs find it) and run, and link
+    the run; `props` are those of the shape about to be submitted (its region holds the contexts)."""
     if not linked(props):
         return
-    project, region, experiment = props["project"], props["region"], props["experiment"]
+    project, region, experiment = props["project"], _region(props), props["experiment"]
     run = props.get("experiment_run")
     what = f"Vertex AI Experiments ({experiment})"
     try:
@@ -219,7 +225,7 @@ def end_run(
     }
     state = RUN_STATES.get(str(outputs.get("state")), "FAILED")
     try:
-        client = _client(outputs["region"])
+        client = _client(_region(outputs))
         context = client.get_context(name=run_name)
         metadata = dict(context.metadata)
         metadata.update({"_params": dict(params), "_metrics": metrics, "_state": state})

@@ -212,6 +212,8 @@ def _submit(
 ) -> JobStatus:
     """Submit the job on `shape`, labelled with the attempt and the cost carried from earlier attempts, and
     allowed the running time left."""
+    # Hook: the job's experiment and run exist (in the region it is sent to) before the job names them.
+    experiments.ensure(placement.apply_shape(props, shape), lambda message: log(props, message))
     job = spec.build_custom_job(props, shape)
     if attempt != restarts.Attempt(1, 0):
         job = restarts.resubmission(job, attempt, restarts.remaining_seconds(props, attempt))
@@ -461,7 +463,6 @@ class CustomJobProvider(ResourceProvider):
             note = cost_cap.submit_note(shaped, spend.Carried.of(adopted))
             if note:
                 log(props, note)
-        experiments.ensure(props, lambda message: log(props, message))  # hook: the stack's experiment and run
         status, records = _place(runner, props, adopted)
         if props["wait"]:
             return CreateResult(status.name, _finished(props, status, records))

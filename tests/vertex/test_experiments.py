@@ -17,7 +17,7 @@ from infra.vertex.errors import JobError
 from infra.vertex.provider import CustomJobProvider
 from tests.fakes.metadata import FakeMetadataService
 from tests.fakes.storage import FakeStorage
-from tests.fakes.vertex import FakeJobService
+from tests.fakes.vertex import STOCKOUT, FakeJobService
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 
 STORE = f"projects/{PROJECT}/locations/{REGION}/metadataStores/default"
@@ -170,3 +170,15 @@ def test_a_changed_link_changes_in_place_and_not_the_job_key() -> None:
             job_props(base_output_dir="gs://demo-bucket/runs/a1", worker_pools=old["worker_pools"])
         )
     )
+
+
+def test_a_job_moved_to_a_fallback_shape_stays_one_run(fakes: Fakes) -> None:
+    fakes.jobs.capacity[("n1-standard-8", "NVIDIA_TESLA_T4", "STANDARD")] = STOCKOUT
+    fallback = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}
+    outs = create(linked_props("a1", fallbacks=[fallback]))
+    sent = [req.custom_job.job_spec for m, req in fakes.jobs.calls if m == "CreateCustomJob"]
+    assert len(sent) == 2 and outs["placement"]["machine_type"] == "g2-standard-8"
+    assert {s.experiment_run for s in sent} == {f"{STORE}/contexts/{EXPERIMENT}-train-a1"}
+    assert len(fakes.metadata.created(experiments.RUN_SCHEMA)) == 1
+    assert len(fakes.metadata.created(experiments.EXPERIMENT_SCHEMA)) == 1
+    assert fakes.metadata.contexts[sent[0].experiment_run].metadata["_state"] == "COMPLETE"
