@@ -198,6 +198,8 @@ def _cancel_overrun(runner: Runner, status: JobStatus, props: dict[str, Any]) ->
     if not ended.terminal:
         # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
         return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
+    # Hook: a job cancelled past its deadline keeps its run.json too (run_record.py).
+    run_record.keep(_outputs(props, ended), lambda message: log(props, message))
     if ended.start_time:  # it may have started between the last poll and the cancel
         return JobError(_overrun(props, ended))
     return QueueTimeout(_overrun(props, ended), ended)

@@ -8,16 +8,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from google.cloud import aiplatform_v1
 
-from infra.vertex import run_record
+from infra.vertex import provider as provider_module
+from infra.vertex import run_record, spec
+from infra.vertex.errors import JobError
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex_tuning import FakeTuningJobService
-from tests.vertex.props import job_props, pool
+from tests.vertex.props import PROJECT, REGION, job_props, pool
 from tests.vertex.test_tuning_provider import SCORES, checked
 
 SECRET = "hunter2-token"
+JobState = aiplatform_v1.JobState
 
 
 def test_the_record_keeps_what_describes_the_run_and_no_environment() -> None:
@@ -92,3 +96,18 @@ def test_a_studys_record_lists_its_trials_and_the_best(fake_study, fake_storage:
 )
 def test_arg_values(args: list[str], values: dict[str, str]) -> None:
     assert run_record.arg_values(args) == values
+
+
+def test_a_job_cancelled_past_its_deadline_keeps_its_record(
+    fake_vertex, fake_storage: FakeStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(provider_module, "DEADLINE_GRACE_SECONDS", 0.0)
+    fake_vertex.auto_advance = False
+    props = job_props(timeout_seconds=1, poll_interval_seconds=0.2)
+    job = spec.build_custom_job(spec.with_defaults(props))
+    name = fake_vertex.add_job(f"projects/{PROJECT}/locations/{REGION}", job, JobState.JOB_STATE_RUNNING)
+    provider = CustomJobProvider()
+    with pytest.raises(JobError, match="ran past timeout_seconds=1"):
+        provider.create(provider.check({}, props).inputs)
+    kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")
+    assert (kept["job_name"], kept["state"]) == (name, "JOB_STATE_CANCELLED")
