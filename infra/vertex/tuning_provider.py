@@ -187,6 +187,8 @@ def _cancel_overrun(runner: TuningRunner, status: TuningStatus, props: dict[str,
     if not ended.terminal:
         # A study on another shape would run beside it and both be billed: stop here instead.
         return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
+    # Hook: a study cancelled past its deadline keeps its run.json too (run_record.py).
+    run_record.keep(outputs(props, ended), lambda message: log(props, message), "tuning_job")
     job = f"Tuning job {ended.name} ({props.get('display_name')})"
     if ended.start_time:
         return JobError(

@@ -111,3 +111,14 @@ def test_a_job_cancelled_past_its_deadline_keeps_its_record(
         provider.create(provider.check({}, props).inputs)
     kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")
     assert (kept["job_name"], kept["state"]) == (name, "JOB_STATE_CANCELLED")
+
+
+def test_a_failed_study_keeps_its_record_with_the_failed_trials(
+    fake_study, fake_storage: FakeStorage
+) -> None:
+    fake_study.metric_for = lambda p: None if p["learning-rate"] == 0.001 else 0.7
+    with pytest.raises(JobError, match="JOB_STATE_FAILED"):
+        TuningJobProvider().create(checked(max_failed_trial_count=2))
+    kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")
+    assert kept["kind"] == "tuning_job" and kept["state"] == "JOB_STATE_FAILED"
+    assert [t["state"] for t in kept["trials"]].count("INFEASIBLE") >= 2
