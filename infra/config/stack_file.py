@@ -29,9 +29,14 @@ def load_stack(stack: str, root: Path = REPO_ROOT) -> StackConfig:
             f"no stack file {path.name} in {root}",
             f"name one of the stacks here ({', '.join(known) or 'none'}), or `pulumi stack init` one",
         )
+    return load_config(stack_values(stack, root), stack, root)
+
+
+def stack_values(stack: str, root: Path = REPO_ROOT) -> dict[str, object]:
+    """The `config:` section of Pulumi.<stack>.yaml (the values Pulumi hands the program)."""
+    path = stack_path(stack, root)
     try:
         document = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:
         raise ConfigError("(stack file)", f"{path} is not valid YAML: {exc}", "fix the file") from None
-    values = (document.get("config") or {}) if isinstance(document, dict) else {}
-    return load_config(values, stack, root)
+    return dict((document.get("config") or {}) if isinstance(document, dict) else {})

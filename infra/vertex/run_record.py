@@ -48,8 +48,9 @@ STUDY_OUTPUTS = ("metric_id", "goal", "trials", "best_trial", "best_parameters",
 STACK_LABEL = "pulumi_stack"  # infra/labels.py stack_labels
 
 
-def record(outputs: Mapping[str, Any], kind: str = "custom_job") -> dict[str, Any]:
-    """The run.json of a job (`kind` custom_job) or a study (tuning_job) from its provider outputs."""
+def record(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The run.json of a job (kind custom_job) or a study (tuning_job: its outputs list `trials`)."""
+    kind = "tuning_job" if "trials" in outputs else "custom_job"
     chief = (outputs.get("worker_pools") or [{}])[0]
     keys = RUN_OUTPUTS + (STUDY_OUTPUTS if kind == "tuning_job" else ())
     return {
@@ -63,10 +64,10 @@ def record(outputs: Mapping[str, Any], kind: str = "custom_job") -> dict[str, An
     }
 
 
-def keep(outputs: Mapping[str, Any], warn: Callable[[str], None], kind: str = "custom_job") -> None:
+def keep(outputs: Mapping[str, Any], warn: Callable[[str], None]) -> None:
     """A run ended: write its record to `<base_output_dir>/run.json` and close its experiment run (a linked
     Vertex job). Each failure is one warning, never an error."""
-    kept = record(outputs, kind)
+    kept = record(outputs)
     target = join(str(outputs.get("base_output_dir", "")), RUN_FILE)
     try:
         write_text(target, json.dumps(kept, indent=2, sort_keys=True, default=str) + "\n")

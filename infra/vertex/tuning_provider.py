@@ -149,7 +149,7 @@ def deadline(status: TuningStatus, props: dict[str, Any]) -> float:
 
 def _failure(props: dict[str, Any], status: TuningStatus) -> JobError:
     # Hook: a study that ended badly keeps its run.json too (run_record.py).
-    run_record.keep(outputs(props, status), lambda message: log(props, message), "tuning_job")
+    run_record.keep(outputs(props, status), lambda message: log(props, message))
     error = status.error or "no error message was reported"
     hint = ""
     if props.get("runner") == "vertex":
@@ -188,7 +188,7 @@ def _cancel_overrun(runner: TuningRunner, status: TuningStatus, props: dict[str,
         # A study on another shape would run beside it and both be billed: stop here instead.
         return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
     # Hook: a study cancelled past its deadline keeps its run.json too (run_record.py).
-    run_record.keep(outputs(props, ended), lambda message: log(props, message), "tuning_job")
+    run_record.keep(outputs(props, ended), lambda message: log(props, message))
     job = f"Tuning job {ended.name} ({props.get('display_name')})"
     if ended.start_time:
         return JobError(
@@ -349,7 +349,7 @@ class TuningJobProvider(ResourceProvider):
         out = outputs(props, status, records)
         if props["wait"]:
             log(props, summary_line(out))
-            run_record.keep(out, lambda message: log(props, message), "tuning_job")  # hook: run.json
+            run_record.keep(out, lambda message: log(props, message))  # hook: run.json
         return CreateResult(status.name, out)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -371,7 +371,7 @@ class TuningJobProvider(ResourceProvider):
             # Waited for under the rules of the shape its trials run on (a FLEX_START fallback: max_wait).
             status = wait(runner, status, placement.apply_shape(props, placement.job_shape(status, props)[1]))
             out = outputs(props, status, stored=olds)
-            run_record.keep(out, lambda message: log(props, message), "tuning_job")  # hook: run.json
+            run_record.keep(out, lambda message: log(props, message))  # hook: run.json
             return UpdateResult(out)
         return UpdateResult(outputs(props, status, stored=olds))
 

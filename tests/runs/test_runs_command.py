@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from infra import runs
+from infra.config import ConfigError
 from infra.config.stack_file import load_stack
 from tests.fakes.storage import FakeStorage
 from tests.stack.conftest import ROOT
@@ -144,3 +145,9 @@ def test_an_unknown_stack_and_an_unreadable_bucket_are_clear_errors(capsys: pyte
     err = capsys.readouterr().err
     assert err.startswith("error: cannot list the runs under gs://my-training-dev-dev-training: ")
     assert "gcloud auth application-default login" in err
+
+
+def test_a_stack_file_that_is_not_yaml_is_a_config_error(tmp_path) -> None:
+    (tmp_path / "Pulumi.broken.yaml").write_text("config: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"Pulumi\.broken\.yaml is not valid YAML"):
+        load_stack("broken", tmp_path)
