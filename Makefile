@@ -24,7 +24,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= .local/tune-local
 
-.PHONY: setup check-python test lint train-local tune-local preflight up destroy clean
+.PHONY: setup check-python test lint train-local tune-local preflight runs up destroy clean
 
 setup: $(STAMP)
 
@@ -78,7 +78,6 @@ tune-local: setup
 	rm -rf $(LOCAL_TUNE)
 	$(QUIET) $(BIN)/python benchmarks/local_study.py --output $(LOCAL_TUNE) $(FILTER)
 
-# Needs the Pulumi CLI and, for cloud stacks, Google Cloud credentials (see README).
 STACK ?= local
 
 # Read-only: everything a cloud stack's `pulumi up` needs (credentials, project, billing, IAM, budget rights, APIs,
@@ -87,6 +86,12 @@ STACK ?= local
 preflight: setup
 	$(BIN)/python -m infra.preflight --stack $(STACK)
 
+# Every run of a stack, newest first, from the run.json records under its localDir or bucket (cloud stacks:
+# your Application Default Credentials). Pass ARGS="--json" or ARGS="--plot runs.png" for more.
+runs: setup
+	$(BIN)/python -m infra.runs --stack $(STACK) $(ARGS)
+
+# Needs the Pulumi CLI and, for cloud stacks, Google Cloud credentials (see README).
 up: setup
 	pulumi up --stack $(STACK)
 

@@ -102,6 +102,13 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "aiplatform.models.list",
             "aiplatform.models.update",
             "aiplatform.models.upload",
+            # Vertex AI Experiments (ML Metadata): the experiment and run contexts.
+            "aiplatform.metadataStores.create",
+            "aiplatform.metadataStores.get",
+            "aiplatform.contexts.addContextChildren",
+            "aiplatform.contexts.create",
+            "aiplatform.contexts.get",
+            "aiplatform.contexts.update",
         }
     ),
 }

@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
         ),
         *([keras.callbacks.TensorBoard(tensorboard_dir)] if tensorboard_dir else []),
     ]
-    model.fit(
+    fit = model.fit(
         train_x,
         train_y,
         validation_data=(valid_x, valid_y),
@@ -128,7 +128,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     val_loss, val_mae = model.evaluate(valid_x, valid_y, verbose=0)
     model.save(model_dir)  # a SavedModel: serving_default takes `features` [None, 4], returns `price`
-    metrics = {"val_loss": float(val_loss), "val_mae": float(val_mae), "epochs": args.epochs}
+    metrics = {
+        "val_loss": float(val_loss),
+        "val_mae": float(val_mae),
+        "epochs": args.epochs,
+        # Per epoch, for `make runs` plots (after a restart: the epochs this process ran).
+        "history": {name: [float(v) for v in values] for name, values in fit.history.items()},
+    }
     with tf.io.gfile.GFile(f"{model_dir.rstrip('/')}/metrics.json", "w") as f:
         f.write(json.dumps(metrics))
     print(f"model written to {model_dir}: val_mae={val_mae:.2f} (thousands)", flush=True)

@@ -18,6 +18,7 @@ from infra.config import (
     capacity,
     cost,
     data,
+    experiment,
     hyperparameters,
     model_registry,
     placeholders,
@@ -91,6 +92,8 @@ class StackConfig:
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     model_registry: ModelRegistryConfig = model_registry.NOT_REGISTERED
     tuning: tuning.TuningConfig | None = None
+    # The Vertex AI experiment the training jobs are linked to (infra/config/experiment.py); None: not linked.
+    experiment: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -99,6 +102,11 @@ class StackConfig:
     @property
     def bucket_name(self) -> str:
         return f"{self.gcp_project}-{self.stack}-training"
+
+    @property
+    def output_root(self) -> str:
+        """Where the stack's jobs write (runs/, tuning/, data/ under it): localDir, or the stack's bucket."""
+        return self.local_dir if self.is_local else f"gs://{self.bucket_name}"
 
 
 KEYS = (
@@ -128,6 +136,7 @@ KEYS = (
     *trainer.KEYS,
     *model_registry.KEYS,
     *tuning.KEYS,
+    *experiment.KEYS,
 )
 
 
@@ -310,4 +319,5 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
         trainer=trainer_config,
         model_registry=model_registry.read_model_registry(read, stack, runner),
         tuning=tuning.read_tuning(read, trainer_config),
+        experiment=experiment.read_experiment(read, stack, cloud, read.bool("tensorboard", False)),
     )

@@ -6,17 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
-
 from infra.config import ConfigError, load_config
+from infra.config.stack_file import stack_values
 from infra.preflight.results import Result, as_json, exit_code, missing, text
 from infra.preflight.run import run
-
-
-def stack_values(root: Path, stack: str) -> dict[str, object]:
-    """The `config:` of Pulumi.<stack>.yaml, as the stack tests hand it to load_config."""
-    document = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text()) or {}
-    return dict(document.get("config") or {})
 
 
 def check_stack(root: Path, stack: str) -> tuple[str, list[Result]]:
@@ -25,7 +18,7 @@ def check_stack(root: Path, stack: str) -> tuple[str, list[Result]]:
     if not path.is_file():
         return "not read", [missing("stack file", f"{path} does not exist", f"pulumi stack init {stack}")]
     try:
-        cfg = load_config(stack_values(root, stack), stack)
+        cfg = load_config(stack_values(stack, root), stack)
     except ConfigError as exc:
         problem, _, fix = str(exc).partition(". Fix: ")
         return "not read", [missing("stack configuration", problem, fix)]

@@ -28,6 +28,7 @@ TUNING = "tuning"
 MODEL_REGISTRY = "registerModel"
 CLOUD_BUILD = "imageBuilder: cloudbuild"
 BUDGET = "budget"
+EXPERIMENT = "experiment"
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,17 @@ DEPLOY_CALLS: dict[str, Call] = {
         "aiplatform.hyperparameterTuningJobs.cancel",
         "aiplatform.hyperparameterTuningJobs.delete",
         when=TUNING,
+    ),
+    # REST reference of metadataStores.get/create and contexts.get/create/patch/addContextChildren (read
+    # 2026-11-25): the stack's experiment and a run per training job (infra/vertex/custom_job/experiments.py).
+    "link the training job to its experiment run": _call(
+        "aiplatform.metadataStores.get",
+        "aiplatform.metadataStores.create",
+        "aiplatform.contexts.get",
+        "aiplatform.contexts.create",
+        "aiplatform.contexts.addContextChildren",
+        "aiplatform.contexts.update",
+        when=EXPERIMENT,
     ),
 }
 
@@ -168,6 +180,12 @@ GRANTED_BY: dict[str, str] = {
     "aiplatform.hyperparameterTuningJobs.get": "roles/aiplatform.user",
     "aiplatform.hyperparameterTuningJobs.cancel": "roles/aiplatform.user",
     "aiplatform.hyperparameterTuningJobs.delete": "roles/aiplatform.user",
+    "aiplatform.metadataStores.get": "roles/aiplatform.user",
+    "aiplatform.metadataStores.create": "roles/aiplatform.user",
+    "aiplatform.contexts.get": "roles/aiplatform.user",
+    "aiplatform.contexts.create": "roles/aiplatform.user",
+    "aiplatform.contexts.addContextChildren": "roles/aiplatform.user",
+    "aiplatform.contexts.update": "roles/aiplatform.user",
 }
 
 

@@ -27,6 +27,7 @@ def settings(cfg: StackConfig) -> frozenset[str]:
         up.TUNING: cfg.tuning is not None,
         up.MODEL_REGISTRY: cfg.model_registry.register,
         up.CLOUD_BUILD: cfg.image_builder == "cloudbuild",
+        up.EXPERIMENT: cfg.experiment is not None,
     }
     return frozenset(name for name, used in on.items() if used)
 

@@ -18,6 +18,7 @@ from infra.components.storage import CHECKPOINT_PREFIX, TMP_PREFIX
 from infra.components.trainer_workdir import local_workdir
 from infra.config import StackConfig
 from infra.config.trainer import DEFAULT_COMMAND, PROJECT_ROOT, default_args
+from infra.vertex.custom_job.experiments import run_id
 from infra.vertex.custom_job.resource import CustomJob, CustomJobArgs, WorkerPool
 from infra.vertex.runners.local.runner import WORKDIR_ENV
 from infra.workloads.best_parameters import config_values, trial_templates, with_best
@@ -106,7 +107,7 @@ class JobPlan:
 
 def plan(cfg: StackConfig, data_code: str, trainer_code: str) -> JobPlan:
     """`data_code`/`trainer_code`: content hashes of what each job runs (see infra/components/image.py)."""
-    root = cfg.local_dir if cfg.is_local else f"gs://{cfg.bucket_name}"
+    root = cfg.output_root
     data = asdict(cfg.data)
     if data["dir"] is None:
         del data["dir"]  # keeps the paths of stacks written before dataDir existed
@@ -288,6 +289,15 @@ class TrainingJobs(pulumi.ComponentResource):
                 # MultiWorkerMirroredStrategy cannot lose a worker mid-step: restart them all together.
                 restart_on_worker_restart=bool(cfg.worker_count),
                 tensorboard=tensorboard,
+                # One experiment per stack, one run per run directory (the same inputs, the same run).
+                **(
+                    {
+                        "experiment": cfg.experiment,
+                        "experiment_run": pulumi.Output.from_input(train_dir).apply(run_id),
+                    }
+                    if cfg.experiment
+                    else {}
+                ),
                 # A data job stopped by its cap leaves partial TFRecords: train only after it succeeded.
                 **self._after_data("The training job"),
                 # Strategy, FLEX_START wait and fallback shapes (stack keys in infra/config/capacity.py).

@@ -9,10 +9,11 @@ from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
-from infra.vertex.custom_job import spec
+from infra.vertex.custom_job import experiments, spec
 from infra.vertex.lifecycle import restarts, waiting
 from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
 from infra.vertex.lifecycle.report import run_outputs, summary_line
+from infra.vertex.lifecycle.run_record import arg_values
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.lifecycle.watch import watcher
 from infra.vertex.runners.local.runner import LocalRunner
@@ -66,6 +67,14 @@ class CustomJobKind(JobKind):
 
     def summary(self, outputs: dict[str, Any]) -> str:
         return summary_line(outputs, len(outputs["attempts"]))
+
+    def before_submit(self, shaped: dict[str, Any], say: Callable[[str], None]) -> None:
+        experiments.ensure(shaped, say)  # the run the job is linked to exists before the job (SDK order)
+
+    def ended(self, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
+        chief = (outputs.get("worker_pools") or [{}])[0]
+        params = experiments.run_params(arg_values([str(a) for a in chief.get("args") or []]))
+        experiments.end_run(outputs, params, say)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return cost_preview.preview_lines(props)

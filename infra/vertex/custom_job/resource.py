@@ -57,6 +57,9 @@ class CustomJobArgs:
     fallback_regions: list[str] | None = None
     reservation_affinity: dict[str, str] | None = None
     capacity_deadline_seconds: int | None = None
+    # The Vertex AI experiment and run the job is compared in (custom_job/experiments.py).
+    experiment: str | None = None
+    experiment_run: pulumi.Input[str] | None = None
     # The job this one needs to have succeeded (workloads/gate.py): not what the job computes, never diffed.
     upstream_job: pulumi.Input[str] | None = None
 

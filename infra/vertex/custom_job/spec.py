@@ -15,6 +15,7 @@ from google.protobuf import duration_pb2
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import gpu_regions, placement, reservations
 from infra.vertex.cost import spend
+from infra.vertex.custom_job import experiments
 from infra.vertex.lifecycle import restarts
 
 # Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
@@ -25,6 +26,8 @@ RUNNERS = ("vertex", "local")
 # `capacity_deadline_seconds` how long to keep looking, so they change in place too (and stay out of job_key:
 # a job adopted after an interrupted `up` is found whatever they say). `reservation_affinity` changes the
 # machines the job asks for (MachineSpec, "Immutable."), so it replaces the job, as scheduling_strategy does.
+# `experiment` and `experiment_run` only say where the console compares the run (experiments.py): a changed
+# link never reruns a job (and stacks from before the link keep their jobs).
 IN_PLACE_INPUTS = frozenset(
     {
         "wait",
@@ -35,6 +38,8 @@ IN_PLACE_INPUTS = frozenset(
         "fallback_regions",
         "capacity_deadline_seconds",
         "max_cost_usd",
+        "experiment",
+        "experiment_run",
     }
 )
 INPUTS = (
@@ -61,6 +66,8 @@ INPUTS = (
     "reservation_affinity",
     "fallback_regions",
     "capacity_deadline_seconds",
+    "experiment",
+    "experiment_run",
 )
 OUTPUTS = (
     "job_name",
@@ -269,6 +276,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.extend(restarts.validation_failures(props))
     failures.extend(_strategy_failures(props))
     failures.extend(_region_failures(props))
+    failures.extend(experiments.validation_failures(props))
     cap = props.get("max_cost_usd")
     if known("max_cost_usd") and (isinstance(cap, bool) or not isinstance(cap, int | float) or not cap > 0):
         failures.append(
@@ -655,6 +663,7 @@ def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0)
         base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=props["base_output_dir"]),
         tensorboard=props.get("tensorboard") or "",
     )
+    spec.experiment, spec.experiment_run = experiments.names(props)
     labels = {**props.get("labels", {}), KEY_LABEL: key}
     return aiplatform_v1.CustomJob(display_name=props["display_name"], job_spec=spec, labels=labels)
 

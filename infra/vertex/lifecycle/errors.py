@@ -11,12 +11,26 @@ from infra.dynamic import retries
 from infra.dynamic.errors import ProviderError
 from infra.dynamic.retries import code_name
 from infra.vertex.lifecycle import outcome
+from infra.vertex.lifecycle.status import JobStatus
 
 T = TypeVar("T")
 
 
 class JobError(ProviderError):
-    """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request."""
+    """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request.
+
+    `status`: the job that ended without succeeding (terminal), when there is one: its run is recorded
+    before the error is raised.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        api_error: gexc.GoogleAPICallError | None = None,
+        status: JobStatus | None = None,
+    ) -> None:
+        super().__init__(message, api_error)
+        self.status = status
 
 
 class JobGone(JobError):

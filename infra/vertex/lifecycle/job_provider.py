@@ -15,7 +15,7 @@ from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import AttemptRecord
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import spend
-from infra.vertex.lifecycle import placing, waiting
+from infra.vertex.lifecycle import placing, run_record, waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.kind import JobKind
 from infra.vertex.lifecycle.report import carried_attempts, current_record
@@ -72,9 +72,16 @@ class JobProvider(SpecProvider):
         }
 
     def _finished(self, props: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
-        """The outputs of a job that was waited for, announced in one summary line."""
+        """The outputs of a job that was waited for, announced in one summary line and recorded."""
         self.log(props, self.kind.summary(outputs))
+        self._ended(props, outputs)
         return outputs
+
+    def _ended(self, props: dict[str, Any], outputs: dict[str, Any]) -> None:
+        """A job ended: its run.json (run_record.py), then what its kind does at the end."""
+        say = lambda line: self.log(props, line)  # noqa: E731
+        run_record.keep(outputs, say)
+        self.kind.ended(outputs, say)
 
     def _adoptable(self, props: dict[str, Any]) -> JobStatus | None:
         """The job an interrupted `pulumi up` started with these inputs, in any region of the chain."""
@@ -100,7 +107,12 @@ class JobProvider(SpecProvider):
             note = cost_cap.submit_note(shaped, spend.Carried.of(adopted))
             if note:
                 say(note)
-        status, records = placing.place(self.kind, props, adopted, say)
+        try:
+            status, records = placing.place(self.kind, props, adopted, say)
+        except JobError as exc:
+            if props["wait"] and exc.status is not None:
+                self._ended(props, self.outputs(props, exc.status))
+            raise
         outputs = self.outputs(props, status, records)
         return CreateResult(status.name, self._finished(props, outputs) if props["wait"] else outputs)
 
@@ -125,7 +137,12 @@ class JobProvider(SpecProvider):
         # An update cannot change the resource's id, so it cannot move to a new attempt: it reports, waited
         # for under the rules of the shape it runs on (a FLEX_START fallback: max_wait_seconds).
         shaped = placement.apply_shape(props, placement.job_shape(status, props)[1])
-        status = waiting.wait(self.kind, runner, status, shaped, lambda line: self.log(props, line))
+        try:
+            status = waiting.wait(self.kind, runner, status, shaped, lambda line: self.log(props, line))
+        except JobError as exc:
+            if exc.status is not None:
+                self._ended(props, self.outputs(props, exc.status, stored=olds))
+            raise
         return UpdateResult(self._finished(props, self.outputs(props, status, stored=olds)))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:

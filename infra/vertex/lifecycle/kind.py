@@ -95,6 +95,12 @@ class JobKind:
         """The one line that ends a wait."""
         raise NotImplementedError
 
+    def before_submit(self, shaped: dict[str, Any], say: Callable[[str], None]) -> None:
+        """What must exist before a job on these props is submitted (a CustomJob's experiment run)."""
+
+    def ended(self, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
+        """Told of every job that ended (its outputs), after its run.json is written."""
+
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return []
 

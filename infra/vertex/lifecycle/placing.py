@@ -34,6 +34,7 @@ def submit(
     say: Say,
 ) -> JobStatus:
     """Submit the job on `shape`; say where it is and what its dollar cap counts."""
+    kind.before_submit(placement.apply_shape(props, shape), say)
     status = runner.create(kind.build(props, shape, attempt, carried))
     say(f"created {status.name} ({status.state}): {status.console_url}")
     moved = placement.tensorboard_note(props, shape)
@@ -124,6 +125,10 @@ def _skipped(kind: JobKind, shaped: dict[str, Any], index: int, shape: Shape) ->
     )
 
 
+def _exhausted(message: str, last: list[JobStatus]) -> JobError:
+    return JobError(message, status=last[0] if last else None)
+
+
 def place(
     kind: JobKind, props: dict[str, Any], adopted: JobStatus | None, say: Say
 ) -> tuple[JobStatus, list[AttemptRecord]]:
@@ -133,6 +138,7 @@ def place(
     Without `wait`, the first job submitted is the answer.
     """
     pending = adopted
+    last: list[JobStatus] = []  # the last job that ended: the run an exhausted chain records
     spent = restarts.Attempt.of(adopted) if adopted is not None else restarts.Attempt(1, 0)
     carried = spend.Carried(0, 0)  # the cost of the attempts before the next submission
 
@@ -165,6 +171,7 @@ def place(
         if not props["wait"]:
             return ShapeResult([current_record(props, status)], status)
         result = wait_shape(kind, runner, status, props, index, shape, say)
+        last[:] = [result.status] if result.status is not None else last
         if kind.resumable and result.status is not None:
             spent = restarts.Attempt(1, int(restarts.Attempt.of(result.status).total_seconds(result.status)))
             carried = spend.after(placement.apply_shape(props, shape), result.status)
@@ -176,7 +183,7 @@ def place(
         start,
         run,
         say,
-        lambda tried: JobError(placement.exhausted_message(props, tried, kind.noun)),
+        lambda tried: _exhausted(placement.exhausted_message(props, tried, kind.noun), last),
         placement.Deadline.of(props),
     )
     assert result.status is not None  # a shape that did not give way ran a job

@@ -31,8 +31,7 @@ class QueueTimeout(JobError):
     """A job that did not start in time and was cancelled (`status`, now terminal): another shape may run."""
 
     def __init__(self, message: str, status: JobStatus) -> None:
-        super().__init__(message)
-        self.status = status
+        super().__init__(message, status=status)
 
 
 def timestamp(iso_time: str) -> float:
@@ -100,7 +99,8 @@ def failure(kind: JobKind, props: dict[str, Any], status: JobStatus) -> JobError
         hint = job_failure_hint(error, props["project"], props["region"], bool(props.get("spot")))
     return JobError(
         f"{kind.noun} {status.name} ({props.get('display_name')}) ended {status.state}: {error}"
-        f"{kind.failure_details(status)} {hint + ' ' if hint else ''}Details and logs: {status.console_url}"
+        f"{kind.failure_details(status)} {hint + ' ' if hint else ''}Details and logs: {status.console_url}",
+        status=status,
     )
 
 
@@ -165,7 +165,7 @@ def _cancel_overrun(
         # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
         return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
     if ended.start_time:  # it may have started between the last poll and the cancel
-        return JobError(overrun_message(kind, props, ended))
+        return JobError(overrun_message(kind, props, ended), status=ended)
     return QueueTimeout(overrun_message(kind, props, ended), ended)
 
 

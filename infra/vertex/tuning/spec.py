@@ -26,7 +26,8 @@ ParameterSpec = StudySpec.ParameterSpec
 # provider (Vertex counts a failed trial against max_failed_trial_count instead), and the study does not stop
 # at a dollar cap, so it refuses those props rather than ignore them. `fallbacks` is shared: the provider
 # submits the whole study again on the next shape when its trials cannot get machines.
-SINGLE_JOB_INPUTS = ("max_restarts", "max_cost_usd")
+# A study's trials are not linked to Vertex AI Experiments (experiments.py): the study's run.json lists them.
+SINGLE_JOB_INPUTS = ("max_restarts", "max_cost_usd", "experiment", "experiment_run")
 TRIAL_INPUTS = tuple(k for k in spec.INPUTS if k not in SINGLE_JOB_INPUTS)
 STUDY_INPUTS = (
     "metric_id",

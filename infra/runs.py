@@ -1,0 +1,271 @@
+"""`python -m infra.runs --stack NAME`: every run of a stack from its run.json records, newest first.
+
+One line per run (when, state, the hyperparameters that differ between runs, the validation metric, duration,
+estimated cost, shape and region; a study with its best trial), `--json` for the records themselves, and
+`--plot FILE.png` for each run's validation curve from its metrics.json `history`. The records are read from
+the stack's output root (its bucket, with the caller's credentials, or its localDir), or from `--root`.
+A run directory without a readable run.json is listed as such: it never stops the listing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infra.config.reader import ConfigError
+from infra.config.stack_file import load_stack
+from infra.vertex.lifecycle.heartbeat import duration_text
+from infra.vertex.lifecycle.output_files import join, read_text, subdirectories
+from infra.vertex.lifecycle.run_record import RUN_FILE, arg_values
+
+# Where the stack's jobs write their runs under the output root (infra/workloads/jobs.py and tuning.py).
+RUN_FOLDERS = ("runs", "tuning")
+# Preferred validation metrics, in order: the first one a run reports is its METRIC column and its curve.
+VALIDATION_METRICS = ("val_accuracy", "val_loss", "val_mae")
+# Argument values that name places, not settings: they differ between runs by construction.
+PATH_PREFIXES = ("gs://", "/", "./", "../", "~")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run directory: its record, or why there is none (`problem`)."""
+
+    run_dir: str
+    record: dict[str, Any] | None
+    problem: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        if self.record is None:
+            return {"run_dir": self.run_dir, "problem": self.problem}
+        return {**self.record, "run_dir": self.run_dir}
+
+
+def read_run(run_dir: str) -> Run:
+    """The run.json of one run directory; a missing or unreadable one is a Run with a `problem`."""
+    try:
+        text = read_text(join(run_dir, RUN_FILE))
+    except Exception as exc:  # one unreadable record never stops the listing
+        return Run(run_dir, None, f"run.json unreadable ({type(exc).__name__}: {exc})")
+    if text is None:
+        return Run(run_dir, None, "no run.json (still running, or run before run records existed)")
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Run(run_dir, None, f"run.json unreadable (not JSON: {exc})")
+    if not isinstance(record, dict):
+        return Run(run_dir, None, "run.json unreadable (not a JSON object)")
+    return Run(run_dir, record)
+
+
+def list_runs(root: str) -> list[Run]:
+    """Every run under `root`'s runs/ and tuning/ folders, newest first; runs without a record last."""
+    dirs = [d for folder in RUN_FOLDERS for d in subdirectories(join(root, folder))]
+    return newest_first(read_run(d) for d in dirs)
+
+
+def _started(run: Run) -> datetime.datetime | None:
+    record = run.record or {}
+    for key in ("create_time", "start_time", "end_time"):
+        try:
+            when = datetime.datetime.fromisoformat(str(record.get(key) or ""))
+        except ValueError:
+            continue
+        return when if when.tzinfo else when.replace(tzinfo=datetime.UTC)
+    return None
+
+
+def newest_first(runs: Iterable[Run]) -> list[Run]:
+    runs = list(runs)
+    oldest = datetime.datetime.min.replace(tzinfo=datetime.UTC)
+    dated = sorted((r for r in runs if _started(r)), key=lambda r: _started(r) or oldest, reverse=True)
+    return dated + sorted((r for r in runs if not _started(r)), key=lambda r: r.run_dir)
+
+
+def differing(runs: Sequence[Run]) -> list[str]:
+    """The argument names whose values are not the same in every recorded run (paths left out)."""
+    parsed = [arg_values(r.record.get("args") or []) for r in runs if r.record]
+    if len(parsed) < 2:
+        return []
+    names = sorted({name for values in parsed for name in values})
+    return [
+        name
+        for name in names
+        if len({values.get(name) for values in parsed}) > 1
+        and not any(str(values.get(name, "")).startswith(PATH_PREFIXES) for values in parsed)
+    ]
+
+
+def validation_metric(record: dict[str, Any]) -> tuple[str, float] | None:
+    """A job's first VALIDATION_METRICS value; a study's best trial's metric."""
+    if record.get("kind") == "tuning_job":
+        best = record.get("best_metric")
+        return (str(record.get("metric_id", "metric")), float(best)) if _number(best) else None
+    metrics = record.get("metrics") or {}
+    for name in VALIDATION_METRICS:
+        if _number(metrics.get(name)):
+            return name, float(metrics[name])
+    return None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def history(record: dict[str, Any]) -> tuple[str, list[float]] | None:
+    """The per-epoch validation curve in metrics.json's `history`: `{phase: {metric: [...]}}` (phases in
+    order, as the built-in trainer writes it) or `{metric: [...]}`."""
+    found = (record.get("metrics") or {}).get("history")
+    if not isinstance(found, dict):
+        return None
+    phases = list(found.values()) if all(isinstance(v, dict) for v in found.values()) else [found]
+    for name in VALIDATION_METRICS:
+        curve = [float(v) for phase in phases for v in phase.get(name) or [] if _number(v)]
+        if curve:
+            return name, curve
+    return None
+
+
+def shape_text(record: dict[str, Any]) -> str:
+    shape = record.get("placement") or {}
+    machine = shape.get("machine_type", "?")
+    gpu = shape.get("accelerator_type")
+    gpus = f" + {shape.get('accelerator_count', 1)} x {gpu}" if gpu else ""
+    strategy = shape.get("scheduling_strategy")
+    spot = f" {strategy.lower()}" if strategy and strategy != "STANDARD" else ""
+    return f"{machine}{gpus}{spot}"
+
+
+def _when(run: Run) -> str:
+    started = _started(run)
+    return started.astimezone(datetime.UTC).strftime("%Y-%m-%d %H:%M") if started else "?"
+
+
+def _params(values: dict[str, str], names: Sequence[str]) -> list[str]:
+    return [values.get(name, "-") for name in names]
+
+
+def _metric_text(record: dict[str, Any]) -> str:
+    found = validation_metric(record)
+    text = f"{found[0]} {found[1]:.4f}" if found else "-"
+    if record.get("kind") == "tuning_job":
+        trials = record.get("trials") or []
+        best = record.get("best_trial")
+        chosen = " ".join(f"{k}={v}" for k, v in sorted((record.get("best_parameters") or {}).items()))
+        text += f" (best of {len(trials)} trials: #{best} {chosen})" if best else f" ({len(trials)} trials)"
+    return text
+
+
+def row(run: Run, names: Sequence[str]) -> list[str]:
+    """One table row: WHEN, STATE, the differing arguments, METRIC, DURATION, COST, SHAPE, REGION, RUN, and
+    why a run has no record (empty for one that has)."""
+    folder = "/".join(run.run_dir.rstrip("/").split("/")[-2:])
+    if run.record is None:
+        state = "NO RECORD" if "no run.json" in run.problem else "UNREADABLE"
+        return ["?", state, *["-"] * len(names), "-", "-", "-", "-", "-", folder, run.problem]
+    record = run.record
+    cost = record.get("estimated_cost_usd")
+    local = record.get("runner") == "local"
+    region = "local" if local else (record.get("placement") or {}).get("region") or record.get("region", "?")
+    return [
+        _when(run),
+        str(record.get("state", "?")).removeprefix("JOB_STATE_"),
+        *_params(arg_values(record.get("args") or []), names),
+        _metric_text(record),
+        duration_text(float(record.get("duration_seconds") or 0)),
+        f"USD {cost:.2f}" if _number(cost) else "-",
+        shape_text(record),
+        region,
+        folder,
+        "",
+    ]
+
+
+def table(runs: Sequence[Run]) -> list[str]:
+    """The runs as aligned text lines, a header first."""
+    names = differing(runs)
+    header = ["WHEN (UTC)", "STATE", *names, "METRIC", "DURATION", "COST", "SHAPE", "REGION", "RUN", ""]
+    rows = [header, *(row(run, names) for run in runs)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
+
+
+def plot(runs: Sequence[Run], path: str) -> int:
+    """Each run's validation curve into a PNG at `path`, labelled by what differs; returns how many."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display here
+    from matplotlib import pyplot
+
+    names = differing(runs)
+    curves = [(run, history(run.record)) for run in runs if run.record]
+    curves = [(run, found) for run, found in curves if found]
+    figure, axes = pyplot.subplots(figsize=(8, 5))
+    for run, (metric, values) in curves:
+        values_by_name = arg_values(run.record.get("args") or [])  # type: ignore[union-attr]
+        label = " ".join(f"{n}={values_by_name.get(n, '-')}" for n in names) or run.run_dir.rsplit("/", 1)[-1]
+        axes.plot(range(1, len(values) + 1), values, marker="o", label=f"{label} ({metric})")
+    values_all = [v for _run, (_metric, values) in curves for v in values]
+    if values_all and min(values_all) > 0 and max(values_all) / min(values_all) > 100:
+        axes.set_yscale("log")  # losses that fall by orders of magnitude stay readable side by side
+    axes.set_xlabel("epoch")
+    axes.set_ylabel(" / ".join(sorted({found[0] for _run, found in curves})) or "validation metric")
+    axes.set_title("Validation curve per run")
+    if curves:
+        axes.legend()
+    figure.tight_layout()
+    figure.savefig(path)
+    pyplot.close(figure)
+    return len(curves)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m infra.runs", description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", required=True, help="the stack whose runs to list (Pulumi.<stack>.yaml)")
+    parser.add_argument("--root", help="DIR or gs://BUCKET/PREFIX (default: the stack's localDir or bucket)")
+    parser.add_argument("--json", action="store_true", help="print the run records as a JSON list")
+    parser.add_argument("--plot", metavar="FILE.png", help="write each run's validation curve to a PNG")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        root = args.root or load_stack(args.stack).output_root
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        runs = list_runs(root)
+    except Exception as exc:  # the folder itself cannot be listed: say which and how to fix it
+        fix = (
+            "check the bucket name (--root) and sign in with `gcloud auth application-default login`"
+            if root.startswith("gs://")
+            else "check the directory (--root)"
+        )
+        print(
+            f"error: cannot list the runs under {root}: {type(exc).__name__}: "
+            f"{str(exc).rstrip('.')}. Fix: {fix}",
+            file=sys.stderr,
+        )
+        return 1
+    if args.json:
+        print(json.dumps([run.as_json() for run in runs], indent=2, sort_keys=True, default=str))
+    else:
+        print(f"Stack {args.stack}: {len(runs)} run(s) under {root}, newest first")
+        for line in table(runs) if runs else []:
+            print(line)
+    if args.plot:
+        drawn = plot(runs, args.plot)
+        print(f"wrote {args.plot}: {drawn} curve(s) (runs with a metrics.json history)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Small files in a job's outputs, on a local path or gs:// (Cloud Storage, honouring STORAGE_EMULATOR_HOST).
+
+The storage client is made per call and never kept: the providers hold no clients between calls, and the
+`infra.runs` command reads with the caller's Application Default Credentials.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from google.cloud import storage
+
+
+def _split(uri: str) -> tuple[str, str]:
+    bucket, _, name = uri.removeprefix("gs://").partition("/")
+    return bucket, name
+
+
+def join(directory: str, name: str) -> str:
+    return directory.rstrip("/") + "/" + name
+
+
+def read_text(uri: str) -> str | None:
+    """The file's text, None when it does not exist; other errors propagate."""
+    if uri.startswith("gs://"):
+        bucket, name = _split(uri)
+        found = storage.Client().bucket(bucket).get_blob(name)
+        return None if found is None else found.download_as_text()
+    path = Path(uri).expanduser()
+    return path.read_text() if path.is_file() else None
+
+
+def write_text(uri: str, text: str, content_type: str = "application/json") -> None:
+    """Write (replace) the file; a local one through a temporary file, so a reader never sees half of it."""
+    if uri.startswith("gs://"):
+        bucket, name = _split(uri)
+        storage.Client().bucket(bucket).blob(name).upload_from_string(text, content_type=content_type)
+        return
+    path = Path(uri).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
+def subdirectories(uri: str) -> list[str]:
+    """The directories directly under `uri` (full paths or gs:// URIs, no trailing slash); [] when absent."""
+    if uri.startswith("gs://"):
+        bucket, prefix = _split(uri)
+        prefix = prefix.rstrip("/") + "/" if prefix.strip("/") else ""
+        pages = storage.Client().list_blobs(bucket, prefix=prefix, delimiter="/")
+        for _page in pages.pages:  # `prefixes` fills in as the pages are read
+            pass
+        return sorted(f"gs://{bucket}/{p.rstrip('/')}" for p in pages.prefixes)
+    path = Path(uri).expanduser()
+    if not path.is_dir():
+        return []
+    return sorted(str(child) for child in path.iterdir() if child.is_dir())

@@ -1,0 +1,94 @@
+"""run.json: what a finished training job or study was, kept beside its outputs so every run stays comparable.
+
+`record` is a pure function of the provider's outputs; `keep` writes it into the run's base_output_dir (local
+directory or gs://) and never fails the job: a write error is one warning line.
+What a record leaves out, on purpose: every pool's `env` (a user may pass a token there) and the other pools'
+args (the chief's say what was trained). The runtime service account is kept: it is an identity's name, not a
+credential, and says who ran the job.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from infra.vertex.lifecycle.output_files import join, write_text
+
+RUN_FILE = "run.json"
+# Bumped when a field changes meaning; readers (infra/runs.py) accept records of any version they know.
+RECORD_VERSION = 1
+# The outputs that describe a run (the contract's list), copied as they are when present.
+RUN_OUTPUTS = (
+    "job_name",
+    "display_name",
+    "state",
+    "error",
+    "console_url",
+    "placement",
+    "attempts",
+    "duration_seconds",
+    "estimated_cost_usd",
+    "metrics",
+    "create_time",
+    "start_time",
+    "end_time",
+    "model_dir",
+    "base_output_dir",
+    "runner",
+    "project",
+    "region",
+    "service_account",
+    "experiment",
+    "experiment_run",
+)
+# A study's own outputs on top of those: its trials and the best one.
+STUDY_OUTPUTS = ("metric_id", "goal", "trials", "best_trial", "best_parameters", "best_metric")
+STACK_LABEL = "pulumi_stack"  # infra/labels.py stack_labels
+
+
+def record(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The run.json of a job (kind custom_job) or a study (tuning_job: its outputs list `trials`)."""
+    kind = "tuning_job" if "trials" in outputs else "custom_job"
+    chief = (outputs.get("worker_pools") or [{}])[0]
+    keys = RUN_OUTPUTS + (STUDY_OUTPUTS if kind == "tuning_job" else ())
+    return {
+        "record_version": RECORD_VERSION,
+        "kind": kind,
+        "stack": (outputs.get("labels") or {}).get(STACK_LABEL, ""),
+        **{k: outputs[k] for k in keys if outputs.get(k) is not None},
+        "image": chief.get("image_uri", ""),
+        "command": list(chief.get("command") or []),
+        "args": [str(arg) for arg in chief.get("args") or []],
+    }
+
+
+def keep(outputs: Mapping[str, Any], warn: Callable[[str], None]) -> None:
+    """A run ended: write its record to `<base_output_dir>/run.json`; a failure is one warning, never an
+    error."""
+    kept = record(outputs)
+    target = join(str(outputs.get("base_output_dir", "")), RUN_FILE)
+    try:
+        write_text(target, json.dumps(kept, indent=2, sort_keys=True, default=str) + "\n")
+    except Exception as exc:  # the record describes the run: losing it never fails the run
+        warn(f"could not write {target}: {type(exc).__name__}: {exc}")
+
+
+def arg_values(args: Sequence[str]) -> dict[str, str]:
+    """`--flag value` and `--flag=value` pairs (a flag followed by another flag: "true"), by flag name."""
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(args):
+        arg = str(args[index])
+        index += 1
+        if not arg.startswith("--"):
+            continue
+        name, equals, value = arg[2:].partition("=")
+        if not equals:
+            following = str(args[index]) if index < len(args) else ""
+            if following and not following.startswith("--"):
+                value, index = following, index + 1
+            else:
+                value = "true"
+        values[name] = value
+    return values

@@ -1,0 +1,157 @@
+"""`python -m infra.runs` over records it did not make itself: a bucket (fake Cloud Storage through the real
+client), studies, runs without a record, the built-in trainer's phased history, and the stack's own root."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from infra import runs
+from infra.config import ConfigError
+from infra.config.stack_file import load_stack
+from tests.fakes.storage import FakeStorage
+from tests.stack.conftest import ROOT, stack_config
+
+BUCKET = "gs://team-bucket/vision"
+L4_SPOT = {
+    "machine_type": "g2-standard-4",
+    "accelerator_type": "NVIDIA_L4",
+    "accelerator_count": 1,
+    "scheduling_strategy": "SPOT",
+}
+# The built-in trainer's metrics.json history: one entry per phase, in order.
+PHASED = {"head": {"val_accuracy": [0.6, 0.7], "loss": [1.0, 0.5]}, "fine_tune": {"val_accuracy": [0.81]}}
+
+
+def _record(**fields: object) -> bytes:
+    base = {
+        "record_version": 1,
+        "kind": "custom_job",
+        "stack": "dev",
+        "runner": "vertex",
+        "region": "us-central1",
+        "state": "JOB_STATE_SUCCEEDED",
+        "placement": L4_SPOT,
+        "duration_seconds": 754.0,
+    }
+    return json.dumps({**base, **fields}).encode()
+
+
+@pytest.fixture
+def bucket(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeStorage]:
+    storage = FakeStorage()
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage.start())
+    storage.put(
+        f"{BUCKET}/runs/aaa111/run.json",
+        _record(
+            create_time="2026-11-24T10:00:00+00:00",
+            args=[
+                "--epochs",
+                "3",
+                "--learning-rate",
+                "0.001",
+                "--data-dir",
+                "gs://team-bucket/vision/data/x",
+            ],
+            metrics={"val_accuracy": 0.81, "val_loss": 0.4, "history": PHASED},
+            estimated_cost_usd=0.21,
+        ),
+    )
+    storage.put(
+        f"{BUCKET}/runs/bbb222/run.json",
+        _record(
+            create_time="2026-11-25T09:30:00+00:00",
+            args=["--epochs", "3", "--learning-rate", "0.01", "--data-dir", "gs://team-bucket/vision/data/y"],
+            metrics={"val_accuracy": 0.86},
+            estimated_cost_usd=0.19,
+        ),
+    )
+    storage.put(f"{BUCKET}/runs/ccc333/model/saved_model.pb", b"...")  # a run still going: no record yet
+    storage.put(
+        f"{BUCKET}/tuning/ddd444/run.json",
+        _record(
+            kind="tuning_job",
+            create_time="2026-11-25T08:00:00+00:00",
+            args=["--epochs", "3"],
+            metric_id="val_accuracy",
+            trials=[{"id": "1"}, {"id": "2"}, {"id": "3"}],
+            best_trial="2",
+            best_parameters={"learning-rate": 0.01},
+            best_metric=0.88,
+        ),
+    )
+    yield storage
+    storage.stop()
+
+
+def test_a_bucket_lists_runs_and_studies_newest_first(
+    bucket: FakeStorage, capsys: pytest.CaptureFixture
+) -> None:
+    assert runs.main(["--stack", "dev", "--root", BUCKET, "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r["run_dir"] for r in listed] == [
+        f"{BUCKET}/runs/bbb222",
+        f"{BUCKET}/tuning/ddd444",
+        f"{BUCKET}/runs/aaa111",
+        f"{BUCKET}/runs/ccc333",
+    ]
+    assert listed[-1] == {
+        "run_dir": f"{BUCKET}/runs/ccc333",
+        "problem": runs.read_run(f"{BUCKET}/runs/ccc333").problem,
+    }
+    assert "no run.json" in listed[-1]["problem"]
+
+
+def test_the_table_compares_what_differs_with_cost_shape_and_the_studys_best(
+    bucket: FakeStorage, capsys: pytest.CaptureFixture
+) -> None:
+    assert runs.main(["--stack", "dev", "--root", BUCKET]) == 0
+    title, header, newest, study, oldest, missing = capsys.readouterr().out.splitlines()
+    assert title == f"Stack dev: 4 run(s) under {BUCKET}, newest first"
+    # Only the learning rate differs: epochs are the same and the data dirs are places, not settings.
+    assert header.split() == [
+        *("WHEN", "(UTC)", "STATE", "learning-rate", "METRIC", "DURATION", "COST", "SHAPE", "REGION", "RUN")
+    ]
+    assert newest.split() == [
+        *("2026-11-25", "09:30", "SUCCEEDED", "0.01", "val_accuracy", "0.8600", "12m", "34s", "USD", "0.19"),
+        *("g2-standard-4", "+", "1", "x", "NVIDIA_L4", "spot", "us-central1", "runs/bbb222"),
+    ]
+    assert (
+        "val_accuracy 0.8800 (best of 3 trials: #2 learning-rate=0.01)" in study and "tuning/ddd444" in study
+    )
+    assert oldest.split()[3] == "0.001" and "USD 0.21" in oldest
+    assert missing.split()[:3] == ["?", "NO", "RECORD"] and "runs/ccc333" in missing
+
+
+def test_history_joins_the_trainers_phases_in_order() -> None:
+    record = json.loads(_record(metrics={"history": PHASED}))
+    assert runs.history(record) == ("val_accuracy", [0.6, 0.7, 0.81])
+    assert runs.history({"metrics": {"history": {"val_loss": [3.0, 2.0]}}}) == ("val_loss", [3.0, 2.0])
+    assert runs.history({"metrics": {"val_loss": 1.0}}) is None
+
+
+def test_the_default_root_is_the_stacks_local_dir_or_bucket() -> None:
+    assert load_stack("housing").output_root == str(ROOT / ".local" / "stack-housing")
+    assert stack_config("dev").output_root == "gs://acme-vt-dev-dev-training"  # the stack's bucket
+
+
+def test_an_unknown_stack_and_an_unreadable_bucket_are_clear_errors(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert runs.main(["--stack", "nosuch"]) == 2
+    assert "no stack file Pulumi.nosuch.yaml" in capsys.readouterr().err
+    # The committed dev file holds example ids (refused): read it with this test's own.
+    monkeypatch.setattr(runs, "load_stack", stack_config)
+    # No credentials in tests (tests/conftest.py): the bucket cannot be listed.
+    assert runs.main(["--stack", "dev"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot list the runs under gs://acme-vt-dev-dev-training: ")
+    assert "gcloud auth application-default login" in err
+
+
+def test_a_stack_file_that_is_not_yaml_is_a_config_error(tmp_path) -> None:
+    (tmp_path / "Pulumi.broken.yaml").write_text("config: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"Pulumi\.broken\.yaml is not valid YAML"):
+        load_stack("broken", tmp_path)
