@@ -139,9 +139,24 @@ def test_empty_or_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_refuses_to_mix_into_an_existing_data_set(tmp_path: Path) -> None:
-    make_synthetic(tmp_path / "d", count=8)
+    """The same conversion again finds its data set complete; anything else is refused, nothing is touched."""
+    first = make_synthetic(tmp_path / "d", count=8)
+    written = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "d").glob("*.tfrec")}
+    assert make_synthetic(tmp_path / "d", count=8) == first  # e.g. a job restarted after it had finished
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "d").glob("*.tfrec")} == written
     with pytest.raises(TrainerError, match="already holds TFRecords"):
-        make_synthetic(tmp_path / "d", count=8)
+        make_synthetic(tmp_path / "d", count=10)
+    older = tmp_path / "older"  # a data set written before conversions had fingerprints
+    make_synthetic(older, count=8)
+    meta = json.loads((older / "metadata.json").read_text())
+    (older / "metadata.json").write_text(json.dumps({**meta, "fingerprint": ""}))
+    with pytest.raises(TrainerError, match="already holds TFRecords"):
+        make_synthetic(older, count=8)
+    unfinished = tmp_path / "unfinished"
+    make_synthetic(unfinished, count=8)
+    (unfinished / "metadata.json").unlink()
+    with pytest.raises(TrainerError, match="unfinished conversion of another source or with other settings"):
+        make_synthetic(unfinished, count=10)
 
 
 def test_cli_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,7 +171,7 @@ def test_cli_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_synthetic_classes_differ_learnably() -> None:
-    from trainer.sources import synthetic_image
+    from trainer.loaders import synthetic_image
 
     rng = np.random.default_rng(0)
     warm = [synthetic_image(rng, 0, 32) for _ in range(20)]
