@@ -1,4 +1,4 @@
-"""dataReplicas: the data job runs a chief and replicas-1 workers of the same machine, into the same data dir."""
+"""dataReplicas: the data job runs a chief and replicas-1 workers of one machine, into the same data dir."""
 
 from __future__ import annotations
 
