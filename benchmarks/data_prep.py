@@ -7,14 +7,16 @@ floor:      the same per-image work (read the file, convert) on a process pool o
 one process: the conversion with --workers 1, for comparison
 
 The images are 500x375 JPEG views (Cats vs Dogs size) of the colour photographs scikit-image ships. Rounds
-alternate, and the best of each is kept, so load from other processes hits all alike.
+alternate (in turn reversed), and the best of each is kept, so load from other processes hits all alike; the
+load average is printed with the figures.
 
-    .venv/bin/python benchmarks/data_prep.py [--images 1024] [--rounds 3] [--workers N]
+    .venv/bin/python benchmarks/data_prep.py [--images 1024] [--rounds 5] [--workers N]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from functools import partial
@@ -65,23 +67,28 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--images", type=int, default=1024)
-    p.add_argument("--rounds", type=int, default=3, help="alternating measurements; the best of each is kept")
+    p.add_argument("--rounds", type=int, default=5, help="alternating measurements; the best of each is kept")
     p.add_argument("--workers", type=int, default=default_workers())
     args = p.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "photos"
         paths = write_photos(folder, args.images)
         best = {"floor": 0.0, "conversion": 0.0, "one process": 0.0}
         for round_ in range(args.rounds):
-            runs = {
-                "floor": lambda: floor_seconds(paths, args.workers),
-                "conversion": lambda: conversion_seconds(folder, Path(tmp) / f"c{round_}", args.workers),
-                "one process": lambda: conversion_seconds(folder, Path(tmp) / f"o{round_}", 1),
-            }
-            for name, measure in runs.items():
+            output = Path(tmp) / f"round-{round_}"
+            measures = [
+                ("floor", partial(floor_seconds, paths, args.workers)),
+                ("conversion", partial(conversion_seconds, folder, output / "conversion", args.workers)),
+                ("one process", partial(conversion_seconds, folder, output / "one-process", 1)),
+            ]
+            for name, measure in measures if round_ % 2 == 0 else reversed(measures):
                 best[name] = max(best[name], args.images / measure())
     print(
-        f"{args.images} images of 500x375 -> shorter side {SIZE}, {args.workers} worker(s), best of {args.rounds}"
+        f"{args.images} images 500x375 -> shorter side {SIZE}, {args.workers} worker(s), best of {args.rounds}"
+    )
+    print(
+        f"1-minute load average (other processes too): {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     )
     for name, rate in best.items():
         print(f"{name:12}: {rate:8.1f} img/s")
