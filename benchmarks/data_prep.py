@@ -85,11 +85,9 @@ def main() -> None:
             for name, measure in measures if round_ % 2 == 0 else reversed(measures):
                 best[name] = max(best[name], args.images / measure())
     print(
-        f"{args.images} images 500x375 -> shorter side {SIZE}, {args.workers} worker(s), best of {args.rounds}"
+        f"{args.images} images 500x375 -> shorter side {SIZE}, {args.workers} workers, best of {args.rounds}"
     )
-    print(
-        f"1-minute load average (other processes too): {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
-    )
+    print(f"1-minute load average (all processes): {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     for name, rate in best.items():
         print(f"{name:12}: {rate:8.1f} img/s")
     ratio = best["conversion"] / best["floor"]
