@@ -8,8 +8,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from trainer.errors import TrainerError
+
+if TYPE_CHECKING:
+    from trainer.metadata import Metadata
 
 DEFAULT_TFDS_NAME = "cats_vs_dogs"
 DEFAULT_PROGRESS_SECONDS = 30.0
@@ -68,7 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace):  # -> trainer.metadata.Metadata | None
+def run(args: argparse.Namespace) -> Metadata | None:
     """This replica's part of the conversion; the chief (or only) replica returns the data set's metadata."""
     from trainer import data_prep
 

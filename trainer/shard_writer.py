@@ -36,8 +36,9 @@ def write_shards(
         for shard in shards:
             writer, tmp, counts = _write(shard, output, class_names, results, progress)
             finishing.append(finishers.submit(_finish, writer, tmp, output, shard.name, fingerprint, counts))
-            for done in (f for f in finishing if f.done()):
+            for done in [f for f in finishing if f.done()]:
                 done.result()  # an upload that failed stops the run now, not at the end
+                finishing.remove(done)
         for future in finishing:
             future.result()
 
