@@ -1,12 +1,13 @@
 """Decode, resize and encode on every core: a pool of worker processes whose results come back in order.
 
-Why processes (measured 2026-11-25 on this 2-core machine, 256 of benchmarks/data_prep.py's photographs, best
-of 4 alternating rounds): a process pool and a thread pool both made 642 images/s (one process: 420); a
-tf.data parallel map over the same PIL code in `tf.py_function` made 587. On 2 cores they tie, but 16-27 % of
-the per-image time holds the GIL (pure-Python JPEG header, EXIF and chunk loops in PIL: a spinning Python
-thread kept only 73-84 % of its speed beside a converting one), which caps threads, and tf.data's py_function
-with them, at about 4-6 cores; the stack's data machines have 4 and 8. tf.data's own decode/resize/encode ops
-would store different pixels (another bicubic kernel, no EXIF rotation), so they are not the same work.
+Why processes (`benchmarks/data_prep.py --executors`, this 2-core machine shared with other users, 2026-11-25,
+512 photographs, best of 4): a process pool made 626 images/s, a thread pool 611, a tf.data parallel map over
+the same PIL code in `tf.py_function` 519, one process 409. A conversion releases the GIL for only part of its
+time (pure-Python JPEG header, EXIF and chunk loops in PIL hold it): 73-91 % in runs here (42 % while other
+users kept both cores busy, which this measure cannot tell from the GIL). Threads, and tf.data's py_function
+with them, so stop scaling somewhere between about 4 and 11 cores, and sooner for formats whose decoding holds
+the GIL longer; processes have no such limit, and were as fast here. tf.data's own decode/resize/encode ops
+would store other pixels (another bicubic kernel, no EXIF rotation): not the same work.
 
 Workers come from a fork server that preloads only this module (PIL and numpy, no TensorFlow): a fork of a
 process that has started TensorFlow is not safe, and a spawned worker would import it again.
