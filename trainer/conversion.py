@@ -1,13 +1,12 @@
 """Decode, resize and encode on every core: a pool of worker processes whose results come back in order.
 
-Why processes (`benchmarks/data_prep.py --executors`, this 2-core machine shared with other users, 2026-11-25,
-512 photographs, best of 4): a process pool made 626 images/s, a thread pool 611, a tf.data parallel map over
-the same PIL code in `tf.py_function` 519, one process 409. A conversion releases the GIL for only part of its
-time (pure-Python JPEG header, EXIF and chunk loops in PIL hold it): 73-91 % in runs here (42 % while other
-users kept both cores busy, which this measure cannot tell from the GIL). Threads, and tf.data's py_function
-with them, so stop scaling somewhere between about 4 and 11 cores, and sooner for formats whose decoding holds
-the GIL longer; processes have no such limit, and were as fast here. tf.data's own decode/resize/encode ops
-would store other pixels (another bicubic kernel, no EXIF rotation): not the same work.
+Why processes (`benchmarks/data_prep.py --executors`, this 2-core machine quiet, load average 1.0, 2026-11-25,
+512 photographs, best of 4): a process pool made 669 images/s, a thread pool 648, a tf.data parallel map over
+the same PIL code in `tf.py_function` 554, one process 417. Processes were the fastest and their scaling does
+not depend on how much of the work releases the GIL; threads' does (a conversion of these JPEGs holds it 4 %
+of its time, which Amdahl's law lets reach about 25 cores; pure-Python parts of PIL such as header, EXIF and
+chunk loops hold it, more so for other formats). tf.data's own decode/resize/encode ops would store other
+pixels (another bicubic kernel, no EXIF rotation): not the same work.
 
 Workers come from a fork server that preloads only this module (PIL and numpy, no TensorFlow): a fork of a
 process that has started TensorFlow is not safe, and a spawned worker would import it again.
