@@ -20,7 +20,7 @@ import tf_keras as keras
 from PIL import Image
 
 import trainer  # noqa: F401  sets TF_USE_LEGACY_KERAS before TensorFlow loads
-from trainer import backbones, create_tfrecords, data, model, sources
+from trainer import backbones, create_tfrecords, data, loaders, model
 
 CLASSES = ["blue", "green", "red"]
 
@@ -30,7 +30,7 @@ def write_data(root: Path, per_class: int, size: int) -> Path:
     for label, name in enumerate(CLASSES):
         (root / "images" / name).mkdir(parents=True)
         for i in range(per_class):
-            image = sources.synthetic_image(rng, label, size)
+            image = loaders.synthetic_image(rng, label, size)
             Image.fromarray(image).save(root / "images" / name / f"{i}.png")
     args = ["--source", "folder", "--folder", str(root / "images"), "--output", str(root / "data")]
     create_tfrecords.run(create_tfrecords.parse_args([*args, "--image-size", str(size)]))

@@ -28,6 +28,8 @@ class Metadata:
     valid_split: str = ""
     storage: str = "jpeg, shorter side resized to image_size, aspect ratio kept, no augmentation"
     shards: dict[str, int] = field(default_factory=dict)
+    # Identifies the conversion (trainer/shard_plan.py): a re-run of the same one finds its data set complete.
+    fingerprint: str = ""
 
     def total(self, split: str) -> int:
         return sum(self.counts.get(split, {}).values())

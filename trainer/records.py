@@ -24,7 +24,8 @@ def serialize(jpeg: bytes, label: int, height: int, width: int) -> bytes:
             }
         )
     )
-    return example.SerializeToString()
+    # Deterministic: map order otherwise varies by process, and shards would differ byte-wise between runs.
+    return example.SerializeToString(deterministic=True)
 
 
 def parse(serialized: tf.Tensor) -> dict[str, tf.Tensor]:

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import tensorflow as tf
 
+from trainer import loaders
 from trainer.errors import TrainerError
+
+log = logging.getLogger("trainer.sources")
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
 SYNTHETIC_CLASSES = ["cats", "dogs"]
-# Ellipse colour per class in generated images: warm, cool, then more for tests with more classes.
-PALETTE = ((220, 90, 40), (40, 90, 220), (60, 200, 60), (220, 200, 40), (160, 60, 200))
-DEFAULT_TFDS_NAME = "cats_vs_dogs"
+# Hidden entries (.ipynb_checkpoints/, .DS_Store, ._IMG_1.jpg from macOS) are never classes or images.
+HIDDEN_PREFIX = "."
+# How many skipped hidden entries the one line about them names.
+SHOWN_HIDDEN = 5
 # TFDS's conventional name for a held-out split meant for model selection (e.g. cassava's).
 TFDS_VALID_SPLIT = "validation"
 TFDS_CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
@@ -25,6 +31,7 @@ TFDS_CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
 class Item:
     key: str  # stable identity (file path, tfds index, synthetic index): the split is decided on it
     label: int
+    # Picklable (a trainer.loaders function in a partial): the conversion calls it in a worker process.
     load: Callable[[], bytes | np.ndarray]
 
 
@@ -43,12 +50,14 @@ def from_folder(folder: str, count: int | None = None) -> Source:
             f"--folder {folder} does not exist or is not a directory; pass a folder with one "
             "sub-folder of images per class (e.g. cats/ and dogs/)"
         )
+    hidden: list[str] = []
     class_names = sorted(
-        name.rstrip("/")
-        for name in tf.io.gfile.listdir(folder)
-        if tf.io.gfile.isdir(posixpath.join(folder, name))
+        name
+        for name in (entry.rstrip("/") for entry in tf.io.gfile.listdir(folder))
+        if tf.io.gfile.isdir(posixpath.join(folder, name)) and _visible(name, name + "/", hidden)
     )
     if len(class_names) < 2:
+        _log_hidden(hidden)
         raise TrainerError(
             f"--folder {folder} has {len(class_names)} class sub-folder(s); it needs one "
             "sub-folder per class, at least two (e.g. cats/ and dogs/)"
@@ -59,25 +68,55 @@ def from_folder(folder: str, count: int | None = None) -> Source:
         files = sorted(
             posixpath.join(class_dir, f)
             for f in tf.io.gfile.listdir(class_dir)
-            if f.lower().endswith(IMAGE_EXTENSIONS)
+            if f.lower().endswith(IMAGE_EXTENSIONS) and _visible(f, f"{name}/{f}", hidden)
         )
         if not files:
+            _log_hidden(hidden)
             raise TrainerError(
                 f"class folder {class_dir} holds no .jpg/.jpeg/.png files; add images or remove it"
             )
-        items += [Item(path, label, _file_loader(path)) for path in files]
+        if len(files) < 2:
+            raise TrainerError(
+                f"class folder {class_dir} holds 1 image; every class needs at least two (one for training, "
+                "one for validation): add images or remove the class"
+            )
+        items += [Item(path, label, partial(loaders.read_file, path)) for path in files]
+    _log_hidden(hidden)
+    check_count(count, len(class_names))
     return Source(class_names, _limit(items, count, len(class_names)))
 
 
-def _file_loader(path: str) -> Callable[[], bytes]:
-    def load() -> bytes:
-        with tf.io.gfile.GFile(path, "rb") as f:
-            return f.read()
+def _visible(name: str, shown: str, hidden: list[str]) -> bool:
+    """False for a hidden entry, which is added to `hidden` as `shown` (for the one line about them)."""
+    if name.startswith(HIDDEN_PREFIX):
+        hidden.append(shown)
+        return False
+    return True
 
-    return load
+
+def _log_hidden(hidden: list[str]) -> None:
+    if hidden:
+        more = f" and {len(hidden) - SHOWN_HIDDEN} more" if len(hidden) > SHOWN_HIDDEN else ""
+        log.info(
+            "skipped %d hidden entr%s (never classes or images): %s%s",
+            len(hidden),
+            "y" if len(hidden) == 1 else "ies",
+            ", ".join(hidden[:SHOWN_HIDDEN]),
+            more,
+        )
 
 
-def from_tfds(name: str = DEFAULT_TFDS_NAME, count: int | None = None, valid_fraction: float = 0.2) -> Source:
+def check_count(count: int | None, num_classes: int) -> None:
+    """--count must leave every class one training and one validation image."""
+    if count is not None and count < 2 * num_classes:
+        raise TrainerError(
+            f"--count {count} is too small for {num_classes} classes: every class needs at least one "
+            f"training and one validation image, so use --count {2 * num_classes} or more (or leave --count "
+            "out to use every image)"
+        )
+
+
+def from_tfds(name: str, count: int | None = None, valid_fraction: float = 0.2) -> Source:
     """A tfds image classification dataset (needs network access or a prepared TFDS_DATA_DIR).
 
     Uses the dataset's `validation` split where it has one (cassava does; cats_vs_dogs and tf_flowers have
@@ -99,8 +138,9 @@ def from_tfds(name: str = DEFAULT_TFDS_NAME, count: int | None = None, valid_fra
             f"--tfds-name {name!r} is not an image classification dataset (it needs an `image` and a class "
             f"`label` feature); pick one from {TFDS_CATALOG}"
         )
-    builder.download_and_prepare()
     class_names = list(features["label"].names)
+    check_count(count, len(class_names))
+    builder.download_and_prepare()
     train = _tfds_items(builder, name, "train")
     if TFDS_VALID_SPLIT not in builder.info.splits:
         return Source(class_names, _limit(train, count, len(class_names)))
@@ -119,13 +159,9 @@ def _tfds_items(builder: object, name: str, split: str) -> list[Item]:
 
     ds = builder.as_dataset(split=split, decoders={"image": tfds.decode.SkipDecoding()})
     return [
-        Item(f"{name}:{split}:{i}", int(ex["label"]), _constant(bytes(ex["image"])))
+        Item(f"{name}:{split}:{i}", int(ex["label"]), partial(loaders.constant, bytes(ex["image"])))
         for i, ex in enumerate(tfds.as_numpy(ds))
     ]
-
-
-def _constant(data: bytes) -> Callable[[], bytes]:
-    return lambda: data
 
 
 def synthetic(count: int, size: int, seed: int) -> Source:
@@ -134,29 +170,10 @@ def synthetic(count: int, size: int, seed: int) -> Source:
         raise TrainerError(
             f"--count {count} is too small for a synthetic data set; use at least 4 (e.g. 400)"
         )
-    items = [Item(f"synthetic:{i}", i % 2, _synthetic_loader(i, i % 2, size, seed)) for i in range(count)]
+    items = [
+        Item(f"synthetic:{i}", i % 2, partial(loaders.synthetic, i, i % 2, size, seed)) for i in range(count)
+    ]
     return Source(list(SYNTHETIC_CLASSES), items)
-
-
-def _synthetic_loader(index: int, label: int, size: int, seed: int) -> Callable[[], np.ndarray]:
-    def load() -> np.ndarray:
-        return synthetic_image(np.random.default_rng([seed, index]), label, size)
-
-    return load
-
-
-def synthetic_image(rng: np.random.Generator, label: int, size: int) -> np.ndarray:
-    """A non-square image with an ellipse of the class's PALETTE colour (0 warm, 1 cool, ...), anywhere."""
-    height = size
-    width = int(size * rng.uniform(1.0, 1.5))  # non-square, so the aspect-ratio path is exercised
-    image = rng.normal(110, 35, (height, width, 3))
-    yy, xx = np.mgrid[0:height, 0:width]
-    cy, cx = rng.uniform(0.3, 0.7) * height, rng.uniform(0.3, 0.7) * width
-    ry, rx = rng.uniform(0.2, 0.4) * height, rng.uniform(0.2, 0.4) * width
-    inside = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 <= 1.0
-    colour = np.array(PALETTE[label]) + rng.normal(0, 20, 3)
-    image[inside] = colour + rng.normal(0, 15, (int(inside.sum()), 3))
-    return np.clip(image, 0, 255).astype(np.uint8)
 
 
 def _limit(items: list[Item], count: int | None, num_classes: int) -> list[Item]:

@@ -11,12 +11,21 @@ from infra.config.reader import ConfigError, Reader, positive, set_fix
 DATA_SOURCES = ("synthetic", "folder", "tfds", "none")
 # A TFDS name: `name`, optionally `/config` and `:version` (tfds.core.naming).
 _TFDS_NAME = re.compile(r"^[a-z][a-z0-9_]*(/[a-zA-Z0-9_.-]+)?(:[0-9.*]+)?$")
-KEYS = ("dataSource", "dataFolder", "dataCount", "imageSize", "dataSeed", "tfdsName", "dataDir")
+KEYS = (
+    "dataSource",
+    "dataFolder",
+    "dataCount",
+    "imageSize",
+    "dataSeed",
+    "tfdsName",
+    "dataDir",
+    "dataReplicas",
+)
 
 
 @dataclass(frozen=True)
 class DataConfig:
-    """What the data-preparation job produces; any change here reruns both jobs."""
+    """What the data-preparation job produces; any change here but `replicas` reruns both jobs."""
 
     source: str
     count: int | None
@@ -25,6 +34,8 @@ class DataConfig:
     seed: int
     tfds_name: str | None = None
     dir: str | None = None  # dataSource none: data the trainer reads as it is
+    # Machines converting in parallel (a chief, replicas-1 workers); the data is the same for any count.
+    replicas: int = 1
 
 
 def read_data(read: Reader, runner: str) -> DataConfig:
@@ -71,7 +82,18 @@ def read_data(read: Reader, runner: str) -> DataConfig:
         seed=seed,
         tfds_name=tfds_name,
         dir=_data_dir(read, source, runner),
+        replicas=_replicas(read, source),
     )
+
+
+def _replicas(read: Reader, source: str) -> int:
+    replicas = read.number("dataReplicas", 1, int, "2")
+    positive("dataReplicas", replicas, "2")
+    if replicas != 1 and source == "none":
+        raise ConfigError(
+            "dataReplicas", "is only used when the stack prepares data, not with dataSource none", "remove it"
+        )
+    return replicas
 
 
 def _data_dir(read: Reader, source: str, runner: str) -> str | None:

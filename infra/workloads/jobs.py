@@ -65,6 +65,11 @@ def code_env(trainer_dir: Path, runner: str, root: Path = PROJECT_ROOT) -> dict[
     return env
 
 
+def with_workers(chief: WorkerPool, workers: int) -> list[WorkerPool]:
+    """The chief's pool, then (if any) a pool of `workers` replicas of the same machine and command."""
+    return [chief, *([WorkerPool(**{**chief.__dict__, "replica_count": workers})] if workers else [])]
+
+
 def fingerprint(value: object) -> str:
     """Short stable hash of a JSON-able value: the same settings always give the same paths."""
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
@@ -111,6 +116,7 @@ def plan(cfg: StackConfig, data_code: str, trainer_code: str) -> JobPlan:
     data = asdict(cfg.data)
     if data["dir"] is None:
         del data["dir"]  # keeps the paths of stacks written before dataDir existed
+    del data["replicas"]  # any replica count writes the same shards (trainer/shard_plan.py): same data dir
     data_hash = fingerprint({"data": data, "code": data_code})
     train_inputs = {
         "data": data_hash,
@@ -216,15 +222,17 @@ class TrainingJobs(pulumi.ComponentResource):
                 "data-prep",
                 CustomJobArgs(
                     display_name=f"vertex-training-{cfg.stack}-data-{job.data_hash[:8]}",
-                    worker_pools=[
+                    # Each replica converts its own slice of the source, chosen from CLUSTER_SPEC.
+                    worker_pools=with_workers(
                         WorkerPool(
                             machine_type=cfg.data_machine_type,
                             image_uri=data_image,
                             command=["python", "-m", "trainer.create_tfrecords"],
                             args=data_args(cfg, job),
                             env=job_env(local_cpu=cfg.is_local),
-                        )
-                    ],
+                        ),
+                        cfg.data.replicas - 1,
+                    ),
                     base_output_dir=job.data_output_dir,
                     **common,
                 ),
@@ -245,9 +253,7 @@ class TrainingJobs(pulumi.ComponentResource):
             accelerator_type=cfg.accelerator_type,
             accelerator_count=cfg.accelerator_count,
         )
-        pools = [chief]
-        if cfg.worker_count:
-            pools.append(WorkerPool(**{**chief.__dict__, "replica_count": cfg.worker_count}))
+        pools = with_workers(chief, cfg.worker_count)
         train_dir: pulumi.Input[str] = job.train_output_dir
         self.tuning_job = None
         self.best_parameters: pulumi.Input[dict] = {}

@@ -87,11 +87,11 @@ def epoch_lines(log: str, phase: str) -> list[str]:
 def make_class_folder(
     root: Path, classes: list[str], per_class: int, size: int = SIZE, seed: int = 3
 ) -> Path:
-    """One sub-folder of generated PNG photos-to-be per class; class i's ellipse has sources.PALETTE[i]."""
+    """One sub-folder of generated PNG photos-to-be per class; class i's ellipse has loaders.PALETTE[i]."""
     import numpy as np
     from PIL import Image
 
-    from trainer.sources import synthetic_image
+    from trainer.loaders import synthetic_image
 
     rng = np.random.default_rng(seed)
     for label, name in enumerate(classes):

@@ -139,9 +139,24 @@ def test_empty_or_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_refuses_to_mix_into_an_existing_data_set(tmp_path: Path) -> None:
-    make_synthetic(tmp_path / "d", count=8)
+    """The same conversion again finds its data set complete; anything else is refused, nothing is touched."""
+    first = make_synthetic(tmp_path / "d", count=8)
+    written = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "d").glob("*.tfrec")}
+    assert make_synthetic(tmp_path / "d", count=8) == first  # e.g. a job restarted after it had finished
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "d").glob("*.tfrec")} == written
     with pytest.raises(TrainerError, match="already holds TFRecords"):
-        make_synthetic(tmp_path / "d", count=8)
+        make_synthetic(tmp_path / "d", count=10)
+    older = tmp_path / "older"  # a data set written before conversions had fingerprints
+    make_synthetic(older, count=8)
+    meta = json.loads((older / "metadata.json").read_text())
+    (older / "metadata.json").write_text(json.dumps({**meta, "fingerprint": ""}))
+    with pytest.raises(TrainerError, match="already holds TFRecords"):
+        make_synthetic(older, count=8)
+    unfinished = tmp_path / "unfinished"
+    make_synthetic(unfinished, count=8)
+    (unfinished / "metadata.json").unlink()
+    with pytest.raises(TrainerError, match="unfinished conversion of another source or with other settings"):
+        make_synthetic(unfinished, count=10)
 
 
 def test_cli_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,7 +171,7 @@ def test_cli_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_synthetic_classes_differ_learnably() -> None:
-    from trainer.sources import synthetic_image
+    from trainer.loaders import synthetic_image
 
     rng = np.random.default_rng(0)
     warm = [synthetic_image(rng, 0, 32) for _ in range(20)]
@@ -299,3 +314,44 @@ def test_exif_orientation_is_applied_before_storing() -> None:
     stored = np.asarray(Image.open(io.BytesIO(jpeg)))
     assert (height, width) == (80, 40) and stored.shape[:2] == (80, 40)  # portrait, as viewers show it
     assert stored[:40].mean() > 200 and stored[40:].mean() < 50  # the white half is now on top
+
+
+def test_hidden_entries_are_never_classes_or_images(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    make_class_folder(tmp_path / "img", ["cats", "dogs"], per_class=4)
+    (tmp_path / "img" / ".ipynb_checkpoints").mkdir()
+    _png(tmp_path / "img" / ".ipynb_checkpoints" / "a.png", (40, 40), (1, 2, 3))
+    _png(tmp_path / "img" / "cats" / "._000.png", (40, 40), (1, 2, 3))  # macOS metadata twin
+    with caplog.at_level("INFO", logger="trainer"):
+        meta = create_tfrecords.run(
+            create_tfrecords.parse_args(_folder_args(tmp_path / "img", tmp_path / "o"))
+        )
+    assert meta.class_names == ["cats", "dogs"] and meta.skipped == 0
+    assert meta.total("train") + meta.total("valid") == 8
+    skipped = [r.getMessage() for r in caplog.records if "hidden" in r.getMessage()]
+    assert skipped == [
+        "skipped 2 hidden entries (never classes or images): .ipynb_checkpoints/, cats/._000.png"
+    ]
+
+
+def test_a_count_too_small_for_the_classes_names_count(tmp_path: Path) -> None:
+    make_class_folder(tmp_path / "img", ["ant", "bee", "moth"], per_class=4)
+    for count in ("2", "5"):  # below the class count; too few for a training and a validation image each
+        with pytest.raises(
+            TrainerError, match=rf"--count {count} is too small for 3 classes.*--count 6 or more"
+        ):
+            create_tfrecords.run(
+                create_tfrecords.parse_args(_folder_args(tmp_path / "img", tmp_path / "o", "--count", count))
+            )
+    assert not (tmp_path / "o").exists()
+    meta = create_tfrecords.run(
+        create_tfrecords.parse_args(_folder_args(tmp_path / "img", tmp_path / "o", "--count", "6"))
+    )
+    assert meta.counts == {s: dict.fromkeys(["ant", "bee", "moth"], 1) for s in ("train", "valid")}
+
+
+def test_a_class_of_one_image_is_an_error_naming_the_class(tmp_path: Path) -> None:
+    make_class_folder(tmp_path / "img", ["cats", "dogs"], per_class=4)
+    for extra in (tmp_path / "img" / "dogs").glob("00[1-3].png"):
+        extra.unlink()
+    with pytest.raises(TrainerError, match=r"dogs holds 1 image; every class needs at least two"):
+        create_tfrecords.run(create_tfrecords.parse_args(_folder_args(tmp_path / "img", tmp_path / "o")))

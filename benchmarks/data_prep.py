@@ -1,0 +1,186 @@
+"""Data preparation rate against the same-work floor, images/second, in one run.
+
+conversion: `create_tfrecords --source folder` as the data job runs it (--workers = every core): list, split,
+            decode, EXIF transpose, RGB, bicubic resize of the shorter side to 224, JPEG q95, TFRecord writes,
+            shards renamed and marked done, metadata.json
+floor:      the same per-image work (read the file, convert) on a process pool of every core, nothing written
+one process: the conversion with --workers 1, for comparison
+
+--executors instead compares ways to spread the same conversion over the cores (why trainer/conversion.py
+uses processes): a process pool, a thread pool, and a tf.data parallel map over the same PIL code in
+tf.py_function; plus how much of one conversion holds the GIL (a spinning Python thread's speed beside a
+converting one, against its speed alone).
+
+The images are 500x375 JPEG views (Cats vs Dogs size) of the colour photographs scikit-image ships. Rounds
+alternate (in turn reversed), and the best of each is kept, so load from other processes hits all alike; the
+load average is printed with the figures.
+
+    .venv/bin/python benchmarks/data_prep.py [--images 1024] [--rounds 5] [--workers N] [--executors]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+from photos import photo_views, sample_photos
+
+SIZE = 224
+TARGET = 0.9
+
+
+def write_photos(folder: Path, count: int) -> list[str]:
+    """`count` JPEG files, alternately in class folders a/ and b/ (q90, as photos from cameras come)."""
+    from PIL import Image
+
+    paths = []
+    for i, view in enumerate(photo_views(np.random.default_rng(0), sample_photos(), count)):
+        path = folder / "ab"[i % 2] / f"{i:05d}.jpg"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(view).save(path, format="JPEG", quality=90)
+        paths.append(str(path))
+    return paths
+
+
+def floor_seconds(paths: list[str], workers: int) -> float:
+    from trainer import conversion, loaders
+
+    start = time.perf_counter()
+    with conversion.converter(workers, SIZE) as convert:
+        for _ in convert(partial(loaders.read_file, path) for path in paths):
+            pass
+    return time.perf_counter() - start
+
+
+def conversion_seconds(folder: Path, output: Path, workers: int) -> float:
+    from trainer import create_tfrecords
+
+    args = ["--source", "folder", "--folder", str(folder), "--output", str(output), "--image-size", str(SIZE)]
+    parsed = create_tfrecords.parse_args([*args, "--workers", str(workers)])
+    start = time.perf_counter()
+    create_tfrecords.run(parsed)
+    return time.perf_counter() - start
+
+
+def convert_bytes(data: bytes) -> int:
+    from trainer.images import to_stored_jpeg
+
+    return len(to_stored_jpeg(data, SIZE)[0])
+
+
+def executor_rates(paths: list[str], workers: int, rounds: int) -> dict[str, float]:
+    """Images/s of the same conversion of in-memory files: one process, processes, threads, tf.data."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    import tensorflow as tf
+
+    data = [Path(path).read_bytes() for path in paths]
+    context = multiprocessing.get_context("forkserver")
+    with (
+        ProcessPoolExecutor(workers, mp_context=context) as processes,
+        ThreadPoolExecutor(workers) as threads,
+    ):
+        list(processes.map(convert_bytes, data[:workers]))  # started and warm
+        mapped = tf.data.Dataset.from_tensor_slices(data).map(
+            lambda x: tf.py_function(lambda b: convert_bytes(b.numpy()), [x], tf.int64),
+            num_parallel_calls=workers,
+        )
+        runs = {
+            "one process": lambda: [convert_bytes(d) for d in data],
+            "process pool": lambda: list(processes.map(convert_bytes, data, chunksize=8)),
+            "thread pool": lambda: list(threads.map(convert_bytes, data)),
+            "tf.data map (py_function)": lambda: [None for _ in mapped],
+        }
+        best = dict.fromkeys(runs, 0.0)
+        for _ in range(rounds):
+            for name, run in runs.items():
+                start = time.perf_counter()
+                run()
+                best[name] = max(best[name], len(data) / (time.perf_counter() - start))
+    return best
+
+
+def gil_free_fraction(paths: list[str]) -> float:
+    """A spinning thread's speed while this thread converts, over its speed alone: 1.0 = no GIL held."""
+    import threading
+
+    data = [Path(path).read_bytes() for path in paths[:128]]
+
+    def spin_rate(work: object) -> float:
+        stop, count = threading.Event(), [0]
+
+        def spin() -> None:
+            while not stop.is_set():
+                count[0] += 1
+
+        thread = threading.Thread(target=spin)
+        start = time.perf_counter()
+        thread.start()
+        work()
+        stop.set()
+        thread.join()
+        return count[0] / (time.perf_counter() - start)
+
+    alone = spin_rate(lambda: time.sleep(2.0))
+    return spin_rate(lambda: [convert_bytes(d) for d in data]) / alone
+
+
+def main() -> None:
+    from trainer.conversion import default_workers
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--images", type=int, default=1024)
+    p.add_argument("--rounds", type=int, default=5, help="alternating measurements; the best of each is kept")
+    p.add_argument("--workers", type=int, default=default_workers())
+    p.add_argument("--executors", action="store_true", help="compare processes, threads and tf.data instead")
+    args = p.parse_args()
+    if args.executors:
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = write_photos(Path(tmp), args.images)
+            rates = executor_rates(paths, args.workers, args.rounds)
+            free = gil_free_fraction(paths)
+        print(
+            f"{args.images} in-memory JPEGs 500x375 -> {SIZE}, {args.workers} workers, best of {args.rounds}"
+        )
+        for name, rate in rates.items():
+            print(f"{name:26}: {rate:8.1f} img/s")
+        held = max(1.0 - free, 0.01)
+        print(
+            f"GIL released during a conversion: {free:.0%} of its time; threads cap at ~{1 / held:.1f} cores"
+        )
+        print(f"1-minute load average (all processes): {os.getloadavg()[0]:.1f}")
+        return
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "photos"
+        paths = write_photos(folder, args.images)
+        best = {"floor": 0.0, "conversion": 0.0, "one process": 0.0}
+        for round_ in range(args.rounds):
+            output = Path(tmp) / f"round-{round_}"
+            measures = [
+                ("floor", partial(floor_seconds, paths, args.workers)),
+                ("conversion", partial(conversion_seconds, folder, output / "conversion", args.workers)),
+                ("one process", partial(conversion_seconds, folder, output / "one-process", 1)),
+            ]
+            for name, measure in measures if round_ % 2 == 0 else reversed(measures):
+                best[name] = max(best[name], args.images / measure())
+    print(
+        f"{args.images} images 500x375 -> shorter side {SIZE}, {args.workers} workers, best of {args.rounds}"
+    )
+    print(f"1-minute load average (all processes): {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+    for name, rate in best.items():
+        print(f"{name:12}: {rate:8.1f} img/s")
+    ratio = best["conversion"] / best["floor"]
+    verdict = "met" if ratio >= TARGET else "NOT met"
+    print(f"conversion / floor: {ratio:.2f}x   target: >= {TARGET}x -> {verdict}")
+    print(f"conversion / one process: {best['conversion'] / best['one process']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
