@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config.reader import ConfigError, Reader
+from infra.vertex.capacity.machines import STRATEGIES
 
 KEYS = (
     "schedulingStrategy",
@@ -19,7 +20,6 @@ KEYS = (
     "reservationAffinity",
     "capacityDeadlineSeconds",
 )
-STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
 # A fallback entry's YAML keys and the CustomJob's fallback keys they become.
 FALLBACK_KEYS = {
     "machineType": "machine_type",

@@ -1,106 +1,35 @@
-"""Which training GPUs Vertex AI offers in which region, as far as a cited page says, and check's verdict.
-
-Source: Vertex AI "Locations", accelerators for custom training (https://cloud.google.com/vertex-ai/docs/
-general/locations#accelerators), as read for issue 25 on 2026-11-25 (ARCHITECTURE.md, "Found for this round").
-Only what that reading lists is here. A GPU whose list is `complete` there gives a verdict for every region
-(listed: offered; not listed: not offered, a check error); a GPU read only in part (`complete` False), or not
-read at all (T4, P4, P100, A100 80GB, H200, ...), gives no verdict for a region it does not list: a warning
-says so instead of a wrong answer. The same page: "If your job uses multiple types of GPUs, they must all be
+"""Check's verdict on where a shape's GPU is offered for training, from machines.GPUS `regions` (Vertex AI
+"Locations", read 2026-11-25). A GPU whose list was read whole gives a verdict for every region (listed:
+offered; not listed: not offered, a check error); a GPU read only in part (H100), or not read at all (T4, P4,
+P100, A100 80GB, H200, ...), gives no verdict for a region it does not list: a warning says so instead of a
+wrong answer. The same page: "If your job uses multiple types of GPUs, they must all be
 available in a single zone."
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import placement
-
-LOCATIONS_URL = "https://cloud.google.com/vertex-ai/docs/general/locations#accelerators"
-READ = "2026-11-25"
-
-
-@dataclass(frozen=True)
-class Offer:
-    regions: frozenset[str]
-    complete: bool  # the page's whole list for this GPU was read: a region not in it does not offer it
-
-
-OFFERS: dict[str, Offer] = {
-    "NVIDIA_L4": Offer(
-        frozenset(
-            {
-                "us-central1",
-                "us-east1",
-                "us-east4",
-                "us-west1",
-                "europe-west2",
-                "europe-west4",
-                "asia-northeast3",
-                "asia-south1",
-                "asia-southeast1",
-                "me-central2",
-                "northamerica-northeast2",
-            }
-        ),
-        complete=True,
-    ),
-    "NVIDIA_TESLA_V100": Offer(
-        frozenset({"us-central1", "us-east1", "us-west1", "europe-west4", "asia-east1"}), complete=True
-    ),
-    "NVIDIA_TESLA_A100": Offer(
-        frozenset(
-            {
-                "us-central1",
-                "us-east1",
-                "us-west3",
-                "us-west4",
-                "europe-west4",
-                "asia-northeast3",
-                "asia-southeast1",
-                "me-west1",
-            }
-        ),
-        complete=True,
-    ),
-    # The reading names "europe-west1-4" for H100 without saying which of europe-west1..4: partial.
-    "NVIDIA_H100_80GB": Offer(
-        frozenset(
-            {
-                "us-central1",
-                "us-east4",
-                "us-east5",
-                "us-west1",
-                "us-west4",
-                "europe-west1",
-                "europe-west4",
-                "asia-northeast1",
-                "asia-northeast3",
-                "asia-south1",
-                "asia-southeast1",
-                "northamerica-northeast2",
-            }
-        ),
-        complete=False,
-    ),
-}
+from infra.vertex.capacity.machines import GPUS, LOCATIONS_URL
+from infra.vertex.capacity.machines import LOCATIONS_READ as READ
 
 
 def offered(accelerator: str, region: str) -> bool | None:
     """True: the page lists the GPU for training in the region; False: its complete list does not; None:
     no verdict (the GPU or the region is not in what was read)."""
-    offer = OFFERS.get(accelerator)
-    if offer is None:
+    gpu = GPUS.get(accelerator)
+    if gpu is None or gpu.regions is None:
         return None
-    if region in offer.regions:
+    if region in gpu.regions:
         return True
-    return False if offer.complete else None
+    return False if gpu.regions_complete else None
 
 
 def where_offered(accelerator: str) -> str:
-    return ", ".join(sorted(OFFERS[accelerator].regions))
+    return ", ".join(sorted(GPUS[accelerator].regions or ()))
 
 
 def _gpu_shapes(props: Mapping[str, Any]) -> list[tuple[int, placement.Shape]]:

@@ -19,12 +19,12 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
+from infra.vertex.capacity.machines import STRATEGIES
 from infra.vertex.capacity.reservations import Reservation
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
-STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
 SHAPE_KEYS = (
     "machine_type",
     "accelerator_type",

@@ -39,37 +39,20 @@ from google.cloud import cloudquotas_v1
 from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQuotasGrpcTransport
 
 from infra.dynamic.endpoints import client_kwargs
+from infra.vertex.capacity.machines import (
+    CPU_QUOTA_FAMILIES,
+    PREEMPTIBLE_STRATEGIES,
+    QUOTA_GPU_NAMES,
+    VCPUS_PER_GPU,
+)
 from infra.vertex.lifecycle.errors import JobError
 
 SERVICE = "aiplatform.googleapis.com"
 ENDPOINT = "cloudquotas.googleapis.com"
 CALL_TIMEOUT_SECONDS = 30.0
-# Vertex accelerator enum -> the GPU's name inside the custom-training quota ids, as `get_quota_id` maps them
-# (source above; it maps NVIDIA_GB200 to the B200 quota, and so does this table). NVIDIA_B200 counts against
-# that same B200 id. P4 and RTX PRO 6000 have no documented training quota id: not checked (one stderr line),
-# and Vertex still answers RESOURCE_EXHAUSTED if their quota is short.
-QUOTA_GPU_NAMES: dict[str, str] = {
-    "NVIDIA_TESLA_T4": "T4",
-    "NVIDIA_TESLA_P100": "P100",
-    "NVIDIA_TESLA_V100": "V100",
-    "NVIDIA_L4": "L4",
-    "NVIDIA_TESLA_A100": "A100",
-    "NVIDIA_A100_80GB": "A10080GB",
-    "NVIDIA_H100_80GB": "H100",
-    "NVIDIA_H100_MEGA_80GB": "H100MEGA",
-    "NVIDIA_H200_141GB": "H200",
-    "NVIDIA_B200": "B200",
-    "NVIDIA_GB200": "B200",
-}
-# Machine families whose vCPUs count against CustomModelTraining[Preemptible]CPUsPerProjectPerRegion.
-CPU_QUOTA_FAMILIES = frozenset({"n1", "e2"})
-# Strategies that draw on the Preemptible quotas (Spot VMs; Dynamic Workload Scheduler per get_quota_id).
-PREEMPTIBLE_STRATEGIES = frozenset({"SPOT", "FLEX_START"})
 
 
-# vCPUs per machine of the GPU families whose names do not end in the vCPU count (Compute Engine's
-# accelerator-optimized machine tables). Other predefined types end in it: n1-standard-8 has 8.
-_GPU_MACHINE_VCPUS_PER_GPU = {"a2-highgpu": 12, "a2-ultragpu": 12, "a3-highgpu": 26, "a3-megagpu": 26}
+# Predefined types other than the GPU families of machines.VCPUS_PER_GPU end in their vCPU count.
 _VCPUS_SUFFIX = re.compile(r"(?:n1|n2|n2d|e2|c2|c2d|c3|g2)-[a-z]+-(\d+)")
 _GPUS_SUFFIX = re.compile(r"([a-z0-9]+-[a-z]+)-(\d+)g")
 
@@ -103,8 +86,8 @@ def machine_vcpus(machine_type: str) -> int | None:
     """vCPUs of a predefined machine type, or None for a type this table does not know."""
     if match := _VCPUS_SUFFIX.fullmatch(machine_type):
         return int(match[1])
-    if (match := _GPUS_SUFFIX.fullmatch(machine_type)) and match[1] in _GPU_MACHINE_VCPUS_PER_GPU:
-        return _GPU_MACHINE_VCPUS_PER_GPU[match[1]] * int(match[2])
+    if (match := _GPUS_SUFFIX.fullmatch(machine_type)) and match[1] in VCPUS_PER_GPU:
+        return VCPUS_PER_GPU[match[1]] * int(match[2])
     return None
 
 

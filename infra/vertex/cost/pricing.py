@@ -43,11 +43,11 @@ from google.cloud import billing_v1
 from google.cloud.billing_v1.services.cloud_catalog.transports import CloudCatalogGrpcTransport
 
 from infra.dynamic.endpoints import client_kwargs
+from infra.vertex.capacity.machines import FAMILY_PRICE_WORDS, GPU_PRICE_WORDS, MACHINE_SHAPES
 
 VERTEX_SERVICE = "services/C7E2-9256-1C43"
 ENDPOINT = "cloudbilling.googleapis.com"
 CALL_TIMEOUT_SECONDS = 30.0
-STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
 USAGE_TYPES = {"STANDARD": "OnDemand", "SPOT": "Preemptible"}
 PRICE_LIST_URL = "https://cloud.google.com/vertex-ai/pricing#custom-trained_models"
 PRICE_LIST_READ = "2026-11-22"
@@ -74,35 +74,6 @@ FLEX_START_PRICING_URL = "https://cloud.google.com/compute/docs/instances/flex-s
 BOUND_READ = "2026-11-25"
 # Strategies billed below the on-demand price of the same shape (the sources above).
 BELOW_ON_DEMAND = {"SPOT": SPOT_PRICING_URL, "FLEX_START": FLEX_START_PRICING_URL}
-# (vCPUs, GiB) of the machine types priced from the catalog: Compute Engine's machine tables
-# (https://cloud.google.com/compute/docs/general-purpose-machines, .../accelerator-optimized-machines).
-_N1 = {"standard": 3.75, "highmem": 6.5, "highcpu": 0.9}
-_E2 = {"standard": 4.0, "highmem": 8.0, "highcpu": 1.0}
-MACHINE_SHAPES: dict[str, tuple[int, float]] = {
-    **{f"n1-{kind}-{n}": (n, n * gib) for kind, gib in _N1.items() for n in (2, 4, 8, 16, 32, 64, 96)},
-    **{f"e2-{kind}-{n}": (n, n * gib) for kind, gib in _E2.items() for n in (2, 4, 8, 16, 32)},
-    **{f"g2-standard-{n}": (n, 4.0 * n) for n in (4, 8, 12, 16, 24, 32, 48, 96)},
-    "a2-highgpu-1g": (12, 85.0),
-    "a2-highgpu-2g": (24, 170.0),
-    "a2-highgpu-4g": (48, 340.0),
-    "a2-highgpu-8g": (96, 680.0),
-    "a2-megagpu-16g": (96, 1360.0),
-    "a2-ultragpu-1g": (12, 170.0),
-    "a2-ultragpu-2g": (24, 340.0),
-    "a2-ultragpu-4g": (48, 680.0),
-    "a2-ultragpu-8g": (96, 1360.0),
-}
-# Compute Engine's words for each family's cores and memory, and for each GPU, as SKU descriptions use them.
-_FAMILY_WORDS = {"n1": r"n1 predefined", "e2": r"e2", "g2": r"g2", "a2": r"a2"}
-_GPU_WORDS = {
-    "NVIDIA_TESLA_T4": r"tesla t4",
-    "NVIDIA_TESLA_P4": r"tesla p4",
-    "NVIDIA_TESLA_P100": r"tesla p100",
-    "NVIDIA_TESLA_V100": r"tesla v100",
-    "NVIDIA_L4": r"l4",
-    "NVIDIA_TESLA_A100": r"tesla a100(?! 80gb)",
-    "NVIDIA_A100_80GB": r"a100 80gb",
-}
 _TRAINING = re.compile(r"\btraining\b", re.IGNORECASE)
 # Never a list price of a training part: commitments, reservations, prediction, and Dynamic Workload Scheduler
 # (FLEX_START) SKUs, which may carry usage_type "OnDemand" but are not what a STANDARD job pays.
@@ -204,10 +175,10 @@ def catalog_price(skus: Sequence[CatalogSku], region: str, item: str, strategy: 
     usage = USAGE_TYPES.get(strategy)
     if usage is None:
         return None
-    if item in _GPU_WORDS:
-        return _part_price(skus, region, usage, _GPU_WORDS[item], "gpu", "h")
+    if item in GPU_PRICE_WORDS:
+        return _part_price(skus, region, usage, GPU_PRICE_WORDS[item], "gpu", "h")
     shape = MACHINE_SHAPES.get(item)
-    family = _FAMILY_WORDS.get(item.split("-", 1)[0])
+    family = FAMILY_PRICE_WORDS.get(item.split("-", 1)[0])
     if shape is None or family is None:
         return None
     core = _part_price(skus, region, usage, family, "core", "h")

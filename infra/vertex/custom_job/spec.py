@@ -14,6 +14,12 @@ from google.protobuf import duration_pb2
 
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import gpu_regions, placement, reservations
+from infra.vertex.capacity.machines import (
+    FAMILY_ACCELERATORS,
+    FLEX_START_ACCELERATORS,
+    GPU_FAMILIES,
+    STRATEGIES,
+)
 from infra.vertex.cost import spend
 from infra.vertex.custom_job import experiments
 from infra.vertex.lifecycle import restarts
@@ -104,40 +110,16 @@ POOL_DEFAULTS: dict[str, Any] = {
     "accelerator_count": 0,
     "boot_disk_size_gb": 100,
 }
-# Which accelerators each machine family can carry (Vertex AI custom training, machine-types page).
-FAMILY_ACCELERATORS: dict[str, frozenset[str]] = {
-    "n1": frozenset({"NVIDIA_TESLA_T4", "NVIDIA_TESLA_V100", "NVIDIA_TESLA_P100", "NVIDIA_TESLA_P4"}),
-    "g2": frozenset({"NVIDIA_L4"}),
-    "a2": frozenset({"NVIDIA_TESLA_A100", "NVIDIA_A100_80GB"}),
-    "a3": frozenset({"NVIDIA_H100_80GB", "NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB"}),
-    "a4": frozenset({"NVIDIA_B200"}),
-    "a4x": frozenset({"NVIDIA_GB200"}),
-    "g4": frozenset({"NVIDIA_RTX_PRO_6000"}),
-}
-# Families whose machine types come with GPUs attached: Vertex needs the accelerator spelled out.
-GPU_FAMILIES = frozenset({"g2", "a2", "a3", "a4", "a4x", "g4"})
 ACCELERATOR_TYPES = frozenset(
     name
     for name in aiplatform_v1.AcceleratorType.__members__
     if name != "ACCELERATOR_TYPE_UNSPECIFIED" and not name.startswith("TPU_")
 )
 POOL_ROLES = ("chief", "worker", "ps", "evaluator")
-# Dynamic Workload Scheduler (scheduling.strategy FLEX_START) for training, per
-# https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws (read 2026-11-22): the job requests L4,
-# A100, H100, H200 or B200 GPUs, its timeout is at most 7 days, and every worker pool has the same machine
-# configuration; scheduling.maxWaitDuration defaults to 1 day, and 0 waits indefinitely (the same page and
-# aiplatform_v1.Scheduling.max_wait_duration's doc: "If set to 0, the job will wait indefinitely").
-FLEX_START_ACCELERATORS = frozenset(
-    {
-        "NVIDIA_L4",
-        "NVIDIA_TESLA_A100",
-        "NVIDIA_A100_80GB",
-        "NVIDIA_H100_80GB",
-        "NVIDIA_H100_MEGA_80GB",
-        "NVIDIA_H200_141GB",
-        "NVIDIA_B200",
-    }
-)
+# Dynamic Workload Scheduler (FLEX_START) for training, per https://cloud.google.com/vertex-ai/docs/training/
+# schedule-jobs-dws (read 2026-11-22): the GPUs of machines.FLEX_START_ACCELERATORS, a timeout of at most 7
+# days, the same machine configuration in every worker pool; scheduling.maxWaitDuration defaults to 1 day, and
+# 0 waits indefinitely (the same page and aiplatform_v1.Scheduling.max_wait_duration's doc).
 FLEX_START_MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
 FLEX_START_DEFAULT_WAIT_SECONDS = 24 * 3600
 # Time after max_wait_seconds before the provider cancels a still-queued FLEX_START job: Vertex ends the wait
@@ -312,11 +294,11 @@ def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     strategy, spot = props.get("scheduling_strategy"), props.get("spot")
     if is_unknown(strategy):
         return []
-    if strategy not in placement.STRATEGIES:
+    if strategy not in STRATEGIES:
         return [
             (
                 "scheduling_strategy",
-                f"scheduling_strategy must be one of {', '.join(placement.STRATEGIES)}, not {strategy!r}",
+                f"scheduling_strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}",
             )
         ]
     failures = []
@@ -385,10 +367,8 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
             failures.extend(bad)
             continue
         strategy = entry.get("scheduling_strategy")
-        if strategy is not None and strategy not in placement.STRATEGIES:
-            failures.append(
-                (where, f"{where}.scheduling_strategy must be one of {', '.join(placement.STRATEGIES)}")
-            )
+        if strategy is not None and strategy not in STRATEGIES:
+            failures.append((where, f"{where}.scheduling_strategy must be one of {', '.join(STRATEGIES)}"))
             continue
         if bad := reservations.affinity_failures(
             where,

@@ -1,0 +1,169 @@
+"""Machine facts, once: scheduling strategies, machine families, and every training GPU with what it needs.
+
+Adding a GPU is one `Gpu(...)` row: the families that carry it (check), Dynamic Workload Scheduler support
+(FLEX_START), its name inside the custom-training quota ids (the quota pre-check), the words Compute Engine's
+billing SKUs use for it (prices), and the regions Vertex AI offers it in for training (check's verdict).
+Sources, per column:
+- families: Vertex AI custom training, "Configure compute resources" machine types
+  (https://cloud.google.com/vertex-ai/docs/training/configure-compute);
+- flex_start: https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws (read 2026-11-22): L4, A100,
+  H100, H200 or B200;
+- quota_name: `get_quota_id` in GoogleCloudPlatform/vertex-ai-samples (community-content/vertex_model_garden/
+  model_oss/notebook_util/common_util.py, read 2026-11-22); it maps NVIDIA_GB200 to the B200 quota, and so do
+  we. P4 and RTX PRO 6000 have no documented training quota id: not checked (quotas.py says so);
+- price_words: Billing Catalog SKU descriptions ("Nvidia L4 GPU running in Iowa"; SkyPilot's fetch_gcp.py and
+  dstack's gpuhunt match the same words);
+- regions: Vertex AI "Locations", accelerators (https://cloud.google.com/vertex-ai/docs/general/locations
+  #accelerators) as read for issue 25 on 2026-11-25. `regions_complete` False: only part of the list was
+  read (H100: "europe-west1-4"); None: not read (no verdict for any region).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
+# Strategies that draw on the Preemptible quotas (Spot VMs; Dynamic Workload Scheduler per get_quota_id).
+PREEMPTIBLE_STRATEGIES = frozenset({"SPOT", "FLEX_START"})
+LOCATIONS_URL = "https://cloud.google.com/vertex-ai/docs/general/locations#accelerators"
+LOCATIONS_READ = "2026-11-25"
+
+
+@dataclass(frozen=True)
+class Gpu:
+    families: frozenset[str]
+    quota_name: str | None = None
+    price_words: str | None = None  # a regular expression over SKU descriptions
+    flex_start: bool = False
+    regions: frozenset[str] | None = None
+    regions_complete: bool = True
+
+
+def _regions(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+GPUS: dict[str, Gpu] = {
+    "NVIDIA_TESLA_T4": Gpu(frozenset({"n1"}), "T4", r"tesla t4"),
+    "NVIDIA_TESLA_P4": Gpu(frozenset({"n1"}), None, r"tesla p4"),
+    "NVIDIA_TESLA_P100": Gpu(frozenset({"n1"}), "P100", r"tesla p100"),
+    "NVIDIA_TESLA_V100": Gpu(
+        frozenset({"n1"}),
+        "V100",
+        r"tesla v100",
+        regions=_regions("us-central1", "us-east1", "us-west1", "europe-west4", "asia-east1"),
+    ),
+    "NVIDIA_L4": Gpu(
+        frozenset({"g2"}),
+        "L4",
+        r"l4",
+        flex_start=True,
+        regions=_regions(
+            "us-central1",
+            "us-east1",
+            "us-east4",
+            "us-west1",
+            "europe-west2",
+            "europe-west4",
+            "asia-northeast3",
+            "asia-south1",
+            "asia-southeast1",
+            "me-central2",
+            "northamerica-northeast2",
+        ),
+    ),
+    "NVIDIA_TESLA_A100": Gpu(
+        frozenset({"a2"}),
+        "A100",
+        r"tesla a100(?! 80gb)",
+        flex_start=True,
+        regions=_regions(
+            "us-central1",
+            "us-east1",
+            "us-west3",
+            "us-west4",
+            "europe-west4",
+            "asia-northeast3",
+            "asia-southeast1",
+            "me-west1",
+        ),
+    ),
+    "NVIDIA_A100_80GB": Gpu(frozenset({"a2"}), "A10080GB", r"a100 80gb", flex_start=True),
+    "NVIDIA_H100_80GB": Gpu(
+        frozenset({"a3"}),
+        "H100",
+        flex_start=True,
+        regions=_regions(
+            "us-central1",
+            "us-east4",
+            "us-east5",
+            "us-west1",
+            "us-west4",
+            "europe-west1",
+            "europe-west4",
+            "asia-northeast1",
+            "asia-northeast3",
+            "asia-south1",
+            "asia-southeast1",
+            "northamerica-northeast2",
+        ),
+        regions_complete=False,
+    ),
+    "NVIDIA_H100_MEGA_80GB": Gpu(frozenset({"a3"}), "H100MEGA", flex_start=True),
+    "NVIDIA_H200_141GB": Gpu(frozenset({"a3"}), "H200", flex_start=True),
+    "NVIDIA_B200": Gpu(frozenset({"a4"}), "B200", flex_start=True),
+    "NVIDIA_GB200": Gpu(frozenset({"a4x"}), "B200"),
+    "NVIDIA_RTX_PRO_6000": Gpu(frozenset({"g4"})),
+}
+
+
+@dataclass(frozen=True)
+class Family:
+    gpus_attached: bool = False  # its machine types come with GPUs: Vertex needs the accelerator spelled out
+    cpu_quota: bool = False  # its vCPUs count against CustomModelTraining[Preemptible]CPUsPerProjectPerRegion
+    price_words: str | None = None  # how SKU descriptions name its cores and memory
+
+
+FAMILIES: dict[str, Family] = {
+    "n1": Family(cpu_quota=True, price_words=r"n1 predefined"),
+    "e2": Family(cpu_quota=True, price_words=r"e2"),
+    "g2": Family(gpus_attached=True, price_words=r"g2"),
+    "a2": Family(gpus_attached=True, price_words=r"a2"),
+    "a3": Family(gpus_attached=True),
+    "a4": Family(gpus_attached=True),
+    "a4x": Family(gpus_attached=True),
+    "g4": Family(gpus_attached=True),
+}
+
+# Views of the tables above, as their users read them.
+FAMILY_ACCELERATORS: dict[str, frozenset[str]] = {
+    family: frozenset(kind for kind, gpu in GPUS.items() if family in gpu.families)
+    for family in sorted({f for gpu in GPUS.values() for f in gpu.families})
+}
+GPU_FAMILIES = frozenset(name for name, family in FAMILIES.items() if family.gpus_attached)
+CPU_QUOTA_FAMILIES = frozenset(name for name, family in FAMILIES.items() if family.cpu_quota)
+FLEX_START_ACCELERATORS = frozenset(kind for kind, gpu in GPUS.items() if gpu.flex_start)
+QUOTA_GPU_NAMES = {kind: gpu.quota_name for kind, gpu in GPUS.items() if gpu.quota_name}
+GPU_PRICE_WORDS = {kind: gpu.price_words for kind, gpu in GPUS.items() if gpu.price_words}
+FAMILY_PRICE_WORDS = {name: family.price_words for name, family in FAMILIES.items() if family.price_words}
+
+# (vCPUs, GiB) per machine type, for prices per core and GiB and for the vCPU quota: Compute Engine's machine
+# tables (https://cloud.google.com/compute/docs/general-purpose-machines, .../accelerator-optimized-machines).
+_N1 = {"standard": 3.75, "highmem": 6.5, "highcpu": 0.9}
+_E2 = {"standard": 4.0, "highmem": 8.0, "highcpu": 1.0}
+MACHINE_SHAPES: dict[str, tuple[int, float]] = {
+    **{f"n1-{kind}-{n}": (n, n * gib) for kind, gib in _N1.items() for n in (2, 4, 8, 16, 32, 64, 96)},
+    **{f"e2-{kind}-{n}": (n, n * gib) for kind, gib in _E2.items() for n in (2, 4, 8, 16, 32)},
+    **{f"g2-standard-{n}": (n, 4.0 * n) for n in (4, 8, 12, 16, 24, 32, 48, 96)},
+    "a2-highgpu-1g": (12, 85.0),
+    "a2-highgpu-2g": (24, 170.0),
+    "a2-highgpu-4g": (48, 340.0),
+    "a2-highgpu-8g": (96, 680.0),
+    "a2-megagpu-16g": (96, 1360.0),
+    "a2-ultragpu-1g": (12, 170.0),
+    "a2-ultragpu-2g": (24, 340.0),
+    "a2-ultragpu-4g": (48, 680.0),
+    "a2-ultragpu-8g": (96, 1360.0),
+}
+# vCPUs per GPU of the families whose names end in the GPU count, not the vCPU count (same tables).
+VCPUS_PER_GPU = {"a2-highgpu": 12, "a2-ultragpu": 12, "a3-highgpu": 26, "a3-megagpu": 26}
