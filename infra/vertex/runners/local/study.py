@@ -142,6 +142,8 @@ class Study:
         while self.pending and len(self.running) < self.job.parallel_trial_count:
             number, point = self.pending.pop(0)
             trial_id = str(number)
+            # A trial counts only what it reports itself: not a file an earlier study left in this dir.
+            (Path(trial_base(self.base, trial_id)) / METRIC_FILE).unlink(missing_ok=True)
             status = self._runner(trial_id).create(trial_job(self.job, trial_id, point, self.base))
             self.running[trial_id] = (Trial(trial_id, "ACTIVE", point, start_time=now()), status.name)
 
