@@ -90,6 +90,9 @@ class FakeJobService(FakeService):
         self.capacity: dict[tuple[str, ...], str] = {}
         # Regions where every call fails with this code (checked before anything else).
         self.region_down: dict[str, grpc.StatusCode] = {}
+        # What a stockout reads: Vertex's documented sentence, or any other wording of infra/vertex/lifecycle/
+        # outcome.py's table that a test feeds in ({region} is filled in).
+        self.stockout_message: str = STOCKOUT_MESSAGE
 
     def capacity_of(self, region: str, job: aiplatform_v1.CustomJob) -> str | None:
         """STOCKOUT, QUEUED or None (room) for this job's shape in `region`."""
@@ -187,7 +190,7 @@ class FakeJobService(FakeService):
             pass
         elif capacity == STOCKOUT and job.state == JobState.JOB_STATE_PENDING:
             region = region_of(job.name)
-            self._enter(job, JobState.JOB_STATE_FAILED, STOCKOUT_MESSAGE.format(region=region), 8)
+            self._enter(job, JobState.JOB_STATE_FAILED, self.stockout_message.format(region=region), 8)
         elif job.name in self._advancing and job.state in _NEXT:
             self._enter(job, _NEXT[job.state])
         elif job.name in self._advancing and job.state == JobState.JOB_STATE_RUNNING:

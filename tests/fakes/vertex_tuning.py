@@ -30,7 +30,6 @@ from tests.fakes.vertex import (
     QUEUED,
     SERVICE,
     STOCKOUT,
-    STOCKOUT_MESSAGE,
     TERMINAL,
     FakeJobService,
     JobState,
@@ -151,7 +150,7 @@ class FakeTuningJobService(FakeJobService):
     def _advance_trials(self, job: aiplatform_v1.HyperparameterTuningJob) -> None:
         metric_id = job.study_spec.metrics[0].metric_id
         region = job.name.split("/")[3]
-        stockout = STOCKOUT_MESSAGE.format(region=region) if self._capacity(job) == STOCKOUT else None
+        stockout = self.stockout_message.format(region=region) if self._capacity(job) == STOCKOUT else None
         for trial in job.trials:
             if trial.state == Trial.State.ACTIVE:
                 self._finish_trial(trial, metric_id, stockout)
