@@ -98,8 +98,7 @@ class ImageBuildProvider(SpecProvider):
 
     spec = spec
 
-    def log_name(self, props: dict[str, Any]) -> str:
-        return f"image {props['image_name']}:{props['tag']}"
+    log_format = "image {image_name}:{tag}"
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = spec.with_defaults(props)

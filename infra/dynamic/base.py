@@ -16,6 +16,13 @@ from infra.dynamic.errors import plain_errors
 from infra.dynamic.preview_inputs import changed_inputs
 
 
+class _Named(dict[str, Any]):
+    """Props for a log prefix: a key they lack reads as "?" rather than failing the call that logs."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
 class SpecProvider(ResourceProvider):
     """configure / check / diff from a props module; create/read/update/delete are the subclass's."""
 
@@ -27,8 +34,11 @@ class SpecProvider(ResourceProvider):
         # Only the dynamic-provider host calls configure, once per process.
         plain_errors()
 
+    # How stderr lines name the resource, from its props: "[image {image_name}:{tag}] ...".
+    log_format: ClassVar[str]
+
     def log_name(self, props: dict[str, Any]) -> str:
-        raise NotImplementedError
+        return self.log_format.format_map(_Named(props))
 
     def log(self, props: dict[str, Any], message: str) -> None:
         # The provider's stderr reaches the Pulumi CLI.

@@ -26,6 +26,11 @@ def is_unknown(value: Any) -> bool:
     return False
 
 
+def unknown_list(props: Mapping[str, Any], key: str) -> bool:
+    """A list input that a preview left unknown as a whole (not a list with unknown items)."""
+    return key in props and is_unknown(props[key]) and not isinstance(props[key], list)
+
+
 def changed_inputs(olds: Mapping[str, Any], news: Mapping[str, Any], inputs: Iterable[str]) -> list[str]:
     """The inputs whose new value differs from the old one, or is not known yet (it may differ)."""
     return [k for k in inputs if is_unknown(news.get(k)) or olds.get(k) != news.get(k)]

@@ -40,8 +40,7 @@ class ModelVersionProvider(SpecProvider):
 
     spec = model_spec
 
-    def log_name(self, props: dict[str, Any]) -> str:
-        return f"model {props.get('model_id')}"
+    log_format = "model {model_id}"
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = model_spec.with_defaults(props)

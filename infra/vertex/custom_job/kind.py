@@ -11,7 +11,7 @@ from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
 from infra.vertex.custom_job import experiments, spec
 from infra.vertex.lifecycle import restarts, waiting
-from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
+from infra.vertex.lifecycle.kind import JobKind, Ticker
 from infra.vertex.lifecycle.report import run_outputs, summary_line
 from infra.vertex.lifecycle.run_record import arg_values
 from infra.vertex.lifecycle.status import JobStatus
@@ -25,13 +25,8 @@ class CustomJobKind(JobKind):
     noun = "Training job"
     api_kind = "CustomJob"
     resumable = True
-
-    def runner(self, props: dict[str, Any]) -> Runner:
-        if props.get("runner", "vertex") == "local":
-            return LocalRunner(props["base_output_dir"])
-        return VertexRunner(
-            props["project"], props["region"], min(float(props["poll_interval_seconds"]), 1.0)
-        )
+    local_runner = LocalRunner
+    vertex_runner = VertexRunner
 
     def build(
         self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried

@@ -12,7 +12,7 @@ from typing import Any
 from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
 
-from infra.dynamic.preview_inputs import is_unknown
+from infra.dynamic.preview_inputs import is_unknown, unknown_list
 from infra.vertex.capacity import gpu_regions, placement, reservations
 from infra.vertex.capacity.machines import (
     FAMILY_ACCELERATORS,
@@ -264,11 +264,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.append(
             ("max_cost_usd", f"max_cost_usd must be a positive number of US dollars, not {cap!r}")
         )
-    if (
-        "worker_pools" in props
-        and is_unknown(props["worker_pools"])
-        and not isinstance(props["worker_pools"], list)
-    ):
+    if unknown_list(props, "worker_pools"):
         return failures
     pools = props.get("worker_pools")
     if not isinstance(pools, list) or not pools:

@@ -44,9 +44,16 @@ class JobKind:
     # A new attempt continues the same run from its checkpoints: its running time and cost carry over, and a
     # running job that Spot preemption ended is submitted again on its shape (restarts.py).
     resumable: ClassVar[bool] = False
+    # Where jobs of this kind run: `runner: local` (a base output dir) or Vertex AI (project, region, delay).
+    local_runner: ClassVar[Callable[[str], Runner]]
+    vertex_runner: ClassVar[Callable[[str, str, float], Runner]]
 
     def runner(self, props: dict[str, Any]) -> Runner:
-        raise NotImplementedError
+        """Made fresh for every provider call (never stored on the provider), in the props' region."""
+        if props.get("runner", "vertex") == "local":
+            return self.local_runner(props["base_output_dir"])
+        first_retry_delay = min(float(props["poll_interval_seconds"]), 1.0)
+        return self.vertex_runner(props["project"], props["region"], first_retry_delay)
 
     def build(
         self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried

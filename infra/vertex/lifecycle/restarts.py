@@ -27,7 +27,7 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from infra.vertex.lifecycle import outcome
-from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.lifecycle.status import JobStatus, seconds_between
 
 ATTEMPT_LABEL = "vertex_training_attempt"
 DEFAULT_MAX_RESTARTS = 3
@@ -41,15 +41,7 @@ def lost_capacity(status: JobStatus) -> bool:
 
 def running_seconds(status: JobStatus) -> float:
     """How long this attempt ran (from RUNNING to its end, or to now while it runs)."""
-    if not status.start_time:
-        return 0.0
-    start = datetime.datetime.fromisoformat(status.start_time)
-    end = (
-        datetime.datetime.fromisoformat(status.end_time)
-        if status.end_time
-        else datetime.datetime.now(datetime.UTC)
-    )
-    return max(0.0, (end - start).total_seconds())
+    return seconds_between(status.start_time, status.end_time)
 
 
 @dataclass(frozen=True)

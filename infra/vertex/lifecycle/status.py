@@ -47,6 +47,14 @@ class JobStatus:
         return self.state in TERMINAL_STATES
 
 
+def seconds_between(start: str, end: str) -> float:
+    """Seconds from one ISO time to another ('' end: now); 0 when it has not started."""
+    if not start:
+        return 0.0
+    ended = datetime.datetime.fromisoformat(end) if end else datetime.datetime.now(datetime.UTC)
+    return max(0.0, (ended - datetime.datetime.fromisoformat(start)).total_seconds())
+
+
 def iso(value: datetime.datetime | None) -> str:
     return value.isoformat() if value else ""
 

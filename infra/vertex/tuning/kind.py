@@ -13,7 +13,7 @@ from infra.vertex.cost import pricing, spend
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import outcome, restarts, waiting
 from infra.vertex.lifecycle.heartbeat import duration_text
-from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
+from infra.vertex.lifecycle.kind import JobKind, Ticker
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.tuning import LocalTuningRunner
 from infra.vertex.runners.vertex_tuning import VertexTuningRunner
@@ -48,13 +48,8 @@ class TuningJobKind(JobKind):
     spec = tuning_spec
     noun = "Tuning job"
     api_kind = "HyperparameterTuningJob"
-
-    def runner(self, props: dict[str, Any]) -> Runner:
-        if props.get("runner", "vertex") == "local":
-            return LocalTuningRunner(props["base_output_dir"])
-        return VertexTuningRunner(
-            props["project"], props["region"], min(float(props["poll_interval_seconds"]), 1.0)
-        )
+    local_runner = LocalTuningRunner
+    vertex_runner = VertexTuningRunner
 
     def build(
         self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried

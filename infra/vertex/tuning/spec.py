@@ -15,7 +15,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.dynamic.preview_inputs import is_unknown
+from infra.dynamic.preview_inputs import is_unknown, unknown_list
 from infra.vertex.capacity import placement
 from infra.vertex.custom_job import spec
 
@@ -136,11 +136,7 @@ def _study_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                 f"({counts['max_trial_count']})",
             )
         )
-    if (
-        "parameters" in props
-        and is_unknown(props["parameters"])
-        and not isinstance(props["parameters"], list)
-    ):
+    if unknown_list(props, "parameters"):
         return failures
     parameters = props.get("parameters")
     if not isinstance(parameters, list) or not parameters:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.lifecycle.status import JobStatus, iso
+from infra.vertex.lifecycle.status import JobStatus, iso, seconds_between
 
 # Trial.State names: a trial in one of these has ended (INFEASIBLE: failed, or finished without a metric).
 FINISHED_STATES = frozenset({"SUCCEEDED", "INFEASIBLE"})
@@ -31,15 +30,7 @@ class Trial:
         return self.state in FINISHED_STATES
 
     def running_seconds(self) -> float:
-        if not self.start_time:
-            return 0.0
-        start = datetime.datetime.fromisoformat(self.start_time)
-        end = (
-            datetime.datetime.fromisoformat(self.end_time)
-            if self.end_time
-            else datetime.datetime.now(datetime.UTC)
-        )
-        return max(0.0, (end - start).total_seconds())
+        return seconds_between(self.start_time, self.end_time)
 
     def to_output(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v not in ("", None)}
