@@ -65,7 +65,8 @@ class JobKind:
         return None
 
     def run_deadline(self, status: JobStatus, props: dict[str, Any]) -> float | None:
-        """Wall-clock time after which a job that runs has overrun; None before it is known."""
+        """Wall-clock time after which a job that runs has overrun; None before it is known, or never (a
+        kind without a running-time cap)."""
         raise NotImplementedError
 
     def overrun_limit(self, props: dict[str, Any]) -> str:

@@ -47,8 +47,8 @@ def deadline(kind: JobKind, status: JobStatus, props: dict[str, Any]) -> float:
     if status.state == "JOB_STATE_PAUSED":
         return math.inf
     run_end = kind.run_deadline(status, props)
-    if status.start_time and run_end is not None:
-        return run_end
+    if status.start_time:
+        return math.inf if run_end is None else run_end  # None: the kind's job has no running-time cap
     queue_end = timestamp(status.create_time) + spec.queue_deadline_seconds(props)
     return queue_end if run_end is None else min(run_end, queue_end)
 
