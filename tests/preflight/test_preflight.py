@@ -413,7 +413,11 @@ def test_no_credentials_gives_the_login_command(cloud: Cloud, tmp_path: Path) ->
 
 def test_make_preflight_runs_the_command_for_its_stack() -> None:
     done = subprocess.run(
-        ["make", "-n", "preflight", "STACK=dev"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "--no-print-directory", "-n", "preflight", "STACK=dev"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert done.stdout.splitlines()[-1] == ".venv/bin/python -m infra.preflight --stack dev"
 
