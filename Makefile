@@ -64,9 +64,9 @@ train-local: setup
 		--epochs 3 --fine-tune-epochs 1 --batch-size 32 $(FILTER)
 	@# Four images the model never saw (the same generator, another seed), named by their true class.
 	mkdir -p $(LOCAL_RUN)/held-back
-	$(QUIET) $(BIN)/python -c 'import sys, numpy as np; from PIL import Image; from trainer import sources; \
+	$(QUIET) $(BIN)/python -c 'import sys, numpy as np; from PIL import Image; from trainer import loaders, sources; \
 		rng = np.random.default_rng(2026); names = sources.SYNTHETIC_CLASSES; \
-		[Image.fromarray(sources.synthetic_image(rng, i % 2, 64)).save(f"{sys.argv[1]}/{names[i % 2]}-{i}.png") \
+		[Image.fromarray(loaders.synthetic_image(rng, i % 2, 64)).save(f"{sys.argv[1]}/{names[i % 2]}-{i}.png") \
 		for i in range(4)]' $(LOCAL_RUN)/held-back $(FILTER)
 	$(QUIET) $(BIN)/python -m trainer.predict --model-dir $(LOCAL_RUN)/model --top-k 2 $(LOCAL_RUN)/held-back $(FILTER)
 	@echo "Model:       $(LOCAL_RUN)/model"

@@ -50,3 +50,17 @@ def test_the_filter_drops_only_the_start_up_lines_and_keeps_the_exit_status() ->
     assert filtered.stdout.splitlines() == KEPT
     failing = subprocess.run([*shell, f"(echo x; exit 3) | {sed}"], env=env, capture_output=True)
     assert failing.returncode == 3
+
+
+def test_the_held_back_images_step_runs_as_the_recipe_writes_it(tmp_path) -> None:
+    """The recipe's inline program (no test imports it): run as make runs it, after its `mkdir -p`."""
+    recipe = _make_n(f"LOCAL_RUN={tmp_path}").replace("\\\n", " ")
+    (step,) = [c for c in recipe.splitlines() if "/held-back" in c and "python -c" in c]
+    script = step.split("python -c ", 1)[1].split(" 2>&1 |", 1)[0]
+    (tmp_path / "held-back").mkdir()
+    done = subprocess.run(
+        f".venv/bin/python -c {script}", shell=True, cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in (tmp_path / "held-back").iterdir())
+    assert names == ["cats-0.png", "cats-2.png", "dogs-1.png", "dogs-3.png"]
