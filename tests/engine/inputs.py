@@ -42,6 +42,9 @@ class JobShape:
     max_wait_seconds: int | None = None
     fallbacks: tuple[dict[str, Any], ...] = ()
     max_cost_usd: float | None = None
+    fallback_regions: tuple[str, ...] = ()
+    reservation_affinity: dict[str, str] | None = None
+    capacity_deadline_seconds: int | None = None
 
 
 def _program(shape: JobShape) -> Any:
@@ -87,6 +90,13 @@ def _program(shape: JobShape) -> Any:
             max_wait_seconds=shape.max_wait_seconds,
             fallbacks=upstream("fallbacks", [dict(f) for f in shape.fallbacks]) if shape.fallbacks else None,
             max_cost_usd=shape.max_cost_usd,
+            fallback_regions=upstream("fallback_regions", list(shape.fallback_regions))
+            if shape.fallback_regions
+            else None,
+            reservation_affinity=upstream("reservation_affinity", shape.reservation_affinity)
+            if shape.reservation_affinity
+            else None,
+            capacity_deadline_seconds=upstream("capacity_deadline_seconds", shape.capacity_deadline_seconds),
         ),
     )
     return job.job_name

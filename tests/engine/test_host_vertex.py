@@ -289,3 +289,61 @@ def test_preview_with_strategy_and_unknown_fallbacks_passes_check(start_host):
         )
     )
     assert [f.property for f in bad.failures] == ["fallbacks[0].machine_type"]
+
+
+RESERVATION = {
+    "type": "SPECIFIC_RESERVATION",
+    "reservation": "projects/demo-project/zones/us-central1-a/reservations/r",
+}
+
+
+def test_preview_with_unknown_regions_reservation_and_deadline_passes_check(start_host):
+    """Issue 25's props through the real host: unknown in a preview (built from an upstream output), then
+    known and checked; a reservation in a zone outside the job's region is still refused."""
+    host = start_host()
+    shape = JobShape(
+        unknown=frozenset(
+            {"service_account", "image_uri", "args", "fallback_regions", "reservation_affinity",
+             "capacity_deadline_seconds"}
+        ),
+        fallbacks=({"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},),
+        fallback_regions=("us-east4", "europe-west4"),
+        reservation_affinity=RESERVATION,
+        capacity_deadline_seconds=3600,
+    )  # fmt: skip
+    sent = plain(recorded(shape, preview=True))
+    assert sent["fallback_regions"] == UNKNOWN and sent["reservation_affinity"] == UNKNOWN
+    preview = host.check(recorded(shape, preview=True))
+    assert [(f.property, f.reason) for f in preview.failures] == []
+    returned = plain(preview.inputs)
+    assert returned["fallback_regions"] == UNKNOWN and returned["reservation_affinity"] == UNKNOWN
+    assert returned["capacity_deadline_seconds"] == UNKNOWN
+
+    up_inputs = host.check(recorded(known(shape), preview=False))
+    assert [(f.property, f.reason) for f in up_inputs.failures] == []
+    checked = plain(up_inputs.inputs)
+    assert checked["fallback_regions"] == ["us-east4", "europe-west4"]
+    assert checked["reservation_affinity"] == RESERVATION and checked["capacity_deadline_seconds"] == 3600
+
+    elsewhere = {**RESERVATION, "reservation": "projects/demo-project/zones/us-east4-a/reservations/r"}
+    bad = host.check(recorded(known(replace(shape, reservation_affinity=elsewhere)), preview=False))
+    # The job's reservation, and the fallback that inherits it.
+    assert [f.property for f in bad.failures] == ["reservation_affinity", "fallbacks[0].reservation_affinity"]
+    assert "us-central1" in bad.failures[0].reason
+
+
+def test_preview_of_a_job_with_known_regions_reservation_and_deadline_passes_check(start_host):
+    """The stacks' case: the new keys come from stack config (known); the image, account and args do not."""
+    host = start_host()
+    shape = JobShape(
+        fallbacks=({"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},),
+        fallback_regions=("us-east4",),
+        reservation_affinity={"type": "ANY_RESERVATION"},
+        capacity_deadline_seconds=1800,
+    )
+    preview = host.check(recorded(shape, preview=True))
+    assert [(f.property, f.reason) for f in preview.failures] == []
+    returned = plain(preview.inputs)
+    assert returned["service_account"] == UNKNOWN and returned["worker_pools"][0]["image_uri"] == UNKNOWN
+    assert returned["fallback_regions"] == ["us-east4"] and returned["capacity_deadline_seconds"] == 1800
+    assert returned["reservation_affinity"] == {"type": "ANY_RESERVATION"}

@@ -64,6 +64,19 @@ class CustomJobArgs:
     upstream_job: pulumi.Input[str] | None = None
 
 
+# The args besides the pools that make the shape chain (placement.shapes), so its prices.
+CHAIN_ARGS = ("fallbacks", "fallback_regions", "reservation_affinity")
+
+
+def _known(value: Any) -> bool:
+    """A plain value, with no Output anywhere in it."""
+    if isinstance(value, dict):
+        return all(_known(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_known(v) for v in value)
+    return not isinstance(value, pulumi.Output)
+
+
 def to_props(args: CustomJobArgs) -> dict[str, Any]:
     """The contract's snake_case props for these args (None values left out, as Pulumi would drop them)."""
     pools = [{k: v for k, v in vars(pool).items() if v is not None} for pool in args.worker_pools]
@@ -97,8 +110,8 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
         props = to_props(args)
         super().__init__(CustomJobProvider(), name, {**props, **outputs}, opts)
         # Known before anything runs (list prices; None without a price or a known project): exported.
-        plain_fallbacks = args.fallbacks is None or (
-            isinstance(args.fallbacks, list) and all(isinstance(f, dict) for f in args.fallbacks)
-        )
-        priced = args.runner == "vertex" and isinstance(args.project, str) and plain_fallbacks
+        # The chain must be known to price it: an Output in a key that makes it (a preview of values built
+        # from upstream resources) leaves the figure out rather than failing the program.
+        chain_known = all(_known(getattr(args, key)) for key in CHAIN_ARGS)
+        priced = args.runner == "vertex" and isinstance(args.project, str) and chain_known
         self.worst_case_usd = worst_case_usd(props) if priced else None
