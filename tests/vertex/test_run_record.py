@@ -16,6 +16,7 @@ from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.storage import FakeStorage
+from tests.fakes.vertex import STOCKOUT
 from tests.fakes.vertex_tuning import FakeTuningJobService
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 from tests.vertex.test_tuning_provider import SCORES, checked
@@ -122,3 +123,22 @@ def test_a_failed_study_keeps_its_record_with_the_failed_trials(
     kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")
     assert kept["kind"] == "tuning_job" and kept["state"] == "JOB_STATE_FAILED"
     assert [t["state"] for t in kept["trials"]].count("INFEASIBLE") >= 2
+
+
+def test_a_chain_that_gave_way_everywhere_records_every_attempt_and_the_paragraph(
+    fake_vertex, fake_storage: FakeStorage
+) -> None:
+    fallback = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"}
+    fake_vertex.capacity.update(
+        {
+            ("n1-standard-8", "NVIDIA_TESLA_T4", "STANDARD"): STOCKOUT,
+            ("g2-standard-8", "NVIDIA_L4", "STANDARD"): STOCKOUT,
+        }
+    )
+    provider = CustomJobProvider()
+    with pytest.raises(JobError, match="could not get machines") as raised:
+        provider.create(provider.check({}, job_props(fallbacks=[fallback])).inputs)
+    kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")
+    assert [a["machine_type"] for a in kept["attempts"]] == ["n1-standard-8", "g2-standard-8"]
+    assert {a["state"] for a in kept["attempts"]} == {"JOB_STATE_FAILED"}
+    assert kept["error"] == str(raised.value) and kept["state"] == "JOB_STATE_FAILED"

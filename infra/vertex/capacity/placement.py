@@ -413,7 +413,11 @@ def try_shapes(
     while True:
         passes += 1
         for index in range(start, len(chain)):
-            result = run(index, chain[index])
+            try:
+                result = run(index, chain[index])
+            except JobError as exc:  # a final failure: it carries every attempt, this call's first
+                exc.records = [*records, *exc.records]
+                raise
             records.extend(replace(record, passes=passes) for record in result.records)
             if not result.move_on:
                 return index, result, records
@@ -427,5 +431,6 @@ def try_shapes(
         deadline.sleep(gap)
         start = 0
     if passes == 1 and len(chain) - start == 1 and result.error is not None:
+        result.error.records = records
         raise result.error
     raise exhausted(records)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from google.api_core import exceptions as gexc
 
@@ -19,8 +19,8 @@ T = TypeVar("T")
 class JobError(ProviderError):
     """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request.
 
-    `status`: the job that ended without succeeding (terminal), when there is one: its run is recorded
-    before the error is raised.
+    `status`: the job that ended without succeeding (terminal), when there is one, and `records` every
+    attempt that led there (placement.AttemptRecord): the run is recorded before the error is raised.
     """
 
     def __init__(
@@ -31,6 +31,7 @@ class JobError(ProviderError):
     ) -> None:
         super().__init__(message, api_error)
         self.status = status
+        self.records: list[Any] = []
 
 
 class JobGone(JobError):

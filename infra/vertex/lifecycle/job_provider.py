@@ -111,7 +111,7 @@ class JobProvider(SpecProvider):
             status, records = placing.place(self.kind, props, adopted, say)
         except JobError as exc:
             if props["wait"] and exc.status is not None:
-                self._ended(props, self.outputs(props, exc.status))
+                self._ended(props, {**self.outputs(props, exc.status, exc.records), "error": str(exc)})
             raise
         outputs = self.outputs(props, status, records)
         return CreateResult(status.name, self._finished(props, outputs) if props["wait"] else outputs)
@@ -141,7 +141,7 @@ class JobProvider(SpecProvider):
             status = waiting.wait(self.kind, runner, status, shaped, lambda line: self.log(props, line))
         except JobError as exc:
             if exc.status is not None:
-                self._ended(props, self.outputs(props, exc.status, stored=olds))
+                self._ended(props, {**self.outputs(props, exc.status, stored=olds), "error": str(exc)})
             raise
         return UpdateResult(self._finished(props, self.outputs(props, status, stored=olds)))
 

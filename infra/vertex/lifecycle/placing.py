@@ -106,11 +106,11 @@ def wait_shape(
             if resubmitted is not None:
                 status = resubmitted
                 continue
-            raise waiting.failure(kind, shaped, status)
+            raise _with(waiting.failure(kind, shaped, status), records)
         record(status, kind.ended_reason(status))
         if waiting.gave_way(kind, status):
             return ShapeResult(records, status, move_on=True, error=waiting.failure(kind, shaped, status))
-        raise waiting.failure(kind, shaped, status)
+        raise _with(waiting.failure(kind, shaped, status), records)
 
 
 def _skipped(kind: JobKind, shaped: dict[str, Any], index: int, shape: Shape) -> ShapeResult | None:
@@ -125,8 +125,14 @@ def _skipped(kind: JobKind, shaped: dict[str, Any], index: int, shape: Shape) ->
     )
 
 
-def _exhausted(message: str, last: list[JobStatus]) -> JobError:
-    return JobError(message, status=last[0] if last else None)
+def _with(error: JobError, records: list[AttemptRecord]) -> JobError:
+    """The error with the attempts that led to it (placement.try_shapes puts the earlier shapes' first)."""
+    error.records = list(records)
+    return error
+
+
+def _exhausted(message: str, last: list[JobStatus], tried: list[AttemptRecord]) -> JobError:
+    return _with(JobError(message, status=last[0] if last else None), tried)
 
 
 def place(
@@ -183,7 +189,7 @@ def place(
         start,
         run,
         say,
-        lambda tried: _exhausted(placement.exhausted_message(props, tried, kind.noun), last),
+        lambda tried: _exhausted(placement.exhausted_message(props, tried, kind.noun), last, tried),
         placement.Deadline.of(props),
     )
     assert result.status is not None  # a shape that did not give way ran a job
