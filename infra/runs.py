@@ -177,7 +177,9 @@ def row(run: Run, names: Sequence[str]) -> list[str]:
         *_params(arg_values(record.get("args") or []), names),
         _metric_text(record),
         duration_text(float(record.get("duration_seconds") or 0)),
-        f"USD {cost:.2f}" if _number(cost) else "-",
+        (f"<= USD {cost:.2f}" if record.get("estimated_cost_bound") else f"USD {cost:.2f}")
+        if _number(cost)
+        else "-",
         shape_text(record),
         region,
         folder,

@@ -155,3 +155,10 @@ def test_a_stack_file_that_is_not_yaml_is_a_config_error(tmp_path) -> None:
     (tmp_path / "Pulumi.broken.yaml").write_text("config: [unclosed\n")
     with pytest.raises(ConfigError, match=r"Pulumi\.broken\.yaml is not valid YAML"):
         load_stack("broken", tmp_path)
+
+
+def test_a_cost_counted_at_the_on_demand_bound_reads_as_a_bound() -> None:
+    record = {"state": "JOB_STATE_SUCCEEDED", "estimated_cost_usd": 0.62, "args": []}
+    bounded = runs.row(runs.Run("gs://b/runs/a", {**record, "estimated_cost_bound": True}), [])
+    plain = runs.row(runs.Run("gs://b/runs/a", record), [])
+    assert "<= USD 0.62" in bounded and "USD 0.62" in plain and "<= USD 0.62" not in plain

@@ -97,9 +97,8 @@ class CustomJob(pulumi.dynamic.Resource, module="vertex", name="CustomJob"):
     error: pulumi.Output[str]
     duration_seconds: pulumi.Output[float]
     estimated_cost_usd: pulumi.Output[float | None]
-    estimated_cost_bound: pulumi.Output[
-        bool | None
-    ]  # the figure counts Spot/FLEX_START at on-demand: at most
+    # True: the figure counts Spot/FLEX_START time at the on-demand price, so the cost is at most that.
+    estimated_cost_bound: pulumi.Output[bool | None]
     metrics: pulumi.Output[dict[str, Any] | None]
     placement: pulumi.Output[dict[str, Any]]
     attempts: pulumi.Output[list[dict[str, Any]]]

@@ -29,6 +29,8 @@ RUN_OUTPUTS = (
     "attempts",
     "duration_seconds",
     "estimated_cost_usd",
+    "estimated_cost_bound",
+    "cost_cap_reached",
     "metrics",
     "create_time",
     "start_time",

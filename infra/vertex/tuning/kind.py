@@ -9,7 +9,7 @@ from typing import Any
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import pricing, spend
+from infra.vertex.cost import spend
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import outcome, restarts, waiting
 from infra.vertex.lifecycle.heartbeat import duration_text
@@ -116,12 +116,13 @@ class TuningJobKind(JobKind):
             "duration_seconds": round(seconds, 1),
         }
         if props.get("runner") == "vertex":
-            strategy = pricing.props_strategy(shaped)
-            cost = pricing.estimate_usd(
-                props["region"], shaped["worker_pools"], strategy, seconds, props.get("project")
-            )
-            if cost is not None:
-                out["estimated_cost_usd"] = cost
+            # At the trials' shape in its own region; Spot/FLEX_START without a price of their own at the
+            # on-demand bound (pricing.shape_rate), said as a bound.
+            rate = spend.rate(shaped)
+            if rate is not None:
+                out["estimated_cost_usd"] = round(rate.usd * seconds / 3600.0, 4)
+                if rate.bound:
+                    out["estimated_cost_bound"] = True
         return out
 
     def summary(self, outputs: dict[str, Any]) -> str:
@@ -138,7 +139,10 @@ class TuningJobKind(JobKind):
             )
         if "estimated_cost_usd" in outputs:
             kind = outputs["placement"]["scheduling_strategy"]
-            parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices)")
+            bound = "at most " if outputs.get("estimated_cost_bound") else ""
+            parts.append(
+                f"estimated cost {bound}USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices)"
+            )
         return "; ".join(parts)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:

@@ -57,6 +57,7 @@ class HyperparameterTuningJob(pulumi.dynamic.Resource, module="vertex", name="Hy
     best_metric: pulumi.Output[float | None]
     duration_seconds: pulumi.Output[float]
     estimated_cost_usd: pulumi.Output[float | None]
+    estimated_cost_bound: pulumi.Output[bool | None]  # as the CustomJob's: the cost is at most the figure
     placement: pulumi.Output[dict[str, Any]]  # the trial shape the study ran on
     attempts: pulumi.Output[list[dict[str, Any]]]  # one per study submitted or shape skipped
 

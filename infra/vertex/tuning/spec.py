@@ -54,6 +54,7 @@ OUTPUTS = (
     "best_metric",
     "duration_seconds",
     "estimated_cost_usd",
+    "estimated_cost_bound",
     "placement",
     "attempts",
 )
