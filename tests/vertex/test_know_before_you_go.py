@@ -30,11 +30,13 @@ def test_a_shape_whose_gpu_its_region_does_not_offer_is_a_check_error_naming_whe
     assert key == "fallbacks"
     assert "Vertex AI does not offer NVIDIA_L4 for training in europe-west1" in reason
     assert "it does in asia-northeast3, asia-south1" in reason and gpu_regions.LOCATIONS_URL in reason
-    # The same check on every region the chain goes to.
-    moved = spec.validate(
-        props(worker_pools=[pool(accelerator_type="NVIDIA_TESLA_V100")], fallback_regions=["us-east4"])
-    )
-    assert any("NVIDIA_TESLA_V100 for training in us-east4" in reason for _, reason in moved)
+    # A region of fallback_regions that does not offer a shape's GPU: that shape is not tried there (the
+    # user named a region, not that shape in it), and the preview says so.
+    moved = props(worker_pools=[pool(accelerator_type="NVIDIA_TESLA_V100")], fallback_regions=["us-east4"])
+    assert spec.validate(moved) == []
+    assert [shape.region for shape in placement.shapes(moved)] == ["us-central1"]
+    (line,) = gpu_regions.not_moved_lines(moved)
+    assert line.startswith("not tried in us-east4: n1-standard-8 + 1 x NVIDIA_TESLA_V100") and "offer" in line
     assert spec.validate(props(fallbacks=[{**L4, "region": "us-east4"}])) == []
 
 
@@ -122,8 +124,11 @@ def test_a_preview_with_unknown_images_still_checks_where_the_gpu_is_offered():
     from pulumi.output import Unknown
 
     job = props(worker_pools=[pool(image_uri=Unknown(), accelerator_type="NVIDIA_TESLA_V100")],
-                fallback_regions=["us-east4"])  # fmt: skip
+                fallbacks=[{"region": "us-east4"}])  # fmt: skip
     assert any("NVIDIA_TESLA_V100 for training in us-east4" in reason for _, reason in spec.validate(job))
+    moved = props(worker_pools=[pool(image_uri=Unknown(), accelerator_type="NVIDIA_TESLA_V100")],
+                  fallback_regions=["us-east4"])  # fmt: skip
+    assert [line[:26] for line in gpu_regions.not_moved_lines(moved)] == ["not tried in us-east4: n1-"]
     unknown_regions = props(fallback_regions=[Unknown()], fallbacks=[{**L4, "region": Unknown()}])
     assert spec.validate(unknown_regions) == []
     assert gpu_regions.warning_lines(unknown_regions) == []

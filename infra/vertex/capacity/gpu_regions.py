@@ -13,19 +13,8 @@ from typing import Any
 
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import placement
-from infra.vertex.capacity.machines import GPUS, LOCATIONS_URL
+from infra.vertex.capacity.machines import GPUS, LOCATIONS_URL, offered
 from infra.vertex.capacity.machines import LOCATIONS_READ as READ
-
-
-def offered(accelerator: str, region: str) -> bool | None:
-    """True: the page lists the GPU for training in the region; False: its complete list does not; None:
-    no verdict (the GPU or the region is not in what was read)."""
-    gpu = GPUS.get(accelerator)
-    if gpu is None or gpu.regions is None:
-        return None
-    if region in gpu.regions:
-        return True
-    return False if gpu.regions_complete else None
 
 
 def where_offered(accelerator: str) -> str:
@@ -64,6 +53,23 @@ def failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                     f"{LOCATIONS_URL}, read {READ}); pick another region or GPU for this shape",
                 )
             )
+    return found
+
+
+def not_moved_lines(props: Mapping[str, Any]) -> list[str]:
+    """One line per fallback region a shape is not tried in because its GPU is not offered there."""
+    if not _gpu_shapes(props):
+        return []
+    home = placement.home_chain(props)
+    found = []
+    for region in props.get("fallback_regions") or []:
+        for shape in home:
+            kind = shape.accelerator_type or ""
+            if kind and offered(kind, region) is False:
+                found.append(
+                    f"not tried in {region}: {shape}, as Vertex AI does not offer {kind} for training there "
+                    f"({LOCATIONS_URL}, read {READ})"
+                )
     return found
 
 

@@ -117,6 +117,17 @@ GPUS: dict[str, Gpu] = {
 }
 
 
+def offered(accelerator: str, region: str) -> bool | None:
+    """True: the Locations page lists the GPU for training in the region; False: its whole list, read, does
+    not; None: no verdict (the GPU's list was not read, or only in part and not this region)."""
+    gpu = GPUS.get(accelerator)
+    if gpu is None or gpu.regions is None:
+        return None
+    if region in gpu.regions:
+        return True
+    return False if gpu.regions_complete else None
+
+
 @dataclass(frozen=True)
 class Family:
     gpus_attached: bool = False  # its machine types come with GPUs: Vertex needs the accelerator spelled out

@@ -19,7 +19,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity.machines import STRATEGIES
+from infra.vertex.capacity.machines import STRATEGIES, offered
 from infra.vertex.capacity.reservations import Reservation
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import Attempt
@@ -193,7 +193,8 @@ def home_chain(props: Mapping[str, Any]) -> list[Shape]:
 def shapes(props: Mapping[str, Any]) -> list[Shape]:
     """The whole chain: the home chain, then, for each region of `fallback_regions` in order, the home chain's
     shapes that took the home region moved there. A shape that names its own region is tried once; a
-    SPECIFIC_RESERVATION lives in one zone, so its shape is not moved. No shape appears twice."""
+    SPECIFIC_RESERVATION lives in one zone, so its shape is not moved; nor is a shape whose GPU Google's
+    Locations table does not offer in that region (machines.offered). No shape appears twice."""
     home = str(props.get("region") or "")
     chain = home_chain(props)
     movable = [
@@ -207,7 +208,7 @@ def shapes(props: Mapping[str, Any]) -> list[Shape]:
             continue
         for shape in movable:
             moved = replace(shape, region=region)
-            if moved not in chain:
+            if offered(shape.accelerator_type or "", region) is not False and moved not in chain:
                 chain.append(moved)
     return chain
 
