@@ -74,7 +74,8 @@ def test_dev_on_spot_is_capped_at_the_on_demand_bound_and_names_the_unpriced_fal
     lines = preview("dev", "train", capsys)
     assert lines[0] == (
         "cost of shape: 1 x n1-standard-4 + 1 x NVIDIA_TESLA_T4 (SPOT): at most USD 0.62/h (on-demand price; "
-        "Spot is billed below it, https://cloud.google.com/compute/docs/instances/spot#pricing), at most "
+        "Spot is billed below it, https://cloud.google.com/compute/docs/instances/spot#pricing, "
+        "read 2026-11-25), at most "
         "USD 0.62 for timeout_seconds 3600"
     )
     assert lines[3].startswith(

@@ -66,7 +66,8 @@ def test_a_spot_shape_is_capped_at_its_on_demand_price_shown_as_an_upper_bound(f
     lines = err_lines(capsys)
     assert (
         "[train-densenet] cost of shape: 1 x n1-standard-8 + 1 x NVIDIA_TESLA_T4 (SPOT): at most USD 0.84/h "
-        "(on-demand price; Spot is billed below it, https://cloud.google.com/compute/docs/instances/spot#pricing)"
+        "(on-demand price; Spot is billed below it, "
+        "https://cloud.google.com/compute/docs/instances/spot#pricing, read 2026-11-25)"
         ", at most USD 0.84 for timeout_seconds 3600" in lines
     )
     assert not any("not enforced" in line for line in lines)  # dev's default shape is capped

@@ -110,7 +110,7 @@ def test_a_missing_cpu_quota_id_still_checks_the_gpus(services, capsys: pytest.C
 
 def test_the_local_runner_reads_no_quota(services, tmp_path) -> None:
     _, fake_quotas = services
-    quotas.check_quota({**job_props(), "runner": "local", "base_output_dir": str(tmp_path)})
+    assert quotas.shortfall({**job_props(), "runner": "local", "base_output_dir": str(tmp_path)}) is None
     assert fake_quotas.calls == []
 
 
@@ -174,7 +174,7 @@ def test_missing_credentials_warn_and_leave_the_error_to_submission(monkeypatch,
 
     monkeypatch.delenv("VERTEX_AI_EMULATOR_HOST", raising=False)
     monkeypatch.setattr(google.auth, "default", no_credentials)
-    quotas.check_quota(job_props())
+    assert quotas.shortfall(job_props()) is None
     assert "no credentials to read quotas" in capsys.readouterr().err
 
 

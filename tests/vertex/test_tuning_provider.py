@@ -205,7 +205,7 @@ def test_a_spot_studys_trial_shows_its_on_demand_bound(capsys):
     assert "(list prices, on-demand for Spot/FLEX_START shapes without one)" in worst
     assert line.endswith(
         "(SPOT): at most USD 0.84/h (on-demand price; Spot is billed below it, "
-        "https://cloud.google.com/compute/docs/instances/spot#pricing)"
+        "https://cloud.google.com/compute/docs/instances/spot#pricing, read 2026-11-25)"
     )
 
 

@@ -352,10 +352,10 @@ def exhausted_message(
     )
 
 
-def still_live_message(status: JobStatus, waited_seconds: float) -> str:
+def still_live_message(status: JobStatus, waited_seconds: float, kind: str = "Training job") -> str:
     """Why no other shape is tried: the job cancelled at its queue limit has not ended yet."""
     return (
-        f"Training job {status.name} was cancelled at its queue limit but is still {status.state} "
+        f"{kind} {status.name} was cancelled at its queue limit but is still {status.state} "
         f"{waited_seconds:.0f}s later, so no other shape was submitted (two jobs would share its checkpoints "
         f"and both be billed). Check {status.console_url}; once it has ended, run `pulumi up` again."
     )

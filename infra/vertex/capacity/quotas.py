@@ -45,7 +45,6 @@ from infra.vertex.capacity.machines import (
     QUOTA_GPU_NAMES,
     VCPUS_PER_GPU,
 )
-from infra.vertex.lifecycle.errors import JobError
 
 SERVICE = "aiplatform.googleapis.com"
 ENDPOINT = "cloudquotas.googleapis.com"
@@ -200,12 +199,6 @@ class Shortfall:
 
     message: str
     reason: str
-
-
-def check_quota(props: Mapping[str, Any]) -> None:
-    """JobError when a Vertex job needs more GPUs or vCPUs than its quota allows; a warning if unreadable."""
-    if (found := shortfall(props)) is not None:
-        raise JobError(found.message)
 
 
 def shortfall(props: Mapping[str, Any]) -> Shortfall | None:

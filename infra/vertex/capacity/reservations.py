@@ -58,11 +58,6 @@ class Reservation:
             affinity.values = [self.reservation]
         return affinity
 
-    @property
-    def holds_capacity(self) -> bool:
-        """A reservation is consumed (not NO_RESERVATION): what FLEX_START cannot take."""
-        return self.type != "NO_RESERVATION"
-
 
 def zone_region(zone: str) -> str:
     """`us-central1-a` -> `us-central1`."""

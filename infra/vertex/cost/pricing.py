@@ -322,7 +322,7 @@ class Rate:
 def bound_words(strategy: str) -> str:
     """Why the on-demand figure bounds a Spot or FLEX_START shape, with the page that says so."""
     kind = "Spot" if strategy == "SPOT" else "FLEX_START"
-    return f"on-demand price; {kind} is billed below it, {BELOW_ON_DEMAND[strategy]}"
+    return f"on-demand price; {kind} is billed below it, {BELOW_ON_DEMAND[strategy]}, read {BOUND_READ}"
 
 
 def shape_rate(

@@ -82,7 +82,7 @@ WORDINGS: tuple[Wording, ...] = (
         "error' (cloud.google.com/vertex-ai/docs/training/use-spot-vms)",
     ),
     Wording(
-        r"preempt",
+        r"\bpreempt(?:ed|ion)\b",  # not "preemptible", a word quota ids and strategy names use
         Outcome.PREEMPTED,
         "The replica workerpool0-0 was preempted.",
         "Compute Engine, Spot VMs: 'Compute Engine might preempt Spot VMs' (cloud.google.com/compute/docs/"

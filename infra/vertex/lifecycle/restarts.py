@@ -66,11 +66,6 @@ class Attempt:
         """The same shape again."""
         return Attempt(self.number + 1, int(self.total_seconds(ended)), self.shape)
 
-    def on_shape(self, shape: int, ended: JobStatus | None) -> Attempt:
-        """The first attempt on another shape, after `ended` (None: nothing was submitted)."""
-        seconds = int(self.total_seconds(ended)) if ended is not None else self.earlier_seconds
-        return Attempt(1, seconds, shape)
-
 
 def max_restarts(props: Mapping[str, Any]) -> int:
     return int(props.get("max_restarts", DEFAULT_MAX_RESTARTS))

@@ -163,7 +163,7 @@ def _cancel_overrun(
     ended = cancel_and_wait(runner, status, props, say)
     if not ended.terminal:
         # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
-        return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS))
+        return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS, kind.noun))
     if ended.start_time:  # it may have started between the last poll and the cancel
         return JobError(overrun_message(kind, props, ended), status=ended)
     return QueueTimeout(overrun_message(kind, props, ended), ended)

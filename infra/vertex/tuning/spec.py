@@ -23,8 +23,9 @@ StudySpec = aiplatform_v1.StudySpec
 ParameterSpec = StudySpec.ParameterSpec
 
 # Trial-job inputs are the CustomJob's, less what only a single job has: a trial is never resubmitted by the
-# provider (Vertex counts a failed trial against max_failed_trial_count instead), and the study does not stop
-# at a dollar cap, so it refuses those props rather than ignore them. `fallbacks` is shared: the provider
+# provider (Vertex counts a failed trial against max_failed_trial_count instead, so max_restarts is not one of
+# the study's inputs), and the study does not stop at a dollar cap, so check refuses max_cost_usd rather than
+# let a user believe it holds. `fallbacks` is shared: the provider
 # submits the whole study again on the next shape when its trials cannot get machines.
 # A study's trials are not linked to Vertex AI Experiments (experiments.py): the study's run.json lists them.
 SINGLE_JOB_INPUTS = ("max_restarts", "max_cost_usd", "experiment", "experiment_run")
