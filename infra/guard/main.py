@@ -22,6 +22,7 @@ from typing import Any
 import functions_framework
 import grpc
 from google.api_core import exceptions as api_exceptions
+from google.auth import exceptions as auth_exceptions
 from google.cloud import aiplatform_v1
 
 # PAUSED is left out: custom jobs do not pause, and a paused job holds no machines.
@@ -214,6 +215,11 @@ JOB_KINDS = (
 )
 
 
+# What one region or one job kind may fail with without stopping the others: any API error, and a credential
+# that could not be refreshed for that region's endpoint.
+REGION_ERRORS = (api_exceptions.GoogleAPIError, auth_exceptions.GoogleAuthError)
+
+
 def cancel_live_jobs(
     client: aiplatform_v1.JobServiceClient, config: GuardConfig, region: str = ""
 ) -> Outcome:
@@ -231,7 +237,7 @@ def cancel_live_jobs(
                 for job in getattr(client, kind.list_method)(request=request, timeout=CALL_TIMEOUT_S)
                 if is_ours_and_live(job, config)
             ]
-        except api_exceptions.GoogleAPIError as err:
+        except REGION_ERRORS as err:
             outcome.unlisted[f"{region} {kind.list_method}"] = str(err)
             log(
                 "ERROR",
@@ -256,7 +262,7 @@ def cancel_everywhere(
         try:
             with client_factory(region) as client:
                 found = cancel_live_jobs(client, config, region)
-        except api_exceptions.GoogleAPIError as err:
+        except REGION_ERRORS as err:
             outcome.unlisted[f"{region} client"] = str(err)
             log("ERROR", "could not reach Vertex AI in this region", region=region, error=str(err))
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -252,6 +253,24 @@ def test_jobs_in_every_region_of_the_chain_are_cancelled_and_a_region_down_stops
     assert parents == {
         f"projects/{PROJECT}/locations/{r}" for r in ("us-central1", "europe-west4", "us-east4")
     }
+
+
+def test_a_region_whose_credentials_fail_stops_no_other(
+    fake_vertex: FakeTuningJobService, jobs: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from google.auth import exceptions as auth_exceptions
+
+    monkeypatch.setenv(main.ENV_REGIONS, "us-central1,europe-west4")
+
+    def factory(region: str) -> aiplatform_v1.JobServiceClient:
+        if region == "europe-west4":  # e.g. a token that cannot be refreshed for that endpoint
+            raise auth_exceptions.RefreshError("could not refresh the access token")
+        return main.make_client(region)
+
+    data = pubsub_data(json.dumps(budget(cost=120.0)).encode())
+    with pytest.raises(main.CancelFailed, match="europe-west4 client"):
+        main.handle(data, os.environ, factory)
+    assert sorted(cancelled(fake_vertex)) == sorted([jobs["running"], jobs["queued"], jobs["pending"]])
 
 
 @pytest.mark.parametrize(
