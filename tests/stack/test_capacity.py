@@ -58,7 +58,7 @@ BAD = [
     (
         {"fallbacks": [{"machineType": "n1-standard-8"}, {"schedulingStrategy": "FLEX_START"}]},
         "fallbacks[1]",
-        "L4, A100",
+        "NVIDIA_L4, NVIDIA_TESLA_A100",
     ),
     ({"fallbacks": [{"acceleratorCount": "two"}]}, "fallbacks[0]", "accelerator_count must be a whole"),
     ({"fallbackRegions": ["us-central"]}, "fallbackRegions", "must be a region id"),

@@ -104,7 +104,10 @@ def test_job_failing_for_quota_or_capacity_gets_a_hint_and_keeps_its_code(fake_v
         create(provider, spot=spot, max_restarts=0)
     message = str(raised.value)
     assert error in message and "(error code 8 RESOURCE_EXHAUSTED)" in message
-    assert f"iam-admin/quotas?project={PROJECT}" in message and "another region" in message
+    assert (
+        f"iam-admin/quotas?project={PROJECT}" in message
+        and "other regions (stack config key fallbackRegions)" in message
+    )
     assert ("set spot: false" in message) == spot
     (job,) = fake_vertex.jobs.values()
     assert (
@@ -169,7 +172,7 @@ def test_quota_error_names_the_quota_and_the_ways_out(fake_vertex, provider):
         create(provider)
     message = str(raised.value)
     assert QUOTA in message
-    assert "Spot" in message and "another region" in message and "smaller machine" in message
+    assert "Spot" in message and "fallbackRegions" in message and "smaller machine" in message
     assert fake_vertex.jobs == {}
     assert fake_vertex.methods().count("CreateCustomJob") == 1  # permanent: not retried
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity.machines import STRATEGIES, offered
+from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES, offered
 from infra.vertex.capacity.reservations import Reservation
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import Attempt
@@ -344,8 +344,9 @@ def exhausted_message(
         f"shape was tried.{rounds} {tried}. What to do: request the custom_model_training quotas for these "
         f"shapes at {QUOTAS_URL.format(project=project)} (new projects start at 0; Spot and FLEX_START use "
         "the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "
-        "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for L4, A100, "
-        f"H100, H200 or B200 GPUs; {DWS_DOC}), allow a longer wait (queueTimeoutSeconds, maxWaitSeconds), "
+        "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for "
+        f"{', '.join(sorted(FLEX_START_ACCELERATORS))}; {DWS_DOC}), allow a longer wait "
+        "(queueTimeoutSeconds, maxWaitSeconds), "
         "add regions (stack config key `fallbackRegions`), keep trying for longer "
         "(capacityDeadlineSeconds), or point the job at a reservation (reservationAffinity; "
         "docs/training-job-resource.md)."

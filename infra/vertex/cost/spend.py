@@ -5,7 +5,7 @@ cost of the attempts before it (cents), how many there were, whether one of them
 (its time is then not counted: no shape is ever priced at another shape's rate), and whether some of it was
 counted at the on-demand bound of a Spot or FLEX_START shape (pricing.shape_rate). So an attempt's cost so far
 is what it carries plus its own running time at its own shape's price, and a fresh provider process (an
-adopted job, read, update) knows it from the job alone. The dollar cap (cost_cap.py) and the
+adopted job, read, update) knows it from the job alone. The dollar cap (cap.py) and the
 `estimated_cost_usd` output both use `spent`.
 """
 

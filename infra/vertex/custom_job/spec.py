@@ -445,8 +445,9 @@ def _flex_start_failures(where: str, shaped: Mapping[str, Any]) -> list[tuple[st
         failures.append(
             (
                 where,
-                f"FLEX_START (Dynamic Workload Scheduler) serves L4, A100, H100, H200 and B200 GPUs, not "
-                f"{what}; use SPOT or STANDARD for it ({doc})",
+                f"FLEX_START (Dynamic Workload Scheduler) serves "
+                f"{', '.join(sorted(FLEX_START_ACCELERATORS))}, not {what}; use SPOT or STANDARD for it "
+                f"({doc})",
             )
         )
     machines = {(p["machine_type"], p.get("accelerator_type"), p.get("accelerator_count")) for p in pools}

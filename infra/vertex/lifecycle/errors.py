@@ -79,8 +79,8 @@ def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project:
         return (
             f"{what} hit a quota in project {project}, region {region}: {quota}. {message} "
             f"Request more at https://console.cloud.google.com/iam-admin/quotas?project={project}, "
-            "or use Spot VMs (spot: true draws on the separate preemptible quota), another region with "
-            "free quota, or a smaller machine / fewer accelerators."
+            "or use Spot VMs (spot: true draws on the separate preemptible quota), other regions with "
+            "free quota (stack config key fallbackRegions), or a smaller machine / fewer accelerators."
         )
     if isinstance(exc, gexc.PermissionDenied):
         return (
@@ -123,5 +123,6 @@ def job_failure_hint(error: str, project: str, region: str, spot: bool) -> str:
         f"This looks like missing quota or capacity for the job's machines in {region}: check "
         "the custom_model_training quotas at "
         f"https://console.cloud.google.com/iam-admin/quotas?project={project} and request more, or try "
-        f"another region or a smaller machine / fewer accelerators.{spot_hint}"
+        "other regions (stack config key fallbackRegions) or a smaller machine / fewer accelerators."
+        f"{spot_hint}"
     )

@@ -27,7 +27,7 @@ class VertexRunner:
     """CustomJobs on Vertex AI's regional endpoint, or on `VERTEX_AI_EMULATOR_HOST` without credentials."""
 
     # The job kind, and the JobServiceClient method stem that serves it (create_custom_job, list_custom_jobs,
-    # ...): a runner of another job kind (tuning_vertex_runner.py) changes these and _status, nothing else.
+    # ...): a runner of another job kind (vertex_tuning.py) changes these and _status, nothing else.
     KIND = "CustomJob"
     METHOD = "custom_job"
     LIST_REQUEST: Any = aiplatform_v1.ListCustomJobsRequest

@@ -22,7 +22,6 @@ class VertexTuningRunner(VertexRunner):
         metric_id = job.study_spec.metrics[0].metric_id if job.study_spec.metrics else ""
         integers = trials.integer_ids(job.study_spec)
         return TuningStatus(
-            # The console URL as google-cloud-aiplatform builds it (jobs.py: _job_type "training").
             **self._fields(job),
             shape=spec_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)),  # the trials' shape
             trials=tuple(trials.from_proto(t, metric_id, integers) for t in job.trials),
