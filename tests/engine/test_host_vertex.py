@@ -163,7 +163,7 @@ def test_api_error_reaches_the_cli_without_its_chain(fake_vertex, start_host):
         up(host)
     details = raised.value.details().strip()
     assert details.count("\n") == 0, details
-    assert quota in details and "another region" in details
+    assert quota in details and "fallbackRegions" in details
     assert "above exception" not in details and "Traceback" not in details
 
 

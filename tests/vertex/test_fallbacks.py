@@ -255,7 +255,7 @@ def test_a_cancelled_job_that_has_not_ended_stops_the_chain(fake_vertex, monkeyp
 
 
 def test_a_flex_start_job_still_queued_at_max_wait_is_cancelled(fake_vertex, monkeypatch):
-    monkeypatch.setattr(spec, "FLEX_START_WAIT_GRACE_SECONDS", 0.0)
+    monkeypatch.setattr(waiting, "FLEX_START_WAIT_GRACE_SECONDS", 0.0)
     flex = ("a2-highgpu-1g", "NVIDIA_TESLA_A100", "FLEX_START")
     fake_vertex.capacity[flex] = QUEUED
     a100 = pool(machine_type=flex[0], accelerator_type=flex[1])

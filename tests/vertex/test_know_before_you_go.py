@@ -12,7 +12,7 @@ from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import storage_transfer
 from infra.vertex.custom_job import spec
-from infra.vertex.lifecycle.report import summary_line
+from infra.vertex.custom_job.report import summary_line
 from tests.fakes.vertex import STOCKOUT, FakeJobService
 from tests.vertex.props import PROJECT, job_props, pool
 

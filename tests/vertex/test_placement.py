@@ -9,7 +9,7 @@ from infra.vertex.capacity import placement, quotas
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import spend
 from infra.vertex.custom_job import spec
-from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle import restarts, waiting
 from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props, pool
 
@@ -68,9 +68,9 @@ def test_flex_start_spec_carries_strategy_and_max_wait():
     assert spec.validate(props) == []
     scheduling = spec.build_custom_job(props).job_spec.scheduling
     assert scheduling.strategy == Strategy.FLEX_START and scheduling.max_wait_duration.total_seconds() == 7200
-    assert spec.queue_limit_seconds(props) == 7200
+    assert waiting.queue_limit_seconds(props) == 7200
     no_wait = spec.with_defaults({**props, "max_wait_seconds": None})
-    assert spec.queue_limit_seconds(no_wait) == 24 * 3600  # Vertex's default maxWaitDuration
+    assert waiting.queue_limit_seconds(no_wait) == 24 * 3600  # Vertex's default maxWaitDuration
 
 
 def test_a_fallback_builds_its_own_shape_under_the_primary_key():
@@ -149,10 +149,10 @@ def test_max_wait_zero_waits_indefinitely_and_the_provider_allows_grace():
     zero = spec.with_defaults(job_props(**flex, max_wait_seconds=0))
     # 0 is sent (Vertex: "If set to 0, the job will wait indefinitely"), not left out (its default: 1 day).
     assert "max_wait_duration" in spec.build_custom_job(zero).job_spec.scheduling
-    assert spec.queue_deadline_seconds(zero) == float("inf")
+    assert waiting.queue_deadline_seconds(zero) == float("inf")
     hour = spec.with_defaults(job_props(**flex, max_wait_seconds=3600))
-    assert spec.queue_deadline_seconds(hour) == 3600 + spec.FLEX_START_WAIT_GRACE_SECONDS
-    assert spec.queue_deadline_seconds(spec.with_defaults(job_props(queue_timeout_seconds=60))) == 60
+    assert waiting.queue_deadline_seconds(hour) == 3600 + waiting.FLEX_START_WAIT_GRACE_SECONDS
+    assert waiting.queue_deadline_seconds(spec.with_defaults(job_props(queue_timeout_seconds=60))) == 60
 
 
 def test_a_gpu_job_falls_back_to_an_explicit_cpu_shape():

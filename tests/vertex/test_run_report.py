@@ -7,7 +7,7 @@ import pytest
 from infra.vertex.capacity import placement
 from infra.vertex.cost.spend import SPENT_LABEL
 from infra.vertex.custom_job import spec
-from infra.vertex.lifecycle.report import run_outputs, summary_line
+from infra.vertex.custom_job.report import run_outputs, summary_line
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props
@@ -107,7 +107,7 @@ def test_any_failure_reading_metrics_warns_and_the_run_still_reports(monkeypatch
     def broken(_model_dir):
         raise RuntimeError("Deadline of 120.0s exceeded")
 
-    monkeypatch.setattr("infra.vertex.lifecycle.report.read_metrics", broken)
+    monkeypatch.setattr("infra.vertex.custom_job.report.read_metrics", broken)
     warnings: list[str] = []
     outs = run_outputs(job_props(), status(), warnings.append)
     assert "metrics" not in outs and outs["duration_seconds"] == 3600.0

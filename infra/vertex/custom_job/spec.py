@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -118,13 +117,8 @@ ACCELERATOR_TYPES = frozenset(
 POOL_ROLES = ("chief", "worker", "ps", "evaluator")
 # Dynamic Workload Scheduler (FLEX_START) for training, per https://cloud.google.com/vertex-ai/docs/training/
 # schedule-jobs-dws (read 2026-11-22): the GPUs of machines.FLEX_START_ACCELERATORS, a timeout of at most 7
-# days, the same machine configuration in every worker pool; scheduling.maxWaitDuration defaults to 1 day, and
-# 0 waits indefinitely (the same page and aiplatform_v1.Scheduling.max_wait_duration's doc).
+# days, the same machine configuration in every worker pool (its wait: lifecycle/waiting.py).
 FLEX_START_MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
-FLEX_START_DEFAULT_WAIT_SECONDS = 24 * 3600
-# Time after max_wait_seconds before the provider cancels a still-queued FLEX_START job: Vertex ends the wait
-# itself, and this machine's clock may run ahead of the job's create_time.
-FLEX_START_WAIT_GRACE_SECONDS = 600.0
 _LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 _LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
 MAX_LABELS = 64
@@ -464,22 +458,6 @@ def _flex_start_failures(where: str, shaped: Mapping[str, Any]) -> list[tuple[st
             )
         )
     return failures
-
-
-def queue_limit_seconds(props: Mapping[str, Any]) -> float:
-    """How long a job may wait to start: max_wait_seconds (Vertex's default 1 day; 0: indefinitely) for
-    FLEX_START, else queue_timeout_seconds."""
-    if props.get("scheduling_strategy") == "FLEX_START":
-        wait = props.get("max_wait_seconds")
-        return FLEX_START_DEFAULT_WAIT_SECONDS if wait is None else int(wait) or math.inf
-    return props["queue_timeout_seconds"]
-
-
-def queue_deadline_seconds(props: Mapping[str, Any]) -> float:
-    """When the provider cancels a job that has not started, after its creation: its queue limit, plus
-    grace for FLEX_START, so that Vertex, not the provider, ends a Dynamic Workload Scheduler wait."""
-    grace = FLEX_START_WAIT_GRACE_SECONDS if props.get("scheduling_strategy") == "FLEX_START" else 0.0
-    return queue_limit_seconds(props) + grace
 
 
 def label_failures(

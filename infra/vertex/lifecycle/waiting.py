@@ -5,13 +5,12 @@ from __future__ import annotations
 import datetime
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from infra.dynamic.polling import poll_until
 from infra.vertex.capacity import placement
 from infra.vertex.cost import cap as cost_cap
-from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import outcome, restarts
 from infra.vertex.lifecycle.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
@@ -23,8 +22,31 @@ DEADLINE_GRACE_SECONDS = 600.0
 DEADLINE_RECHECK_SECONDS = 300.0
 # How long delete (and a timeout's cancel) waits for a cancelled job to reach a terminal state.
 CANCEL_WAIT_SECONDS = 900.0
+# A FLEX_START job's scheduling.maxWaitDuration defaults to 1 day, and 0 waits indefinitely
+# (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws, read 2026-11-22, and
+# aiplatform_v1.Scheduling.max_wait_duration's doc).
+FLEX_START_DEFAULT_WAIT_SECONDS = 24 * 3600
+# Time after max_wait_seconds before the provider cancels a still-queued FLEX_START job: Vertex ends the wait
+# itself, and this machine's clock may run ahead of the job's create_time.
+FLEX_START_WAIT_GRACE_SECONDS = 600.0
 
 Say = Callable[[str], None]
+
+
+def queue_limit_seconds(props: Mapping[str, Any]) -> float:
+    """How long a job may wait to start: max_wait_seconds (Vertex's default 1 day; 0: indefinitely) for
+    FLEX_START, else queue_timeout_seconds."""
+    if props.get("scheduling_strategy") == "FLEX_START":
+        wait = props.get("max_wait_seconds")
+        return FLEX_START_DEFAULT_WAIT_SECONDS if wait is None else int(wait) or math.inf
+    return props["queue_timeout_seconds"]
+
+
+def queue_deadline_seconds(props: Mapping[str, Any]) -> float:
+    """When the provider cancels a job that has not started, after its creation: its queue limit, plus
+    grace for FLEX_START, so that Vertex, not the provider, ends a Dynamic Workload Scheduler wait."""
+    grace = FLEX_START_WAIT_GRACE_SECONDS if props.get("scheduling_strategy") == "FLEX_START" else 0.0
+    return queue_limit_seconds(props) + grace
 
 
 class QueueTimeout(JobError):
@@ -49,7 +71,7 @@ def deadline(kind: JobKind, status: JobStatus, props: dict[str, Any]) -> float:
     run_end = kind.run_deadline(status, props)
     if status.start_time:
         return math.inf if run_end is None else run_end  # None: the kind's job has no running-time cap
-    queue_end = timestamp(status.create_time) + spec.queue_deadline_seconds(props)
+    queue_end = timestamp(status.create_time) + queue_deadline_seconds(props)
     return queue_end if run_end is None else min(run_end, queue_end)
 
 
@@ -115,7 +137,7 @@ def gave_way(kind: JobKind, status: JobStatus) -> bool:
 
 def queue_limit_name(props: dict[str, Any]) -> str:
     key = "max_wait_seconds" if props.get("scheduling_strategy") == "FLEX_START" else "queue_timeout_seconds"
-    return f"{key}={spec.queue_limit_seconds(props)}"
+    return f"{key}={queue_limit_seconds(props)}"
 
 
 def _wait_key(props: dict[str, Any]) -> str:

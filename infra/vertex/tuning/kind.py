@@ -10,7 +10,6 @@ from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
-from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import outcome, restarts, waiting
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind, Ticker
@@ -63,7 +62,7 @@ class TuningJobKind(JobKind):
         """Every wave of trials may wait for machines (the trial shape's queue limit) and then run
         timeout_seconds (the trial job's scheduling.timeout), plus grace."""
         per_wave = (
-            spec.queue_deadline_seconds(props) + props["timeout_seconds"] + waiting.DEADLINE_GRACE_SECONDS
+            waiting.queue_deadline_seconds(props) + props["timeout_seconds"] + waiting.DEADLINE_GRACE_SECONDS
         )
         return waiting.timestamp(status.create_time) + tuning_spec.waves(props) * per_wave
 
