@@ -235,3 +235,25 @@ def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
     assert TUNING_JOB.run_deadline(status, flex) - start >= waves * (7200 + 3600 + DEADLINE_GRACE_SECONDS)
     standard = tuning_spec.with_defaults(tuning_props(queue_timeout_seconds=600, timeout_seconds=3600))
     assert TUNING_JOB.run_deadline(status, standard) - start == waves * (600 + 3600 + DEADLINE_GRACE_SECONDS)
+
+
+def test_a_spot_studys_cost_is_its_trials_time_at_the_on_demand_bound_said_as_a_bound():
+    from infra.vertex.capacity import placement
+    from infra.vertex.tuning.kind import TUNING_JOB
+    from infra.vertex.tuning.trials import Trial, TuningStatus
+
+    props = tuning_spec.with_defaults(tuning_props(spot=True))
+    shaped = placement.apply_shape(props, placement.primary_shape(props))
+    trials = tuple(
+        Trial(str(n), "SUCCEEDED", {}, 0.5, "2026-11-25T10:00:00+00:00", "2026-11-25T10:30:00+00:00")
+        for n in (1, 2)
+    )
+    status = TuningStatus(name="s", state="JOB_STATE_SUCCEEDED", console_url="", trials=trials)
+    out = TUNING_JOB.outputs(props, shaped, status, print)
+    # One hour of trials on n1-standard-8 + T4, Spot counted at its on-demand list price (USD 0.84/h).
+    assert out["estimated_cost_bound"] is True and out["estimated_cost_usd"] == pytest.approx(
+        0.8395, abs=1e-3
+    )
+    line = TUNING_JOB.summary({**out, "state": "JOB_STATE_SUCCEEDED", "metric_id": "val_accuracy",
+                               "placement": {"scheduling_strategy": "SPOT"}})  # fmt: skip
+    assert "estimated cost at most USD 0.84 (on-demand price; Spot is billed below it" in line

@@ -9,7 +9,7 @@ from typing import Any
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import spend
+from infra.vertex.cost import pricing, spend
 from infra.vertex.lifecycle import outcome, restarts, waiting
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind, Ticker
@@ -68,8 +68,9 @@ class TuningJobKind(JobKind):
 
     def overrun_limit(self, props: dict[str, Any]) -> str:
         return (
-            f"{tuning_spec.waves(props)} wave(s) of timeout_seconds={props['timeout_seconds']} "
-            "(plus queue_timeout_seconds)"
+            f"{tuning_spec.waves(props)} wave(s) of {waiting.queue_limit_name(props)} and "
+            f"timeout_seconds={props['timeout_seconds']}, plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s grace "
+            "each"
         )
 
     def running_seconds(self, status: JobStatus) -> float:
@@ -137,11 +138,12 @@ class TuningJobKind(JobKind):
                 f"{outputs['best_metric']:.4f}"
             )
         if "estimated_cost_usd" in outputs:
-            kind = outputs["placement"]["scheduling_strategy"]
-            bound = "at most " if outputs.get("estimated_cost_bound") else ""
-            parts.append(
-                f"estimated cost {bound}USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices)"
-            )
+            strategy = outputs["placement"]["scheduling_strategy"]
+            cost = outputs["estimated_cost_usd"]
+            if outputs.get("estimated_cost_bound"):
+                parts.append(f"estimated cost at most USD {cost:.2f} ({pricing.bound_words(strategy)})")
+            else:
+                parts.append(f"estimated cost USD {cost:.2f} ({strategy} list prices)")
         return "; ".join(parts)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
