@@ -21,6 +21,7 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES, offered
 from infra.vertex.capacity.reservations import Reservation
+from infra.vertex.lifecycle import outcome
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
@@ -42,9 +43,6 @@ BACKOFF_FACTOR = 1.6
 BACKOFF_MAX_SECONDS = 300.0
 BACKOFF_JITTER = 0.2
 # Where the user can act when no shape could run (the quota page, another region, Dynamic Workload Scheduler).
-QUOTAS_URL = (
-    "https://console.cloud.google.com/iam-admin/quotas?project={project}&service=aiplatform.googleapis.com"
-)
 DWS_DOC = "https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws"
 
 
@@ -342,7 +340,7 @@ def exhausted_message(
     return (
         f"{kind} {props.get('display_name')} could not get machines in {', '.join(map(str, where))}: every "
         f"shape was tried.{rounds} {tried}. What to do: request the custom_model_training quotas for these "
-        f"shapes at {QUOTAS_URL.format(project=project)} (new projects start at 0; Spot and FLEX_START use "
+        f"shapes at {outcome.quota_page(project)} (new projects start at 0; Spot and FLEX_START use "
         "the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "
         "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for "
         f"{', '.join(sorted(FLEX_START_ACCELERATORS))}; {DWS_DOC}), allow a longer wait "

@@ -45,6 +45,7 @@ from infra.vertex.capacity.machines import (
     QUOTA_GPU_NAMES,
     VCPUS_PER_GPU,
 )
+from infra.vertex.lifecycle import outcome
 
 SERVICE = "aiplatform.googleapis.com"
 ENDPOINT = "cloudquotas.googleapis.com"
@@ -140,7 +141,7 @@ def region_value(info: cloudquotas_v1.QuotaInfo, region: str) -> int | None:
 
 
 def request_url(project: str) -> str:
-    return f"https://console.cloud.google.com/iam-admin/quotas?project={project}&service={SERVICE}"
+    return outcome.quota_page(project)
 
 
 def _shortfall(need: QuotaNeed, info: cloudquotas_v1.QuotaInfo, value: int, project: str, region: str) -> str:

@@ -71,14 +71,14 @@ def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project:
             f"Project {project} is using up its Vertex AI API request quota in {region}: wait a few "
             "minutes and run `pulumi up` again, run fewer stacks or jobs at once in this project, or "
             "request a higher quota at "
-            f" https://console.cloud.google.com/iam-admin/quotas?project={project}."
+            f" {outcome.quota_page(project)}."
         )
     if isinstance(exc, gexc.TooManyRequests):
         quotas = outcome.quota_names(message)
         quota = ", ".join(quotas) if quotas else "a Vertex AI custom training quota"
         return (
             f"{what} hit a quota in project {project}, region {region}: {quota}. {message} "
-            f"Request more at https://console.cloud.google.com/iam-admin/quotas?project={project}, "
+            f"Request more at {outcome.quota_page(project)}, "
             "or use Spot VMs (spot: true draws on the separate preemptible quota), other regions with "
             "free quota (stack config key fallbackRegions), or a smaller machine / fewer accelerators."
         )
@@ -122,7 +122,7 @@ def job_failure_hint(error: str, project: str, region: str, spot: bool) -> str:
     return (
         f"This looks like missing quota or capacity for the job's machines in {region}: check "
         "the custom_model_training quotas at "
-        f"https://console.cloud.google.com/iam-admin/quotas?project={project} and request more, or try "
+        f"{outcome.quota_page(project)} and request more, or try "
         "other regions (stack config key fallbackRegions) or a smaller machine / fewer accelerators."
         f"{spot_hint}"
     )

@@ -166,7 +166,7 @@ def overrun_message(kind: JobKind, props: dict[str, Any], status: JobStatus) -> 
         f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
         f"region {props.get('region')}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
         "Fix: request the custom_model_training quota at "
-        f"https://console.cloud.google.com/iam-admin/quotas?project={project}, try other regions (stack "
+        f"{outcome.quota_page(project)}, try other regions (stack "
         "config key fallbackRegions)"
         f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "
         f"a longer wait with the stack config key {_wait_key(props)}. Details: {status.console_url}"
