@@ -45,6 +45,23 @@ class Run:
         return {**self.record, "run_dir": self.run_dir}
 
 
+# The record's fields the listing reads, and the JSON types they must have (run_record.py writes them).
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "placement": (dict,),
+    "metrics": (dict,),
+    "attempts": (list,),
+    "args": (list,),
+    "trials": (list,),
+    "duration_seconds": (int, float),
+    "estimated_cost_usd": (int, float),
+    "best_metric": (int, float),
+    "state": (str,),
+    "create_time": (str,),
+    "start_time": (str,),
+    "end_time": (str,),
+}
+
+
 def read_run(run_dir: str) -> Run:
     """The run.json of one run directory; a missing or unreadable one is a Run with a `problem`."""
     try:
@@ -59,7 +76,18 @@ def read_run(run_dir: str) -> Run:
         return Run(run_dir, None, f"run.json unreadable (not JSON: {exc})")
     if not isinstance(record, dict):
         return Run(run_dir, None, "run.json unreadable (not a JSON object)")
+    wrong = [
+        key
+        for key, kinds in FIELD_TYPES.items()
+        if record.get(key) is not None and not _is(record[key], kinds)
+    ]
+    if wrong:
+        return Run(run_dir, None, f"run.json unreadable ({', '.join(wrong)}: not what a run record holds)")
     return Run(run_dir, record)
+
+
+def _is(value: Any, kinds: tuple[type, ...]) -> bool:
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
 
 
 def list_runs(root: str) -> list[Run]:

@@ -14,8 +14,9 @@ from infra.config.reader import NAMESPACE, ConfigError, Reader, set_fix
 
 KEYS = ("experiment",)
 # Vertex MetadataService CreateContext: "Must be 4-128 characters in length. Valid characters are
-# /[a-z][0-9]-/"; room is left for the run's `-train-<12 hex>` suffix (custom_job/experiments.py).
-_NAME = re.compile(r"[a-z0-9][a-z0-9-]{3,108}")
+# /[a-z][0-9]-/"; a run's id `<experiment>-train-<12 hex>` must also fit the SDK's 121 characters
+# (custom_job/experiments.py MAX_RUN_CONTEXT_ID): at most 102 here.
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]{3,101}")
 _OFF = (False, "false")
 
 
@@ -36,7 +37,7 @@ def read_experiment(read: Reader, stack: str, cloud: bool, tensorboard: bool) ->
     else:
         raise ConfigError(
             "experiment",
-            f"{value!r} is not an experiment name (4-109 lowercase letters, digits or dashes)",
+            f"{value!r} is not an experiment name (4-102 lowercase letters, digits or dashes)",
             set_fix("experiment", default_experiment(stack)),
         )
     if tensorboard:

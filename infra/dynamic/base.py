@@ -29,6 +29,8 @@ class SpecProvider(ResourceProvider):
     spec: ClassVar[ModuleType]
     # Delete the old resource before creating its replacement (two runs of one job would share outputs).
     delete_before_replace: ClassVar[bool] = False
+    # Inputs fixed when the resource is made that no later change applies to (diff never reports them).
+    fixed_inputs: ClassVar[tuple[str, ...]] = ()
 
     def configure(self, req: ConfigureRequest) -> None:
         # Only the dynamic-provider host calls configure, once per process.
@@ -66,7 +68,8 @@ class SpecProvider(ResourceProvider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         # An explicit answer either way: with changes=None the engine would diff `__provider` too.
         olds, news = self.spec.with_defaults(olds), self.spec.with_defaults(news)
-        changed = changed_inputs(olds, news, self.spec.INPUTS)
+        compared = [k for k in self.spec.INPUTS if k not in self.fixed_inputs]
+        changed = changed_inputs(olds, news, compared)
         replaces = self.replaces(olds, news, changed)
         if replaces:
             self.replacing(olds, news)

@@ -295,13 +295,15 @@ class TrainingJobs(pulumi.ComponentResource):
                 # MultiWorkerMirroredStrategy cannot lose a worker mid-step: restart them all together.
                 restart_on_worker_restart=bool(cfg.worker_count),
                 tensorboard=tensorboard,
-                # One experiment per stack, one run per run directory (the same inputs, the same run).
+                # One experiment per stack, one run per run directory (the same inputs, the same run). Not for
+                # multi-worker jobs: experiment tracking "isn't available when you ... use distributed
+                # training" (Vertex "Run training job with experiment tracking", read 2026-11-25).
                 **(
                     {
                         "experiment": cfg.experiment,
                         "experiment_run": pulumi.Output.from_input(train_dir).apply(run_id),
                     }
-                    if cfg.experiment
+                    if cfg.experiment and not cfg.worker_count
                     else {}
                 ),
                 # A data job stopped by its cap leaves partial TFRecords: train only after it succeeded.

@@ -162,3 +162,19 @@ def test_a_cost_counted_at_the_on_demand_bound_reads_as_a_bound() -> None:
     bounded = runs.row(runs.Run("gs://b/runs/a", {**record, "estimated_cost_bound": True}), [])
     plain = runs.row(runs.Run("gs://b/runs/a", record), [])
     assert "<= USD 0.62" in bounded and "USD 0.62" in plain and "<= USD 0.62" not in plain
+
+
+@pytest.mark.parametrize(
+    "field", [{"placement": "n1"}, {"duration_seconds": "12s"}, {"metrics": [1]}, {"args": "--lr 1"}]
+)
+def test_a_record_with_fields_of_the_wrong_type_is_listed_as_unreadable(tmp_path, field) -> None:
+    run_dir = tmp_path / "runs" / "abc"
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({"state": "JOB_STATE_SUCCEEDED", **field}))
+    (run,) = runs.list_runs(str(tmp_path))
+    assert (
+        run.record is None
+        and run.problem.startswith("run.json unreadable")
+        and next(iter(field)) in run.problem
+    )
+    assert runs.row(run, [])[1] == "UNREADABLE"

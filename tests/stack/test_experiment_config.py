@@ -56,3 +56,9 @@ def test_a_bad_name_is_refused_with_the_fix(bad: object) -> None:
         ConfigError, match=r"is not an experiment name.*pulumi config set vertex-training:experiment"
     ):
         stack_config("dev", experiment=bad)
+
+
+def test_a_multi_worker_job_is_not_linked() -> None:
+    # Vertex "Run training job with experiment tracking": not available with distributed training.
+    train = _jobs("dev", workerCount=1)["train"]
+    assert "experiment" not in train and "experiment_run" not in train

@@ -147,7 +147,7 @@ def test_a_context_of_another_kind_under_the_name_is_refused(fakes: Fakes) -> No
         ({"experiment": "dev"}, "experiment", "4-128 lowercase"),
         ({"experiment": None}, "experiment_run", "needs experiment"),
         ({"experiment_run": "Train_1"}, "experiment_run", "lowercase letters"),
-        ({"experiment_run": "x" * 120}, "experiment_run", "at most 108 characters"),
+        ({"experiment_run": "x" * 120}, "experiment_run", "at most 101 characters"),
         (
             {"tensorboard": f"projects/{PROJECT}/locations/{REGION}/tensorboards/1"},
             "experiment",
@@ -161,10 +161,10 @@ def test_check_refuses_bad_links(overrides: dict[str, object], prop: str, reason
     assert [(f.property, reason in f.reason) for f in failures] == [(prop, True)], failures
 
 
-def test_a_changed_link_changes_in_place_and_not_the_job_key() -> None:
+def test_a_changed_link_neither_replaces_nor_updates_the_job_and_keeps_its_key() -> None:
     old, new = linked_props("a1"), {**linked_props("a1"), "experiment": "vertex-training-other"}
     diff = CustomJobProvider().diff("id", old, new)
-    assert diff.changes and not diff.replaces
+    assert not diff.changes and not diff.replaces  # it applies to the next job (fixed_at_submit)
     assert spec.job_key(spec.with_defaults(old)) == spec.job_key(
         spec.with_defaults(
             job_props(base_output_dir="gs://demo-bucket/runs/a1", worker_pools=old["worker_pools"])
@@ -182,3 +182,24 @@ def test_a_job_moved_to_a_fallback_shape_stays_one_run(fakes: Fakes) -> None:
     assert len(fakes.metadata.created(experiments.RUN_SCHEMA)) == 1
     assert len(fakes.metadata.created(experiments.EXPERIMENT_SCHEMA)) == 1
     assert fakes.metadata.contexts[sent[0].experiment_run].metadata["_state"] == "COMPLETE"
+
+
+def test_a_link_added_or_renamed_later_never_claims_the_running_job() -> None:
+    """A stack from before the link (or a renamed experiment): the job that runs keeps what it was submitted
+    with; diff reports no change for the link alone, and an in-place update keeps the old link's outputs."""
+    provider = CustomJobProvider()
+    olds = {**spec.with_defaults(job_props()), "job_name": "projects/p/locations/r/customJobs/1"}
+    news = spec.with_defaults(job_props(experiment="vertex-training-dev", experiment_run="train-a1"))
+    assert provider.diff("id", olds, news).changes is False
+    renamed = {**news, "experiment": "another-name"}
+    assert provider.diff("id", {**olds, "experiment": "vertex-training-dev"}, renamed).changes is False
+    assert provider.diff("id", olds, {**news, "poll_interval_seconds": 7}).changes is True
+
+
+def test_the_same_run_again_is_running_again(fakes: Fakes) -> None:
+    """A job replaced with the same run directory reuses its run context: RUNNING until it ends again."""
+    create(linked_props("a1"))
+    name = experiments.context_name(PROJECT, REGION, "vertex-training-dev-train-a1")
+    assert fakes.metadata.contexts[name].metadata["_state"] == "COMPLETE"
+    experiments.ensure(spec.with_defaults(linked_props("a1")), print)
+    assert fakes.metadata.contexts[name].metadata["_state"] == "RUNNING"

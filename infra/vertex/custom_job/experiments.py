@@ -37,6 +37,9 @@ SCHEMA_VERSION = "0.0.1"  # the SDK's metadata constants.SCHEMA_VERSIONS for bot
 # CreateContext: "Must be 4-128 characters in length. Valid characters are /[a-z][0-9]-/."
 CONTEXT_ID = re.compile(r"[a-z0-9][a-z0-9-]{3,127}")
 MAX_CONTEXT_ID = 128
+# A run's context id: the SDK keeps room for its TensorBoard run's "-tb-run" suffix
+# (google/cloud/aiplatform/metadata/constants.py: _EXPERIMENT_RUN_MAX_LENGTH = 128 - len("-tb-run")).
+MAX_RUN_CONTEXT_ID = 128 - len("-tb-run")
 RUN_PREFIX = "train-"  # a training job's run: train-<its run directory's hash>
 # The SDK's run states (aiplatform_v1.Execution.State names) for a job's terminal state.
 RUN_STATES = {"JOB_STATE_SUCCEEDED": "COMPLETE", "JOB_STATE_CANCELLED": "CANCELLED"}
@@ -95,13 +98,15 @@ def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     elif run is not None and (
         not isinstance(run, str)
         or not CONTEXT_ID.fullmatch(run_context_id(str(experiment), run) if run else "")
+        or len(run_context_id(str(experiment), run)) > MAX_RUN_CONTEXT_ID
         or not re.fullmatch(r"[a-z0-9-]+", run)
     ):
         failures.append(
             (
                 "experiment_run",
                 f"experiment_run must be lowercase letters, digits or dashes, at most "
-                f"{MAX_CONTEXT_ID - len(str(experiment)) - 1} characters with this experiment, not {run!r}",
+                f"{MAX_RUN_CONTEXT_ID - len(str(experiment)) - 1} characters with this experiment, "
+                f"not {run!r}",
             )
         )
     if experiment and props.get("tensorboard"):
@@ -182,7 +187,7 @@ def _ensure(project: str, region: str, experiment: str, run: str | None, say: Ca
         say(f"created Vertex AI experiment {experiment} (the stack's runs are compared there)")
     if not run:
         return
-    run_context, _made = _get_or_create(
+    run_context, made = _get_or_create(
         client,
         parent,
         run_context_id(experiment, run),
@@ -193,6 +198,10 @@ def _ensure(project: str, region: str, experiment: str, run: str | None, say: Ca
             metadata={"_params": {}, "_metrics": {}, "_state": "RUNNING"},
         ),
     )
+    if not made and run_context.metadata.get("_state") != "RUNNING":
+        # The same run again (a job replaced with the same run directory): it runs now, until it ends.
+        run_context.metadata = {**dict(run_context.metadata), "_state": "RUNNING"}
+        client.update_context(context=run_context)
     if experiment_context.name not in run_context.parent_contexts:
         # A run made by an interrupted earlier call may still lack its link: looking first keeps it to once.
         client.add_context_children(context=experiment_context.name, child_contexts=[run_context.name])

@@ -25,6 +25,9 @@ class CustomJobKind(JobKind):
     noun = "Training job"
     api_kind = "CustomJob"
     resumable = True
+    # Vertex's job_spec.experiment / experiment_run are set at submission (the job is not changed after):
+    # a new or renamed experiment links the next job; upgraded stacks keep their unlinked jobs as they are.
+    fixed_at_submit = ("experiment", "experiment_run")
     local_runner = LocalRunner
     vertex_runner = VertexRunner
 

@@ -32,6 +32,10 @@ class JobProvider(SpecProvider):
     def spec(self) -> Any:  # type: ignore[override]
         return self.kind.spec
 
+    @property
+    def fixed_inputs(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.kind.fixed_at_submit
+
     def log_name(self, props: dict[str, Any]) -> str:
         return str(props.get("display_name", self.kind.noun.lower()))
 
@@ -125,6 +129,10 @@ class JobProvider(SpecProvider):
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         props = self.kind.spec.with_defaults(news)
+        for key in self.kind.fixed_at_submit:  # what the running job was submitted with, not the new value
+            props.pop(key, None)
+            if olds.get(key) is not None:
+                props[key] = olds[key]
         runner = self._runner_of(props, id_)
         status = runner.get(id_)
         if status is None:

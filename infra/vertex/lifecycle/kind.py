@@ -44,6 +44,9 @@ class JobKind:
     # A new attempt continues the same run from its checkpoints: its running time and cost carry over, and a
     # running job that Spot preemption ended is submitted again on its shape (restarts.py).
     resumable: ClassVar[bool] = False
+    # Inputs that only describe how a job was submitted (a CustomJob's experiment link): a change applies to
+    # the next job, never to the one that runs (which keeps its outputs, as its spec does).
+    fixed_at_submit: ClassVar[tuple[str, ...]] = ()
     # Where jobs of this kind run: `runner: local` (a base output dir) or Vertex AI (project, region, delay).
     local_runner: ClassVar[Callable[[str], Runner]]
     vertex_runner: ClassVar[Callable[[str, str, float], Runner]]

@@ -16,7 +16,7 @@ from typing import Any
 from infra.vertex.lifecycle.output_files import join, write_text
 
 RUN_FILE = "run.json"
-# Bumped when a field changes meaning; readers (infra/runs.py) accept records of any version they know.
+# Bumped when a field changes meaning, for readers to tell the versions apart.
 RECORD_VERSION = 1
 # The outputs that describe a run (the contract's list), copied as they are when present.
 RUN_OUTPUTS = (
@@ -68,10 +68,9 @@ def record(outputs: Mapping[str, Any]) -> dict[str, Any]:
 def keep(outputs: Mapping[str, Any], warn: Callable[[str], None]) -> None:
     """A run ended: write its record to `<base_output_dir>/run.json`; a failure is one warning, never an
     error."""
-    kept = record(outputs)
     target = join(str(outputs.get("base_output_dir", "")), RUN_FILE)
     try:
-        write_text(target, json.dumps(kept, indent=2, sort_keys=True, default=str) + "\n")
+        write_text(target, json.dumps(record(outputs), indent=2, sort_keys=True, default=str) + "\n")
     except Exception as exc:  # the record describes the run: losing it never fails the run
         warn(f"could not write {target}: {type(exc).__name__}: {exc}")
 
