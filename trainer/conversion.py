@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 
 import numpy as np
 
@@ -28,6 +30,9 @@ from trainer.images import UnreadableImage, to_stored_jpeg
 
 # Items per task sent to a worker: amortizes the pipe round trip, small enough to keep results in order.
 CHUNK = 4
+# Tasks in flight per worker: enough that no worker waits for the next one, few enough that memory (the
+# loaders sent, the JPEGs back) stays bounded whatever the size of the data set.
+TASKS_PER_WORKER = 4
 
 
 @dataclass(frozen=True)
@@ -52,24 +57,58 @@ def default_workers() -> int:
 
 
 def convert(load: Loader, image_size: int) -> Result:
-    """One image as stored; a file that cannot be read or decoded is Unreadable, never an exception."""
+    """One image as stored; bytes that do not decode, or a file gone since the listing, are Unreadable.
+
+    Any other read error (a permission, a storage or network error) is raised: it fails the replica, and
+    the re-run redoes that shard, instead of storing a readable image as skipped for good.
+    """
     try:
-        return Converted(*to_stored_jpeg(load(), image_size))
-    except (UnreadableImage, OSError) as exc:
+        data = load()
+    except FileNotFoundError as exc:
+        return Unreadable(f"gone since the source was listed ({exc})")
+    try:
+        return Converted(*to_stored_jpeg(data, image_size))
+    except UnreadableImage as exc:
         return Unreadable(str(exc))
+
+
+def convert_chunk(loads: list[Loader], image_size: int) -> list[Result]:
+    return [convert(load, image_size) for load in loads]
+
+
+def bounded_map(
+    pool: Executor, work: Callable[[list[Loader]], list[Result]], loads: Iterable[Loader], window: int
+) -> Iterator[Result]:
+    """`work` over CHUNK-sized chunks of `loads`, in order, with at most `window` chunks submitted at once.
+
+    Executor.map would take every loader and submit every chunk up front.
+    """
+    chunks = _chunks(loads)
+    pending: deque[Future] = deque(pool.submit(work, chunk) for chunk in islice(chunks, window))
+    while pending:
+        results = pending.popleft().result()
+        for chunk in islice(chunks, 1):
+            pending.append(pool.submit(work, chunk))
+        yield from results
+
+
+def _chunks(loads: Iterable[Loader]) -> Iterator[list[Loader]]:
+    it = iter(loads)
+    while chunk := list(islice(it, CHUNK)):
+        yield chunk
 
 
 @contextmanager
 def converter(workers: int, image_size: int) -> Iterator[Callable[[Iterable[Loader]], Iterator[Result]]]:
     """A function mapping loaders to results in their order, on `workers` processes (1: in this process)."""
-    work = partial(convert, image_size=image_size)
     if workers == 1:
-        yield lambda loads: map(work, loads)
+        yield lambda loads: map(partial(convert, image_size=image_size), loads)
         return
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__])
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    work = partial(convert_chunk, image_size=image_size)
     try:
-        yield lambda loads: pool.map(work, loads, chunksize=CHUNK)
+        yield lambda loads: bounded_map(pool, work, loads, workers * TASKS_PER_WORKER)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 DEFAULT_TFDS_NAME = "cats_vs_dogs"
 DEFAULT_PROGRESS_SECONDS = 30.0
+# The chief's patience with the other replicas: they may start minutes after it (Vertex provisions each pool
+# on its own) and list (or, for tfds, download and prepare) the source before their first shard.
+DEFAULT_STALL_SECONDS = 3600.0
 
 log = logging.getLogger("trainer.create_tfrecords")
 
@@ -54,6 +57,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_PROGRESS_SECONDS,
         help=f"seconds between progress lines (default {DEFAULT_PROGRESS_SECONDS:g})",
     )
+    p.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=DEFAULT_STALL_SECONDS,
+        help="with several replicas: the chief fails, naming the missing shards and their replicas, when no "
+        f"shard is marked done for this long while it waits (default {DEFAULT_STALL_SECONDS:g})",
+    )
     args = p.parse_args(argv)
     if args.source == "folder" and not args.folder:
         p.error("--source folder needs --folder DIR (one sub-folder of images per class)")
@@ -69,6 +79,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--workers {args.workers} must be at least 1")
     if args.progress_seconds <= 0:
         p.error(f"--progress-seconds {args.progress_seconds:g} must be positive, e.g. 30")
+    if args.stall_seconds <= 0:
+        p.error(f"--stall-seconds {args.stall_seconds:g} must be positive, e.g. {DEFAULT_STALL_SECONDS:g}")
     return args
 
 

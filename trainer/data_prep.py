@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import posixpath
 import time
 from dataclasses import asdict
 
 from trainer import conversion, data_replicas, images, metadata, shard_files, shard_plan, sources
 from trainer.errors import TrainerError
-from trainer.progress import Progress
+from trainer.progress import Progress, duration
 from trainer.shard_writer import write_shards
 from trainer.split import given_split, split_items
 
@@ -22,6 +23,8 @@ log = logging.getLogger("trainer.create_tfrecords")
 
 # How often the chief looks for the other replicas' done markers.
 POLL_SECONDS = 2.0
+# Missing shards the chief's error names one by one (the rest as a count).
+SHOWN_MISSING = 10
 
 
 def load_source(args: argparse.Namespace) -> sources.Source:
@@ -53,13 +56,16 @@ def run(args: argparse.Namespace) -> metadata.Metadata | None:
     write_own_shards(args, shards, replica, source.class_names, meta.fingerprint)
     if not replica.is_chief:
         return None
-    counts = wait_for_shards(args.output, shards, meta.fingerprint, args.progress_seconds, replica)
+    counts = wait_for_shards(
+        args.output, shards, meta.fingerprint, replica, args.progress_seconds, args.stall_seconds
+    )
     try:
         check_counts(fill_counts(meta, shards, counts))
     except TrainerError:
         shard_files.remove_conversion(args.output, [shard.name for shard in shards])
         raise
-    metadata.write(args.output, meta)  # last: a data dir without metadata.json is visibly incomplete
+    # Last, and whole or not at all: a data dir without metadata.json is visibly incomplete and resumes.
+    shard_files.write_atomically(posixpath.join(args.output, metadata.FILENAME), metadata.dumps(meta))
     return meta
 
 
@@ -99,7 +105,9 @@ def write_own_shards(
         args.workers,
         len(mine) - len(todo),
     )
-    shard_files.remove_leftovers(args.output, {shard.name for shard in todo})
+    # The chief alone writes metadata.json: its temporary file from a killed run is its leftover too.
+    own_files = {shard.name for shard in todo} | ({metadata.FILENAME} if replica.is_chief else set())
+    shard_files.remove_leftovers(args.output, own_files)
     with (
         conversion.converter(args.workers, args.image_size) as convert,
         Progress(str(replica), images_todo, args.progress_seconds, log.info) as progress,
@@ -111,26 +119,54 @@ def wait_for_shards(
     output: str,
     shards: list[shard_plan.Shard],
     fingerprint: str,
-    interval: float,
     replica: data_replicas.Replica,
+    interval: float,
+    stall_seconds: float,
 ) -> dict[str, shard_files.ShardCounts]:
-    """Every shard's counts, once every replica has marked its shards done (the job's timeout bounds this)."""
+    """Every shard's counts, once every replica has marked its shards done; an error naming the missing
+    shards and their replicas when no shard is marked done for `stall_seconds`."""
     counts: dict[str, shard_files.ShardCounts] = {}
-    last_line = time.monotonic()
+    start = last_new = last_line = time.monotonic()
     while True:
         for name in shard_files.done_names(output) - counts.keys():
             found = shard_files.read_done(output, name, fingerprint)
             if found is not None:
                 counts[name] = found
-        missing = [shard.name for shard in shards if shard.name not in counts]
-        if not missing:
+                last_new = time.monotonic()
+        if len(counts) == len(shards):
             return counts
-        if time.monotonic() - last_line >= interval:
+        now = time.monotonic()
+        if now - last_new >= stall_seconds:
+            raise TrainerError(stalled(shards, set(counts), replica, stall_seconds))
+        if now - last_line >= interval:
             log.info(
-                "%s: waiting for the other replicas: %d/%d shards complete", replica, len(counts), len(shards)
+                "%s: waiting for the other replicas: %d/%d shards complete, elapsed %s",
+                replica,
+                len(counts),
+                len(shards),
+                duration(now - start),
             )
-            last_line = time.monotonic()
-        time.sleep(min(POLL_SECONDS, interval))
+            last_line = now
+        time.sleep(min(POLL_SECONDS, interval, stall_seconds))
+
+
+def stalled(
+    shards: list[shard_plan.Shard], done: set[str], chief: data_replicas.Replica, stall_seconds: float
+) -> str:
+    """The chief's error when the others stopped marking shards done: which shards, which replicas."""
+    missing = [shard.name for shard in shards if shard.name not in done]
+    replicas = [data_replicas.Replica(i, chief.count) for i in range(chief.count)]
+    owners = [r for r in replicas if any(s.name not in done for s in shard_plan.for_replica(shards, r))]
+    names = ", ".join(missing[:SHOWN_MISSING])
+    more = f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING else ""
+    writers = ", ".join(map(str, owners))
+    return (
+        f"{chief}: no shard was marked done for {duration(stall_seconds)} "
+        f"(--stall-seconds {stall_seconds:g}); {len(missing)} of {len(shards)} shard(s) missing: "
+        f"{names}{more}, written by {writers}. Check those replicas' logs "
+        "(stopped, stuck or never started); the same command resumes and keeps every finished shard, and a "
+        "larger --stall-seconds gives slow replicas more time"
+    )
 
 
 def fill_counts(

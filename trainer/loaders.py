@@ -14,7 +14,8 @@ PALETTE = ((220, 90, 40), (40, 90, 220), (60, 200, 60), (220, 200, 40), (160, 60
 
 
 def read_file(path: str) -> bytes:
-    """A local file, or a gs:// (any TensorFlow filesystem) URI; a failed read is an OSError either way."""
+    """A local file, or a gs:// (any TensorFlow filesystem) URI; a failed read is an OSError either way,
+    FileNotFoundError for a file that is not there (TensorFlow's errors do not pickle back from a worker)."""
     if "://" not in path:
         with open(path, "rb") as f:
             return f.read()
@@ -23,6 +24,10 @@ def read_file(path: str) -> bytes:
     try:
         with tf.io.gfile.GFile(path, "rb") as f:
             return f.read()
+    except tf.errors.NotFoundError as exc:
+        raise FileNotFoundError(f"cannot read {path}: {exc.message}") from exc
+    except tf.errors.PermissionDeniedError as exc:
+        raise PermissionError(f"cannot read {path}: {exc.message}") from exc
     except tf.errors.OpError as exc:
         raise OSError(f"cannot read {path}: {exc.message}") from exc
 

@@ -39,9 +39,9 @@ def record_pattern(data_dir: str, split: str) -> str:
     return posixpath.join(data_dir, f"{split}-*.tfrec")
 
 
-def write(data_dir: str, meta: Metadata) -> None:
-    with tf.io.gfile.GFile(posixpath.join(data_dir, FILENAME), "w") as f:
-        f.write(json.dumps(asdict(meta), indent=2, sort_keys=True) + "\n")
+def dumps(meta: Metadata) -> str:
+    """The file's text (trainer/shard_files.py writes it whole or not at all)."""
+    return json.dumps(asdict(meta), indent=2, sort_keys=True) + "\n"
 
 
 def read(data_dir: str) -> Metadata:

@@ -61,6 +61,10 @@ def start(output: str, fingerprint: str) -> dict | None:
         done = _read_json(meta_path)
         if done.get("fingerprint") == fingerprint:
             return done
+        if not done and tf.io.gfile.exists(conversion_path):
+            # An empty or cut metadata.json (written in place by an older version when killed): the
+            # conversion is unfinished, and its chief writes the file again.
+            return _same_conversion(output, conversion_path, fingerprint)
         raise TrainerError(
             f"--output {output} already holds TFRecords; choose a new directory or delete it first"
         )
@@ -87,11 +91,14 @@ def _same_conversion(output: str, conversion_path: str, fingerprint: str) -> Non
         )
 
 
-def remove_leftovers(output: str, shard_names: set[str]) -> None:
-    """Deletes the temporary files an interrupted run left for these shards (no other replica writes them)."""
-    for path in tf.io.gfile.glob(posixpath.join(output, f"*{TMP_TAG}*")):
-        if posixpath.basename(path).split(TMP_TAG)[0] in shard_names:
-            tf.io.gfile.remove(path)
+def remove_leftovers(output: str, names: set[str]) -> None:
+    """Deletes the temporary files an interrupted run left for these shards (and their done markers) or
+    other files of `output` (no other replica writes them)."""
+    for folder, suffix in ((output, ""), (posixpath.join(output, DONE_DIR), ".json")):
+        own = {name + suffix for name in names}
+        for path in tf.io.gfile.glob(posixpath.join(folder, f"*{TMP_TAG}*")):
+            if posixpath.basename(path).split(TMP_TAG)[0] in own:
+                tf.io.gfile.remove(path)
 
 
 def mark_done(output: str, shard_name: str, fingerprint: str, counts: ShardCounts) -> None:

@@ -145,6 +145,19 @@ def data_args(cfg: StackConfig, job: JobPlan) -> list[str]:
     return [*args, "--output", job.data_dir, "--image-size", str(data.image_size), "--seed", str(data.seed)]
 
 
+def local_cores() -> int:
+    """The cores `pulumi up` may use: a local job's replicas all run on this machine."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def data_worker_args(cfg: StackConfig, cores: int) -> list[str]:
+    """Local data replicas share this machine's cores (each would take every one); Vertex replicas are
+    machines of their own, and one replica keeps the trainer's default (every core): no argument then."""
+    if not cfg.is_local or cfg.data.replicas == 1:
+        return []
+    return ["--workers", str(max(1, cores // cfg.data.replicas))]
+
+
 def placeholder_values(cfg: StackConfig, job: JobPlan) -> dict[str, str]:
     """What trainerArgs' `{name}` placeholders stand for (infra/config/trainer.py PLACEHOLDERS)."""
     hyperparameters = {
@@ -228,7 +241,7 @@ class TrainingJobs(pulumi.ComponentResource):
                             machine_type=cfg.data_machine_type,
                             image_uri=data_image,
                             command=["python", "-m", "trainer.create_tfrecords"],
-                            args=data_args(cfg, job),
+                            args=[*data_args(cfg, job), *data_worker_args(cfg, local_cores())],
                             env=job_env(local_cpu=cfg.is_local),
                         ),
                         cfg.data.replicas - 1,
