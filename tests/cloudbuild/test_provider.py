@@ -36,6 +36,7 @@ def props(**overrides: Any) -> dict[str, Any]:
         "extra_tags": ["data-fedcba9876543210"],
         "source_bucket": "my-proj-dev-training",
         "source_object": "cloudbuild/context-0123456789abcdef.tar.gz",
+        "source_generation": 1764000000123456.0,  # a double, as Pulumi sends it
         "service_account": "vt-dev-build@my-proj.iam.gserviceaccount.com",
         "timeout_seconds": 3600.0,  # Pulumi sends numbers as doubles
         "poll_interval_seconds": 0.01,
@@ -67,6 +68,7 @@ def test_builds_pushes_and_outputs_the_digest(fake_cloudbuild: FakeCloudBuild) -
     [request] = created_builds(fake_cloudbuild)
     assert request.source.storage_source.bucket == "my-proj-dev-training"
     assert request.source.storage_source.object_ == "cloudbuild/context-0123456789abcdef.tar.gz"
+    assert request.source.storage_source.generation == 1764000000123456, "the uploaded generation, pinned"
     assert request.steps[0].name == spec.DOCKER_BUILDER
     assert request.steps[0].args[:3] == ["build", "--file", "Dockerfile"] and request.steps[0].args[-1] == "."
     assert list(request.images) == [f"{IMAGE}:0123456789abcdef", f"{IMAGE}:data-fedcba9876543210"]
