@@ -293,3 +293,12 @@ def test_the_fake_shares_a_port_with_the_vertex_fake(monkeypatch: pytest.MonkeyP
     finally:
         jobs.stop()
     assert result.outs["digest"] == next(iter(builds.builds.values())).results.images[0].digest
+
+
+def test_state_from_before_the_generation_pin_updates_in_place() -> None:
+    """An image built before the pin is not rebuilt for it; a re-upload (new generation) is no new image."""
+    provider = ImageBuildProvider()
+    old = {k: v for k, v in props().items() if k != "source_generation"}
+    assert provider.diff("id", old, props()).replaces == []
+    assert provider.diff("id", props(), props(source_generation=1764000000999999.0)).replaces == []
+    assert provider.diff("id", props(), props(source_generation=1764000000999999.0)).changes is True
