@@ -109,7 +109,7 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountCreator",
     "gcp:projects/serviceIdentity:ServiceIdentity": DEPLOY_EXTRA_ROLE_ID,
     "gcp:projects/iAMMember:IAMMember": "roles/resourcemanager.projectIamAdmin",
-    # On the stack's own accounts (STACK_ACCOUNT_ROLES), not the project.
+    # The Pub/Sub agent's Token Creator on the guard account (GUARD_ACCOUNT_ROLES there), not the project.
     "gcp:serviceaccount/iAMMember:IAMMember": "roles/iam.serviceAccountAdmin",
     "gcp:pubsub/topic:Topic": "roles/pubsub.admin",
     "gcp:pubsub/topicIAMMember:TopicIAMMember": "roles/pubsub.admin",

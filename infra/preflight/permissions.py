@@ -5,9 +5,9 @@ The single list that `python -m infra.preflight` tests the caller against (testI
 the billing account and each of the stack's own service accounts), that tests/ci/test_permissions.py checks
 the CI deploy identity against, and that docs/stack.md points to. The roles are the `vt-ci-deploy` roles of
 infra/bootstrap/roles.py: DEPLOY_PROJECT_ROLES and DEPLOY_BILLING_ROLES where they are granted, and
-STACK_ACCOUNT_ROLES, granted on each of the stack's accounts only, never on the project (issue 27: act-as on
-the project reaches every account in it). tests/iam_facts.py holds which permissions Google's IAM reference
-lists in each role.
+STACK_ACCOUNT_ROLES (GUARD_ACCOUNT_ROLES on the guard's), granted on each of the stack's accounts only, never
+on the project (issue 27: act-as on the project reaches every account in it). tests/iam_facts.py holds which
+permissions Google's IAM reference lists in each role.
 """
 
 from __future__ import annotations
@@ -178,7 +178,8 @@ GRANTED_BY: dict[str, str] = {
     "artifactregistry.repositories.setIamPolicy": "roles/artifactregistry.admin",
     "iam.serviceAccounts.create": "roles/iam.serviceAccountCreator",
     "iam.serviceAccounts.get": "roles/iam.serviceAccountCreator",
-    # On each of the stack's accounts (STACK_ACCOUNT_ROLES), never on the project.
+    # On each of the stack's accounts (STACK_ACCOUNT_ROLES; GUARD_ACCOUNT_ROLES on the guard's), never on
+    # the project; update and delete through the bootstrap's custom role, not serviceAccountAdmin.
     "iam.serviceAccounts.actAs": "roles/iam.serviceAccountUser",
     "iam.serviceAccounts.setIamPolicy": "roles/iam.serviceAccountAdmin",  # on the guard account only
     "iam.serviceAccounts.update": STACK_ACCOUNT.role_id,
