@@ -12,7 +12,7 @@ from pulumi_policy import EnforcementLevel, PolicyPack, StackValidationPolicy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: infra.least_privilege
 
-from infra.least_privilege.declared import validate_stack
+from infra.least_privilege.declared import report_exceptions, validate_stack
 
 PolicyPack(
     name="vertex-training-least-privilege",
@@ -26,6 +26,15 @@ PolicyPack(
                 "Vertex AI work."
             ),
             validate=validate_stack,
-        )
+        ),
+        StackValidationPolicy(
+            name="least-privilege-residual-risk",
+            description=(
+                "Grants accepted as documented residual risk (docs/ci.md): shown on every preview, never "
+                "passed silently."
+            ),
+            validate=report_exceptions,
+            enforcement_level=EnforcementLevel.ADVISORY,
+        ),
     ],
 )

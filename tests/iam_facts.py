@@ -15,7 +15,12 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     "roles/storage.legacyBucketReader": frozenset({"storage.buckets.get", "storage.objects.list"}),
     "roles/storage.bucketViewer": frozenset({"storage.buckets.get", "storage.buckets.list"}),
     "roles/storage.admin": frozenset(
-        {"storage.buckets.create", "storage.buckets.get", "storage.objects.create"}
+        {
+            "storage.buckets.create",
+            "storage.buckets.get",
+            "storage.buckets.setIamPolicy",
+            "storage.objects.create",
+        }
     ),
     # Service Usage (https://cloud.google.com/service-usage/docs/access-control)
     "roles/serviceusage.serviceUsageViewer": frozenset(
@@ -51,8 +56,10 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "iam.serviceAccounts.get",
             "iam.serviceAccounts.setIamPolicy",
             "iam.serviceAccounts.update",
+            "iam.serviceAccountApiKeyBindings.create",
         }
     ),
+    "roles/iam.roleViewer": frozenset({"iam.roles.get", "iam.roles.list", "resourcemanager.projects.get"}),
     "roles/iam.serviceAccountCreator": frozenset(
         {"iam.serviceAccounts.create", "iam.serviceAccounts.get", "iam.serviceAccounts.list"}
     ),
@@ -70,7 +77,10 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     ),
     # Pub/Sub, Cloud Functions, Vertex AI
     "roles/pubsub.viewer": frozenset({"pubsub.topics.get"}),
-    "roles/pubsub.admin": frozenset({"pubsub.topics.create", "pubsub.topics.get"}),
+    "roles/pubsub.admin": frozenset(
+        {"pubsub.topics.create", "pubsub.topics.get", "pubsub.topics.setIamPolicy"}
+    ),
+    "roles/logging.viewer": frozenset({"logging.logEntries.list"}),
     "roles/cloudfunctions.viewer": frozenset({"cloudfunctions.functions.get"}),
     "roles/cloudfunctions.developer": frozenset(
         {"cloudfunctions.functions.create", "cloudfunctions.functions.get"}
@@ -102,6 +112,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "aiplatform.models.list",
             "aiplatform.models.update",
             "aiplatform.models.upload",
+            "aiplatform.tensorboards.create",
             # Vertex AI Experiments (ML Metadata): the experiment and run contexts.
             "aiplatform.metadataStores.create",
             "aiplatform.metadataStores.get",

@@ -5,7 +5,12 @@ from __future__ import annotations
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD_TYPE
 from infra.components.identity import PROJECT_ROLES
 from infra.components.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE
-from infra.least_privilege.custom_roles import DEPLOY_EXTRAS, KILL_SWITCH, TENSORBOARD_UPLOADER
+from infra.least_privilege.custom_roles import (
+    DEPLOY_EXTRAS,
+    KILL_SWITCH,
+    STACK_ACCOUNT,
+    TENSORBOARD_UPLOADER,
+)
 from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
 from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION_TYPE
 from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB_TYPE
@@ -54,6 +59,9 @@ DEPLOY_PROJECT_ROLES: dict[str, str] = {
     "roles/aiplatform.user": "run and delete CustomJobs and model versions; create the TensorBoard",
     "roles/cloudbuild.builds.editor": "start, watch and adopt the trainer image's Cloud Build builds",
     "roles/logging.viewer": "show the end of a failed image build's log (builds log to Cloud Logging only)",
+    # `python -m infra.preflight` run as this identity reads the kill-switch role (iam.roles.get); without it
+    # that line says "cannot tell". Read-only: roles get/list, the project and its IAM policy.
+    "roles/iam.roleViewer": "let preflight read the kill-switch custom role",
 }
 DEPLOY_BILLING_ROLES: dict[str, str] = {
     "roles/billing.costsManager": "create and update the project's budget on the billing account",
@@ -62,11 +70,17 @@ DEPLOY_BILLING_ROLES: dict[str, str] = {
 # practices for using service accounts" (https://cloud.google.com/iam/docs/best-practices-service-accounts,
 # read 2026-11-25) warns that serviceAccountUser on the project lets a principal act as every account in it
 # (the Compute Engine default account, often Editor, included).
+# A custom role of the bootstrap is named by its role id here (the bootstrap grants its full name).
+STACK_ACCOUNT_ROLE_ID = STACK_ACCOUNT.role_id
 STACK_ACCOUNT_ROLES: dict[str, str] = {
     "roles/iam.serviceAccountUser": "act as it: jobs, trials, builds, the function, its trigger",
-    "roles/iam.serviceAccountAdmin": (
-        "update and delete it with the stack; grant Pub/Sub's agent Token Creator on the trigger's account"
-    ),
+    STACK_ACCOUNT_ROLE_ID: "read, update and delete it with the stack (custom role: no keys, no IAM)",
+}
+# Only on the kill switch's (guard) account: the one whose IAM policy the stack changes. Not on the others:
+# serviceAccountAdmin also holds iam.serviceAccountApiKeyBindings.create (an API key that authenticates as
+# the account).
+GUARD_ACCOUNT_ROLES: dict[str, str] = {
+    "roles/iam.serviceAccountAdmin": "grant Pub/Sub's agent Token Creator on the trigger's account",
 }
 # Service agents' roles the bootstrap grants once, because no deploy identity may grant a role that carries
 # act-as or token permissions (roles/eventarc.serviceAgent carries actAs, getAccessToken, getOpenIdToken).
@@ -95,7 +109,7 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountCreator",
     "gcp:projects/serviceIdentity:ServiceIdentity": DEPLOY_EXTRA_ROLE_ID,
     "gcp:projects/iAMMember:IAMMember": "roles/resourcemanager.projectIamAdmin",
-    # On the stack's own accounts (STACK_ACCOUNT_ROLES), not the project.
+    # The Pub/Sub agent's Token Creator on the guard account (GUARD_ACCOUNT_ROLES there), not the project.
     "gcp:serviceaccount/iAMMember:IAMMember": "roles/iam.serviceAccountAdmin",
     "gcp:pubsub/topic:Topic": "roles/pubsub.admin",
     "gcp:pubsub/topicIAMMember:TopicIAMMember": "roles/pubsub.admin",

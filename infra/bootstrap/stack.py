@@ -39,6 +39,7 @@ CUSTOM_ROLE_RESOURCES = {
     custom_roles.KILL_SWITCH.role_id: "kill-switch-role",
     custom_roles.DEPLOY_EXTRAS.role_id: "deploy-extras-role",
     custom_roles.TENSORBOARD_UPLOADER.role_id: "tensorboard-uploader-role",
+    custom_roles.STACK_ACCOUNT.role_id: "stack-account-role",
 }
 
 
@@ -139,7 +140,13 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
         role=created_roles[roles.DEPLOY_EXTRA_ROLE_ID].name,
         member=deployer,
     )
-    stack_accounts(cfg.project, cfg.deploy_stack, deployer, after_apis)
+    stack_accounts(
+        cfg.project,
+        cfg.deploy_stack,
+        deployer,
+        after_apis,
+        {role_id: role.name for role_id, role in created_roles.items()},
+    )
     _grant_agent_roles(cfg.project, after_apis)
 
     return {

@@ -10,10 +10,12 @@ runs workloads as, with the deploy identity's roles on each; the stack then adop
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pulumi
 import pulumi_gcp as gcp
 
-from infra.bootstrap.roles import STACK_ACCOUNT_ROLES
+from infra.bootstrap.roles import GUARD_ACCOUNT_ROLES, STACK_ACCOUNT_ROLES
 from infra.cloudbuild import identity as builder
 from infra.components import identity, killswitch
 
@@ -37,10 +39,19 @@ def stack_account_ids(stack: str) -> dict[str, str]:
     }
 
 
+def account_roles(purpose: str) -> tuple[str, ...]:
+    """The deploy identity's roles on the account for `purpose` (custom roles by role id)."""
+    return (*STACK_ACCOUNT_ROLES, *(GUARD_ACCOUNT_ROLES if purpose == GUARD_ACCOUNT else ()))
+
+
 def stack_accounts(
-    project: str, stack: str, deployer: pulumi.Input[str], opts: pulumi.ResourceOptions
+    project: str,
+    stack: str,
+    deployer: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+    custom_role_names: Mapping[str, pulumi.Input[str]],
 ) -> list[gcp.serviceaccount.Account]:
-    """Create the accounts and grant `deployer` (a member) STACK_ACCOUNT_ROLES on each of them."""
+    """Create the accounts and grant `deployer` (a member) account_roles on each of them."""
     accounts = []
     for purpose, account_id in stack_account_ids(stack).items():
         account = gcp.serviceaccount.Account(
@@ -54,11 +65,11 @@ def stack_accounts(
                 opts, pulumi.ResourceOptions(ignore_changes=["displayName", "description"])
             ),
         )
-        for role in STACK_ACCOUNT_ROLES:
+        for role in account_roles(purpose):
             gcp.serviceaccount.IAMMember(
                 f"stack-{account_id}-{role.rsplit('.', 1)[-1].lower()}",
                 service_account_id=account.name,
-                role=role,
+                role=custom_role_names.get(role, role),
                 member=deployer,
                 opts=opts,
             )

@@ -77,6 +77,8 @@ class CloudBuildImage(pulumi.ComponentResource):
                 extra_tags=[data_tag],
                 source_bucket=self.source.bucket,
                 source_object=self.source.name,
+                # Pinned: the job account may write the bucket; the build takes the object this up uploaded.
+                source_generation=self.source.generation,
                 service_account=self.identity.email,
                 timeout_seconds=BUILD_TIMEOUT_SECONDS,
             ),

@@ -24,6 +24,8 @@ class ImageBuildArgs:
     source_bucket: pulumi.Input[str]
     source_object: pulumi.Input[str]
     service_account: pulumi.Input[str]
+    # The uploaded object's generation, pinned in the build's StorageSource (0: latest, state before the pin).
+    source_generation: pulumi.Input[int] = 0
     extra_tags: list[str] = field(default_factory=list)
     timeout_seconds: int = 3600
     poll_interval_seconds: float = 15.0

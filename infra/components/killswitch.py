@@ -215,8 +215,10 @@ class KillSwitch(pulumi.ComponentResource):
                     lambda email: f"projects/{args.project}/serviceAccounts/{email}"
                 ),
                 source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceArgs(
+                    # The generation this `up` uploaded: the job account may write the bucket, so the build
+                    # must not take whatever object holds that name when it runs.
                     storage_source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceStorageSourceArgs(
-                        bucket=archive.bucket, object=archive.name
+                        bucket=archive.bucket, object=archive.name, generation=archive.generation
                     )
                 ),
             ),

@@ -89,4 +89,14 @@ DEPLOY_EXTRAS = CustomRole(
     permissions=("serviceusage.services.generateServiceIdentity",),
 )
 
-ALL: tuple[CustomRole, ...] = (KILL_SWITCH, TENSORBOARD_UPLOADER, DEPLOY_EXTRAS)
+# What vt-ci-deploy does to the stack's accounts but the guard's (infra/preflight/permissions.py
+# ACCOUNT_CALLS), granted on each of them instead of roles/iam.serviceAccountAdmin: that role also holds
+# setIamPolicy and iam.serviceAccountApiKeyBindings.create (an API key that authenticates as the account).
+STACK_ACCOUNT = CustomRole(
+    role_id="vertexTrainingStackAccount",
+    title="Vertex training stack account upkeep",
+    description="Read, update and delete one of a stack's service accounts; no act-as, keys or IAM.",
+    permissions=("iam.serviceAccounts.get", "iam.serviceAccounts.update", "iam.serviceAccounts.delete"),
+)
+
+ALL: tuple[CustomRole, ...] = (KILL_SWITCH, TENSORBOARD_UPLOADER, DEPLOY_EXTRAS, STACK_ACCOUNT)

@@ -26,13 +26,15 @@ ACCOUNT_POWERS = frozenset(
         "iam.serviceAccounts.signJwt",
         "iam.serviceAccounts.setIamPolicy",
         "iam.serviceAccountKeys.create",
+        # An API key bound to the account authenticates as it (roles/iam.serviceAccountAdmin holds this).
+        "iam.serviceAccountApiKeyBindings.create",
     }
 )
 PROJECT_SET_IAM = "resourcemanager.projects.setIamPolicy"
 # What google_roles.json keeps of each role (the extraction used the same pattern).
 RELEVANT = re.compile(
     r"^(iam\.serviceAccounts\.(actAs|getAccessToken|getOpenIdToken|signBlob|signJwt|implicitDelegation|"
-    r"setIamPolicy)|iam\.serviceAccountKeys\.create|resourcemanager\.projects\.setIamPolicy|"
+    r"setIamPolicy)|iam\.serviceAccountKeys\.create|iam\.serviceAccountApiKeyBindings\.create|resourcemanager\.projects\.setIamPolicy|"
     r"aiplatform\.[A-Za-z]+\.(create|deploy))$"
 )
 # Vertex AI collections whose create writes records (TensorBoard data, ML metadata) and starts no compute.
@@ -47,6 +49,23 @@ RECORD_COLLECTIONS = frozenset(
         "executions",
     }
 )
+# Vertex AI runs the code of a CustomJob, tuning job or custom TrainingPipeline created without a service
+# account as the project's Custom Code Service Agent ("Training containers" in
+# https://cloud.google.com/vertex-ai/docs/general/custom-service-account, read 2026-11-25).
+# That agent's role holds getAccessToken, getOpenIdToken, signBlob, signJwt and implicitDelegation on every
+# account of the project (google_roles.json): whoever may create such a job reaches those powers through it.
+DEFAULT_JOB_IDENTITY_ROLE = "roles/aiplatform.customCodeServiceAgent"
+JOB_CREATE = frozenset(
+    {
+        "aiplatform.customJobs.create",
+        "aiplatform.hyperparameterTuningJobs.create",
+        "aiplatform.pipelineJobs.create",
+        "aiplatform.trainingPipelines.create",
+    }
+)
+DEFAULT_JOB_IDENTITY_RULE = "no reach through Vertex AI's default job identity"
+# Where the one accepted case (the deploy identity's, which must submit jobs) is stated as residual risk.
+RESIDUAL_RISK = "docs/ci.md#residual-risk"
 # A Google-managed service agent (https://cloud.google.com/iam/docs/service-agents): "service-<number>@gcp-sa-
 # <service>.iam.gserviceaccount.com", whose own role is roles/<service>.serviceAgent.
 _AGENT = re.compile(r"^serviceAccount:service-\d+@gcp-sa-([a-z0-9-]+)\.iam\.gserviceaccount\.com$")
@@ -70,6 +89,7 @@ class Program:
     custom_roles: dict[str, frozenset[str]]  # role id -> permissions (declared here or by the bootstrap)
     workloads: frozenset[str] = field(default_factory=frozenset)  # members of the accounts jobs run as
     owner_run: bool = False  # the bootstrap: run once by a project owner, never by a CI identity
+    deployers: frozenset[str] = field(default_factory=frozenset)  # members of the CI deploy identity
 
 
 def agent_own_role(grant: Grant) -> bool:
@@ -195,6 +215,51 @@ def _work(program: Program, google: GoogleRoles, role: str) -> str:
     return ", ".join(work[:4]) + (f" and {len(work) - 4} more" if len(work) > 4 else "")
 
 
+def _default_job_identity_paths(program: Program, google: GoogleRoles) -> list[tuple[Grant, str]]:
+    """Project grants that may create a job Vertex AI runs as its Custom Code Service Agent, explained."""
+    agent = sorted(google.relevant(DEFAULT_JOB_IDENTITY_ROLE) & ACCOUNT_POWERS)
+    if not agent:
+        return []
+    paths = []
+    for grant in program.grants:
+        if grant.scope != "project" or agent_own_role(grant):
+            continue
+        if creates := sorted(role_permissions(program, google, grant.role) & JOB_CREATE):
+            who = grant.member or "(member not known yet)"
+            paths.append(
+                (
+                    grant,
+                    f"{grant.resource}: {who} may create a job with no service account ({', '.join(creates)} "
+                    f"through {grant.role}); Vertex AI runs it as its Custom Code Service Agent, whose "
+                    f"{DEFAULT_JOB_IDENTITY_ROLE} holds {', '.join(agent)} on every account of the project",
+                )
+            )
+    return paths
+
+
+def _accepted(program: Program, grant: Grant) -> bool:
+    """The deploy identity's own grant, declared by the owner-run bootstrap: documented residual risk."""
+    return program.owner_run and grant.member in program.deployers
+
+
+def reach_through_default_job_identity(program: Program, google: GoogleRoles) -> list[str]:
+    """No identity may start a job that runs as Vertex AI's token-minting agent, but the documented one."""
+    paths = _default_job_identity_paths(program, google)
+    return [message for grant, message in paths if not _accepted(program, grant)]
+
+
+def documented_exceptions(program: Program, google: GoogleRoles) -> list[str]:
+    """Findings accepted as residual risk (reported, never silently passed): the deploy identity's job path.
+
+    The bootstrap adds no deny policy for it: one on the agent would cover the stack's own job account too,
+    which Vertex AI may need those permissions on to run jobs as it (unverified without a cloud project).
+    """
+    paths = _default_job_identity_paths(program, google)
+    return [
+        f"{message}: accepted, see {RESIDUAL_RISK}" for grant, message in paths if _accepted(program, grant)
+    ]
+
+
 def violations(program: Program, google: GoogleRoles) -> dict[str, list[str]]:
     """Every rule's findings, by rule name (empty lists when the program passes)."""
     return {
@@ -202,4 +267,7 @@ def violations(program: Program, google: GoogleRoles) -> dict[str, list[str]]:
         "custom-role permissions are real": unknown_permissions(program, google),
         "no reach beyond the stack's own accounts": reach_beyond_own_accounts(program, google),
         "workloads cannot start work": workloads_start_work(program, google),
+        "no reach through Vertex AI's default job identity": reach_through_default_job_identity(
+            program, google
+        ),
     }

@@ -42,8 +42,11 @@ class StackAccount:
 
 
 def grant_on_account(email: str, member: str, role: str) -> str:
-    """The command that grants `role` to `member` on the account `email` only."""
-    return f"gcloud iam service-accounts add-iam-policy-binding {email} --member={member} --role={role}"
+    """The command that grants `role` to `member` on the account `email` only (a custom role of the project
+    by its full name: the account's project, from its e-mail)."""
+    project = email.split("@", 1)[-1].removesuffix(".iam.gserviceaccount.com")
+    qualified = role if role.startswith("roles/") else f"projects/{project}/roles/{role}"
+    return f"gcloud iam service-accounts add-iam-policy-binding {email} --member={member} --role={qualified}"
 
 
 def check(

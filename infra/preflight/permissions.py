@@ -5,9 +5,9 @@ The single list that `python -m infra.preflight` tests the caller against (testI
 the billing account and each of the stack's own service accounts), that tests/ci/test_permissions.py checks
 the CI deploy identity against, and that docs/stack.md points to. The roles are the `vt-ci-deploy` roles of
 infra/bootstrap/roles.py: DEPLOY_PROJECT_ROLES and DEPLOY_BILLING_ROLES where they are granted, and
-STACK_ACCOUNT_ROLES, granted on each of the stack's accounts only, never on the project (issue 27: act-as on
-the project reaches every account in it). tests/iam_facts.py holds which permissions Google's IAM reference
-lists in each role.
+STACK_ACCOUNT_ROLES (GUARD_ACCOUNT_ROLES on the guard's), granted on each of the stack's accounts only, never
+on the project (issue 27: act-as on the project reaches every account in it). tests/iam_facts.py holds which
+permissions Google's IAM reference lists in each role.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from infra.bootstrap.stack_accounts import (
     GUARD_BUILD_ACCOUNT,
     JOB_ACCOUNT,
 )
+from infra.least_privilege.custom_roles import STACK_ACCOUNT
 
 # When a call happens: every cloud stack, or only with one stack setting (infra/preflight/run.py settings).
 ALWAYS = "always"
@@ -29,6 +30,7 @@ MODEL_REGISTRY = "registerModel"
 CLOUD_BUILD = "imageBuilder: cloudbuild"
 BUDGET = "budget"
 EXPERIMENT = "experiment"
+TENSORBOARD = "tensorboard"
 
 
 @dataclass(frozen=True)
@@ -63,20 +65,37 @@ DEPLOY_CALLS: dict[str, Call] = {
         "billing.budgets.create", "serviceusage.services.use", when=BUDGET
     ),
     "enable the APIs": _call("serviceusage.services.enable"),
-    "create the bucket": _call("storage.buckets.create"),
-    "create the Docker repository": _call("artifactregistry.repositories.create"),
+    "create the bucket and grant its roles": _call("storage.buckets.create", "storage.buckets.setIamPolicy"),
+    "create the Docker repository and grant its roles": _call(
+        "artifactregistry.repositories.create", "artifactregistry.repositories.setIamPolicy"
+    ),
     # Creating an account is checked on the project (the account does not exist yet); so is reading it back.
     "create the service accounts (and read them back)": _call(
         "iam.serviceAccounts.create", "iam.serviceAccounts.get"
     ),
     "grant project roles": _call("resourcemanager.projects.setIamPolicy"),
-    "create the budget topic": _call("pubsub.topics.create", when=BUDGET),
+    "create the budget topic and let Cloud Billing publish to it": _call(
+        "pubsub.topics.create", "pubsub.topics.setIamPolicy", when=BUDGET
+    ),
     "create the budget's e-mail channels": _call("monitoring.notificationChannels.create", when=BUDGET),
-    "build the trainer image in Cloud Build": _call("cloudbuild.builds.create", when=CLOUD_BUILD),
+    # Upload the build context (objects.insert: storage.objects.create).
+    "upload the trainer image's build context": _call("storage.objects.create", when=CLOUD_BUILD),
+    # REST reference of projects.builds.create / get / list (read 2026-11-25): start, poll, adopt by tag.
+    "build the trainer image in Cloud Build": _call(
+        "cloudbuild.builds.create", "cloudbuild.builds.get", "cloudbuild.builds.list", when=CLOUD_BUILD
+    ),
+    # entries.list (read 2026-11-25): the end of a failed build's log.
+    "show a failed build's log": _call("logging.logEntries.list", when=CLOUD_BUILD),
+    "upload the kill switch's source": _call("storage.objects.create", when=KILL_SWITCH),
     "deploy the function": _call("cloudfunctions.functions.create", when=KILL_SWITCH),
     "let the trigger's identity invoke the function": _call("run.services.setIamPolicy", when=KILL_SWITCH),
     "generate the service agents": _call("serviceusage.services.generateServiceIdentity", when=KILL_SWITCH),
-    "submit a CustomJob": _call("aiplatform.customJobs.create"),
+    # REST reference of customJobs.create / list / get (read 2026-11-25): submit, adopt by key label after
+    # an interrupted up, poll.
+    "submit a CustomJob": _call(
+        "aiplatform.customJobs.create", "aiplatform.customJobs.list", "aiplatform.customJobs.get"
+    ),
+    "create the TensorBoard": _call("aiplatform.tensorboards.create", when=TENSORBOARD),
     "read the GPU quota before submitting": _call("cloudquotas.quotas.get"),
     "cancel and delete CustomJobs on destroy": _call(
         "aiplatform.customJobs.cancel", "aiplatform.customJobs.delete"
@@ -153,22 +172,33 @@ GRANTED_BY: dict[str, str] = {
     "serviceusage.services.enable": "roles/serviceusage.serviceUsageAdmin",
     "cloudquotas.quotas.get": "roles/serviceusage.serviceUsageAdmin",
     "storage.buckets.create": "roles/storage.admin",
+    "storage.buckets.setIamPolicy": "roles/storage.admin",
+    "storage.objects.create": "roles/storage.admin",
     "artifactregistry.repositories.create": "roles/artifactregistry.admin",
+    "artifactregistry.repositories.setIamPolicy": "roles/artifactregistry.admin",
     "iam.serviceAccounts.create": "roles/iam.serviceAccountCreator",
     "iam.serviceAccounts.get": "roles/iam.serviceAccountCreator",
-    # On each of the stack's accounts (STACK_ACCOUNT_ROLES), never on the project.
+    # On each of the stack's accounts (STACK_ACCOUNT_ROLES; GUARD_ACCOUNT_ROLES on the guard's), never on
+    # the project; update and delete through the bootstrap's custom role, not serviceAccountAdmin.
     "iam.serviceAccounts.actAs": "roles/iam.serviceAccountUser",
-    "iam.serviceAccounts.setIamPolicy": "roles/iam.serviceAccountAdmin",
-    "iam.serviceAccounts.update": "roles/iam.serviceAccountAdmin",
-    "iam.serviceAccounts.delete": "roles/iam.serviceAccountAdmin",
+    "iam.serviceAccounts.setIamPolicy": "roles/iam.serviceAccountAdmin",  # on the guard account only
+    "iam.serviceAccounts.update": STACK_ACCOUNT.role_id,
+    "iam.serviceAccounts.delete": STACK_ACCOUNT.role_id,
     "resourcemanager.projects.setIamPolicy": "roles/resourcemanager.projectIamAdmin",
     "pubsub.topics.create": "roles/pubsub.admin",
+    "pubsub.topics.setIamPolicy": "roles/pubsub.admin",
     "monitoring.notificationChannels.create": "roles/monitoring.notificationChannelEditor",
     "cloudbuild.builds.create": "roles/cloudbuild.builds.editor",
+    "cloudbuild.builds.get": "roles/cloudbuild.builds.editor",
+    "cloudbuild.builds.list": "roles/cloudbuild.builds.editor",
+    "logging.logEntries.list": "roles/logging.viewer",
     "cloudfunctions.functions.create": "roles/cloudfunctions.developer",
     "run.services.setIamPolicy": "roles/run.admin",
     "serviceusage.services.generateServiceIdentity": "vertexTrainingDeploy",
     "aiplatform.customJobs.create": "roles/aiplatform.user",
+    "aiplatform.customJobs.list": "roles/aiplatform.user",
+    "aiplatform.customJobs.get": "roles/aiplatform.user",
+    "aiplatform.tensorboards.create": "roles/aiplatform.user",
     "aiplatform.customJobs.cancel": "roles/aiplatform.user",
     "aiplatform.customJobs.delete": "roles/aiplatform.user",
     "aiplatform.models.upload": "roles/aiplatform.user",
@@ -186,6 +216,18 @@ GRANTED_BY: dict[str, str] = {
     "aiplatform.contexts.create": "roles/aiplatform.user",
     "aiplatform.contexts.addContextChildren": "roles/aiplatform.user",
     "aiplatform.contexts.update": "roles/aiplatform.user",
+}
+
+
+# What `python -m infra.preflight` itself reads with, besides `up`'s permissions (testIamPermissions needs
+# none): the project and its billing info (resourcemanager.projects.get, per the Cloud Billing and Resource
+# Manager references), the services' states (services.batchGet), the kill-switch role (roles.get). The
+# deploy identity holds each through the role named (tests/ci/test_permissions.py), so preflight run as CI
+# can tell.
+PREFLIGHT_READS: dict[str, str] = {
+    "resourcemanager.projects.get": "roles/iam.roleViewer",
+    "serviceusage.services.get": "roles/serviceusage.serviceUsageAdmin",
+    "iam.roles.get": "roles/iam.roleViewer",
 }
 
 

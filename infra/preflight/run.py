@@ -28,6 +28,7 @@ def settings(cfg: StackConfig) -> frozenset[str]:
         up.MODEL_REGISTRY: cfg.model_registry.register,
         up.CLOUD_BUILD: cfg.image_builder == "cloudbuild",
         up.EXPERIMENT: cfg.experiment is not None,
+        up.TENSORBOARD: cfg.tensorboard,
     }
     return frozenset(name for name, used in on.items() if used)
 

@@ -49,6 +49,7 @@ DEPLOY_ROLES = {
     "roles/aiplatform.user",
     "roles/cloudbuild.builds.editor",
     "roles/logging.viewer",
+    "roles/iam.roleViewer",
 }
 PROJECT_MEMBER = "gcp:projects/iAMMember:IAMMember"
 SA_MEMBER = "gcp:serviceaccount/iAMMember:IAMMember"
@@ -231,7 +232,15 @@ def test_the_deploy_identity_acts_only_as_its_stacks_accounts(stack: str) -> Non
         guard.account_id,
         guard.build_account_id,
     }
-    assert targets == {(i, r) for i in ids for r in roles.STACK_ACCOUNT_ROLES}
+    custom = "projects/my-gcp-project/roles/"
+    expected = {
+        (i, r if r.startswith("roles/") else custom + r)
+        for purpose, i in stack_accounts.stack_account_ids(stack).items()
+        for r in stack_accounts.account_roles(purpose)
+    }
+    assert targets == expected
+    admin = {i for i, r in targets if r == "roles/iam.serviceAccountAdmin"}
+    assert admin == {guard.account_id}, "account admin (setIamPolicy, API key bindings) on the guard only"
     stack_ids = {
         a.urn for a in run.by_type("gcp:serviceaccount/account:Account") if a.inputs["accountId"] in ids
     }
@@ -241,7 +250,7 @@ def test_the_deploy_identity_acts_only_as_its_stacks_accounts(stack: str) -> Non
         assert api_urns <= set(account.dependencies), "created after the IAM API is enabled"
         assert set(account.ignore_changes) == {"displayName", "description"}, "the stack names it"
     project_roles = {g.inputs["role"] for g in grants(run, PROJECT_MEMBER, deployer)}
-    assert not project_roles & set(roles.STACK_ACCOUNT_ROLES)
+    assert not project_roles & {*roles.STACK_ACCOUNT_ROLES, *roles.GUARD_ACCOUNT_ROLES}
     assert (
         yaml.safe_load((BOOTSTRAP.parents[1] / "Pulumi.yaml").read_text())["name"]
         == stack_accounts.MAIN_PROJECT
@@ -369,7 +378,7 @@ def test_ci_roles_cover_every_resource_the_main_stack_declares(stack: str, study
     deploy_roles = set(roles.DEPLOY_PROJECT_ROLES) | set(roles.DEPLOY_BILLING_ROLES)
     preview_roles = set(roles.PREVIEW_PROJECT_ROLES) | set(roles.PREVIEW_BILLING_ROLES)
     assert types <= set(roles.DEPLOY_ROLE_FOR_TYPE), "types the deploy identity has no role for"
-    deploy_roles |= {roles.DEPLOY_EXTRA_ROLE_ID, *roles.STACK_ACCOUNT_ROLES}
+    deploy_roles |= {roles.DEPLOY_EXTRA_ROLE_ID, *roles.STACK_ACCOUNT_ROLES, *roles.GUARD_ACCOUNT_ROLES}
     assert types <= set(roles.PREVIEW_ROLE_FOR_TYPE), "types the preview identity cannot refresh"
     assert {roles.DEPLOY_ROLE_FOR_TYPE[t] for t in types} <= deploy_roles
     assert {roles.PREVIEW_ROLE_FOR_TYPE[t] for t in types} <= preview_roles

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from infra.bootstrap import roles
-from infra.bootstrap.stack_accounts import stack_account_ids
+from infra.bootstrap import roles, stack_accounts
+from infra.bootstrap.stack_accounts import GUARD_ACCOUNT, stack_account_ids
+from infra.least_privilege import custom_roles
 from infra.preflight import permissions as up
 from tests.iam_facts import permissions
 
@@ -57,10 +58,15 @@ def test_the_preview_identity_cannot_change_anything() -> None:
     assert not [p for p in held if p.rsplit(".", 1)[-1] in writes]
 
 
+def _on_account(purpose: str) -> set[str]:
+    """What the deploy identity holds on the account for `purpose` (custom roles from their definition)."""
+    custom = {role.role_id: set(role.permissions) for role in custom_roles.ALL}
+    return set().union(*(custom.get(r) or permissions({r}) for r in stack_accounts.account_roles(purpose)))
+
+
 def test_the_deploy_identity_holds_on_its_stacks_accounts_what_it_does_there() -> None:
-    held = permissions(roles.STACK_ACCOUNT_ROLES)
-    missing = {call: sorted(needed - held) for call, needed in ACCOUNT_CALLS.items() if not needed <= held}
-    assert not missing, f"deploy identity lacks, on the stack's accounts, {missing}"
+    for purpose, needed in up.needed_on_accounts(frozenset(up.ACCOUNT_WHEN.values())).items():
+        assert needed <= _on_account(purpose), f"{purpose}: lacks {sorted(needed - _on_account(purpose))}"
     project = permissions({**roles.DEPLOY_PROJECT_ROLES, **roles.DEPLOY_BILLING_ROLES})
     assert not project & set().union(*ACCOUNT_CALLS.values()), "none of it on the project"
 
@@ -73,14 +79,20 @@ def test_each_permission_up_needs_names_a_documented_role_that_holds_it() -> Non
             set().union(*DEPLOY_CALLS.values()),
             {**roles.DEPLOY_PROJECT_ROLES, **roles.DEPLOY_BILLING_ROLES},
         ),
-        "account": (set().union(*ACCOUNT_CALLS.values()), roles.STACK_ACCOUNT_ROLES),
+        "account": (
+            set().union(*ACCOUNT_CALLS.values()),
+            {**roles.STACK_ACCOUNT_ROLES, **roles.GUARD_ACCOUNT_ROLES},
+        ),
     }
     assert set().union(*(needed for needed, _ in scopes.values())) == set(up.GRANTED_BY)
-    documented_extra = {roles.DEPLOY_EXTRA_ROLE_ID: set(roles.DEPLOY_EXTRA_PERMISSIONS)}
+    documented_extra = {
+        roles.DEPLOY_EXTRA_ROLE_ID: set(roles.DEPLOY_EXTRA_PERMISSIONS),
+        roles.STACK_ACCOUNT_ROLE_ID: set(custom_roles.STACK_ACCOUNT.permissions),
+    }
     for scope, (needed, documented) in scopes.items():
         for permission in needed:
             role = up.GRANTED_BY[permission]
-            assert role in documented or (scope == "project" and role in documented_extra), (
+            assert role in documented or (scope == "project" and role == roles.DEPLOY_EXTRA_ROLE_ID), (
                 f"{permission}: {role} is no deploy role infra/bootstrap/roles.py grants on the {scope}"
             )
             held = documented_extra.get(role) or permissions({role})
@@ -95,3 +107,22 @@ def test_budget_rights_are_checked_on_the_billing_account() -> None:
 def test_the_accounts_preflight_checks_are_the_ones_the_bootstrap_creates() -> None:
     assert set(up.ACCOUNT_WHEN) == set(stack_account_ids("dev"))
     assert set().union(*(call.accounts for call in up.ACCOUNT_CALLS.values())) == set(up.ACCOUNT_WHEN)
+
+
+def test_only_the_guard_account_gets_account_admin() -> None:
+    """serviceAccountAdmin holds setIamPolicy and serviceAccountApiKeyBindings.create: only where the stack
+    changes the account's IAM policy (the guard's), never on the job, builder or guard-build accounts."""
+    for purpose in up.ACCOUNT_WHEN:
+        held = _on_account(purpose)
+        assert ("iam.serviceAccounts.setIamPolicy" in held) == (purpose == GUARD_ACCOUNT), purpose
+        assert ("roles/iam.serviceAccountAdmin" in stack_accounts.account_roles(purpose)) == (
+            purpose == GUARD_ACCOUNT
+        )
+
+
+def test_the_deploy_identity_holds_what_preflight_reads_with() -> None:
+    """Preflight run as vt-ci-deploy can tell: it holds every permission preflight reads with."""
+    deploy = {**roles.DEPLOY_PROJECT_ROLES, **roles.DEPLOY_BILLING_ROLES}
+    for permission, role in up.PREFLIGHT_READS.items():
+        assert role in deploy, f"{permission}: {role} is no deploy role"
+        assert permission in permissions({role}), f"{role} does not hold {permission}"

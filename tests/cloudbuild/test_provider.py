@@ -36,6 +36,7 @@ def props(**overrides: Any) -> dict[str, Any]:
         "extra_tags": ["data-fedcba9876543210"],
         "source_bucket": "my-proj-dev-training",
         "source_object": "cloudbuild/context-0123456789abcdef.tar.gz",
+        "source_generation": 1764000000123456.0,  # a double, as Pulumi sends it
         "service_account": "vt-dev-build@my-proj.iam.gserviceaccount.com",
         "timeout_seconds": 3600.0,  # Pulumi sends numbers as doubles
         "poll_interval_seconds": 0.01,
@@ -67,6 +68,7 @@ def test_builds_pushes_and_outputs_the_digest(fake_cloudbuild: FakeCloudBuild) -
     [request] = created_builds(fake_cloudbuild)
     assert request.source.storage_source.bucket == "my-proj-dev-training"
     assert request.source.storage_source.object_ == "cloudbuild/context-0123456789abcdef.tar.gz"
+    assert request.source.storage_source.generation == 1764000000123456, "the uploaded generation, pinned"
     assert request.steps[0].name == spec.DOCKER_BUILDER
     assert request.steps[0].args[:3] == ["build", "--file", "Dockerfile"] and request.steps[0].args[-1] == "."
     assert list(request.images) == [f"{IMAGE}:0123456789abcdef", f"{IMAGE}:data-fedcba9876543210"]
@@ -291,3 +293,12 @@ def test_the_fake_shares_a_port_with_the_vertex_fake(monkeypatch: pytest.MonkeyP
     finally:
         jobs.stop()
     assert result.outs["digest"] == next(iter(builds.builds.values())).results.images[0].digest
+
+
+def test_state_from_before_the_generation_pin_updates_in_place() -> None:
+    """An image built before the pin is not rebuilt for it; a re-upload (new generation) is no new image."""
+    provider = ImageBuildProvider()
+    old = {k: v for k, v in props().items() if k != "source_generation"}
+    assert provider.diff("id", old, props()).replaces == []
+    assert provider.diff("id", props(), props(source_generation=1764000000999999.0)).replaces == []
+    assert provider.diff("id", props(), props(source_generation=1764000000999999.0)).changes is True

@@ -12,7 +12,7 @@ from infra.components.image import data_code_hash
 from infra.config import ConfigError
 from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
 from infra.vertex.provider import CustomJobProvider
-from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
+from tests.fakes.pulumi_mocks import MockedRun, Registered, object_generation, run_program
 from tests.stack.conftest import cached_run, run_stack, stack_config
 
 BUILDER = "vertex-training:cloudbuild:BuilderIdentity"
@@ -69,6 +69,8 @@ def test_the_build_gets_the_uploaded_archive_and_feeds_both_jobs(stack: str) -> 
         assert archive.read() == context.archive_bytes(), "the uploaded file is the deterministic archive"
     inputs = build.inputs
     assert (inputs["source_bucket"], inputs["source_object"]) == (cfg.bucket_name, upload.inputs["name"])
+    # Pinned: the job account may write the bucket; the build takes the generation this up uploaded.
+    assert inputs["source_generation"] == object_generation(upload.name)
     assert inputs["tag"] == tag and inputs["extra_tags"] == [f"data-{data_code_hash()}"]
     assert (inputs["project"], inputs["region"], inputs["repository"]) == (
         cfg.gcp_project,

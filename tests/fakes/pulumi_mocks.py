@@ -37,6 +37,12 @@ class Registered:
     ignore_changes: list[str] = field(default_factory=list)
 
 
+def object_generation(name: str) -> int:
+    """The generation the mocked upload of BucketObject `name` gets (GCS: a microsecond timestamp, new on
+    every write of the object)."""
+    return 1764000000000000 + int(hashlib.sha256(name.encode()).hexdigest()[:8], 16)
+
+
 def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """Values the real providers would compute, shaped enough for the stack's code to use."""
     project = inputs.get("project", "mock-project")
@@ -46,6 +52,8 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
         return {"email": email, "member": f"serviceAccount:{email}"}
     if typ == "gcp:storage/bucket:Bucket":
         return {"url": f"gs://{inputs.get('name', name)}"}
+    if typ == "gcp:storage/bucketObject:BucketObject":
+        return {"generation": object_generation(name)}
     if typ == "gcp:pubsub/topic:Topic":
         return {"id": f"projects/{project}/topics/{inputs.get('name', name)}"}
     if typ.startswith("docker-build:index:Image"):

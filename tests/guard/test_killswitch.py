@@ -12,7 +12,7 @@ import pytest
 from infra.components import killswitch
 from infra.components.killswitch import KillSwitch, KillSwitchArgs, function_environment
 from infra.guard import main
-from tests.fakes.pulumi_mocks import MockedRun, run_program
+from tests.fakes.pulumi_mocks import MockedRun, object_generation, run_program
 
 LABELS = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": "dev"}
 TOPIC = "projects/test-project/topics/vertex-training-dev-budget"
@@ -154,8 +154,13 @@ def test_function_runs_the_guard_source_as_its_own_identity(run: MockedRun) -> N
     build = fn["buildConfig"]
     assert build["runtime"] == "python312"
     assert callable(getattr(main, build["entryPoint"]))
-    obj = run.one(OBJECT).inputs
-    assert build["source"]["storageSource"] == {"bucket": obj["bucket"], "object": obj["name"]}
+    obj = run.one(OBJECT)
+    # The generation this up uploaded: the job account may write the bucket the archive lives in.
+    assert build["source"]["storageSource"] == {
+        "bucket": obj.inputs["bucket"],
+        "object": obj.inputs["name"],
+        "generation": object_generation(obj.name),
+    }
     service = fn["serviceConfig"]
     assert service["serviceAccountEmail"] == run.outputs["account"]
     assert service["ingressSettings"] == "ALLOW_INTERNAL_ONLY"

@@ -22,7 +22,7 @@ from infra.config import load_config
 from infra.dynamic.endpoints import EMULATOR_ENV
 from infra.preflight import demand
 from infra.preflight.__main__ import main
-from infra.preflight.permissions import BILLING_PERMISSIONS
+from infra.preflight.permissions import BILLING_PERMISSIONS, PREFLIGHT_READS
 from infra.preflight.run import project_needs, stack_accounts
 from infra.stack import required_apis
 from tests.fakes.caller import Caller
@@ -39,7 +39,7 @@ ACCOUNT = "0A1B2C-3D4E5F-6A7B8C"
 STACK = "pf"
 EMAIL = "dev@example.com"
 # What reading (not `up`) needs besides the deploy permissions: the project, the services' states, the role.
-READ_PERMISSIONS = ("resourcemanager.projects.get", "serviceusage.services.get", "iam.roles.get")
+READ_PERMISSIONS = tuple(PREFLIGHT_READS)
 
 
 @dataclass

@@ -189,8 +189,8 @@ def test_only_the_accounts_the_stack_has_are_checked() -> None:
     assert (job.purpose, job.account_id) == (JOB_ACCOUNT, IDS[JOB_ACCOUNT])
     assert job.needed == {
         "iam.serviceAccounts.actAs": "roles/iam.serviceAccountUser",
-        "iam.serviceAccounts.delete": "roles/iam.serviceAccountAdmin",
-        "iam.serviceAccounts.update": "roles/iam.serviceAccountAdmin",
+        "iam.serviceAccounts.delete": "vertexTrainingStackAccount",
+        "iam.serviceAccounts.update": "vertexTrainingStackAccount",
     }
     full = load_config(stack_values("dev", gcpProject=PROJECT, billingAccount=ACCOUNT), STACK)
     guard = next(a for a in stack_accounts(full) if a.purpose == GUARD_ACCOUNT)
@@ -452,3 +452,15 @@ def test_a_missing_account_is_not_found_only_when_named_with_its_project(cloud: 
     with pytest.raises(gexc.PermissionDenied):
         iam.get_service_account(name=f"projects/-/serviceAccounts/{email}")
     assert iam.get_service_account(name=f"projects/-/serviceAccounts/{JOB_EMAIL}").email == JOB_EMAIL
+
+
+def test_a_custom_account_role_is_granted_by_its_full_name() -> None:
+    from infra.preflight.accounts import grant_on_account
+
+    command = grant_on_account(
+        "vt-dev-job@p1.iam.gserviceaccount.com", "user:a@b.c", "vertexTrainingStackAccount"
+    )
+    assert command.endswith("--role=projects/p1/roles/vertexTrainingStackAccount")
+    assert grant_on_account(
+        "x@p1.iam.gserviceaccount.com", "user:a@b.c", "roles/iam.serviceAccountUser"
+    ).endswith("--role=roles/iam.serviceAccountUser")

@@ -12,7 +12,7 @@ from infra.components import budget, identity, killswitch, registry
 from infra.config import ConfigError, load_config
 from infra.stack import build
 from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION
-from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
+from tests.fakes.pulumi_mocks import MockedRun, Registered, object_generation, run_program
 from tests.iam_facts import permissions
 from tests.stack.conftest import ROOT, cached_run, stack_config, stack_values
 
@@ -144,6 +144,15 @@ def test_the_function_build_identity_exists_with_exactly_its_grants(
     principal = member(run, build_account)
     function = run.one("gcp:cloudfunctionsv2/function:Function")
     assert function.inputs["buildConfig"]["serviceAccount"].endswith("/" + principal.split(":", 1)[1])
+    # The build takes the generation this up uploaded, not whatever the (job-writable) bucket holds then.
+    (archive,) = [
+        r for r in run.by_type("gcp:storage/bucketObject:BucketObject") if r.name.endswith("-source")
+    ]
+    source = function.inputs["buildConfig"]["source"]["storageSource"]
+    assert (source["object"], source["generation"]) == (
+        archive.inputs["name"],
+        object_generation(archive.name),
+    )
     grants = {(g.type.rsplit(":", 1)[-1], g.inputs["role"]) for g in grants_of(run, principal)}
     assert grants == {
         ("IAMMember", killswitch.BUILD_PROJECT_ROLE),

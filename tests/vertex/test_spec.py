@@ -250,3 +250,10 @@ def test_label_keys_named_in_list_filters_use_only_simple_characters():
         assert re.fullmatch(r"[a-z][a-z0-9_]*", key), key
     assert {"pulumi_project", "pulumi_stack"} <= stack_labels("vertex-training", "dev").keys()
     assert spec.build_custom_job(spec.with_defaults(job_props())).labels[spec.KEY_LABEL]
+
+
+@pytest.mark.parametrize("missing", ["", None])
+def test_a_vertex_job_without_a_service_account_is_refused(missing):
+    """Vertex AI would run it as its Custom Code Service Agent, which can mint tokens for every account."""
+    found = failures(service_account=missing)
+    assert [p for p, _ in found] == ["service_account"]
