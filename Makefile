@@ -24,9 +24,23 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= .local/tune-local
 
-.PHONY: setup check-python test lint train-local tune-local preflight runs up destroy clean
+.PHONY: setup check-python check-venv test lint train-local tune-local preflight runs up destroy clean
 
-setup: $(STAMP)
+setup: check-venv $(STAMP)
+
+# An existing .venv made with another Python (by hand, or before check-python) stops here, not in a test run.
+check-venv:
+	@if [ -e $(BIN)/python ] || [ -L $(BIN)/python ]; then \
+	  version=$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null); \
+	  case " $(SUPPORTED_PYTHONS) " in \
+	    *" $$version "*) ;; \
+	    *) found=$${version:+Python $$version}; \
+	       echo "$(VENV) was made with $${found:-a Python that no longer runs}" \
+	         "($(BIN)/python); this project needs 3.11 or 3.12 (pyproject.toml: >=3.11,<3.13)." \
+	         "Remove it and make it again: rm -rf $(VENV) && make setup" \
+	         "(or make setup PYTHON=/path/to/python3.12)" >&2; exit 1;; \
+	  esac; \
+	fi
 
 # Stops, naming the versions it needs and what it found, unless PYTHON is a supported version.
 check-python:

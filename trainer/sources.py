@@ -121,7 +121,7 @@ def from_tfds(name: str, count: int | None = None, valid_fraction: float = 0.2) 
 
     Uses the dataset's `validation` split where it has one (cassava does; cats_vs_dogs and tf_flowers have
     only `train`, which is then split here). `count` caps the training split, and round(count x
-    valid_fraction) the validation split.
+    valid_fraction), at least one per class, the validation split.
     """
     import tensorflow_datasets as tfds
 
@@ -145,7 +145,8 @@ def from_tfds(name: str, count: int | None = None, valid_fraction: float = 0.2) 
     if TFDS_VALID_SPLIT not in builder.info.splits:
         return Source(class_names, _limit(train, count, len(class_names)))
     valid = _tfds_items(builder, name, TFDS_VALID_SPLIT)
-    valid_count = None if count is None else max(1, round(count * valid_fraction))
+    # At least one validation image per class, as the folder split gives (check_count left room for them).
+    valid_count = None if count is None else max(len(class_names), round(count * valid_fraction))
     return Source(
         class_names,
         _limit(train, count, len(class_names)),

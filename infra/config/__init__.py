@@ -153,17 +153,53 @@ KEY_ALIASES = {
     "budget": "budgetAmount",
     "lr": "learningRate",
     "workers": "workerCount",
+    # gcloud's --project; similarity alone leads `project` to `protect`.
+    "project": "gcpProject",
+    "projectId": "gcpProject",
 }
 
 
+def _rendered(value: object) -> str | None:
+    """A value as `pulumi config set` takes it on the command line, or None for a list, map or long text."""
+    scalar = isinstance(value, str | int | float) and not str(value).lstrip().startswith(("[", "{"))
+    if not scalar or len(str(value)) >= 80:
+        return None
+    return shlex.quote(str(value).lower() if isinstance(value, bool) else str(value))
+
+
+def _as_target(hint: str, value: object) -> object:
+    """The value as the suggested key takes it: a zone given for `region` becomes the zone's region."""
+    zone = gcp_ids.ZONE.match(value) if hint == "region" and isinstance(value, str) else None
+    return zone.group(1) if zone else value
+
+
+def _study_entry_fix(key: str, entry: str, value: object, stack: str, remove: str) -> str:
+    """A study entry (maxTrials, ...) written as a stack key belongs under `tuning`."""
+    path = f"'{NAMESPACE}:tuning.{entry}'"
+    rendered = _rendered(value)
+    if rendered is None:
+        return (
+            f"{entry} is an entry of the study: move it under {NAMESPACE}:tuning in Pulumi.{stack}.yaml "
+            f"(see {tuning.DOCS})"
+        )
+    return (
+        f"{entry} is an entry of the study, {NAMESPACE}:tuning.{entry}: run {remove} and "
+        f"`pulumi config set --stack {stack} --path {path} {rendered}`"
+    )
+
+
 def _unknown_key_fix(key: str, value: object, stack: str) -> str:
-    hint = suggest.closest(key, KEYS, KEY_ALIASES)
     remove = f"`pulumi config rm --stack {stack} {NAMESPACE}:{key}`"
+    hint = suggest.closest(key, KEYS, KEY_ALIASES)
+    entry = suggest.spelt_alike(key, tuning.ENTRIES) or (
+        None if hint else suggest.closest(key, tuning.ENTRIES)
+    )
+    if entry is not None:
+        return _study_entry_fix(key, entry, value, stack, remove)
     if hint is None:
         return f"remove it with {remove} (docs/stack.md lists the keys)"
-    scalar = isinstance(value, str | int | float) and not str(value).lstrip().startswith(("[", "{"))
-    if scalar and len(str(value)) < 80:
-        rendered = shlex.quote(str(value).lower() if isinstance(value, bool) else str(value))
+    rendered = _rendered(_as_target(hint, value))
+    if rendered is not None:
         return (
             f"did you mean {NAMESPACE}:{hint}? run {remove} and "
             f"`pulumi config set --stack {stack} {NAMESPACE}:{hint} {rendered}`"
@@ -180,21 +216,31 @@ def _reject_unknown(values: Mapping[str, object], stack: str) -> None:
 
 
 def _refuse_placeholders(project: str | None, account: str | None, stack: str) -> None:
-    """The committed stack files ship example ids: a stack must not reach Google with them."""
+    """The committed stack files ship example ids: a stack must not reach Google with them. Both are
+    refused in one error, so one run names every command to run."""
+    example = "is an example from this project's stack files and docs, not your"
+    found = []
     if project in placeholders.PROJECTS:
-        raise ConfigError(
-            "gcpProject",
-            f"{project!r} is an example from this project's stack files and docs, not your project",
-            f"run `pulumi config set --stack {stack} {NAMESPACE}:gcpProject <your-project-id>` "
-            "(`gcloud projects list` shows the ids you can use)",
+        fix = f"run `pulumi config set --stack {stack} {NAMESPACE}:gcpProject <your-project-id>` "
+        found.append(
+            (
+                "gcpProject",
+                f"{project!r} {example} project",
+                fix + "(`gcloud projects list` shows the ids you can use)",
+            )
         )
     if account in placeholders.BILLING_ACCOUNTS:
-        raise ConfigError(
-            "billingAccount",
-            f"{account!r} is an example from this project's stack files and docs, not your billing account",
-            f"run `pulumi config set --stack {stack} {NAMESPACE}:billingAccount <ACCOUNT_ID>` "
-            "(the ACCOUNT_ID column of `gcloud billing accounts list`)",
+        fix = f"run `pulumi config set --stack {stack} {NAMESPACE}:billingAccount <ACCOUNT_ID>` "
+        found.append(
+            (
+                "billingAccount",
+                f"{account!r} {example} billing account",
+                fix + "(the ACCOUNT_ID column of `gcloud billing accounts list`)",
+            )
         )
+    if found:
+        keys, problems, fixes = zip(*found, strict=True)
+        raise ConfigError(keys, "; ".join(problems), " and ".join(fixes))
 
 
 def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT) -> StackConfig:

@@ -13,10 +13,15 @@ NAMESPACE = "vertex-training"
 class ConfigError(ValueError):
     """A stack configuration value is missing or invalid; the message names the key and the fix."""
 
-    def __init__(self, key: str, problem: str, fix: str) -> None:
-        self.key = key
-        name = key if key.startswith("(") else f"{NAMESPACE}:{key}"
-        super().__init__(f"{name}: {problem}. Fix: {fix}")
+    def __init__(self, key: str | tuple[str, ...], problem: str, fix: str) -> None:
+        keys = (key,) if isinstance(key, str) else key
+        self.key = keys[0]
+        self.keys = keys
+        # What is wrong and what fixes it, for callers that print them apart (preflight).
+        self.name = " and ".join(k if k.startswith("(") else f"{NAMESPACE}:{k}" for k in keys)
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{self.name}: {problem}. Fix: {fix}")
 
 
 def set_fix(key: str, example: str) -> str:

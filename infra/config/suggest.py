@@ -14,13 +14,18 @@ def _plain(name: str) -> str:
     return name.replace("_", "").replace("-", "").lower()
 
 
+def spelt_alike(name: str, known: Iterable[str]) -> str | None:
+    """The known name that differs from `name` only in case or separators, or None."""
+    return {_plain(k): k for k in known}.get(_plain(name))
+
+
 def closest(name: str, known: Iterable[str], aliases: Mapping[str, str] | None = None) -> str | None:
     """The known name `name` most likely meant, or None when nothing is close enough."""
     known = list(known)
     by_plain = {_plain(k): k for k in known}
     plain = _plain(name)
-    if plain in by_plain:
-        return by_plain[plain]
+    if same := spelt_alike(name, known):
+        return same
     alias = {_plain(k): v for k, v in (aliases or {}).items()}.get(plain)
     if alias in known:
         return alias

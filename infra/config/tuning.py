@@ -200,6 +200,16 @@ def _values(entry: str, key: str, values: Any) -> tuple:
     return tuple(checked)
 
 
+def _widen(entry: str, tunable: Tunable, value: float) -> str:
+    """The command that turns the range [value, value] into one with min below max: raise max, or, when
+    max cannot go higher (a learning rate is at most 1), lower min."""
+    if tunable.kind is int:
+        return _set(f"{entry}.max", int(value) + 1)
+    if (higher := min(1, value * 10)) > value:
+        return _set(f"{entry}.max", higher)
+    return _set(f"{entry}.min", value / 10)
+
+
 def _parameter(key: str, spec: Any, templates: tuple[str, ...]) -> TunedParameter:
     entry = f"parameters.{key}"
     if key not in TUNABLE:
@@ -236,7 +246,7 @@ def _parameter(key: str, spec: Any, templates: tuple[str, ...]) -> TunedParamete
         fix = (
             f"{_set(f'{entry}.min', high)} and {_set(f'{entry}.max', low)}"
             if low > high
-            else _set(f"{entry}.max", low + 1 if tunable.kind is int else min(1, low * 10))
+            else _widen(entry, tunable, low)
         )
         raise _fail(entry, f"min {low} must be below max {high} (an empty or reversed range)", fix)
     if scale not in SCALES:

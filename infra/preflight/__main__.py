@@ -6,22 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from infra.config import ConfigError, load_config
-from infra.config.stack_file import stack_values
+from infra.config import ConfigError
+from infra.config.stack_file import load_stack
 from infra.preflight.results import Result, as_json, exit_code, missing, text
 from infra.preflight.run import run
 
 
 def check_stack(root: Path, stack: str) -> tuple[str, list[Result]]:
     """The stack's project and every check's result (one "missing" line when its file or config is bad)."""
-    path = root / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        return "not read", [missing("stack file", f"{path} does not exist", f"pulumi stack init {stack}")]
     try:
-        cfg = load_config(stack_values(stack, root), stack)
+        cfg = load_stack(stack, root)
     except ConfigError as exc:
-        problem, _, fix = str(exc).partition(". Fix: ")
-        return "not read", [missing("stack configuration", problem, fix)]
+        return "not read", [missing("stack configuration", f"{exc.name}: {exc.problem}", exc.fix)]
     return cfg.gcp_project, run(cfg)
 
 

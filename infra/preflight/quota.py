@@ -11,7 +11,7 @@ from google.cloud import cloudquotas_v1
 from infra.preflight.caller import Caller
 from infra.preflight.checks import api_error
 from infra.preflight.demand import JobDemand, ShapeDemand
-from infra.preflight.results import Result, cannot_tell, missing, ok
+from infra.preflight.results import Result, cannot_tell, missing, note, ok
 from infra.vertex.capacity.quotas import SERVICE as VERTEX_SERVICE
 from infra.vertex.capacity.quotas import QuotaNeed, quota_info, region_value, request_command, request_url
 
@@ -105,7 +105,8 @@ def job_quota(job: JobDemand, value: Callable[[str, str], int], caller: Caller, 
         [need] = verdict.short
         read = f"gcloud beta quotas info describe {need.quota_id} --service={VERTEX_SERVICE}"
         return cannot_tell(item, detail, f"{read} --project={project_id}")
-    return cannot_tell(item, detail, _request(shape, verdict, caller, project_id))
+    # ADVISORY: `up` would submit the job, so this does not hold preflight back.
+    return note(item, detail, _request(shape, verdict, caller, project_id))
 
 
 def _request(shape: ShapeDemand, verdict: Verdict, caller: Caller, project_id: str) -> str:

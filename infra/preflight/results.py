@@ -8,7 +8,9 @@ from dataclasses import asdict, dataclass
 OK = "ok"
 MISSING = "missing"
 CANNOT_TELL = "cannot tell"
-STATUSES = (OK, MISSING, CANNOT_TELL)
+# Advice that does not stop `up` (it would go ahead): printed, but not counted against being ready.
+NOTE = "note"
+STATUSES = (OK, MISSING, CANNOT_TELL, NOTE)
 _WIDTH = max(len(status) for status in STATUSES) + 2
 
 
@@ -34,9 +36,14 @@ def cannot_tell(item: str, detail: str, fix: str = "") -> Result:
     return Result(item, CANNOT_TELL, detail, fix)
 
 
+def note(item: str, detail: str, fix: str = "") -> Result:
+    return Result(item, NOTE, detail, fix)
+
+
 def ready(results: list[Result]) -> bool:
-    """Everything needed is known to be there: no item missing and none that could not be told."""
-    return all(result.status == OK for result in results)
+    """Everything needed is known to be there: no item missing and none that could not be told (notes
+    are advice only)."""
+    return all(result.status in (OK, NOTE) for result in results)
 
 
 def exit_code(results: list[Result]) -> int:
@@ -51,9 +58,12 @@ def text(stack: str, project: str, results: list[Result]) -> str:
         if result.fix:
             lines.append(f"{'':<{_WIDTH}}fix: {result.fix}")
     counts = {status: sum(r.status == status for r in results) for status in STATUSES}
-    summary = ", ".join(f"{count} {status}" for status, count in counts.items())
+    summary = ", ".join(f"{count} {status}" for status, count in counts.items() if status != NOTE or count)
+    notes = " (read the notes above)" if counts[NOTE] else ""
     verdict = (
-        "ready for `pulumi up`" if ready(results) else "not ready: fix the lines above, then run it again"
+        f"ready for `pulumi up`{notes}"
+        if ready(results)
+        else "not ready: fix the lines above, then run it again"
     )
     lines.append(f"{summary}: {verdict}")
     return "\n".join(lines)

@@ -61,8 +61,15 @@ def code_env(trainer_dir: Path, runner: str, root: Path = PROJECT_ROOT) -> dict[
     env = {"PYTHONPATH": str(trainer_dir.parent)}
     workdir = local_workdir(trainer_dir, dockerfile_text(trainer_dir), root)
     if workdir != root:
-        env[WORKDIR_ENV] = str(workdir)
+        env[WORKDIR_ENV] = runner_workdir(workdir, root)
     return env
+
+
+def runner_workdir(workdir: Path, root: Path) -> str:
+    """`workdir` as the local runner takes it: relative to `root` (its working directory), so another clone
+    of the project runs the same job; absolute when it lies outside `root`."""
+    resolved, base = workdir.resolve(), root.resolve()
+    return resolved.relative_to(base).as_posix() if resolved.is_relative_to(base) else str(workdir)
 
 
 def with_workers(chief: WorkerPool, workers: int) -> list[WorkerPool]:

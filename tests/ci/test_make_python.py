@@ -75,3 +75,40 @@ def test_the_venv_is_only_made_after_the_check() -> None:
         '\t@$(MAKE) --no-print-directory check-python PYTHON="$(PYTHON)"',
         "\t$(PYTHON) -m venv $(VENV)",
     ]
+
+
+def fake_venv(tmp_path: Path, version: str | None) -> Path:
+    """A .venv whose bin/python prints `version` (None: an interpreter that no longer runs)."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    if version is None:
+        python.symlink_to(tmp_path / "deleted-python3.12")
+    else:
+        python.write_text(f"#!/bin/sh\necho {version}\n")
+        python.chmod(0o755)
+    (venv / ".installed").touch()
+    return venv
+
+
+@pytest.mark.parametrize(
+    ("version", "shown"), [("3.13", "Python 3.13"), (None, "a Python that no longer runs")]
+)
+def test_an_existing_venv_of_another_python_stops_setup_naming_it(tmp_path, version, shown) -> None:
+    venv = fake_venv(tmp_path, version)
+    bin_dir = fake_pythons(tmp_path, python3="3.12")
+    checked = make(bin_dir, "setup", f"VENV={venv}")
+    assert checked.returncode != 0
+    assert (
+        f"{venv} was made with {shown} ({venv}/bin/python); this project needs 3.11 or 3.12" in checked.stderr
+    )
+    assert f"rm -rf {venv} && make setup" in checked.stderr
+
+
+def test_an_existing_venv_of_a_supported_python_is_used_as_it_is(tmp_path) -> None:
+    venv = fake_venv(tmp_path, "3.11")
+    # The stamp is newer than pyproject.toml and constraints.txt: nothing to make.
+    bin_dir = fake_pythons(tmp_path, python3="3.12")
+    checked = make(bin_dir, "setup", f"VENV={venv}")
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout == "" and checked.stderr == ""

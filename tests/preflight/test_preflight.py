@@ -279,13 +279,25 @@ def test_a_shape_without_quota_is_skipped_as_up_skips_it(
     assert "PreemptibleL4GPUsPerProjectPerRegion in us-central1 is 0" in line and "`up` skips it" in line
 
 
-def test_a_short_spot_quota_cannot_be_told(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_short_spot_quota_is_a_note_that_does_not_stop_up(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No Vertex source ties Spot training to the Preemptible quota: `up` would submit the job, so preflight
+    says it and still exits 0."""
     cloud.write_stack(fallbacks=None)
     cloud.quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion", default=0)
-    assert cloud.preflight() == 1
+    assert cloud.preflight() == 0
     out = capsys.readouterr().out
-    [line] = lines(out, "cannot tell")
-    assert "Spot" in line and not lines(out, "missing")
+    [line] = lines(out, "note")
+    assert "Spot" in line and not lines(out, "missing") and not lines(out, "cannot tell")
+    assert fixes(out)[0].startswith("gcloud beta quotas preferences create")
+    assert out.splitlines()[-1].endswith(", 1 note: ready for `pulumi up` (read the notes above)")
+    assert cloud.preflight("--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ready"] is True
+    assert [check["item"] for check in report["checks"] if check["status"] == "note"] == [
+        "quota, training job"
+    ]
 
 
 def test_unreadable_quotas_cannot_be_told(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
@@ -374,8 +386,33 @@ def test_a_local_stack_needs_nothing(capsys: pytest.CaptureFixture[str]) -> None
 def test_a_stack_without_its_file_is_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from infra.preflight.__main__ import main
 
+    (tmp_path / "Pulumi.other.yaml").write_text("config: {}\n")
     assert main(["--stack", "nosuch"], root=tmp_path) == 1
-    assert fixes(capsys.readouterr().out) == ["pulumi stack init nosuch"]
+    out = capsys.readouterr().out
+    # The same words as every command that reads a stack file (infra/config/stack_file.py).
+    [line] = lines(out, "missing")
+    assert line.endswith(f"(stack name): no stack file Pulumi.nosuch.yaml in {tmp_path}")
+    assert fixes(out) == ["name one of the stacks here (other), or `pulumi stack init` one"]
+
+
+def test_a_bad_stack_configuration_is_one_line_with_the_loaders_problem_and_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from infra.preflight.__main__ import main
+
+    # The committed dev stack as shipped: both example ids, named in one line with both commands.
+    (tmp_path / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    assert main(["--stack", "dev"], root=tmp_path) == 1
+    out = capsys.readouterr().out
+    [line] = lines(out, "missing")
+    assert line.split(None, 1)[1].startswith(
+        "stack configuration: vertex-training:gcpProject and vertex-training:billingAccount: "
+        "'my-training-dev' is an example"
+    )
+    assert ". Fix:" not in out
+    [fix] = fixes(out)
+    assert fix.startswith("run `pulumi config set --stack dev vertex-training:gcpProject <your-project-id>`")
+    assert "vertex-training:billingAccount <ACCOUNT_ID>" in fix
 
 
 def _run(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

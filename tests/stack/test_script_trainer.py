@@ -80,7 +80,8 @@ def registered_train_job(script_dir: Path, local_dir: Path, command: list[str]) 
 def test_the_local_stack_runs_it_from_its_directory(script_dir: Path, tmp_path: Path, command) -> None:
     inputs = {**registered_train_job(script_dir, tmp_path, command), "poll_interval_seconds": 0.2}
     (pool,) = inputs["worker_pools"]
-    assert pool["command"] == command and pool["env"][WORKDIR_ENV] == str(script_dir)
+    # Relative to the project root: the same job from another clone of the project.
+    assert pool["command"] == command and pool["env"][WORKDIR_ENV] == script_dir.relative_to(ROOT).as_posix()
     provider = CustomJobProvider()
     outs = provider.create(provider.check({}, inputs).inputs).outs
     assert outs["state"] == "JOB_STATE_SUCCEEDED", outs["error"]

@@ -239,6 +239,30 @@ def test_each_rule_names_tuning_the_entry_and_its_own_fix(study, words, fix):
     assert fix in message.split(". Fix: ", 1)[1], message
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "fixed"),
+    [
+        ("learningRate", 1, ("min", 0.1)),  # max cannot go above 1: min comes down
+        ("learningRate", 0.5, ("max", 1)),
+        ("learningRate", 0.01, ("max", 0.1)),
+        ("epochs", 3, ("max", 4)),
+    ],
+)
+def test_an_empty_range_is_told_a_fix_that_makes_min_below_max(key, value, fixed):
+    study = {
+        **with_parameters(**{**STUDY["parameters"], key: {"min": value, "max": value}}),
+        "algorithm": "random",
+    }
+    with pytest.raises(ConfigError) as raised:
+        tuning(study)
+    end, number = fixed
+    assert raised.value.fix == path_fix(f"parameters.{key}.{end}", number)
+    # The fix, applied, loads.
+    study["parameters"][key] = {"min": value, "max": value, end: number}
+    [parameter] = [p for p in tuning(study).parameters if p.key == key]
+    assert parameter.min < parameter.max
+
+
 def path_entries_as_pulumi_stores_them(entries: dict[str, str]) -> str:
     """`pulumi config set --path 'vertex-training:tuning.<path>' <value>` for each entry, as the program then
     receives the key: a JSON object in which "true"/"false" are booleans, integers are numbers and "All other

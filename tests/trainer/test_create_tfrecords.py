@@ -272,9 +272,34 @@ def test_tfds_cassava_uses_its_own_validation_split(tmp_path: Path) -> None:
     assert meta.class_names == ["cbb", "cbsd", "cgm", "cmd", "healthy"]
     assert meta.valid_split == "validation" and meta.source == "tfds:cassava"
     assert meta.total("train") == 15  # --count caps the training split ...
-    assert meta.total("valid") == 3  # ... and round(15 x 0.2) the validation split: not split from train
+    # ... and the validation split at round(15 x 0.2) = 3 raised to one per class: not split from train
+    assert meta.total("valid") == 5
     rows = read_records(out, "valid")
-    assert len(rows) == 3 and all(min(r["height"], r["width"]) == 32 for r in rows)
+    assert len(rows) == 5 and all(min(r["height"], r["width"]) == 32 for r in rows)
+
+
+def test_a_small_tfds_count_still_gives_every_class_a_validation_image(tmp_path: Path) -> None:
+    """cassava's 5 classes with --count 10 (the smallest check_count allows): round(10 x 0.2) is 2, but
+    docs/trainer.md promises each class at least one validation image."""
+    import tensorflow_datasets as tfds
+
+    meta_dir = _tfds_metadata(
+        tmp_path / "tfds", "cassava", "0.1.0", {"train": 5656, "validation": 1889, "test": 1885}
+    )
+    args = [
+        "--source",
+        "tfds",
+        "--tfds-name",
+        "cassava",
+        "--output",
+        str(tmp_path / "o"),
+        "--image-size",
+        "32",
+    ]
+    with tfds.testing.mock_data(num_examples=40, data_dir=str(meta_dir)):
+        meta = create_tfrecords.run(create_tfrecords.parse_args([*args, "--count", "10"]))
+    assert meta.total("train") == 10
+    assert meta.counts["valid"] == {name: 1 for name in meta.class_names}
 
 
 def test_tfds_without_a_validation_split_is_split_here(tmp_path: Path) -> None:

@@ -30,7 +30,8 @@ SAFE_PATH_ENV = {"PYTHONSAFEPATH": "1"}
 # A pool env entry for this runner only: the replicas' working directory (default: this process's), as the
 # image's WORKDIR is on Vertex (infra/components/trainer_workdir.py). It is taken out of the replicas'
 # environment, and they run without PYTHONSAFEPATH, as in the image: `python -m` puts that directory on
-# sys.path, `python x.py` the script's.
+# sys.path, `python x.py` the script's. Relative to this process's working directory (the project root), so a
+# job does not change with the clone's path; an absolute one (state written before) is taken as it is.
 WORKDIR_ENV = "VERTEX_TRAINING_LOCAL_WORKDIR"
 
 
@@ -86,7 +87,7 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
                     "task": f"workerpool{i}-{index}",
                     "argv": local_command([*container.command, *container.args]),
                     "env": env,
-                    **({"cwd": workdir} if workdir else {}),
+                    **({"cwd": os.path.join(os.getcwd(), workdir)} if workdir else {}),
                 }
             )
     return plan
