@@ -114,7 +114,6 @@ def write_service_account_key(path: Path, token_uri: str, email: str) -> Path:
             {
                 "type": "service_account",
                 "project_id": email.split("@")[1].split(".")[0],
-                "private_key_id": "fake-key",
                 "private_key": pem,
                 "client_email": email,
                 "client_id": "1",
