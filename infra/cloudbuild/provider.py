@@ -99,6 +99,9 @@ class ImageBuildProvider(SpecProvider):
     spec = spec
 
     log_format = "image {image_name}:{tag}"
+    # The uploaded context's generation matters only to the build that reads it: a pushed image stays what
+    # it is when the same context is uploaded again, and state from before the pin needs no update.
+    fixed_inputs = ("source_generation",)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = spec.with_defaults(props)

@@ -30,7 +30,7 @@ INPUTS = (
 )
 # A new generation of the same context object (same name: same content hash) needs no new image; stacks
 # whose state predates the pin take it in place too.
-IN_PLACE_INPUTS = ("poll_interval_seconds", "source_generation")
+IN_PLACE_INPUTS = ("poll_interval_seconds",)
 DEFAULTS: dict[str, Any] = {"extra_tags": [], "timeout_seconds": 3600, "poll_interval_seconds": 15.0}
 REQUIRED = ("project", "region", "repository", "image_name", "tag", "source_bucket", "source_object")
 
