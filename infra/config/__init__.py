@@ -215,29 +215,38 @@ def _reject_unknown(values: Mapping[str, object], stack: str) -> None:
             raise ConfigError(key, "is not a known key", _unknown_key_fix(key, value, stack))
 
 
+# Each example id the committed stack files ship: its key, the values, what it names, how to find a real one.
+_EXAMPLE_IDS = (
+    (
+        "gcpProject",
+        placeholders.PROJECTS,
+        "project",
+        "<your-project-id>",
+        "`gcloud projects list` shows the ids you can use",
+    ),
+    (
+        "billingAccount",
+        placeholders.BILLING_ACCOUNTS,
+        "billing account",
+        "<ACCOUNT_ID>",
+        "the ACCOUNT_ID column of `gcloud billing accounts list`",
+    ),
+)
+
+
 def _refuse_placeholders(project: str | None, account: str | None, stack: str) -> None:
     """The committed stack files ship example ids: a stack must not reach Google with them. Both are
     refused in one error, so one run names every command to run."""
     example = "is an example from this project's stack files and docs, not your"
-    found = []
-    if project in placeholders.PROJECTS:
-        fix = f"run `pulumi config set --stack {stack} {NAMESPACE}:gcpProject <your-project-id>` "
-        found.append(
-            (
-                "gcpProject",
-                f"{project!r} {example} project",
-                fix + "(`gcloud projects list` shows the ids you can use)",
-            )
+    found = [
+        (
+            key,
+            f"{value!r} {example} {noun}",
+            f"run `pulumi config set --stack {stack} {NAMESPACE}:{key} {real}` ({hint})",
         )
-    if account in placeholders.BILLING_ACCOUNTS:
-        fix = f"run `pulumi config set --stack {stack} {NAMESPACE}:billingAccount <ACCOUNT_ID>` "
-        found.append(
-            (
-                "billingAccount",
-                f"{account!r} {example} billing account",
-                fix + "(the ACCOUNT_ID column of `gcloud billing accounts list`)",
-            )
-        )
+        for value, (key, examples, noun, real, hint) in zip((project, account), _EXAMPLE_IDS, strict=True)
+        if value in examples
+    ]
     if found:
         keys, problems, fixes = zip(*found, strict=True)
         raise ConfigError(keys, "; ".join(problems), " and ".join(fixes))
