@@ -15,6 +15,7 @@ from tests.fakes.logging import FakeLoggingService
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex import FakeJobService
+from tests.fakes.vertex_tuning import FakeTuningJobService
 
 
 @dataclass
@@ -91,3 +92,17 @@ def tiny_data(tmp_path_factory: pytest.TempPathFactory) -> str:
         capture_output=True,
     )
     return str(out)
+
+
+# A grid over learning rate and batch size: its trials' metrics (tests of studies pick the best from these).
+SCORES = {(0.001, 16.0): 0.61, (0.001, 32.0): 0.55, (0.01, 16.0): 0.83, (0.01, 32.0): 0.72}
+
+
+@pytest.fixture
+def fake_study(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTuningJobService]:
+    """The tuning fake, its trials scored by SCORES, reached through VERTEX_AI_EMULATOR_HOST."""
+    service = FakeTuningJobService()
+    service.metric_for = lambda p: SCORES[(p["learning-rate"], p["batch-size"])]
+    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", service.start())
+    yield service
+    service.stop()

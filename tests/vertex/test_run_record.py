@@ -4,7 +4,6 @@ job; through the real providers against the fake JobService / tuning service and
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,9 +16,8 @@ from infra.vertex.provider import CustomJobProvider
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex import STOCKOUT
-from tests.fakes.vertex_tuning import FakeTuningJobService
 from tests.vertex.props import PROJECT, REGION, job_props, pool
-from tests.vertex.test_tuning_provider import SCORES, checked
+from tests.vertex.test_tuning_provider import checked
 
 SECRET = "hunter2-token"
 JobState = aiplatform_v1.JobState
@@ -65,15 +63,6 @@ def test_a_cloud_job_writes_its_record_to_its_gs_output_dir(fake_vertex, fake_st
     kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")
     assert kept["job_name"] == outs["job_name"] and kept["state"] == "JOB_STATE_SUCCEEDED"
     assert kept["end_time"] == outs["end_time"] and kept["stack"] == "dev"
-
-
-@pytest.fixture
-def fake_study(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTuningJobService]:
-    service = FakeTuningJobService()
-    service.metric_for = lambda p: SCORES[(p["learning-rate"], p["batch-size"])]
-    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", service.start())
-    yield service
-    service.stop()
 
 
 def test_a_studys_record_lists_its_trials_and_the_best(fake_study, fake_storage: FakeStorage) -> None:

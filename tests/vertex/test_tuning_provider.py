@@ -1,7 +1,5 @@
 """TuningJobProvider against a fake JobService serving HyperparameterTuningJob, through the real client."""
 
-from collections.abc import Iterator
-
 import grpc
 import pytest
 from google.cloud import aiplatform_v1
@@ -21,18 +19,13 @@ GRID = [
     {"parameter_id": "learning-rate", "type": "DISCRETE", "values": [0.01, 0.001]},
     {"parameter_id": "batch-size", "type": "DISCRETE", "values": [16, 32]},
 ]
+
+
 # The metric each grid point reports. Grid order (DISCRETE values ascending): trial 3 (lr 0.01, batch 16) is
 # the best, trial 2 (lr 0.001, batch 32) the lowest.
-SCORES = {(0.001, 16.0): 0.61, (0.001, 32.0): 0.55, (0.01, 16.0): 0.83, (0.01, 32.0): 0.72}
-
-
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTuningJobService]:
-    service = FakeTuningJobService()
-    service.metric_for = lambda p: SCORES[(p["learning-rate"], p["batch-size"])]
-    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", service.start())
-    yield service
-    service.stop()
+def fake(fake_study: FakeTuningJobService) -> FakeTuningJobService:
+    return fake_study
 
 
 def checked(**overrides) -> dict:
