@@ -184,13 +184,13 @@ def read_capacity(
         # A shape whose GPU its region does not offer: the chief's shape or a chain shape.
         "worker_pools": "acceleratorType",
     }
-    # Every shape's problems at once (each fallback is checked as the CustomJob checks it).
-    raise_all(
-        [
-            ConfigError(keys.get(name, prop.split(".", 1)[0]), reason, _FIX)
-            for prop, reason in validate(with_defaults({k: v for k, v in probe.items() if v is not None}))
-            for name in [prop.split(".", 1)[0].split("[", 1)[0]]
-            if name in keys or name.startswith("fallbacks")
-        ]
-    )
+    # Every shape's problems at once (each fallback is checked as the CustomJob checks it); a fallback that
+    # only inherits a problem of the job's own settings (its reservation, say) does not repeat it.
+    found: dict[str, ConfigError] = {}
+    for prop, reason in validate(with_defaults({k: v for k, v in probe.items() if v is not None})):
+        name = prop.split(".", 1)[0].split("[", 1)[0]
+        inherited = reason.removeprefix(prop.split(".", 1)[0] + ".")
+        if (name in keys or name.startswith("fallbacks")) and inherited not in found:
+            found[reason] = ConfigError(keys.get(name, prop.split(".", 1)[0]), reason, _FIX)
+    raise_all(list(found.values()))
     return CapacityConfig(strategy, max_wait, fallbacks, fallback_regions, reservation, deadline)
