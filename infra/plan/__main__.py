@@ -28,7 +28,10 @@ def make_plan(stack: str, root: Path) -> Plan:
         if example
         else ()
     )
-    return Plan(stack, cfg.gcp_project, tuple(resources), tuple(planned_jobs(resources)), notes)
+    # Resources by type and name (the engine registers them in whatever order their inputs resolve); jobs in
+    # the order registered, which follows their dependencies: the order they run in.
+    ordered = tuple(sorted(resources, key=lambda r: (r.type, r.name)))
+    return Plan(stack, cfg.gcp_project, ordered, tuple(planned_jobs(resources)), notes)
 
 
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:
