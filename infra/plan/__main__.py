@@ -24,7 +24,7 @@ def make_plan(stack: str, root: Path) -> Plan:
     resources = declared(lambda: build(cfg), project_name(root), stack)
     example = None if cfg.is_local else example_id_error(stack_values(stack, root), stack)
     notes = (
-        (f"`pulumi up` would stop here: {example.name}: {example.problem}. Fix: {example.fix}",)
+        (f"{example.name}: {example.problem}; `pulumi up` stops here.\n  Fix: {example.fix}",)
         if example
         else ()
     )

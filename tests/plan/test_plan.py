@@ -143,7 +143,11 @@ def test_dev_text_as_printed(capsys):
     assert "worst case: unknown (fallback 1 without a sourced price)" in lines
     # The bound says where it comes from; the example ids are named as what `pulumi up` would stop at.
     assert f"* SPOT: {pricing.bound_words('SPOT')}" in lines
-    assert "NOTE: `pulumi up` would stop here" in text and "my-training-dev" in text
+    assert "NOTE: vertex-training:gcpProject and vertex-training:billingAccount: 'my-training-dev'" in text
+    assert (
+        "`pulumi up` stops here.\n  Fix: run `pulumi config set --stack dev vertex-training:gcpProject"
+        in text
+    )
 
 
 def test_prod_text_names_every_fallback_and_its_region(capsys):
