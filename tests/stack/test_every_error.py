@@ -84,8 +84,9 @@ def test_plan_prints_all_three_and_fails(tmp_path, capsys):
             assert f"- {key}: " in text
         assert text.count("  Fix: ") == 3
         assert plan_main(["--stack", "dev", "--json"], root=root) == 1
-        errors = json.loads(capsys.readouterr().out)["errors"]
-        assert [e["key"] for e in errors] == THREE_KEYS and all(e["fix"] for e in errors)
+        plan = json.loads(capsys.readouterr().out)
+        assert (plan["project"], plan["jobs"], plan["worst_case_usd"]) == (None, [], None)
+        assert [e["key"] for e in plan["errors"]] == THREE_KEYS and all(e["fix"] for e in plan["errors"])
     finally:
         Catalog.forget()
 
