@@ -53,6 +53,7 @@ class PlannedJob:
     shapes: tuple[PlannedShape, ...]
     worst_case_usd: float | None
     failures: tuple[tuple[str, str], ...]  # what the provider's check would refuse: (input, reason)
+    max_cost_usd: float | None = None  # the job's dollar cap (maxCostUsd), where it has one
 
     @property
     def local(self) -> bool:
@@ -65,6 +66,7 @@ class PlannedJob:
             "runner": self.runner,
             "shapes": [shape.as_json() for shape in self.shapes],
             "worst_case_usd": None if self.worst_case_usd is None else round(self.worst_case_usd, 2),
+            "max_cost_usd": self.max_cost_usd,
         }
 
 
@@ -106,7 +108,10 @@ def planned_job(resource: Declared) -> PlannedJob | None:
     local = runner == LOCAL_RUNNER
     shapes = tuple(_shape(cost, local) for cost in kind.shape_costs(props))
     worst = 0.0 if local else kind.worst_case_usd(props)
-    return PlannedJob(resource.name, kind.api_kind, runner, props.get("timeout_seconds"), shapes, worst, ())
+    cap = props.get("max_cost_usd")
+    return PlannedJob(
+        resource.name, kind.api_kind, runner, props.get("timeout_seconds"), shapes, worst, (), cap
+    )
 
 
 def planned_jobs(resources: list[Declared]) -> list[PlannedJob]:

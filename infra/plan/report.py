@@ -100,6 +100,12 @@ def _job_lines(index: int, job: PlannedJob) -> list[str]:
             else "not stated for this kind of job"
         )
         lines.append(f"     worst case: unknown ({why})")
+    if job.max_cost_usd is not None and not job.local:
+        # cost/cap.py counts a shape's price or bound; time on a shape with neither is not counted.
+        unpriced = " (time on a shape without a price is not counted)" if job.worst_case_usd is None else ""
+        lines.append(
+            f"     cap: {_usd(job.max_cost_usd)}, maxCostUsd: cancelled at that running cost{unpriced}"
+        )
     return lines
 
 
@@ -121,7 +127,10 @@ def as_text(plan: Plan) -> str:
         f"Plan for stack {plan.stack} (project {plan.project}), made offline: nothing was read from Google."
     ]
     lines += [f"NOTE: {note}" for note in plan.notes]
-    lines += ["", f"`pulumi up` would create {len(plan.resources)} resources (type, name):"]
+    lines += [
+        "",
+        f"`pulumi up` would create {len(plan.resources)} resources (type, name; components included):",
+    ]
     width = max((len(r.type) for r in plan.resources), default=0)
     lines += [f"  {r.type:<{width}}  {r.name}" for r in plan.resources]
     lines += [
