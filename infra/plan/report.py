@@ -68,7 +68,7 @@ def _usd(value: float | None) -> str:
 def _hourly(job: PlannedJob, shape: PlannedShape) -> str:
     machines = f" for {shape.replicas} machines" if shape.replicas > 1 else ""
     if job.local:
-        return "runs on this machine: nothing billed"
+        return "nothing billed"
     if shape.hourly_usd is None:
         # pricing.missing names `item (region, strategy)`; the line shows the region and strategy already.
         return f"no sourced price for {', '.join(item.split(' (', 1)[0] for item in shape.missing)}"
@@ -146,7 +146,7 @@ def as_text(plan: Plan) -> str:
         "Worst case of the stack's jobs: "
         + (_usd(worst) if worst is not None else f"unknown (no worst case for {', '.join(unknown)})")
         + f": every job to its timeout on its dearest shape, all attempts; {NOT_COUNTED}.",
-        f"Prices: {PRICE_SOURCE}.",
+        *([f"Prices: {PRICE_SOURCE}."] if any(not job.local for job in plan.jobs) else []),
         *_footnotes(plan),
     ]
     if plan.failures:

@@ -165,3 +165,22 @@ def test_local_stack_bills_nothing(capsys):
     assert plan["jobs"] and all(job["worst_case_usd"] == 0 for job in plan["jobs"])
     assert plan["worst_case_usd"] == 0
     assert {r["type"] for r in plan["resources"]} == {"vertex-training:stack:TrainingJobs", CUSTOM_JOB}
+
+
+def test_a_tuning_study_is_planned_between_data_and_training(capsys, tmp_path):
+    from tests.stack.test_tuning_stack import STUDY
+
+    values = dev_with(tuning=STUDY, fallbacks=None, spot=False, timeoutSeconds=3600)
+    _, plan = plan_json(capsys, "dev", write_stack(tmp_path, "dev", values))
+    assert [(job["name"], job["kind"]) for job in plan["jobs"]] == [
+        ("data-prep", "CustomJob"),
+        ("tune", "HyperparameterTuningJob"),
+        ("train", "CustomJob"),
+    ]
+    tune = plan["jobs"][1]
+    assert [s["hourly_usd"] for s in tune["shapes"]] == [pytest.approx(T4_SHAPE)]  # one trial's machine
+    # Every trial of maxTrials to its timeout on the dearest shape.
+    assert tune["worst_case_usd"] == round(T4_SHAPE * STUDY["maxTrials"], 2)
+    assert plan["worst_case_usd"] == pytest.approx(
+        sum(job["worst_case_usd"] for job in plan["jobs"]), abs=0.01
+    )
