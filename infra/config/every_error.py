@@ -58,18 +58,17 @@ def _follows(keys: set[str], reported: set[str]) -> bool:
 
 
 def _set_aside(values: dict[str, object], key: str) -> bool:
-    """Leave `key` out of the next pass (or give it its stand-in); False when nothing could change."""
+    """Leave `key` out of the next pass, or give it its stand-in; False when that changes nothing."""
     name = f"{NAMESPACE}:{key}"
-    if name in values and values[name] != STAND_INS.get(key, values[name]):
-        values[name] = STAND_INS[key]
-        return True
-    if name in values and key not in STAND_INS:
-        del values[name]
-        return True
-    if name not in values and key in STAND_INS:
-        values[name] = STAND_INS[key]
-        return True
-    return False
+    stand_in = STAND_INS.get(key)
+    if stand_in is not None:
+        changed = values.get(name) != stand_in
+        values[name] = stand_in
+        return changed
+    if name not in values:
+        return False
+    del values[name]
+    return True
 
 
 def load_every_error(

@@ -29,7 +29,8 @@ STACK_TYPE = "pulumi:pulumi:Stack"
 
 @dataclass(frozen=True)
 class Declared:
-    """One resource the program declared: its type token, name and inputs (unknowns as rpc.UNKNOWN)."""
+    """One resource the program declared: its type token, name and inputs (unknowns as pulumi.output.Unknown,
+    as the dynamic-provider host hands them to check)."""
 
     type: str
     name: str
@@ -69,7 +70,7 @@ class _Recorder(pulumi_mocks.MockMonitor):
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
         if request.type != STACK_TYPE:
-            inputs = rpc.deserialize_properties(request.object, keep_unknowns=False)
+            inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
             self.declared.append(Declared(request.type, request.name, dict(inputs)))
         return response
 
