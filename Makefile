@@ -24,7 +24,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= .local/tune-local
 
-.PHONY: setup check-python check-venv test lint train-local tune-local preflight runs up destroy clean
+.PHONY: setup check-python check-venv test lint train-local tune-local preflight plan runs up destroy clean
 
 setup: check-venv $(STAMP)
 
@@ -99,6 +99,12 @@ STACK ?= local
 # No Pulumi CLI needed. JSON: .venv/bin/python -m infra.preflight --stack $(STACK) --json
 preflight: setup
 	$(BIN)/python -m infra.preflight --stack $(STACK)
+
+# Offline: what `pulumi up` would create (each resource's type and name) and what its jobs may cost (each shape's
+# hourly price, each job's worst case); every configuration problem at once. No credentials, no Pulumi CLI.
+# JSON: .venv/bin/python -m infra.plan --stack $(STACK) --json
+plan: setup
+	$(BIN)/python -m infra.plan --stack $(STACK)
 
 # Every run of a stack, newest first, from the run.json records under its localDir or bucket (cloud stacks:
 # your Application Default Credentials). Pass ARGS="--json" or ARGS="--plot runs.png" for more.

@@ -30,9 +30,10 @@ from infra.config.budget import BudgetConfig
 from infra.config.capacity import CapacityConfig, check_machine
 from infra.config.cost import CostConfig
 from infra.config.data import DATA_SOURCES, DataConfig
+from infra.config.every_error import load_every_error
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
 from infra.config.model_registry import ModelRegistryConfig
-from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
+from infra.config.reader import NAMESPACE, ConfigError, ConfigErrors, Reader, positive, raise_all, set_fix
 from infra.config.trainer import TrainerConfig
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "WEIGHTS",
     "BudgetConfig",
     "ConfigError",
+    "ConfigErrors",
     "CostConfig",
     "DataConfig",
     "Hyperparameters",
@@ -208,11 +210,37 @@ def _unknown_key_fix(key: str, value: object, stack: str) -> str:
 
 
 def _reject_unknown(values: Mapping[str, object], stack: str) -> None:
-    """A misspelt key would silently fall back to a default (say, a 7-day timeout): refuse it."""
-    for name, value in values.items():
-        namespace, _, key = name.partition(":")
-        if namespace == NAMESPACE and key not in KEYS:
-            raise ConfigError(key, "is not a known key", _unknown_key_fix(key, value, stack))
+    """A misspelt key would silently fall back to a default (say, a 7-day timeout): refuse each one."""
+    raise_all(
+        [
+            ConfigError(key, "is not a known key", _unknown_key_fix(key, value, stack))
+            for name, value in values.items()
+            for namespace, _, key in [name.partition(":")]
+            if namespace == NAMESPACE and key not in KEYS
+        ]
+    )
+
+
+def namespace_errors(values: Mapping[str, object], stack: str) -> list[ConfigError]:
+    """Keys this program never reads: with no namespace, or one spelt like `vertex-training`. Other
+    namespaces (gcp:, pulumi:) belong to other programs and are left alone."""
+    found = []
+    for name in values:
+        namespace, colon, key = name.partition(":")
+        if not colon:
+            problem, key = f"key {name!r} has no namespace, so nothing reads it", name
+        elif namespace != NAMESPACE and suggest.closest(namespace, [NAMESPACE]) == NAMESPACE:
+            problem = f"key {name!r} is in namespace {namespace!r}, which nothing reads"
+        else:
+            continue
+        hint = key if key in KEYS else suggest.closest(key, KEYS, KEY_ALIASES)
+        fix = (
+            f"did you mean {NAMESPACE}:{hint}? rename {name} to {NAMESPACE}:{hint} in Pulumi.{stack}.yaml"
+            if hint
+            else f"keys of this program are written {NAMESPACE}:<key> (docs/stack.md lists them)"
+        )
+        found.append(ConfigError(f"(Pulumi.{stack}.yaml)", problem, fix))
+    return found
 
 
 # Each example id the committed stack files ship: its key, the values, what it names, how to find a real one.
@@ -234,9 +262,11 @@ _EXAMPLE_IDS = (
 )
 
 
-def _refuse_placeholders(project: str | None, account: str | None, stack: str) -> None:
+def example_id_error(values: Mapping[str, object], stack: str) -> ConfigError | None:
     """The committed stack files ship example ids: a stack must not reach Google with them. Both are
-    refused in one error, so one run names every command to run."""
+    named in one error, so one run names every command to run."""
+    read = Reader(values)
+    project, account = read.raw("gcpProject"), read.raw("billingAccount")
     example = "is an example from this project's stack files and docs, not your"
     found = [
         (
@@ -247,13 +277,30 @@ def _refuse_placeholders(project: str | None, account: str | None, stack: str) -
         for value, (key, examples, noun, real, hint) in zip((project, account), _EXAMPLE_IDS, strict=True)
         if value in examples
     ]
-    if found:
-        keys, problems, fixes = zip(*found, strict=True)
-        raise ConfigError(keys, "; ".join(problems), " and ".join(fixes))
+    if not found:
+        return None
+    keys, problems, fixes = zip(*found, strict=True)
+    return ConfigError(keys, "; ".join(problems), " and ".join(fixes))
 
 
-def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT) -> StackConfig:
-    """Validate a stack's `vertex-training:*` values; raise ConfigError naming the first bad key."""
+def load_config(
+    values: Mapping[str, object],
+    stack: str,
+    root: Path = REPO_ROOT,
+    *,
+    allow_example_ids: bool = False,
+) -> StackConfig:
+    """Validate a stack's values; raise ConfigError naming the bad key, or ConfigErrors naming each of
+    several. `allow_example_ids`: the example project and billing ids pass (a plan that reaches no one)."""
+    return load_every_error(
+        lambda remaining: _load(remaining, stack, root, allow_example_ids),
+        values,
+        namespace_errors(values, stack),
+    )
+
+
+def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_ids: bool) -> StackConfig:
+    """One pass over the values: the first problem found is raised."""
     if not _STACK.match(stack):
         raise ConfigError(
             "(stack name)",
@@ -274,8 +321,8 @@ def load_config(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT
             set_fix("gcpProject", "<your-project-id>")
             + " (`gcloud projects list` shows the ids you can use)",
         )
-    if cloud:
-        _refuse_placeholders(project, read.str("billingAccount", None, "<ACCOUNT_ID>"), stack)
+    if cloud and not allow_example_ids and (example := example_id_error(values, stack)):
+        raise example
     if project and not gcp_ids.PROJECT_ID.match(project):
         raise ConfigError(
             "gcpProject",

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config.reader import ConfigError, Reader
+from infra.config.reader import ConfigError, Reader, raise_all
 from infra.vertex.capacity.machines import STRATEGIES
 
 KEYS = (
@@ -80,9 +80,13 @@ def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | N
     for prop, reason in validate({k: v for k, v in probe.items() if v is not None}):
         field = prop.rsplit(".", 1)[-1]
         if field in fields:
-            raise ConfigError(
-                fields[field], reason, "pick a matching machine type and accelerator (docs/stack.md)"
+            fix = (
+                f"set {fields[field]} to a count {machine} takes, or pick a machine type for {count} "
+                f"(docs/stack.md)"
+                if field == "accelerator_count" and accelerator and count
+                else "pick a matching machine type and accelerator (docs/stack.md)"
             )
+            raise ConfigError(fields[field], reason, fix)
 
 
 def _reservation(key: str, value: Any) -> dict[str, Any]:
@@ -180,8 +184,13 @@ def read_capacity(
         # A shape whose GPU its region does not offer: the chief's shape or a chain shape.
         "worker_pools": "acceleratorType",
     }
+    # Every shape's problems at once (each fallback is checked as the CustomJob checks it); a fallback that
+    # only inherits a problem of the job's own settings (its reservation, say) does not repeat it.
+    found: dict[str, ConfigError] = {}
     for prop, reason in validate(with_defaults({k: v for k, v in probe.items() if v is not None})):
         name = prop.split(".", 1)[0].split("[", 1)[0]
-        if name in keys or name.startswith("fallbacks"):
-            raise ConfigError(keys.get(name, prop.split(".", 1)[0]), reason, _FIX)
+        inherited = reason.removeprefix(prop.split(".", 1)[0] + ".")
+        if (name in keys or name.startswith("fallbacks")) and inherited not in found:
+            found[reason] = ConfigError(keys.get(name, prop.split(".", 1)[0]), reason, _FIX)
+    raise_all(list(found.values()))
     return CapacityConfig(strategy, max_wait, fallbacks, fallback_regions, reservation, deadline)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 NAMESPACE = "vertex-training"
@@ -22,6 +22,38 @@ class ConfigError(ValueError):
         self.problem = problem
         self.fix = fix
         super().__init__(f"{self.name}: {problem}. Fix: {fix}")
+
+
+class ConfigErrors(ConfigError):
+    """Several problems of one stack's configuration, raised at once; `errors` holds each (a ConfigError).
+    As a ConfigError it reads as its first problem, so callers that show one problem still work."""
+
+    def __init__(self, errors: Sequence[ConfigError]) -> None:
+        self.errors = tuple(errors)
+        first = self.errors[0]
+        self.key, self.keys, self.name, self.problem, self.fix = (
+            first.key,
+            first.keys,
+            first.name,
+            first.problem,
+            first.fix,
+        )
+        lines = [f"{len(self.errors)} problems in the stack configuration:"]
+        lines += [f"- {error}" for error in self.errors]
+        ValueError.__init__(self, "\n".join(lines))
+
+
+def problems(error: ConfigError) -> tuple[ConfigError, ...]:
+    """Each problem an error reports: a ConfigErrors' own, else the error itself."""
+    return error.errors if isinstance(error, ConfigErrors) else (error,)
+
+
+def raise_all(errors: Sequence[ConfigError]) -> None:
+    """Raise the problems found, one alone or several as ConfigErrors; nothing when there are none."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ConfigErrors(errors)
 
 
 def set_fix(key: str, example: str) -> str:

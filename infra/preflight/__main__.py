@@ -7,17 +7,21 @@ import sys
 from pathlib import Path
 
 from infra.config import ConfigError
+from infra.config.reader import problems
 from infra.config.stack_file import load_stack
 from infra.preflight.results import Result, as_json, exit_code, missing, text
 from infra.preflight.run import run
 
 
 def check_stack(root: Path, stack: str) -> tuple[str, list[Result]]:
-    """The stack's project and every check's result (one "missing" line when its file or config is bad)."""
+    """The stack's project and every check's result (a "missing" line per problem of its file or config)."""
     try:
         cfg = load_stack(stack, root)
     except ConfigError as exc:
-        return "not read", [missing("stack configuration", f"{exc.name}: {exc.problem}", exc.fix)]
+        return "not read", [
+            missing("stack configuration", f"{error.name}: {error.problem}", error.fix)
+            for error in problems(exc)
+        ]
     return cfg.gcp_project, run(cfg)
 
 

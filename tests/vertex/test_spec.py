@@ -193,14 +193,15 @@ def test_local_runner_accepts_a_local_dir_but_needs_a_command():
 
 
 def test_valid_families_accept_their_gpus():
-    for machine, gpu in [
-        ("g2-standard-12", "NVIDIA_L4"),
-        ("a2-ultragpu-1g", "NVIDIA_A100_80GB"),
-        ("a3-highgpu-8g", "NVIDIA_H100_80GB"),
-        ("a3-ultragpu-8g", "NVIDIA_H200_141GB"),
-        ("n1-highmem-8", "NVIDIA_TESLA_P100"),
+    for machine, gpu, count in [
+        ("g2-standard-12", "NVIDIA_L4", 1),
+        ("a2-ultragpu-1g", "NVIDIA_A100_80GB", 1),
+        ("a3-highgpu-8g", "NVIDIA_H100_80GB", 8),  # accelerator-optimized: the GPUs it comes with
+        ("a3-ultragpu-8g", "NVIDIA_H200_141GB", 8),
+        ("n1-highmem-8", "NVIDIA_TESLA_P100", 1),
     ]:
-        assert failures(worker_pools=[pool(machine_type=machine, accelerator_type=gpu)]) == [], machine
+        shape = pool(machine_type=machine, accelerator_type=gpu, accelerator_count=count)
+        assert failures(worker_pools=[shape]) == [], machine
 
 
 def test_unknown_preview_values_are_not_rejected():

@@ -13,6 +13,14 @@ Sources, per column:
   we. P4 and RTX PRO 6000 have no documented training quota id: not checked (quotas.py says so);
 - price_words: Billing Catalog SKU descriptions ("Nvidia L4 GPU running in Iowa"; SkyPilot's fetch_gcp.py and
   dstack's gpuhunt match the same words);
+- n1_counts and GPUS_ATTACHED (how many GPUs a machine type takes): Compute Engine "GPU machine types"
+  (https://cloud.google.com/compute/docs/gpus), read 2026-11-26 in the search tool's excerpts: "Each G2
+  machine type has a fixed number of NVIDIA L4 GPUs" (g2-standard-4: 1 GPU), "Each A3 machine type has a fixed
+  GPU count", A2/A3/A4 names end in their GPU count; N1 takes 1, 2 or 4 T4, P4 or P100 and 1, 2, 4 or 8 V100
+  (the page's N1 tables, which the excerpts did not show; a GKE accelerator catalog lists T4 as 1, 2, 4 too).
+  Vertex AI's "Configure compute resources for custom training" (https://cloud.google.com/vertex-ai/docs/
+  training/configure-compute) uses the same machine types. MachineSpec's note that accelerator_count may be 1
+  to N on an N-GPU machine is about co-scheduling served models, not training;
 - regions: Vertex AI "Locations", accelerators (https://cloud.google.com/vertex-ai/docs/general/locations
   #accelerators) as read for issue 25 on 2026-11-25. `regions_complete` False: only part of the list was
   read (H100: "europe-west1-4"); None: not read (no verdict for any region).
@@ -37,6 +45,7 @@ class Gpu:
     flex_start: bool = False
     regions: frozenset[str] | None = None
     regions_complete: bool = True
+    n1_counts: tuple[int, ...] = ()  # how many of it an N1 machine takes (families without GPUs of their own)
 
 
 def _regions(*names: str) -> frozenset[str]:
@@ -44,14 +53,15 @@ def _regions(*names: str) -> frozenset[str]:
 
 
 GPUS: dict[str, Gpu] = {
-    "NVIDIA_TESLA_T4": Gpu(frozenset({"n1"}), "T4", r"tesla t4"),
-    "NVIDIA_TESLA_P4": Gpu(frozenset({"n1"}), None, r"tesla p4"),
-    "NVIDIA_TESLA_P100": Gpu(frozenset({"n1"}), "P100", r"tesla p100"),
+    "NVIDIA_TESLA_T4": Gpu(frozenset({"n1"}), "T4", r"tesla t4", n1_counts=(1, 2, 4)),
+    "NVIDIA_TESLA_P4": Gpu(frozenset({"n1"}), None, r"tesla p4", n1_counts=(1, 2, 4)),
+    "NVIDIA_TESLA_P100": Gpu(frozenset({"n1"}), "P100", r"tesla p100", n1_counts=(1, 2, 4)),
     "NVIDIA_TESLA_V100": Gpu(
         frozenset({"n1"}),
         "V100",
         r"tesla v100",
         regions=_regions("us-central1", "us-east1", "us-west1", "europe-west4", "asia-east1"),
+        n1_counts=(1, 2, 4, 8),
     ),
     "NVIDIA_L4": Gpu(
         frozenset({"g2"}),
@@ -178,3 +188,41 @@ MACHINE_SHAPES: dict[str, tuple[int, float]] = {
 }
 # vCPUs per GPU of the families whose names end in the GPU count, not the vCPU count (same tables).
 VCPUS_PER_GPU = {"a2-highgpu": 12, "a2-ultragpu": 12, "a3-highgpu": 26, "a3-megagpu": 26}
+
+# The GPUs each accelerator-optimized machine type comes with (the sources above): Vertex needs exactly that
+# many named. A machine type of such a family missing here gets no verdict on its count.
+GPUS_ATTACHED: dict[str, int] = {
+    **{f"g2-standard-{n}": 1 for n in (4, 8, 12, 16, 32)},
+    "g2-standard-24": 2,
+    "g2-standard-48": 4,
+    "g2-standard-96": 8,
+    **{f"a2-highgpu-{n}g": n for n in (1, 2, 4, 8)},
+    "a2-megagpu-16g": 16,
+    **{f"a2-ultragpu-{n}g": n for n in (1, 2, 4, 8)},
+    **{f"a3-highgpu-{n}g": n for n in (1, 2, 4, 8)},
+    "a3-megagpu-8g": 8,
+    "a3-ultragpu-8g": 8,
+    "a4-highgpu-8g": 8,
+    "a4x-highgpu-4g": 4,
+    "g4-standard-48": 1,
+    "g4-standard-96": 2,
+    "g4-standard-192": 4,
+    "g4-standard-384": 8,
+}
+
+
+def accelerator_counts(machine_type: str, accelerator: str) -> tuple[int, ...] | None:
+    """How many `accelerator` GPUs `machine_type` takes, or None where the tables above give no verdict."""
+    if machine_type in GPUS_ATTACHED:
+        return (GPUS_ATTACHED[machine_type],)
+    gpu = GPUS.get(accelerator)
+    if machine_type.split("-", 1)[0] == "n1" and gpu is not None and gpu.n1_counts:
+        return gpu.n1_counts
+    return None
+
+
+def counts_text(counts: tuple[int, ...]) -> str:
+    """`1, 2 or 4`; `exactly 1`."""
+    if len(counts) == 1:
+        return f"exactly {counts[0]}"
+    return f"{', '.join(str(c) for c in counts[:-1])} or {counts[-1]}"

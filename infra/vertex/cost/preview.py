@@ -30,6 +30,8 @@ class ShapeCost:
     missing: tuple[str, ...]
     rate: pricing.Rate | None = None  # what the cap counts: `hourly`, or the on-demand bound of Spot/FLEX
     region: str = ""
+    shape: placement.Shape | None = None  # the chief's machine and how it is provisioned
+    replicas: int = 1  # machines of all pools together, which `hourly` pays for
 
     @property
     def counted(self) -> float | None:
@@ -82,6 +84,8 @@ def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
                 tuple(pricing.missing(region, pools, strategy, project)),
                 pricing.shape_rate(region, pools, strategy, project),
                 region,
+                replace(shape, region=region),
+                sum(int(pool.get("replica_count", 1)) for pool in pools),
             )
         )
     return costs
@@ -217,6 +221,16 @@ STUDY_CAP_LINE = (
 )
 
 
+def study_worst_case_usd(props: Mapping[str, Any]) -> float | None:
+    """Every trial of max_trial_count running its timeout_seconds on the dearest shape, at what the cap
+    counts; None when a shape has no figure."""
+    hourly = [cost.counted for cost in shape_costs(props)]
+    if not hourly or any(h is None for h in hourly):
+        return None
+    dearest = max(h for h in hourly if h is not None)
+    return dearest * float(props["timeout_seconds"]) / 3600.0 * int(props["max_trial_count"])
+
+
 def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
     """The cost lines of a tuning job: a trial's hourly price on each shape it may run on, and the study's
     worst case, every trial of max_trial_count running its timeout_seconds on the dearest shape (as a
@@ -233,11 +247,12 @@ def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
             lines.append(f"{head}: no price for {', '.join(cost.missing)}, so no estimate")
         else:
             lines.append(f"{head}: {cost.rate.text()}")
-    hourly = [cost.counted for cost in costs]
-    if all(h is not None for h in hourly):
-        timeout = float(props["timeout_seconds"])
-        worst = max(h for h in hourly if h is not None) * timeout / 3600.0 * trials
+    worst = study_worst_case_usd(props)
+    if worst is not None:
         bounds = any(cost.rate is not None and cost.rate.bound for cost in costs)
         kind = "list prices, on-demand for Spot/FLEX_START shapes without one" if bounds else "list prices"
-        lines.append(f"worst case USD {worst:.2f}: {trials} trials x timeout_seconds {int(timeout)} ({kind})")
+        lines.append(
+            f"worst case USD {worst:.2f}: {trials} trials x timeout_seconds {int(props['timeout_seconds'])} "
+            f"({kind})"
+        )
     return [*lines, STUDY_CAP_LINE, *region_lines(props)]

@@ -212,6 +212,12 @@ class Catalog:
             return cls._skus
 
     @classmethod
+    def offline(cls) -> None:
+        """Never read the catalog in this process: prices come from the cited table (a plan made offline)."""
+        with cls._lock:
+            cls._skus, cls._failed = None, "not read: offline"
+
+    @classmethod
     def forget(cls) -> None:
         """Read the catalog again on next use (a test's fresh catalog)."""
         with cls._lock:

@@ -77,6 +77,9 @@ class CustomJobKind(JobKind):
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return cost_preview.preview_lines(props)
 
+    def worst_case_usd(self, props: dict[str, Any]) -> float | None:
+        return cost_preview.worst_case_usd(props)
+
     def replaces(self, olds: dict[str, Any], changed: list[str]) -> list[str]:
         return cost_cap.replaces(olds, changed)
 

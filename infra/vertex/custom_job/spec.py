@@ -18,6 +18,8 @@ from infra.vertex.capacity.machines import (
     FLEX_START_ACCELERATORS,
     GPU_FAMILIES,
     STRATEGIES,
+    accelerator_counts,
+    counts_text,
 )
 from infra.vertex.cost import spend
 from infra.vertex.custom_job import experiments
@@ -590,6 +592,14 @@ def _accelerator_failures(where: str, pool: Mapping[str, Any]) -> list[tuple[str
             (
                 f"{where}.accelerator_type",
                 f"machine type {machine} comes with GPUs: set accelerator_type and accelerator_count",
+            )
+        ]
+    counts = accelerator_counts(machine, kind) if kind else None
+    if counts is not None and count not in counts:
+        return [
+            (
+                f"{where}.accelerator_count",
+                f"machine type {machine} takes {counts_text(counts)} {kind}, not {count}",
             )
         ]
     return []

@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
 from infra.vertex.capacity.placement import Shape
+from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
 from infra.vertex.lifecycle import restarts
 from infra.vertex.lifecycle.status import JobStatus
@@ -114,6 +115,15 @@ class JobKind:
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return []
+
+    def shape_costs(self, props: dict[str, Any]) -> list[cost_preview.ShapeCost]:
+        """Each shape a job may run on, in the order tried, with its hourly figure (`python -m infra.plan`);
+        every kind is placed by the one lifecycle, so its shapes are the placement's."""
+        return cost_preview.shape_costs(props)
+
+    def worst_case_usd(self, props: dict[str, Any]) -> float | None:
+        """The most one job of this kind may cost at list prices; None: unknown, or not stated by the kind."""
+        return None
 
     def replaces(self, olds: dict[str, Any], changed: list[str]) -> list[str]:
         """Inputs that need a new job though they change in place otherwise."""

@@ -149,5 +149,8 @@ class TuningJobKind(JobKind):
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return cost_preview.study_preview_lines(props)
 
+    def worst_case_usd(self, props: dict[str, Any]) -> float | None:
+        return cost_preview.study_worst_case_usd(props)
+
 
 TUNING_JOB = TuningJobKind()

@@ -1,0 +1,166 @@
+"""A stack's plan: what `pulumi up` would create and what its jobs may cost, as text or as one JSON object."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from infra.config.reader import ConfigError
+from infra.plan.jobs import PlannedJob, PlannedShape
+from infra.plan.program import Declared
+from infra.vertex.cost import pricing
+
+# Where the figures come from: the plan never reads the Billing Catalog (it is made offline).
+PRICE_SOURCE = (
+    f"list prices from the Vertex AI price list ({pricing.PRICE_LIST_URL}, read {pricing.PRICE_LIST_READ}); "
+    "the Cloud Billing Catalog is not read offline, so `pulumi preview` may find more prices"
+)
+NOT_COUNTED = "storage, network, image builds and the model registry are not counted"
+
+
+@dataclass(frozen=True)
+class Plan:
+    stack: str
+    project: str
+    resources: tuple[Declared, ...]
+    jobs: tuple[PlannedJob, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def worst_case_usd(self) -> float | None:
+        """Every job's worst case together (one `pulumi up` runs them all); None when one is unknown."""
+        worst = [job.worst_case_usd for job in self.jobs]
+        if any(w is None for w in worst):
+            return None
+        return sum(w for w in worst if w is not None)
+
+    @property
+    def failures(self) -> list[str]:
+        """What the providers' checks would refuse, one line each."""
+        return [f"{job.name}: {prop}: {reason}" for job in self.jobs for prop, reason in job.failures]
+
+
+def as_json(plan: Plan) -> str:
+    worst = plan.worst_case_usd
+    return json.dumps(
+        {
+            "stack": plan.stack,
+            "project": plan.project,
+            "resources": [{"type": r.type, "name": r.name} for r in plan.resources],
+            "jobs": [job.as_json() for job in plan.jobs],
+            "worst_case_usd": None if worst is None else round(worst, 2),
+            "notes": list(plan.notes),
+            "errors": [
+                {"key": f"{job.name}.{prop}", "problem": reason, "fix": "fix the stack key it comes from"}
+                for job in plan.jobs
+                for prop, reason in job.failures
+            ],
+        },
+        indent=2,
+    )
+
+
+def _usd(value: float | None) -> str:
+    return f"USD {value:.2f}"
+
+
+def _hourly(job: PlannedJob, shape: PlannedShape) -> str:
+    machines = f" for {shape.replicas} machines" if shape.replicas > 1 else ""
+    if job.local:
+        return "nothing billed"
+    if shape.hourly_usd is None:
+        # pricing.missing names `item (region, strategy)`; the line shows the region and strategy already.
+        return f"no sourced price for {', '.join(item.split(' (', 1)[0] for item in shape.missing)}"
+    if shape.bound:
+        return f"at most USD {shape.hourly_usd:.2f}/h{machines} (on-demand bound*)"
+    return f"USD {shape.hourly_usd:.2f}/h{machines}"
+
+
+def _job_lines(index: int, job: PlannedJob) -> list[str]:
+    timeout = f", timeout {job.timeout_seconds}s" if job.timeout_seconds else ""
+    lines = [f"{index}. {job.name} ({job.kind}{', local runner' if job.local else ''}{timeout})"]
+    if job.failures:
+        return lines + [f"     refused by check: {prop}: {reason}" for prop, reason in job.failures]
+    width = max((len(shape.name) for shape in job.shapes), default=0)
+    for shape in job.shapes:
+        gpu = f"{shape.accelerator_type} x {shape.accelerator_count}" if shape.accelerator_count else "no GPU"
+        where = "this machine" if job.local else shape.region
+        lines.append(
+            f"     {shape.name:<{width}}  {shape.machine_type}, {gpu}, {shape.scheduling_strategy}, {where}: "
+            f"{_hourly(job, shape)}"
+        )
+    if job.worst_case_usd is not None:
+        lines.append(f"     worst case: {_usd(job.worst_case_usd)}")
+    else:
+        unpriced = [shape.name for shape in job.shapes if shape.hourly_usd is None]
+        why = (
+            f"{', '.join(unpriced)} without a sourced price"
+            if unpriced
+            else "not stated for this kind of job"
+        )
+        lines.append(f"     worst case: unknown ({why})")
+    if job.max_cost_usd is not None and not job.local:
+        # cost/cap.py counts a shape's price or bound; time on a shape with neither is not counted.
+        unpriced = " (time on a shape without a price is not counted)" if job.worst_case_usd is None else ""
+        lines.append(
+            f"     cap: {_usd(job.max_cost_usd)}, maxCostUsd: cancelled at that running cost{unpriced}"
+        )
+    return lines
+
+
+def _footnotes(plan: Plan) -> list[str]:
+    """Why an on-demand price bounds a Spot or FLEX_START shape, once per strategy shown as one."""
+    strategies = sorted(
+        {
+            shape.scheduling_strategy
+            for job in plan.jobs
+            for shape in job.shapes
+            if shape.bound and not job.local
+        }
+    )
+    return [f"* {strategy}: {pricing.bound_words(strategy)}" for strategy in strategies]
+
+
+def as_text(plan: Plan) -> str:
+    lines = [
+        f"Plan for stack {plan.stack} (project {plan.project}), made offline: nothing was read from Google."
+    ]
+    lines += [f"NOTE: {note}" for note in plan.notes]
+    lines += [
+        "",
+        f"`pulumi up` would create {len(plan.resources)} resources (type, name; components included):",
+    ]
+    width = max((len(r.type) for r in plan.resources), default=0)
+    lines += [f"  {r.type:<{width}}  {r.name}" for r in plan.resources]
+    lines += [
+        "",
+        "Jobs, in the order they run (each shape: machine, GPU x count, strategy, region, hourly price):",
+    ]
+    for index, job in enumerate(plan.jobs, start=1):
+        lines += _job_lines(index, job)
+    worst = plan.worst_case_usd
+    unknown = [job.name for job in plan.jobs if job.worst_case_usd is None]
+    lines += [
+        "",
+        "Worst case of the stack's jobs: "
+        + (_usd(worst) if worst is not None else f"unknown (no worst case for {', '.join(unknown)})")
+        + f": every job to its timeout on its dearest shape, all attempts; {NOT_COUNTED}.",
+        *([f"Prices: {PRICE_SOURCE}."] if any(not job.local for job in plan.jobs) else []),
+        *_footnotes(plan),
+    ]
+    if plan.failures:
+        lines += ["", "ERROR: `pulumi up` would refuse the inputs above; fix the stack keys they come from."]
+    return "\n".join(lines)
+
+
+def errors_json(stack: str, errors: Sequence[ConfigError]) -> str:
+    """The plan's object with nothing planned (the file could not be read) and each problem."""
+    found = [{"key": e.name, "problem": e.problem, "fix": e.fix} for e in errors]
+    empty = {"project": None, "resources": [], "jobs": [], "worst_case_usd": None, "notes": []}
+    return json.dumps({"stack": stack, **empty, "errors": found}, indent=2)
+
+
+def errors_text(stack: str, errors: Sequence[ConfigError]) -> str:
+    head = f"Stack {stack}: {len(errors)} problem{'s' if len(errors) > 1 else ''} in its configuration:"
+    return "\n".join([head, *(f"- {e.name}: {e.problem}.\n  Fix: {e.fix}" for e in errors)])
