@@ -17,7 +17,8 @@ from infra.least_privilege import custom_roles
 
 GUARD_DIR = Path(__file__).parents[1] / "guard"
 # Only what the function runs: no __init__.py, no caches. main.py is the runtime's entry module; live_jobs.py
-# its listing and cancel of the stack's jobs (shared with `python -m infra.leftovers`), job_kinds.py their kinds.
+# its listing and cancel of the stack's jobs (shared with `python -m infra.leftovers`), job_kinds.py
+# their kinds.
 SOURCE_FILES = ("main.py", "live_jobs.py", "job_kinds.py", "requirements.txt")
 ENTRY_POINT = "on_budget_notification"
 RUNTIME = "python312"

@@ -36,7 +36,7 @@ REGION_ERRORS = (api_exceptions.GoogleAPIError, auth_exceptions.GoogleAuthError)
 
 @dataclass(frozen=True)
 class StackId:
-    """Whose jobs: the labels every job of the stack carries (infra/labels.py), in one Google Cloud project."""
+    """Whose jobs: the labels each job of the stack carries (infra/labels.py), in one Google Cloud project."""
 
     project: str
     pulumi_project: str
@@ -106,7 +106,9 @@ def make_client(region: str) -> aiplatform_v1.JobServiceClient:
             channel=grpc.insecure_channel(emulator)
         )
         return aiplatform_v1.JobServiceClient(transport=transport)
-    return aiplatform_v1.JobServiceClient(client_options={"api_endpoint": f"{region}-aiplatform.googleapis.com"})
+    return aiplatform_v1.JobServiceClient(
+        client_options={"api_endpoint": f"{region}-aiplatform.googleapis.com"}
+    )
 
 
 def _live_job(kind: JobKind, job: Any) -> LiveJob:

@@ -1,5 +1,6 @@
 """Budget kill switch: when spend reaches the threshold, cancel this stack's live Vertex AI jobs (every kind
-in live_jobs.JOB_KINDS: tuning jobs, custom jobs, batch predictions) in every region the stack's jobs may run in.
+in job_kinds.JOB_KINDS: tuning jobs, custom jobs, batch predictions) in every region the stack's jobs may
+run in.
 
 Each region and each job kind is handled on its own (live_jobs.py, the listing `python -m infra.leftovers`
 uses too): a listing or a cancel that fails (permission, outage, an RPC the service does not answer) is logged

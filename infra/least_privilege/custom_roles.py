@@ -23,8 +23,9 @@ class CustomRole:
         return f"projects/{project}/roles/{self.role_id}"
 
 
-# Exactly what infra/guard/live_jobs.py needs for each kind of the JOB_KINDS table (infra/guard/job_kinds.py): list (get for listed jobs)
-# and cancel; no create, no delete. A kind added to that table adds its permissions here.
+# Exactly what infra/guard/live_jobs.py needs for each kind of the JOB_KINDS table (infra/guard/job_kinds.py):
+# list (get for listed jobs) and cancel; no create, no delete. A kind added to that table adds its permissions
+# here.
 KILL_SWITCH = CustomRole(
     role_id="vertexTrainingKillSwitch",
     title="Vertex training kill switch",

@@ -34,7 +34,11 @@ def _ours(bucket: storage.Bucket, wanted: Wanted) -> str | None:
     labels = bucket.labels or {}
     if bucket.name == wanted.bucket_name or all(labels.get(k) == v for k, v in wanted.labels.items()):
         return "stack"
-    if wanted.kill_switch and bucket.name.startswith(GCF_SOURCES) and bucket.name.endswith(f"-{wanted.region}"):
+    if (
+        wanted.kill_switch
+        and bucket.name.startswith(GCF_SOURCES)
+        and bucket.name.endswith(f"-{wanted.region}")
+    ):
         return "google"
     return None
 
@@ -58,7 +62,9 @@ def item(client: storage.Client, bucket: storage.Bucket, why: str) -> tuple[Item
         size, count, deleted = _size(client, bucket.name)
     except Exception as exc:  # the bucket is there: say so, with what could not be read
         problem = f"bucket {bucket.name}: its objects ({type(exc).__name__}: {exc})"
-        return Item("bucket", bucket.name, location, "size unknown", True, "no sourced price", remove), [problem]
+        return Item("bucket", bucket.name, location, "size unknown", True, "no sourced price", remove), [
+            problem
+        ]
     cost = prices.bucket_cost(size, location, bucket.storage_class or "STANDARD")
     soft = f", {deleted} soft-deleted" if deleted else ""
     kind = "bucket (Google-created)" if why == "google" else "bucket"

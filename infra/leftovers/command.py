@@ -37,6 +37,7 @@ class Scan:
     stack: str
     project: str
     regions: list[str]
+    looked_at: str = ""  # where it looked, in words
     found: Found = field(default_factory=Found)
     vertex: list[live_jobs.LiveJob] = field(default_factory=list)
     local: list[local_jobs.LocalJob] = field(default_factory=list)
@@ -58,7 +59,9 @@ def pulumi_project(root: Path = REPO_ROOT) -> str:
     try:
         name = (yaml.safe_load(path.read_text()) or {}).get("name")
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError("(Pulumi.yaml)", f"cannot read {path}: {exc}", "run from the project root") from None
+        raise ConfigError(
+            "(Pulumi.yaml)", f"cannot read {path}: {exc}", "run from the project root"
+        ) from None
     if not isinstance(name, str) or not name:
         raise ConfigError("(Pulumi.yaml)", f"{path} names no project", "give it `name: vertex-training`")
     return name
@@ -84,7 +87,9 @@ def _safely(what: str, read: Callable[[], Found]) -> Found:
     try:
         return read()
     except Exception as exc:
-        return Found(cannot_tell=[f"{what} ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"])
+        return Found(
+            cannot_tell=[f"{what} ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"]
+        )
 
 
 def regions_of(cfg: StackConfig, every_region: bool, found: Found) -> list[str]:
@@ -105,16 +110,17 @@ def scan(cfg: StackConfig, project_name: str, every_region: bool) -> Scan:
     labels = stack_labels(project_name, cfg.stack)
     labels.pop("managed-by")
     if cfg.is_local:
-        result = Scan(cfg.stack, "local", ["local"])
+        result = Scan(cfg.stack, "local", ["local"], f"live local jobs under {cfg.local_dir}")
         found, result.local = local_jobs.find(cfg.local_dir, project_name, cfg.stack)
         result.found.add(found)
         return result
-    result = Scan(cfg.stack, cfg.gcp_project, [])
+    result = Scan(cfg.stack, cfg.gcp_project, [], f"project {cfg.gcp_project}")
     problem = credentials_problem()
     if problem:
         result.found.cannot_tell.append(problem)
         return result
     result.regions = regions_of(cfg, every_region, result.found)
+    result.looked_at = f"project {cfg.gcp_project}, regions {', '.join(result.regions)}"
     stack = StackId(cfg.gcp_project, project_name, cfg.stack)
     try:
         found, result.vertex = vertex_jobs.find(stack, result.regions)
@@ -147,10 +153,8 @@ def _function_name(pulumi_project_name: str, stack: str) -> str:
 
 
 def report(result: Scan, say: Say) -> None:
-    where = ", ".join(result.regions) or "no region"
-    target = "this machine" if result.project == "local" else f"project {result.project}, regions {where}"
-    say(f"Leftovers of stack {result.stack} ({target}):")
-    for line in table(result.found.items):
+    say(f"Leftovers of stack {result.stack} ({result.looked_at}):")
+    for line in table(result.found.items) or ["nothing found"]:
         say(line)
     say(summary(result.stack, result.found))
 
@@ -171,7 +175,9 @@ def cancel(result: Scan, say: Say) -> None:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m infra.leftovers", description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", required=True, help="the stack whose leftovers to list (Pulumi.<stack>.yaml)")
+    parser.add_argument(
+        "--stack", required=True, help="the stack whose leftovers to list (Pulumi.<stack>.yaml)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object: items and cannot_tell")
     parser.add_argument(
         "--cancel", action="store_true", help="cancel the live jobs found, wait until they stop, list again"
@@ -184,13 +190,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, root: Path = REPO_ROOT) -> int:
+    """The command; `root` holds Pulumi.yaml and the stack files (the project root)."""
     args = parse_args(argv)
     # With --json, progress goes to stderr and stdout holds the one object.
     say: Say = (lambda text: print(text, file=sys.stderr)) if args.json else print
     try:
-        cfg = load_stack(args.stack)
-        name = pulumi_project()
+        cfg = load_stack(args.stack, root)
+        name = pulumi_project(root)
     except ConfigError as exc:
         if args.json:
             print(json.dumps({"stack": args.stack, "items": [], "cannot_tell": [f"stack file: {exc}"]}))

@@ -1,4 +1,4 @@
-"""What `infra.leftovers` found: one Item per leftover, what could not be read, and the exit code they give."""
+"""What `infra.leftovers` found: one Item per leftover, what could not be read, and the exit code of both."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ NOTHING_BILLS, SOMETHING_BILLS, CANNOT_TELL = 0, 1, 2
 
 @dataclass(frozen=True)
 class Item:
-    """One leftover: what it is, where, its state, whether and what it bills, and the command that removes it."""
+    """One leftover: what and where it is, its state, whether and what it bills, and how to remove it."""
 
     kind: str  # CustomJob, HyperparameterTuningJob, BatchPredictionJob, bucket, repository, ...
     name: str
@@ -60,7 +60,7 @@ def size_text(size: int) -> str:
 
 
 def summary(stack: str, found: Found) -> str:
-    """The closing line: how many items bill, their priced monthly total, what is free, what was unreadable."""
+    """The closing line: how many items bill, their priced monthly total, what is free, what was not read."""
     billing = [i for i in found.items if i.bills]
     free = [i for i in found.items if not i.bills]
     jobs = [i for i in billing if i.live_job]
@@ -89,7 +89,10 @@ def table(items: Iterable[Item]) -> list[str]:
     items = list(items)
     if not items:
         return []
-    rows = [["KIND", "NAME", "REGION", "STATE", "COST"], *([i.kind, i.name, i.region, i.state, i.cost] for i in items)]
+    rows = [
+        ["KIND", "NAME", "REGION", "STATE", "COST"],
+        *([i.kind, i.name, i.region, i.state, i.cost] for i in items),
+    ]
     widths = [max(len(r[c]) for r in rows) for c in range(4)]
     lines = ["  ".join([*(r[c].ljust(widths[c]) for c in range(4)), r[4]]).rstrip() for r in rows]
     indent = " " * (widths[0] + 2)

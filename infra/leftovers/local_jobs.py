@@ -1,8 +1,8 @@
 """The live local jobs of a `runner: local` stack: the LocalRunner's records under the stack's localDir.
 
 Each local job keeps its record in `<base_output_dir>/.vertex-training-local/<id>/` (job.json with its labels,
-status.json, supervisor.pid: infra/vertex/runners/local/runner.py); every job of a local stack writes under its
-localDir (data/, runs/, tuning/ and each trial's directory). The LocalRunner reads a record's state as the
+status.json, supervisor.pid: infra/vertex/runners/local/runner.py); every job of a local stack writes under
+its localDir (data/, runs/, tuning/ and each trial's directory). The LocalRunner reads a record's state as the
 provider does (a supervisor that is gone without a final state is FAILED), and cancels it the same way.
 A killed `pulumi up` can leave one running: it costs nothing but this machine's CPU, so it is listed as free.
 """
@@ -89,7 +89,7 @@ def cancel(
     wait_seconds: float = CANCEL_WAIT_SECONDS,
     say: Callable[[str], None] = print,
 ) -> dict[str, str]:
-    """Cancel each local job as the provider's delete does, then wait until each is terminal; name -> state."""
+    """Cancel each local job as the provider's delete does, then wait until each stopped; name -> state."""
     for job in jobs:
         LocalRunner(str(job.base)).cancel(job.status.name)
         say(f"cancelled: local job {job.status.name}")

@@ -7,7 +7,8 @@ endpoints.py). A kind that cannot be read in a region is named and stops no othe
 
 What each bills (read 2026-11-26): the repository's storage (infra/leftovers/prices.py); a model "not deployed
 ... not charged" (Vertex AI pricing, https://cloud.google.com/vertex-ai/pricing), a deployed one bills for its
-endpoint's nodes (no price read here); a TensorBoard's stored data and the function have no sourced price here.
+endpoint's nodes (no price read here); a TensorBoard's stored data and the function have no sourced price
+here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1, artifactregistry_v1, functions_v2
 from google.cloud.aiplatform_v1.services.model_service.transports import ModelServiceGrpcTransport
 from google.cloud.aiplatform_v1.services.tensorboard_service.transports import TensorboardServiceGrpcTransport
-from google.cloud.artifactregistry_v1.services.artifact_registry.transports import ArtifactRegistryGrpcTransport
+from google.cloud.artifactregistry_v1.services.artifact_registry.transports import (
+    ArtifactRegistryGrpcTransport,
+)
 from google.cloud.functions_v2.services.function_service.transports import FunctionServiceGrpcTransport
 
 from infra.dynamic.endpoints import client_kwargs
@@ -93,7 +96,10 @@ def tensorboards(wanted: Wanted, region: str) -> list[Item]:
             state=f"{board.run_count} run(s)",
             bills=True,
             cost=f"{NO_PRICE} (its stored data bills by the month)",
-            remove=f"gcloud ai tensorboards delete {_tail(board.name)} --region={region} --project={wanted.project}",
+            remove=(
+                f"gcloud ai tensorboards delete {_tail(board.name)} --region={region} "
+                f"--project={wanted.project}"
+            ),
         )
         for board in found
         if wanted.ours(board.labels)
@@ -105,7 +111,9 @@ def models(wanted: Wanted, region: str) -> list[Item]:
         **client_kwargs(ModelServiceGrpcTransport, f"{region}-aiplatform.googleapis.com")
     )
     labels = " AND ".join(f'labels.{k}="{v}"' for k, v in wanted.labels.items())
-    found = client.list_models(parent=wanted.parent(region), filter=labels, timeout=CALL_TIMEOUT_SECONDS)
+    found = client.list_models(
+        request={"parent": wanted.parent(region), "filter": labels}, timeout=CALL_TIMEOUT_SECONDS
+    )
     items = []
     for model in found:
         if not wanted.ours(model.labels):
@@ -164,7 +172,7 @@ FINDERS: tuple[tuple[str, Callable[[Wanted, str], list[Item]]], ...] = (
 
 
 def find(wanted: Wanted, regions: Iterable[str]) -> Found:
-    """Every finder in every region; one that fails is named (`<region>: <what> (<why>)`) and stops no other."""
+    """Every finder in every region; one that fails is named (`<region>: <what> (<why>)`), stops no other."""
     found = Found()
     for region in dict.fromkeys(regions):
         for what, finder in FINDERS:

@@ -1,5 +1,6 @@
-"""The stack's live Vertex AI jobs as leftovers, through the kill switch's own listing (infra/guard/live_jobs.py),
-in the regions the stack names or every Vertex AI region; `cancel` stops them and waits until each is terminal.
+"""The stack's live Vertex AI jobs as leftovers, through the kill switch's own listing (infra/guard/
+live_jobs.py), in the regions the stack names or every Vertex AI region; `cancel` stops them and waits until
+each is terminal.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ ClientFactory = Callable[[str], aiplatform_v1.JobServiceClient]
 CANCEL_WAIT_SECONDS = 600.0
 POLL_SECONDS = 5.0
 REST_CANCEL = (
-    "curl -X POST -H \"Authorization: Bearer $(gcloud auth print-access-token)\" "
+    'curl -X POST -H "Authorization: Bearer $(gcloud auth print-access-token)" '
     "https://{region}-aiplatform.googleapis.com/v1/{name}:cancel"
 )
 
@@ -70,7 +71,7 @@ def unreadable(where: str, error: str) -> str:
 def find(
     stack: StackId, regions: Iterable[str], client_factory: ClientFactory = live_jobs.make_client
 ) -> tuple[Found, list[LiveJob]]:
-    """The live jobs of every kind in `regions` as items; a kind or a region that cannot be listed is named."""
+    """The live jobs of every kind in `regions` as items; a kind or region that cannot be listed is named."""
     listing = live_jobs.list_live_jobs(stack, regions, client_factory)
     found = Found(
         items=[item(job, stack.project) for job in listing.jobs],
@@ -94,7 +95,7 @@ def cancel(
     poll_seconds: float = POLL_SECONDS,
     say: Callable[[str], None] = print,
 ) -> list[Stopped]:
-    """Cancel each job (studies first, as listed), then wait, at most `wait_seconds`, until each is terminal."""
+    """Cancel each job (studies first, as listed), then wait, at most `wait_seconds`, until each stopped."""
     clients: dict[str, aiplatform_v1.JobServiceClient] = {}
 
     def client(region: str) -> aiplatform_v1.JobServiceClient:

@@ -86,7 +86,10 @@ class FakeInventory(FakeService):
     def add_repository(self, parent: str, repository_id: str, size_bytes: int, labels: dict[str, str]) -> str:
         name = f"{parent}/repositories/{repository_id}"
         self.repositories[name] = artifactregistry_v1.Repository(
-            name=name, format_=artifactregistry_v1.Repository.Format.DOCKER, size_bytes=size_bytes, labels=labels
+            name=name,
+            format_=artifactregistry_v1.Repository.Format.DOCKER,
+            size_bytes=size_bytes,
+            labels=labels,
         )
         return name
 
@@ -97,7 +100,9 @@ class FakeInventory(FakeService):
 
     def add_tensorboard(self, parent: str, tensorboard_id: str, labels: dict[str, str]) -> str:
         name = f"{parent}/tensorboards/{tensorboard_id}"
-        self.tensorboards[name] = aiplatform_v1.Tensorboard(name=name, display_name=tensorboard_id, labels=labels)
+        self.tensorboards[name] = aiplatform_v1.Tensorboard(
+            name=name, display_name=tensorboard_id, labels=labels
+        )
         return name
 
     def add_model(self, parent: str, model_id: str, labels: dict[str, str], deployed: int = 0) -> str:

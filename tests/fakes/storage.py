@@ -108,7 +108,9 @@ class FakeStorage:
                 project = query.get("project", [""])[0]
                 prefix = query.get("prefix", [""])[0]
                 if not project:
-                    return self._reply(400, json.dumps({"error": {"code": 400, "message": "Required: project"}}))
+                    return self._reply(
+                        400, json.dumps({"error": {"code": 400, "message": "Required: project"}})
+                    )
                 items = [
                     bucket
                     for name, bucket in sorted(fake.buckets.items())
@@ -119,7 +121,8 @@ class FakeStorage:
             def _list(self, bucket: str, query: dict[str, list[str]]) -> None:
                 prefix = query.get("prefix", [""])[0]
                 delimiter = query.get("delimiter", [""])[0]
-                store = fake.soft_deleted if query.get("softDeleted") == ["true"] else fake.objects
+                soft = query.get("softDeleted", [""])[0].lower() == "true"  # the client sends True
+                store = fake.soft_deleted if soft else fake.objects
                 items, prefixes = [], set()
                 for b, name in sorted(store):
                     if b != bucket or not name.startswith(prefix):

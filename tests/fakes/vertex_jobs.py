@@ -1,13 +1,14 @@
 """The fake JobService (CustomJobs and studies, tests/fakes/vertex_tuning.py) with every job kind the project
-runs listed and cancelled: BatchPredictionJobs' List/Get/Cancel beside the others, on the same gRPC service, and
+runs listed and cancelled: BatchPredictionJobs' List/Get/Cancel beside the others, on the same gRPC service,
+and
 Vertex AI's Locations API (google.cloud.location.Locations/ListLocations) that the aiplatform clients mix in.
 
 As aiplatform_v1 documents them (job_service.proto, read 2026-11-26): ListBatchPredictionJobs takes a parent
 `projects/P/locations/R` and a filter over `state`, `display_name` and `labels`; CancelBatchPredictionJob
 "starts asynchronous cancellation ... its state is set to CANCELLED" (here CANCELLING, then CANCELLED on the
 next Get) and refuses a terminal job; seeded jobs stay in their state until `set_batch_state` or a cancel.
-ListLocations answers `locations` (each `name` projects/P/locations/R and `location_id` R) for the project named
-in `name`; `locations` holds the region ids it answers.
+ListLocations answers `locations` (each `name` projects/P/locations/R and `location_id` R) for the project
+named in `name`; `locations` holds the region ids it answers.
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ class FakeVertexJobs(FakeTuningJobService):
             raise Abort(grpc.StatusCode.NOT_FOUND, f'The BatchPredictionJob "{name}" does not exist.')
         return self.batch_jobs[name]
 
-    def _get_batch(self, request: aiplatform_v1.GetBatchPredictionJobRequest) -> aiplatform_v1.BatchPredictionJob:
+    def _get_batch(
+        self, request: aiplatform_v1.GetBatchPredictionJobRequest
+    ) -> aiplatform_v1.BatchPredictionJob:
         self._reachable(request.name)
         job = self._lookup_batch(request.name)
         if job.state == JobState.JOB_STATE_CANCELLING:
@@ -124,7 +127,9 @@ class FakeVertexJobs(FakeTuningJobService):
         self._enter(job, JobState.JOB_STATE_CANCELLING)
         return empty_pb2.Empty()
 
-    def _list_locations(self, request: locations_pb2.ListLocationsRequest) -> locations_pb2.ListLocationsResponse:
+    def _list_locations(
+        self, request: locations_pb2.ListLocationsRequest
+    ) -> locations_pb2.ListLocationsResponse:
         if not request.name.startswith("projects/"):
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid name: {request.name}")
         return locations_pb2.ListLocationsResponse(

@@ -160,13 +160,15 @@ def test_over_budget_cancels_this_stacks_live_studies_first(
 def test_over_budget_cancels_this_stacks_live_batch_predictions(
     fake_vertex: FakeVertexJobs, jobs: dict[str, str]
 ) -> None:
-    """Every kind of the one table (infra/guard/job_kinds.py) is listed and cancelled, batch predictions too."""
+    """Every kind of the one table (infra/guard/job_kinds.py) is listed and cancelled, batches too."""
     labels = {"managed-by": "pulumi", "pulumi_project": "vertex-training"}
     live = fake_vertex.add_batch_job(
-        PARENT, aiplatform_v1.BatchPredictionJob(display_name="dev-batch", labels={**labels, "pulumi_stack": "dev"})
+        PARENT,
+        aiplatform_v1.BatchPredictionJob(display_name="dev-batch", labels={**labels, "pulumi_stack": "dev"}),
     )
     other = fake_vertex.add_batch_job(
-        PARENT, aiplatform_v1.BatchPredictionJob(display_name="prod", labels={**labels, "pulumi_stack": "prod"})
+        PARENT,
+        aiplatform_v1.BatchPredictionJob(display_name="prod", labels={**labels, "pulumi_stack": "prod"}),
     )
     notify(budget(cost=100.0))
     assert fake_vertex.batch_jobs[live].state == JobState.JOB_STATE_CANCELLING

@@ -12,8 +12,7 @@ import pytest
 
 from infra.components import killswitch
 from infra.components.killswitch import KillSwitch, KillSwitchArgs, function_environment
-from infra.guard import job_kinds
-from infra.guard import main
+from infra.guard import job_kinds, main
 from tests.fakes.pulumi_mocks import MockedRun, object_generation, run_program
 
 LABELS = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": "dev"}
