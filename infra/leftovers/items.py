@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from infra.leftovers.prices import usd_text
+
 # Exit codes (the contract): nothing bills, something bills, something could not be read.
 NOTHING_BILLS, SOMETHING_BILLS, CANNOT_TELL = 0, 1, 2
 
@@ -71,14 +73,17 @@ def summary(stack: str, found: Found) -> str:
         what = [f"{len(jobs)} live job(s) billing by the hour"] if jobs else []
         monthly = len(billing) - len(jobs)
         if monthly:
-            total = f"USD {sum(priced):.2f}/month where priced" if priced else "no sourced price"
+            total = f"{usd_text(sum(priced))}/month where priced" if priced else "no sourced price"
             extra = f", {len(unpriced)} with no sourced price" if priced and unpriced else ""
             what.append(f"{monthly} billing by the month ({total}{extra})")
         parts.append(f"{len(billing)} still bill: " + "; ".join(what))
     else:
         parts.append("nothing bills")
-    if free:
-        parts.append(f"{len(free)} free")
+    running = [i for i in free if i.live_job]
+    if running:
+        parts.append(f"{len(running)} live local job(s) (free; --cancel stops them)")
+    if len(free) > len(running):
+        parts.append(f"{len(free) - len(running)} free")
     if found.cannot_tell:
         parts.append(f"could not read {len(found.cannot_tell)}: " + "; ".join(found.cannot_tell))
     return f"Stack {stack}: " + ", ".join(parts) + "."

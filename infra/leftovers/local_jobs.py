@@ -66,10 +66,15 @@ def _pid(job: LocalJob) -> str:
         return "?"
 
 
-def item(job: LocalJob, stack: str) -> Item:
+def item(job: LocalJob, stack: str, local_dir: str) -> Item:
+    """One live local job, named with its output folder under localDir."""
+    try:
+        where = str(job.base.relative_to(Path(local_dir).absolute()))
+    except ValueError:
+        where = str(job.base)
     return Item(
         kind="local job",
-        name=f"{job.status.name} ({job.record_dir})",
+        name=f"{job.status.name} ({where})",
         region="local",
         state=job.status.state.removeprefix("JOB_STATE_"),
         bills=False,
@@ -81,7 +86,7 @@ def item(job: LocalJob, stack: str) -> Item:
 
 def find(local_dir: str, pulumi_project: str, pulumi_stack: str) -> tuple[Found, list[LocalJob]]:
     jobs = live(local_dir, pulumi_project, pulumi_stack)
-    return Found(items=[item(job, pulumi_stack) for job in jobs]), jobs
+    return Found(items=[item(job, pulumi_stack, local_dir) for job in jobs]), jobs
 
 
 def cancel(

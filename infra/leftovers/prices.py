@@ -40,7 +40,12 @@ STANDARD_USD_PER_GIB_MONTH: dict[str, float] = {
     "europe-west2": 0.023,
 }
 REGISTRY_USD_PER_GIB_MONTH = 0.10
-REGISTRY_FREE_GIB = 0.5
+REGISTRY_FREE_GB = 0.5
+
+
+def usd_text(usd: float) -> str:
+    """An amount as people read a bill: cents, and "< USD 0.01" rather than a zero that is not one."""
+    return "< USD 0.01" if 0 < usd < 0.005 else f"USD {usd:.2f}"
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ def bucket_cost(size_bytes: int, location: str, storage_class: str) -> MonthlyCo
         return MonthlyCost(None, f"no sourced price ({storage_class.title()} storage in {region})")
     usd = size_bytes / GIB * rate
     source = f"Cloud Storage pricing, {STORAGE_PAGE}, read {READ}"
-    return MonthlyCost(usd, f"USD {usd:.2f}/month (Standard storage, USD {rate:.3f}/GiB-month)", source)
+    return MonthlyCost(usd, f"{usd_text(usd)}/month (Standard storage, USD {rate:.3f}/GiB-month)", source)
 
 
 def repository_cost(size_bytes: int) -> MonthlyCost:
@@ -66,7 +71,7 @@ def repository_cost(size_bytes: int) -> MonthlyCost:
     usd = size_bytes / GIB * REGISTRY_USD_PER_GIB_MONTH
     source = f"Artifact Registry pricing, {REGISTRY_PAGE}, read {READ}"
     text = (
-        f"at most USD {usd:.2f}/month (USD {REGISTRY_USD_PER_GIB_MONTH:.2f}/GiB-month; the billing account's "
-        f"first {REGISTRY_FREE_GIB} GiB free)"
+        f"at most {usd_text(usd)}/month (USD {REGISTRY_USD_PER_GIB_MONTH:.2f}/GiB-month; the billing account's "
+        f"first {REGISTRY_FREE_GB} GB free)"
     )
     return MonthlyCost(usd, text, source)

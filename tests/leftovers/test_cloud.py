@@ -169,7 +169,7 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
     assert ours["state"] == "3.9 KiB in 2 object(s), 1 soft-deleted"
     assert ours["monthly_usd"] == pytest.approx(4000 / GiB * 0.020)
     assert ours["price_source"] == f"Cloud Storage pricing, {prices.STORAGE_PAGE}, read 2026-11-26"
-    assert ours["cost"].startswith("USD 0.00/month (Standard storage, USD 0.020/GiB-month)")
+    assert ours["cost"].startswith("< USD 0.01/month (Standard storage, USD 0.020/GiB-month)")
     # europe-west4's row was past what the page's copy showed: no figure rather than a guess.
     assert (items[labelled]["bills"], items[labelled]["cost"]) == (
         True,

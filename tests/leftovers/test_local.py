@@ -86,11 +86,15 @@ def test_a_live_local_job_is_listed_as_free_and_cancel_stops_it(
             False,
             "RUNNING",
         )
-        assert item["name"].startswith(f"{name} ({base}/.vertex-training-local/")
+        assert item["name"] == f"{name} (runs/train)"
         assert item["cost"].startswith("free (this machine's CPU; supervisor pid ")
         pid = int(item["cost"].rsplit(" ", 1)[1].rstrip(")"))
         os.kill(pid, 0)  # the supervisor named is alive
 
+        assert main(["--stack", "local"], root=local_dir.parent) == 0
+        assert capsys.readouterr().out.splitlines()[-1] == (
+            "Stack local: nothing bills, 1 live local job(s) (free; --cancel stops them)."
+        )
         assert main(["--stack", "local", "--cancel"], root=local_dir.parent) == 0
         out = capsys.readouterr().out
         assert f"cancelled: local job {name}" in out
