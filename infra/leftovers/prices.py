@@ -71,7 +71,7 @@ def repository_cost(size_bytes: int) -> MonthlyCost:
     usd = size_bytes / GIB * REGISTRY_USD_PER_GIB_MONTH
     source = f"Artifact Registry pricing, {REGISTRY_PAGE}, read {READ}"
     text = (
-        f"at most {usd_text(usd)}/month (USD {REGISTRY_USD_PER_GIB_MONTH:.2f}/GiB-month; the billing account's "
-        f"first {REGISTRY_FREE_GB} GB free)"
+        f"at most {usd_text(usd)}/month (USD {REGISTRY_USD_PER_GIB_MONTH:.2f}/GiB-month; "
+        f"the billing account's first {REGISTRY_FREE_GB} GB free)"
     )
     return MonthlyCost(usd, text, source)
