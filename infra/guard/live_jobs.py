@@ -82,18 +82,20 @@ class CancelResult:
     reason: str = ""
 
 
-def job_filter(pulumi_project: str, pulumi_stack: str) -> str:
-    states = " OR ".join(f'state="{s}"' for s in LIVE_STATES)
-    return f'labels.pulumi_project="{pulumi_project}" AND labels.pulumi_stack="{pulumi_stack}" AND ({states})'
+def job_filter(pulumi_project: str, pulumi_stack: str, states: Iterable[str] = LIVE_STATES) -> str:
+    either = " OR ".join(f'state="{s}"' for s in states)
+    return f'labels.pulumi_project="{pulumi_project}" AND labels.pulumi_stack="{pulumi_stack}" AND ({either})'
 
 
-def is_ours_and_live(job: Any, pulumi_project: str, pulumi_stack: str) -> bool:
+def is_ours_and_live(
+    job: Any, pulumi_project: str, pulumi_stack: str, states: Iterable[str] = LIVE_STATES
+) -> bool:
     """Second check after the server-side filter: never cancel a job the filter let through by mistake."""
     labels = dict(job.labels)
     return (
         labels.get("pulumi_project") == pulumi_project
         and labels.get("pulumi_stack") == pulumi_stack
-        and aiplatform_v1.JobState(job.state).name in LIVE_STATES
+        and aiplatform_v1.JobState(job.state).name in tuple(states)
     )
 
 
@@ -127,21 +129,21 @@ def list_in_region(
     stack: StackId,
     region: str,
     on_found: Callable[[LiveJob], None] | None = None,
-    kinds: Iterable[JobKind] = JOB_KINDS,
+    states: tuple[str, ...] = LIVE_STATES,
 ) -> Listing:
-    """The stack's live jobs of each kind in `region`, in JOB_KINDS order; `on_found` (the kill switch's
-    cancel) runs on each kind's jobs before the next kind is listed. A kind whose listing fails is recorded
-    and the next kind is still listed."""
+    """The stack's jobs in `states` (the kill switch: live ones) of each kind in `region`, in JOB_KINDS
+    order; `on_found` (the kill switch's cancel) runs on each kind's jobs before the next kind is listed. A
+    kind whose listing fails is recorded and the next kind is still listed."""
     listing = Listing()
-    for kind in kinds:
+    for kind in JOB_KINDS:
         request = getattr(aiplatform_v1, kind.list_request)(
-            parent=stack.parent(region), filter=job_filter(stack.pulumi_project, stack.pulumi_stack)
+            parent=stack.parent(region), filter=job_filter(stack.pulumi_project, stack.pulumi_stack, states)
         )
         try:
             found = [
                 _live_job(kind, job)
                 for job in getattr(client, kind.list_method)(request=request, timeout=CALL_TIMEOUT_S)
-                if is_ours_and_live(job, stack.pulumi_project, stack.pulumi_stack)
+                if is_ours_and_live(job, stack.pulumi_project, stack.pulumi_stack, states)
             ]
         except REGION_ERRORS as err:
             listing.unlisted[f"{region} {kind.list_method}"] = str(err)
@@ -157,6 +159,7 @@ def list_live_jobs(
     regions: Iterable[str],
     client_factory: Callable[[str], aiplatform_v1.JobServiceClient] = make_client,
     on_found: Callable[[aiplatform_v1.JobServiceClient, LiveJob], None] | None = None,
+    states: tuple[str, ...] = LIVE_STATES,
 ) -> Listing:
     """list_in_region in each region (a regional endpoint each); a region whose client cannot be made stops
     no other. `on_found(client, job)` as in list_in_region, with that region's client."""
@@ -165,7 +168,7 @@ def list_live_jobs(
         try:
             with client_factory(region) as client:
                 act = (lambda job, c=client: on_found(c, job)) if on_found else None  # type: ignore[misc]
-                listing.merge(list_in_region(client, stack, region, act))
+                listing.merge(list_in_region(client, stack, region, act, states))
         except REGION_ERRORS as err:
             listing.unlisted[f"{region} client"] = str(err)
     return listing

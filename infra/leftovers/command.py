@@ -136,7 +136,10 @@ def scan(cfg: StackConfig, project_name: str, every_region: bool) -> Scan:
         function=_function_name(project_name, cfg.stack) if cfg.kill_switch else None,
         home=cfg.region,
     )
-    result.found.add(_safely("regional resources", lambda: monthly.find(wanted, result.regions)))
+    # The stack makes its repository, TensorBoard, models and function in its home region; a fallback region
+    # costs a few calls. Every region (--all-regions) is for jobs only: not every service is in every region.
+    named = cfg.capacity.regions(cfg.region)
+    result.found.add(_safely("regional resources", lambda: monthly.find(wanted, named)))
     return result
 
 
@@ -207,7 +210,10 @@ def main(argv: Sequence[str] | None = None, root: Path = REPO_ROOT) -> int:
     result = scan(cfg, name, args.all_regions)
     if args.cancel:
         report(result, say)
-        cancel(result, say)
+        try:
+            cancel(result, say)
+        except Exception as exc:  # never a traceback: the listing after says what is still live
+            say(f"cancelling stopped early ({type(exc).__name__}: {exc})")
         result = scan(cfg, name, args.all_regions)
         say("After cancelling:")
     if args.json:

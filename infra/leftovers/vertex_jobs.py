@@ -17,6 +17,7 @@ from infra.guard.live_jobs import LiveJob, StackId
 from infra.leftovers.items import Found, Item
 
 ClientFactory = Callable[[str], aiplatform_v1.JobServiceClient]
+LISTED_STATES = (*live_jobs.LIVE_STATES, *live_jobs.STOPPING_STATES)
 # How long `--cancel` waits for cancelled jobs to be terminal (Vertex cancels asynchronously: CANCELLING, then
 # CANCELLED, usually within a minute or two), and how often it looks.
 CANCEL_WAIT_SECONDS = 600.0
@@ -54,7 +55,9 @@ def item(job: LiveJob, project: str) -> Item:
         region=job.region,
         state=job.state.removeprefix("JOB_STATE_"),
         bills=True,
-        cost="bills by the hour while live (its machines and GPUs)",
+        cost="bills by the hour while live (its machines and GPUs)"
+        if job.state in live_jobs.LIVE_STATES
+        else "bills until its machines are released",
         remove=cancel_command(job, project),
         live_job=True,
     )
@@ -71,8 +74,9 @@ def unreadable(where: str, error: str) -> str:
 def find(
     stack: StackId, regions: Iterable[str], client_factory: ClientFactory = live_jobs.make_client
 ) -> tuple[Found, list[LiveJob]]:
-    """The live jobs of every kind in `regions` as items; a kind or region that cannot be listed is named."""
-    listing = live_jobs.list_live_jobs(stack, regions, client_factory)
+    """The live and stopping jobs of every kind in `regions` as items (a CANCELLING job may still hold its
+    machines); a kind or region that cannot be listed is named."""
+    listing = live_jobs.list_live_jobs(stack, regions, client_factory, states=LISTED_STATES)
     found = Found(
         items=[item(job, stack.project) for job in listing.jobs],
         cannot_tell=[unreadable(where, error) for where, error in listing.unlisted.items()],
@@ -106,13 +110,17 @@ def cancel(
     try:
         results = {}
         for job in jobs:
+            if job.state in live_jobs.STOPPING_STATES:
+                results[job.name] = live_jobs.CancelResult(job, "already stopping")
+                continue
             try:
                 results[job.name] = live_jobs.cancel_job(client(job.region), job)
             except live_jobs.REGION_ERRORS as err:
                 results[job.name] = live_jobs.CancelResult(job, "failed", str(err))
             say(f"{results[job.name].outcome}: {job.kind.name} {job.name}")
         waiting = [j for j in jobs if results[j.name].outcome != "failed"]
-        say(f"waiting up to {wait_seconds:.0f} s for {len(waiting)} job(s) to stop")
+        if waiting:
+            say(f"waiting up to {wait_seconds:.0f} s for {len(waiting)} job(s) to stop")
         states = _wait(waiting, client, wait_seconds, poll_seconds)
         return [
             Stopped(job, results[job.name].outcome, states.get(job.name, job.state), results[job.name].reason)

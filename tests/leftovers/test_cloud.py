@@ -86,6 +86,21 @@ def test_cancel_cancels_exactly_this_stacks_live_jobs_and_waits_until_they_stop(
     assert after.strip().splitlines()[-1] == f"Stack {STACK}: nothing bills."
 
 
+def test_a_job_still_cancelling_is_listed_and_waited_for_not_cancelled_again(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CANCELLING job may still hold its machines: it is listed (as the kill switch would not list it, since
+    it needs no second cancel), --cancel waits for it and calls no cancel on it."""
+    stopping = cloud.job(HOME, LABELS, JobState.JOB_STATE_CANCELLING)
+    code, report = cloud.json(capsys)
+    (item,) = report["items"]
+    assert (code, item["name"], item["state"], item["bills"]) == (1, stopping, "CANCELLING", True)
+    assert item["cost"] == "bills until its machines are released"
+    assert cloud.leftovers("--cancel") == 0
+    assert not [m for m, _ in cloud.vertex.calls if m.startswith("Cancel")]
+    assert cloud.vertex.jobs[stopping].state == JobState.JOB_STATE_CANCELLED  # read until it ended
+
+
 def test_cancel_never_deletes_storage_and_prints_the_commands_that_would(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
