@@ -248,6 +248,19 @@ def test_all_regions_asks_every_vertex_region(cloud: Cloud, capsys: pytest.Captu
     assert locations.name == f"projects/{PROJECT}"
 
 
+def test_all_regions_unreadable_is_named_and_the_configs_regions_are_still_read(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = cloud.job(FALLBACK, LABELS)
+    cloud.vertex.fail("ListLocations", grpc.StatusCode.PERMISSION_DENIED)
+    code, report = cloud.json(capsys, "--all-regions")
+    assert code == 2
+    assert [item["name"] for item in report["items"]] == [job]
+    (unread,) = report["cannot_tell"]
+    assert unread.startswith("every Vertex AI region (Locations API: 403 ")
+    assert unread.endswith("; read the config's regions only")
+
+
 def test_without_credentials_it_says_so_and_exits_2(
     cloud: Cloud, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
