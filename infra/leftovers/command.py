@@ -101,7 +101,9 @@ def regions_of(cfg: StackConfig, every_region: bool, found: Found) -> list[str]:
         return list(dict.fromkeys([*named, *vertex_jobs.all_regions(cfg.gcp_project, cfg.region)]))
     except live_jobs.REGION_ERRORS as exc:
         first = str(exc).splitlines()[0]
-        found.cannot_tell.append(f"every Vertex AI region (Locations API: {first}); read the config's regions only")
+        found.cannot_tell.append(
+            f"every Vertex AI region (Locations API: {first}); read the config's regions only"
+        )
         return named
 
 
