@@ -145,6 +145,8 @@ def scan(cfg: StackConfig, project_name: str, every_region: bool) -> Scan:
     return result
 
 
+# The stack's names for its repository and function, as its components give them; imported for cloud stacks
+# only, since the component modules load Pulumi (about 0.8 s).
 def _repository_id(stack: str) -> str:
     from infra.components.registry import repository_id
 
