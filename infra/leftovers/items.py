@@ -90,18 +90,10 @@ def summary(stack: str, found: Found) -> str:
 
 
 def table(items: Iterable[Item]) -> list[str]:
-    """One aligned line per item (KIND NAME REGION STATE COST), and under it the command that removes it."""
-    items = list(items)
-    if not items:
+    """A header, then one aligned line per item: KIND NAME REGION STATE COST and the command that removes it."""
+    rows = [["KIND", "NAME", "REGION", "STATE", "COST", "REMOVE WITH"]]
+    rows += [[i.kind, i.name, i.region, i.state, i.cost, i.remove] for i in items]
+    if len(rows) == 1:
         return []
-    rows = [
-        ["KIND", "NAME", "REGION", "STATE", "COST"],
-        *([i.kind, i.name, i.region, i.state, i.cost] for i in items),
-    ]
-    widths = [max(len(r[c]) for r in rows) for c in range(4)]
-    lines = ["  ".join([*(r[c].ljust(widths[c]) for c in range(4)), r[4]]).rstrip() for r in rows]
-    indent = " " * (widths[0] + 2)
-    out = [lines[0]]
-    for line, item in zip(lines[1:], items, strict=True):
-        out += [line, f"{indent}remove: {item.remove}"]
-    return out
+    widths = [max(len(r[c]) for r in rows) for c in range(5)]
+    return ["  ".join([*(r[c].ljust(widths[c]) for c in range(5)), r[5]]).rstrip() for r in rows]

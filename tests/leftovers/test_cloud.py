@@ -51,18 +51,17 @@ def test_the_text_report_gives_each_item_its_command_and_a_summary(
     assert cloud.leftovers() == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"Leftovers of stack {STACK} (project {PROJECT}, regions {HOME}, {FALLBACK}):"
-    assert out[1].split() == ["KIND", "NAME", "REGION", "STATE", "COST"]
-    job_line = out.index(next(line for line in out if job in line))
-    assert out[job_line].split()[:4] == ["CustomJob", job, HOME, "RUNNING"]
-    assert out[job_line + 1].strip() == (
-        f"remove: gcloud ai custom-jobs cancel {job.rsplit('/', 1)[1]} --region={HOME} --project={PROJECT}"
+    assert out[1].split() == ["KIND", "NAME", "REGION", "STATE", "COST", "REMOVE", "WITH"]
+    # One line per item: what, where, its state, what it costs, and the command that removes it.
+    (job_line,) = [line for line in out if job in line]
+    assert job_line.split()[:4] == ["CustomJob", job, HOME, "RUNNING"]
+    assert job_line.endswith(
+        f"  gcloud ai custom-jobs cancel {job.rsplit('/', 1)[1]} --region={HOME} --project={PROJECT}"
     )
-    batch_line = out.index(next(line for line in out if batch in line))
-    assert (
-        out[batch_line + 1]
-        .strip()
-        .endswith(f"https://{FALLBACK}-aiplatform.googleapis.com/v1/{batch}:cancel")
-    )
+    assert "bills by the hour while live" in job_line
+    (batch_line,) = [line for line in out if batch in line and line.startswith("BatchPredictionJob")]
+    assert batch_line.endswith(f"https://{FALLBACK}-aiplatform.googleapis.com/v1/{batch}:cancel")
+    assert len(out) == 5  # the title, the header, two items, the summary
     assert out[-1] == f"Stack {STACK}: 2 still bill: 2 live job(s) billing by the hour."
 
 
