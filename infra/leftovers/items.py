@@ -90,7 +90,7 @@ def summary(stack: str, found: Found) -> str:
 
 
 def table(items: Iterable[Item]) -> list[str]:
-    """A header, then one aligned line per item: KIND NAME REGION STATE COST and the command that removes it."""
+    """A header, then one aligned line per item: KIND NAME REGION STATE COST and the command removing it."""
     rows = [["KIND", "NAME", "REGION", "STATE", "COST", "REMOVE WITH"]]
     rows += [[i.kind, i.name, i.region, i.state, i.cost, i.remove] for i in items]
     if len(rows) == 1:
