@@ -280,3 +280,19 @@ def test_a_bad_stack_name_exits_2_naming_the_problem(
     assert "no stack file Pulumi.nosuch.yaml" in capsys.readouterr().err
     assert main(["--stack", "nosuch", "--json"], root=cloud.root) == 2
     assert '"cannot_tell": ["stack file: (stack name): no stack file' in capsys.readouterr().out
+
+
+def test_an_unexpected_failure_is_named_never_a_traceback(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infra.leftovers import buckets
+
+    def broken(_wanted: object) -> None:
+        raise RuntimeError("something nobody planned for")
+
+    monkeypatch.setattr(buckets, "find", broken)
+    job = cloud.job(HOME, LABELS)
+    code, report = cloud.json(capsys)
+    assert code == 2
+    assert report["cannot_tell"] == ["buckets (RuntimeError: something nobody planned for)"]
+    assert [item["name"] for item in report["items"]] == [job]

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from infra.config import REPO_ROOT
 from infra.leftovers.command import main
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.local.runner import LocalRunner
@@ -104,3 +107,19 @@ def test_a_live_local_job_is_listed_as_free_and_cancel_stops_it(
     finally:
         for where, job in ((base, name), (local_dir / "runs" / "someone-elses", other)):
             LocalRunner(str(where)).cancel(job)
+
+
+def test_the_command_runs_as_users_run_it_from_the_project_root() -> None:
+    """`python -m infra.leftovers --stack local` in a fresh process, from the project root: the committed
+    local stack, its exit code and report (a live local job there would be listed as free: still exit 0)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "infra.leftovers", "--stack", "local"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Leftovers of stack local (live local jobs under ")
+    assert result.stdout.rstrip().splitlines()[-1].startswith("Stack local: nothing bills")
+    assert "Traceback" not in result.stderr
