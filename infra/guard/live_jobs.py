@@ -9,6 +9,7 @@ A kind or a region that cannot be listed is recorded in
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -149,8 +150,9 @@ def list_in_region(
             listing.unlisted[f"{region} {kind.list_method}"] = str(err)
             continue
         listing.jobs += found
-        for job in found if on_found else ():
-            on_found(job)  # type: ignore[misc]
+        if on_found is not None:
+            for job in found:
+                on_found(job)
     return listing
 
 
@@ -167,7 +169,7 @@ def list_live_jobs(
     for region in dict.fromkeys(regions):
         try:
             with client_factory(region) as client:
-                act = (lambda job, c=client: on_found(c, job)) if on_found else None  # type: ignore[misc]
+                act = None if on_found is None else functools.partial(on_found, client)
                 listing.merge(list_in_region(client, stack, region, act, states))
         except REGION_ERRORS as err:
             listing.unlisted[f"{region} client"] = str(err)

@@ -13,7 +13,7 @@ here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from google.api_core import exceptions as gexc
@@ -41,8 +41,8 @@ class Wanted:
     function: str | None  # the kill switch's function name, None without one
     home: str  # the region the stack's function lives in
 
-    def ours(self, labels: object) -> bool:
-        found = dict(labels or {})  # type: ignore[call-overload]
+    def ours(self, labels: Mapping[str, str] | None) -> bool:
+        found = labels or {}
         return all(found.get(k) == v for k, v in self.labels.items())
 
     def parent(self, region: str) -> str:
