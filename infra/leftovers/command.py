@@ -129,13 +129,14 @@ def scan(cfg: StackConfig, project_name: str, every_region: bool) -> Scan:
     except Exception as exc:  # never a traceback: the jobs are then not known
         found = Found(cannot_tell=[f"Vertex AI jobs ({type(exc).__name__}: {exc})"])
     result.found.add(found)
-    wanted_buckets = buckets.Wanted(cfg.gcp_project, cfg.region, cfg.bucket_name, labels, cfg.kill_switch)
+    function = _function_name(project_name, cfg.stack) if cfg.kill_switch else None
+    wanted_buckets = buckets.Wanted(cfg.gcp_project, cfg.region, cfg.bucket_name, labels, function)
     result.found.add(_safely("buckets", lambda: buckets.find(wanted_buckets)))
     wanted = monthly.Wanted(
         project=cfg.gcp_project,
         labels=labels,
         repository_id=_repository_id(cfg.stack),
-        function=_function_name(project_name, cfg.stack) if cfg.kill_switch else None,
+        function=function,
         home=cfg.region,
     )
     # The stack makes its repository, TensorBoard, models and function in its home region; a fallback region

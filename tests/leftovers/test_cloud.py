@@ -167,17 +167,21 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
     cloud.storage.add_bucket(labelled, PROJECT, "europe-west4", LABELS)
     cloud.storage.put(f"gs://{labelled}/x", b"y" * 10)
     sources = "gcf-v2-sources-123456789012-us-central1"
+    function = guard_names("vertex-training", STACK).function
     cloud.storage.add_bucket(sources, PROJECT, HOME, {})
-    cloud.storage.put(
-        f"gs://{sources}/{guard_names('vertex-training', STACK).function}/source.zip", b"z" * 500
-    )
+    cloud.storage.put(f"gs://{sources}/{function}/function-source.zip", b"z" * 500)
+    cloud.storage.put(f"gs://{sources}/someone-elses-function/function-source.zip", b"o" * 700)
+    elsewhere = "gcf-v2-sources-123456789012-europe-west4"  # not the stack's region
+    cloud.storage.add_bucket(elsewhere, PROJECT, "europe-west4", {})
+    cloud.storage.put(f"gs://{elsewhere}/{function}/function-source.zip", b"e")
     cloud.storage.add_bucket(f"{PROJECT}-prod-training", PROJECT, HOME, OTHER)
     cloud.inventory.add_repository(parent(HOME), f"vertex-training-{STACK}", 3 * GiB, LABELS)
     cloud.inventory.add_repository(parent(HOME), "vertex-training-prod", GiB, OTHER)
     code, report = cloud.json(capsys)
     assert (code, report["cannot_tell"]) == (1, [])
     items = {item["name"]: item for item in report["items"]}
-    assert set(items) == {bucket, labelled, sources, f"{parent(HOME)}/repositories/vertex-training-{STACK}"}
+    folder = f"{sources}/{function}/"
+    assert set(items) == {bucket, labelled, folder, f"{parent(HOME)}/repositories/vertex-training-{STACK}"}
     ours = items[bucket]
     assert (ours["kind"], ours["region"], ours["size_bytes"], ours["bills"]) == ("bucket", HOME, 4000, True)
     assert ours["state"] == "3.9 KiB in 2 object(s), 1 soft-deleted"
@@ -189,8 +193,9 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
         True,
         "no sourced price (Standard storage in europe-west4)",
     )
-    assert items[sources]["kind"] == "bucket (Google-created)"
-    assert "only if no other function of the project uses it" in items[sources]["remove"]
+    # Only the kill switch's own folder of the shared sources bucket: never another function's source.
+    assert (items[folder]["kind"], items[folder]["size_bytes"]) == ("function source (Google-created)", 500)
+    assert items[folder]["remove"] == f"gcloud storage rm --recursive gs://{folder}"
     repo = items[f"{parent(HOME)}/repositories/vertex-training-{STACK}"]
     assert (repo["kind"], repo["state"], repo["size_bytes"], repo["monthly_usd"]) == (
         "repository",
