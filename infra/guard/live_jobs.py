@@ -54,6 +54,8 @@ class LiveJob:
     display_name: str
     state: str
     create_time: str  # RFC 3339, "" when unknown
+    # The job as Vertex listed it (a CustomJob, ...): for a reader that needs more than the above.
+    resource: Any = field(default=None, compare=False, repr=False)
 
     @property
     def region(self) -> str:
@@ -122,6 +124,7 @@ def _live_job(kind: JobKind, job: Any) -> LiveJob:
         display_name=job.display_name,
         state=aiplatform_v1.JobState(job.state).name,
         create_time=created.isoformat() if created else "",
+        resource=job,
     )
 
 

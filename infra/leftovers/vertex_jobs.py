@@ -14,6 +14,7 @@ from google.cloud.location import locations_pb2
 
 from infra.guard import live_jobs
 from infra.guard.live_jobs import LiveJob, StackId
+from infra.leftovers import job_cost
 from infra.leftovers.items import Found, Item
 
 ClientFactory = Callable[[str], aiplatform_v1.JobServiceClient]
@@ -48,6 +49,16 @@ def cancel_command(job: LiveJob, project: str) -> str:
     return REST_CANCEL.format(region=job.region, name=job.name)
 
 
+def cost_text(job: LiveJob, project: str) -> str:
+    """Its hourly price (training list prices) while it runs; a stopping job bills until it has stopped."""
+    if job.state not in live_jobs.LIVE_STATES:
+        return "bills until its machines are released"
+    rate = job_cost.hourly(job, project)
+    if rate is None:
+        return "bills by the hour while live (no sourced price for its machines)"
+    return f"{rate.text()} while live"
+
+
 def item(job: LiveJob, project: str) -> Item:
     return Item(
         kind=job.kind.name,
@@ -55,9 +66,7 @@ def item(job: LiveJob, project: str) -> Item:
         region=job.region,
         state=job.state.removeprefix("JOB_STATE_"),
         bills=True,
-        cost="bills by the hour while live (its machines and GPUs)"
-        if job.state in live_jobs.LIVE_STATES
-        else "bills until its machines are released",
+        cost=cost_text(job, project),
         remove=cancel_command(job, project),
         live_job=True,
     )

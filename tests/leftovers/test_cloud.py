@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import grpc
 import pytest
+from google.cloud import aiplatform_v1
 
 from infra.components.killswitch import guard_names
 from infra.leftovers import prices
 from infra.leftovers.prices import GIB
+from infra.vertex.cost import pricing
 from tests.fakes.vertex import JobState
 from tests.leftovers.conftest import FALLBACK, HOME, LABELS, OTHER, PROJECT, STACK, Cloud, parent
 
@@ -301,3 +303,43 @@ def test_an_unexpected_failure_is_named_never_a_traceback(
     assert code == 2
     assert report["cannot_tell"] == ["buckets (RuntimeError: something nobody planned for)"]
     assert [item["name"] for item in report["items"]] == [job]
+
+
+def _t4_pool(replicas: int = 1) -> aiplatform_v1.WorkerPoolSpec:
+    return aiplatform_v1.WorkerPoolSpec(
+        machine_spec=aiplatform_v1.MachineSpec(
+            machine_type="n1-standard-4",
+            accelerator_type=aiplatform_v1.AcceleratorType.NVIDIA_TESLA_T4,
+            accelerator_count=1,
+        ),
+        replica_count=replicas,
+    )
+
+
+def test_a_live_jobs_hourly_price_from_the_projects_sourced_prices(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """n1-standard-4 + 1 x T4 in us-central1 on demand: USD 0.218499 + 0.4025 an hour (the cited Vertex AI
+    price table; the fake serves no Cloud Billing catalog, so the table stands); a study runs its parallel
+    trials at once; a Spot job has the on-demand price as its bound."""
+    pricing.Catalog.forget()
+    spec = aiplatform_v1.CustomJobSpec(worker_pool_specs=[_t4_pool()])
+    job = cloud.vertex.add_job(parent(HOME), aiplatform_v1.CustomJob(labels=LABELS, job_spec=spec))
+    spot = aiplatform_v1.CustomJobSpec(
+        worker_pool_specs=[_t4_pool()],
+        scheduling=aiplatform_v1.Scheduling(strategy=aiplatform_v1.Scheduling.Strategy.SPOT),
+    )
+    spot_job = cloud.vertex.add_job(parent(HOME), aiplatform_v1.CustomJob(labels=LABELS, job_spec=spot))
+    study = cloud.vertex.add_study(
+        parent(HOME),
+        aiplatform_v1.HyperparameterTuningJob(labels=LABELS, trial_job_spec=spec, parallel_trial_count=2),
+    )
+    try:
+        code, report = cloud.json(capsys)
+    finally:
+        pricing.Catalog.forget()
+    costs = {item["name"]: item["cost"] for item in report["items"]}
+    assert code == 1
+    assert costs[job] == "USD 0.62/h while live"
+    assert costs[study] == "USD 1.24/h while live"
+    assert costs[spot_job].startswith("at most USD 0.62/h (on-demand price; Spot is billed below it, ")
