@@ -24,6 +24,8 @@ class Item:
     cost: str  # what it costs, in words: "USD 0.02/month (...)", "no sourced price", "free (...)"
     remove: str  # the command that removes (or, for a job, stops) it
     monthly_usd: float | None = None  # where a sourced price gives one
+    hourly_usd: float | None = None  # a live job's, where a sourced price gives one
+    hourly_is_bound: bool = False  # the on-demand price bounding a Spot or FLEX_START job
     price_source: str | None = None  # the page and the date it was read
     size_bytes: int | None = None
     live_job: bool = False  # a job `--cancel` stops
@@ -61,6 +63,16 @@ def size_text(size: int) -> str:
     return f"{value:.1f} GiB"
 
 
+def _hourly(jobs: list[Item]) -> str:
+    """` (USD 1.24/h where priced)` over the jobs whose price is sourced; `at most` when one is a bound."""
+    priced = [job for job in jobs if job.hourly_usd is not None]
+    if not priced:
+        return ""
+    bound = "at most " if any(job.hourly_is_bound for job in priced) else ""
+    where = "" if len(priced) == len(jobs) else " where priced"
+    return f" ({bound}USD {sum(job.hourly_usd or 0.0 for job in priced):.2f}/h{where})"
+
+
 def summary(stack: str, found: Found) -> str:
     """The closing line: how many items bill, their priced monthly total, what is free, what was not read."""
     billing = [i for i in found.items if i.bills]
@@ -70,7 +82,7 @@ def summary(stack: str, found: Found) -> str:
     unpriced = [i for i in billing if i.monthly_usd is None and not i.live_job]
     parts = []
     if billing:
-        what = [f"{len(jobs)} live job(s) billing by the hour"] if jobs else []
+        what = [f"{len(jobs)} live job(s) billing by the hour{_hourly(jobs)}"] if jobs else []
         monthly = len(billing) - len(jobs)
         if monthly:
             total = f"{usd_text(sum(priced))}/month where priced" if priced else "no sourced price"

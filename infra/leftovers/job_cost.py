@@ -3,7 +3,8 @@ prices (infra/vertex/cost/pricing.py: the Cloud Billing catalog, else the cited 
 price standing as the bound of a Spot or FLEX_START shape; None where a part has no price.
 
 A kind supplies only where its machines are: a CustomJob's worker pools; a study's trial pools times its
-parallel trials (that many trials run at once); a batch prediction's machine spec times its starting replicas.
+parallel trials (that many trials run at once). A batch prediction is billed at prediction prices, which are
+not the training prices these are (Vertex AI pricing lists them apart): it has no sourced price here.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _custom_pools(spec: Any, times: int) -> tuple[list[dict[str, Any]], str]:
 
 
 def shape(job: LiveJob) -> tuple[list[dict[str, Any]], str] | None:
-    """(pools, scheduling strategy) of what the job runs at once; None for a kind or job without a shape."""
+    """(pools, scheduling strategy) of what the job runs at once; None for a kind these prices miss."""
     found = job.resource
     if found is None:
         return None
@@ -46,12 +47,7 @@ def shape(job: LiveJob) -> tuple[list[dict[str, Any]], str] | None:
         return _custom_pools(found.job_spec, 1)
     if job.kind.name == "HyperparameterTuningJob":
         return _custom_pools(found.trial_job_spec, max(int(found.parallel_trial_count), 1))
-    if job.kind.name == "BatchPredictionJob":
-        resources = found.dedicated_resources
-        if not resources.machine_spec.machine_type:
-            return None  # automatic resources: Vertex picks the machines
-        return [_pool(resources.machine_spec, max(int(resources.starting_replica_count), 1))], "STANDARD"
-    return None
+    return None  # a kind without training prices (a batch prediction)
 
 
 def hourly(job: LiveJob, project: str) -> Rate | None:

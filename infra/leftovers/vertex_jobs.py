@@ -49,25 +49,25 @@ def cancel_command(job: LiveJob, project: str) -> str:
     return REST_CANCEL.format(region=job.region, name=job.name)
 
 
-def cost_text(job: LiveJob, project: str) -> str:
-    """Its hourly price (training list prices) while it runs; a stopping job bills until it has stopped."""
-    if job.state not in live_jobs.LIVE_STATES:
-        return "bills until its machines are released"
-    rate = job_cost.hourly(job, project)
-    if rate is None:
-        return "bills by the hour while live (no sourced price for its machines)"
-    return f"{rate.text()} while live"
-
-
 def item(job: LiveJob, project: str) -> Item:
+    """One job: its hourly price (training list prices) while it runs; a stopping one bills until stopped."""
+    rate = job_cost.hourly(job, project) if job.state in live_jobs.LIVE_STATES else None
+    if job.state not in live_jobs.LIVE_STATES:
+        cost = "bills until its machines are released"
+    elif rate is None:
+        cost = "bills by the hour while live (no sourced price for its machines)"
+    else:
+        cost = f"{rate.text()} while live"
     return Item(
         kind=job.kind.name,
         name=job.name,
         region=job.region,
         state=job.state.removeprefix("JOB_STATE_"),
         bills=True,
-        cost=cost_text(job, project),
+        cost=cost,
         remove=cancel_command(job, project),
+        hourly_usd=None if rate is None else round(rate.usd, 6),
+        hourly_is_bound=bool(rate and rate.bound),
         live_job=True,
     )
 

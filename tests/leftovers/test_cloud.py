@@ -321,7 +321,7 @@ def test_a_live_jobs_hourly_price_from_the_projects_sourced_prices(
 ) -> None:
     """n1-standard-4 + 1 x T4 in us-central1 on demand: USD 0.218499 + 0.4025 an hour (the cited Vertex AI
     price table; the fake serves no Cloud Billing catalog, so the table stands); a study runs its parallel
-    trials at once; a Spot job has the on-demand price as its bound."""
+    trials at once; a Spot job has the on-demand price as its bound; a batch prediction has none."""
     pricing.Catalog.forget()
     spec = aiplatform_v1.CustomJobSpec(worker_pool_specs=[_t4_pool()])
     job = cloud.vertex.add_job(parent(HOME), aiplatform_v1.CustomJob(labels=LABELS, job_spec=spec))
@@ -334,8 +334,19 @@ def test_a_live_jobs_hourly_price_from_the_projects_sourced_prices(
         parent(HOME),
         aiplatform_v1.HyperparameterTuningJob(labels=LABELS, trial_job_spec=spec, parallel_trial_count=2),
     )
+    batch = cloud.vertex.add_batch_job(
+        parent(HOME),
+        aiplatform_v1.BatchPredictionJob(
+            labels=LABELS,
+            dedicated_resources=aiplatform_v1.BatchDedicatedResources(
+                machine_spec=_t4_pool().machine_spec, starting_replica_count=1, max_replica_count=1
+            ),
+        ),
+    )
     try:
         code, report = cloud.json(capsys)
+        assert cloud.leftovers() == 1
+        text = capsys.readouterr().out
     finally:
         pricing.Catalog.forget()
     costs = {item["name"]: item["cost"] for item in report["items"]}
@@ -343,3 +354,11 @@ def test_a_live_jobs_hourly_price_from_the_projects_sourced_prices(
     assert costs[job] == "USD 0.62/h while live"
     assert costs[study] == "USD 1.24/h while live"
     assert costs[spot_job].startswith("at most USD 0.62/h (on-demand price; Spot is billed below it, ")
+    # Prediction node-hours are not training prices: no figure rather than a wrong one.
+    assert costs[batch] == "bills by the hour while live (no sourced price for its machines)"
+    hourly = {item["name"]: item.get("hourly_usd") for item in report["items"]}
+    assert hourly[job] == pytest.approx(0.218499 + 0.4025) and hourly[study] == pytest.approx(2 * hourly[job])
+    assert batch not in {name for name, usd in hourly.items() if usd is not None}
+    assert text.splitlines()[-1] == (
+        f"Stack {STACK}: 4 still bill: 4 live job(s) billing by the hour (at most USD 2.48/h where priced)."
+    )
