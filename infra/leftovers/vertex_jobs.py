@@ -16,6 +16,7 @@ from infra.guard import live_jobs
 from infra.guard.live_jobs import LiveJob, StackId
 from infra.leftovers import job_cost
 from infra.leftovers.items import Found, Item
+from infra.vertex.cost.pricing import Rate
 
 ClientFactory = Callable[[str], aiplatform_v1.JobServiceClient]
 LISTED_STATES = (*live_jobs.LIVE_STATES, *live_jobs.STOPPING_STATES)
@@ -49,9 +50,17 @@ def cancel_command(job: LiveJob, project: str) -> str:
     return REST_CANCEL.format(region=job.region, name=job.name)
 
 
+def _rate(job: LiveJob, project: str) -> Rate | None:
+    """Its hourly price; a price that cannot be worked out never hides the job: it is then unpriced."""
+    try:
+        return job_cost.hourly(job, project)
+    except Exception:
+        return None
+
+
 def item(job: LiveJob, project: str) -> Item:
     """One job: its hourly price (training list prices) while it runs; a stopping one bills until stopped."""
-    rate = job_cost.hourly(job, project) if job.state in live_jobs.LIVE_STATES else None
+    rate = _rate(job, project) if job.state in live_jobs.LIVE_STATES else None
     if job.state not in live_jobs.LIVE_STATES:
         cost = "bills until its machines are released"
     elif rate is None:
