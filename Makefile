@@ -24,7 +24,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= .local/tune-local
 
-.PHONY: setup check-python check-venv test lint train-local tune-local preflight plan runs up destroy clean
+.PHONY: setup check-python check-venv test lint train-local tune-local preflight plan runs leftovers up destroy clean
 
 setup: check-venv $(STAMP)
 
@@ -110,6 +110,13 @@ plan: setup
 # your Application Default Credentials). Pass ARGS="--json" or ARGS="--plot runs.png" for more.
 runs: setup
 	$(BIN)/python -m infra.runs --stack $(STACK) $(ARGS)
+
+# Read-only unless ARGS="--cancel": what of the stack still bills (live jobs of every kind in every region the
+# stack names, buckets and repository with size and monthly price, TensorBoards, models, the kill-switch
+# function), one line each with the command that removes it. Exit 0 nothing bills, 1 something bills, 2 something
+# could not be read. ARGS="--json", "--all-regions" or "--cancel" (cancels live jobs, never deletes storage).
+leftovers: setup
+	$(BIN)/python -m infra.leftovers --stack $(STACK) $(ARGS)
 
 # Needs the Pulumi CLI and, for cloud stacks, Google Cloud credentials (see README).
 up: setup

@@ -16,12 +16,14 @@ from infra.components.propagation import IAM_PROPAGATION, wait
 from infra.least_privilege import custom_roles
 
 GUARD_DIR = Path(__file__).parents[1] / "guard"
-# Only what the function runs: no __init__.py, no caches. main.py is the runtime's entry module.
-SOURCE_FILES = ("main.py", "requirements.txt")
+# Only what the function runs: no __init__.py, no caches. main.py is the runtime's entry module; live_jobs.py
+# its listing and cancel of the stack's jobs (shared with `python -m infra.leftovers`), job_kinds.py
+# their kinds.
+SOURCE_FILES = ("main.py", "live_jobs.py", "job_kinds.py", "requirements.txt")
 ENTRY_POINT = "on_budget_notification"
 RUNTIME = "python312"
 PUBSUB_EVENT = "google.cloud.pubsub.topic.v1.messagePublished"
-# Exactly what infra/guard/main.py needs: list (get for listed jobs) and cancel; no create, no delete.
+# Exactly what infra/guard/live_jobs.py needs: list (get for listed jobs) and cancel; no create, no delete.
 PERMISSIONS = custom_roles.KILL_SWITCH.permissions
 # One custom role per Google Cloud project, shared by every stack (the permissions never differ), created by
 # the long-lived bootstrap stack (infra/bootstrap) or once by hand (docs/stack.md), never by a stack: IAM

@@ -1,10 +1,13 @@
-"""Budget kill switch: when spend reaches the threshold, cancel this stack's live Vertex AI jobs (custom
-jobs and hyperparameter tuning jobs) in every region the stack's jobs may run in.
+"""Budget kill switch: when spend reaches the threshold, cancel this stack's live Vertex AI jobs (every kind
+in job_kinds.JOB_KINDS: tuning jobs, custom jobs, batch predictions) in every region the stack's jobs may
+run in.
 
-Each region and each job kind is handled on its own: a listing or a cancel that fails (permission, outage, an
-RPC the service does not answer) is logged and the others still happen; the function then raises, so
-Pub/Sub redelivers the notification and the next delivery tries what failed again.
-Deployed on its own as a Cloud Run function (Cloud Functions 2nd gen), so it imports nothing from `infra`.
+Each region and each job kind is handled on its own (live_jobs.py, the listing `python -m infra.leftovers`
+uses too): a listing or a cancel that fails (permission, outage, an RPC the service does not answer) is logged
+and the others still happen; the function then raises, so Pub/Sub redelivers the notification and the next
+delivery tries what failed again.
+Deployed on its own as a Cloud Run function (Cloud Functions 2nd gen), so it imports nothing from `infra`: its
+source is this directory's main.py, live_jobs.py and requirements.txt (infra/components/killswitch.py).
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import functions_framework
-import grpc
-from google.api_core import exceptions as api_exceptions
-from google.auth import exceptions as auth_exceptions
 from google.cloud import aiplatform_v1
 
-# PAUSED is left out: custom jobs do not pause, and a paused job holds no machines.
-LIVE_STATES = ("JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING")
+# A sibling module, imported relatively: as `infra.guard.main` (the stack, the tests, infra.leftovers) and as
+# the function's `main`, which functions-framework loads by path as a package rooted at this directory
+# (_function_registry.load_function_module: submodule_search_locations=[its directory]).
+from . import live_jobs
+from .live_jobs import EMULATOR_ENV, LIVE_STATES, job_filter, make_client
+
+__all__ = ["EMULATOR_ENV", "LIVE_STATES", "job_filter", "make_client"]
+
 ENV_PROJECT = "KILL_SWITCH_PROJECT"
 ENV_REGION = "KILL_SWITCH_REGION"
 # Every region the stack's chains name (the home region first), comma-separated; a function deployed before
@@ -35,9 +41,6 @@ ENV_REGIONS = "KILL_SWITCH_REGIONS"
 ENV_PULUMI_PROJECT = "KILL_SWITCH_PULUMI_PROJECT"
 ENV_PULUMI_STACK = "KILL_SWITCH_PULUMI_STACK"
 ENV_THRESHOLD = "KILL_SWITCH_THRESHOLD"
-EMULATOR_ENV = "VERTEX_AI_EMULATOR_HOST"
-# The client sets no deadline of its own; a hung call must fail inside the function timeout (120 s).
-CALL_TIMEOUT_S = 30.0
 
 
 class MalformedNotification(ValueError):
@@ -164,91 +167,48 @@ def over_threshold(notification: Notification, threshold: float) -> bool:
     return notification.cost >= limit or math.isclose(notification.cost, limit, rel_tol=1e-9)
 
 
-def job_filter(pulumi_project: str, pulumi_stack: str) -> str:
-    states = " OR ".join(f'state="{s}"' for s in LIVE_STATES)
-    return f'labels.pulumi_project="{pulumi_project}" AND labels.pulumi_stack="{pulumi_stack}" AND ({states})'
-
-
-def is_ours_and_live(
-    job: aiplatform_v1.CustomJob | aiplatform_v1.HyperparameterTuningJob, config: GuardConfig
-) -> bool:
+def is_ours_and_live(job: Any, config: GuardConfig) -> bool:
     """Second check after the server-side filter: never cancel a job the filter let through by mistake."""
-    labels = dict(job.labels)
-    return (
-        labels.get("pulumi_project") == config.pulumi_project
-        and labels.get("pulumi_stack") == config.pulumi_stack
-        and aiplatform_v1.JobState(job.state).name in LIVE_STATES
-    )
+    return live_jobs.is_ours_and_live(job, config.pulumi_project, config.pulumi_stack)
 
 
-def make_client(region: str) -> aiplatform_v1.JobServiceClient:
-    """Regional endpoint with the runtime identity; plain gRPC without credentials when an emulator is set."""
-    emulator = os.environ.get(EMULATOR_ENV)
-    if emulator:
-        transport = aiplatform_v1.services.job_service.transports.JobServiceGrpcTransport(
-            channel=grpc.insecure_channel(emulator)
-        )
-        return aiplatform_v1.JobServiceClient(transport=transport)
-    endpoint = f"{region}-aiplatform.googleapis.com"
-    return aiplatform_v1.JobServiceClient(client_options={"api_endpoint": endpoint})
+def _stack(config: GuardConfig) -> live_jobs.StackId:
+    return live_jobs.StackId(config.project, config.pulumi_project, config.pulumi_stack)
 
 
-@dataclass(frozen=True)
-class JobKind:
-    """One kind of Vertex job the stack runs: how to list and cancel it."""
-
-    list_request: type
-    list_method: str
-    cancel_method: str
-
-
-# Studies first: a study left running would start its next trial (its trials' CustomJobs carry no stack
-# labels: CustomJobSpec has no labels field, so only the study can be found and cancelled, and cancelling
-# it stops its running trials). Then the stack's own CustomJobs.
-JOB_KINDS = (
-    JobKind(
-        aiplatform_v1.ListHyperparameterTuningJobsRequest,
-        "list_hyperparameter_tuning_jobs",
-        "cancel_hyperparameter_tuning_job",
-    ),
-    JobKind(aiplatform_v1.ListCustomJobsRequest, "list_custom_jobs", "cancel_custom_job"),
-)
+def _cancel(client: aiplatform_v1.JobServiceClient, job: live_jobs.LiveJob, outcome: Outcome) -> None:
+    result = live_jobs.cancel_job(client, job)
+    if result.outcome == "already stopping":
+        outcome.already_stopping.append(job.name)
+        log("INFO", "job already stopping", job=job.name, state=job.state, reason=result.reason)
+    elif result.outcome == "failed":
+        outcome.failed[job.name] = result.reason
+        log("ERROR", "could not cancel job", job=job.name, state=job.state, error=result.reason)
+    else:
+        outcome.cancelled.append(job.name)
+        log("NOTICE", "cancelled job", job=job.name, display_name=job.display_name, state=job.state)
 
 
-# What one region or one job kind may fail with without stopping the others: any API error, and a credential
-# that could not be refreshed for that region's endpoint.
-REGION_ERRORS = (api_exceptions.GoogleAPIError, auth_exceptions.GoogleAuthError)
+def _record_unlisted(listing: live_jobs.Listing, outcome: Outcome) -> None:
+    for where, error in listing.unlisted.items():
+        region, _, method = where.partition(" ")
+        outcome.unlisted[where] = error
+        if method == "client":
+            log("ERROR", "could not reach Vertex AI in this region", region=region, error=error)
+        else:
+            log("ERROR", "could not list this stack's jobs", region=region, method=method, error=error)
 
 
 def cancel_live_jobs(
     client: aiplatform_v1.JobServiceClient, config: GuardConfig, region: str = ""
 ) -> Outcome:
-    """Cancel this stack's live studies, then its CustomJobs, in one region; a kind whose listing fails is
-    logged (Outcome.unlisted) and the other kind is still cancelled."""
-    region = region or config.region
+    """Cancel this stack's live jobs of every kind (live_jobs.JOB_KINDS, studies first) in one region; a kind
+    whose listing fails is logged (Outcome.unlisted) and the other kinds are still cancelled."""
     outcome = Outcome(action="cancelled")
-    for kind in JOB_KINDS:
-        request = kind.list_request(
-            parent=config.parent_in(region), filter=job_filter(config.pulumi_project, config.pulumi_stack)
-        )
-        try:
-            found = [
-                job
-                for job in getattr(client, kind.list_method)(request=request, timeout=CALL_TIMEOUT_S)
-                if is_ours_and_live(job, config)
-            ]
-        except REGION_ERRORS as err:
-            outcome.unlisted[f"{region} {kind.list_method}"] = str(err)
-            log(
-                "ERROR",
-                "could not list this stack's jobs",
-                region=region,
-                method=kind.list_method,
-                error=str(err),
-            )
-            continue
-        for job in found:
-            _cancel(client, kind, job, outcome)
+    listing = live_jobs.list_in_region(
+        client, _stack(config), region or config.region, lambda job: _cancel(client, job, outcome)
+    )
+    _record_unlisted(listing, outcome)
     return outcome
 
 
@@ -258,36 +218,14 @@ def cancel_everywhere(
     """cancel_live_jobs in each region (a regional endpoint each); a region that fails does not stop the
     others."""
     outcome = Outcome(action="cancelled")
-    for region in config.all_regions:
-        try:
-            with client_factory(region) as client:
-                found = cancel_live_jobs(client, config, region)
-        except REGION_ERRORS as err:
-            outcome.unlisted[f"{region} client"] = str(err)
-            log("ERROR", "could not reach Vertex AI in this region", region=region, error=str(err))
-            continue
-        outcome.cancelled += found.cancelled
-        outcome.already_stopping += found.already_stopping
-        outcome.failed.update(found.failed)
-        outcome.unlisted.update(found.unlisted)
+    listing = live_jobs.list_live_jobs(
+        _stack(config),
+        config.all_regions,
+        client_factory,
+        lambda client, job: _cancel(client, job, outcome),
+    )
+    _record_unlisted(listing, outcome)
     return outcome
-
-
-def _cancel(client: aiplatform_v1.JobServiceClient, kind: JobKind, job: Any, outcome: Outcome) -> None:
-    state = aiplatform_v1.JobState(job.state).name
-    try:
-        getattr(client, kind.cancel_method)(name=job.name, timeout=CALL_TIMEOUT_S)
-    except (api_exceptions.FailedPrecondition, api_exceptions.NotFound) as err:
-        # It finished or started cancelling between list and cancel: nothing left to stop.
-        outcome.already_stopping.append(job.name)
-        log("INFO", "job already stopping", job=job.name, state=state, reason=str(err))
-        return
-    except api_exceptions.GoogleAPIError as err:
-        outcome.failed[job.name] = str(err)
-        log("ERROR", "could not cancel job", job=job.name, state=state, error=str(err))
-        return
-    outcome.cancelled.append(job.name)
-    log("NOTICE", "cancelled job", job=job.name, display_name=job.display_name, state=state)
 
 
 def handle(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from infra.guard import job_kinds
+
 
 @dataclass(frozen=True)
 class CustomRole:
@@ -21,19 +23,14 @@ class CustomRole:
         return f"projects/{project}/roles/{self.role_id}"
 
 
-# Exactly what infra/guard/main.py needs: list (get for listed jobs) and cancel; no create, no delete.
+# Exactly what infra/guard/live_jobs.py needs for each kind of the JOB_KINDS table (infra/guard/job_kinds.py):
+# list (get for listed jobs) and cancel; no create, no delete. A kind added to that table adds its permissions
+# here.
 KILL_SWITCH = CustomRole(
     role_id="vertexTrainingKillSwitch",
     title="Vertex training kill switch",
-    description="List and cancel Vertex AI custom jobs and hyperparameter tuning jobs; nothing else.",
-    permissions=(
-        "aiplatform.customJobs.cancel",
-        "aiplatform.customJobs.get",
-        "aiplatform.customJobs.list",
-        "aiplatform.hyperparameterTuningJobs.cancel",
-        "aiplatform.hyperparameterTuningJobs.get",
-        "aiplatform.hyperparameterTuningJobs.list",
-    ),
+    description="List and cancel Vertex AI custom, tuning and batch prediction jobs; nothing else.",
+    permissions=job_kinds.permissions(),
 )
 
 # What Vertex AI's TensorBoard uploader calls as the job's account, instead of roles/aiplatform.user (which

@@ -133,7 +133,27 @@ def test_deploy_is_manual_gated_by_environment_and_never_cancelled() -> None:
     auth = step_using(workflow, "deploy", "google-github-actions/auth")["with"]
     assert auth["service_account"] == "${{ vars.GCP_DEPLOY_SERVICE_ACCOUNT }}"
     pulumi = step_using(workflow, "deploy", "pulumi/actions")["with"]
-    assert pulumi["command"] == "up" and pulumi["stack-name"] == "dev"
+    assert pulumi["command"] == "${{ inputs.command }}" and pulumi["stack-name"] == "dev"
+    command = triggers(workflow)["workflow_dispatch"]["inputs"]["command"]
+    assert (command["type"], command["options"], command["default"]) == ("choice", ["up", "destroy"], "up")
+
+
+def test_destroying_dev_fails_when_anything_of_it_still_bills() -> None:
+    """After `pulumi destroy`, `make leftovers` runs: its exit 1 (something bills) or 2 (cannot tell) fails
+    the job. It comes after the destroy, only on destroy, and nothing may let its failure pass."""
+    workflow = load("deploy")
+    job_steps = steps(workflow, "deploy")
+    destroy = job_steps.index(step_using(workflow, "deploy", "pulumi/actions"))
+    (check,) = [s for s in job_steps if "leftovers" in s.get("run", "")]
+    assert job_steps.index(check) == destroy + 1
+    assert check["run"] == "make leftovers STACK=dev"
+    assert check["if"] == "inputs.command == 'destroy'"
+    assert "continue-on-error" not in check and "||" not in check["run"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(
+        r"^leftovers: setup\n\t\$\(BIN\)/python -m infra.leftovers --stack \$\(STACK\)", makefile, re.M
+    )
+    assert re.search(r"^\.PHONY: .*\bleftovers\b", makefile, re.M)
 
 
 def test_workflows_use_what_the_bootstrap_stack_creates() -> None:

@@ -1,4 +1,5 @@
-"""A fake Cloud Storage JSON API (objects.get, objects.list, multipart objects.insert) on localhost HTTP.
+"""A fake Cloud Storage JSON API (buckets.get, buckets.list, objects.get, objects.list, multipart
+objects.insert) on localhost HTTP.
 
 Enough for google-cloud-storage's `Bucket.get_blob` + `Blob.download_as_*`, `Client.list_blobs` (prefix and
 delimiter) and `Blob.upload_from_string` through `STORAGE_EMULATOR_HOST` (the client's own switch, like
@@ -6,6 +7,9 @@ fake-gcs-server), as the JSON API documents them: GET /storage/v1/b/{bucket}/o/{
 resource or 404; GET /download/storage/v1/b/{bucket}/o/{object}?alt=media returns the bytes; GET
 /storage/v1/b/{bucket}/o?prefix=P&delimiter=/ lists `items` and the `prefixes` one level down; POST
 /upload/storage/v1/b/{bucket}/o?uploadType=multipart stores a multipart/related body (metadata, then data).
+Buckets made with `add_bucket` answer GET /storage/v1/b/{bucket} (the bucket resource: location in capitals,
+storageClass, labels) and GET /storage/v1/b?project=P[&prefix=X] (`items`); objects.list with softDeleted=true
+lists only the soft-deleted objects (`soft_deleted`), as the JSON API documents softDeleted.
 """
 
 from __future__ import annotations
@@ -21,7 +25,33 @@ from urllib.parse import parse_qs, quote, unquote, urlparse
 class FakeStorage:
     def __init__(self) -> None:
         self.objects: dict[tuple[str, str], bytes] = {}
+        # Soft-deleted objects (bucket, name) -> bytes: billed, listed only with softDeleted=true.
+        self.soft_deleted: dict[tuple[str, str], bytes] = {}
+        # Bucket resources by name, for buckets.get and buckets.list (project -> `projectNumber` not kept).
+        self.buckets: dict[str, dict[str, object]] = {}
+        self.bucket_projects: dict[str, str] = {}
+        # Requests answered 403 (a path prefix -> message): a caller without the permission.
+        self.forbidden: dict[str, str] = {}
         self._server: ThreadingHTTPServer | None = None
+
+    def add_bucket(
+        self,
+        name: str,
+        project: str,
+        location: str = "us-central1",
+        labels: dict[str, str] | None = None,
+        storage_class: str = "STANDARD",
+    ) -> None:
+        self.buckets[name] = {
+            "kind": "storage#bucket",
+            "id": name,
+            "name": name,
+            "location": location.upper(),
+            "locationType": "region",
+            "storageClass": storage_class,
+            "labels": dict(labels or {}),
+        }
+        self.bucket_projects[name] = project
 
     def put(self, uri: str, data: bytes) -> None:
         bucket, _, name = uri.removeprefix("gs://").partition("/")
@@ -40,6 +70,16 @@ class FakeStorage:
                 media = url.path.startswith("/download/")
                 path = url.path.removeprefix("/download")
                 prefix = "/storage/v1/b/"
+                denied = next((m for p, m in fake.forbidden.items() if path.startswith(p)), None)
+                if denied is not None:
+                    return self._reply(403, json.dumps({"error": {"code": 403, "message": denied}}))
+                if path.rstrip("/") == "/storage/v1/b":
+                    return self._list_buckets(parse_qs(url.query))
+                if path.startswith(prefix) and "/" not in path.removeprefix(prefix):
+                    found = fake.buckets.get(unquote(path.removeprefix(prefix)))
+                    if found is None:
+                        return self._reply(404, json.dumps({"error": {"code": 404, "message": "Not Found"}}))
+                    return self._reply(200, json.dumps(found))
                 if path.startswith(prefix) and path.endswith("/o"):
                     return self._list(path.removeprefix(prefix).removesuffix("/o"), parse_qs(url.query))
                 bucket, _, rest = path.removeprefix(prefix).partition("/o/")
@@ -64,28 +104,46 @@ class FakeStorage:
                 fake.objects[(bucket, name)] = data.get_payload(decode=True)
                 return self._reply(200, json.dumps(self._resource(bucket, name)))
 
+            def _list_buckets(self, query: dict[str, list[str]]) -> None:
+                project = query.get("project", [""])[0]
+                prefix = query.get("prefix", [""])[0]
+                if not project:
+                    return self._reply(
+                        400, json.dumps({"error": {"code": 400, "message": "Required: project"}})
+                    )
+                items = [
+                    bucket
+                    for name, bucket in sorted(fake.buckets.items())
+                    if fake.bucket_projects[name] == project and name.startswith(prefix)
+                ]
+                return self._reply(200, json.dumps({"kind": "storage#buckets", "items": items}))
+
             def _list(self, bucket: str, query: dict[str, list[str]]) -> None:
                 prefix = query.get("prefix", [""])[0]
                 delimiter = query.get("delimiter", [""])[0]
+                soft = query.get("softDeleted", [""])[0].lower() == "true"  # the client sends True
+                store = fake.soft_deleted if soft else fake.objects
                 items, prefixes = [], set()
-                for b, name in sorted(fake.objects):
+                for b, name in sorted(store):
                     if b != bucket or not name.startswith(prefix):
                         continue
                     rest = name[len(prefix) :]
                     if delimiter and delimiter in rest:
                         prefixes.add(prefix + rest.split(delimiter, 1)[0] + delimiter)
                     else:
-                        items.append(self._resource(b, name))
+                        items.append(self._resource(b, name, store))
                 listing = {"kind": "storage#objects", "items": items, "prefixes": sorted(prefixes)}
                 return self._reply(200, json.dumps(listing))
 
-            def _resource(self, bucket: str, name: str) -> dict[str, str]:
+            def _resource(
+                self, bucket: str, name: str, store: dict[tuple[str, str], bytes] | None = None
+            ) -> dict[str, str]:
                 host = f"http://{self.headers['Host']}"
                 return {
                     "kind": "storage#object",
                     "bucket": bucket,
                     "name": name,
-                    "size": str(len(fake.objects[(bucket, name)])),
+                    "size": str(len((fake.objects if store is None else store)[(bucket, name)])),
                     "generation": "1",
                     "mediaLink": f"{host}/download/storage/v1/b/{bucket}/o/{quote(name, safe='')}?alt=media",
                 }

@@ -18,6 +18,7 @@ from google.cloud import aiplatform_v1
 
 from infra.guard import main
 from tests.fakes.vertex import FakeJobService
+from tests.fakes.vertex_jobs import FakeVertexJobs
 from tests.fakes.vertex_tuning import FakeTuningJobService
 
 JobState = aiplatform_v1.JobState
@@ -36,8 +37,8 @@ ATTRIBUTES = {"billingAccountId": "01D4EE-079462-DFD6EC", "budgetId": "de72f49d"
 
 @pytest.fixture
 def fake_vertex(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTuningJobService]:
-    """The fake JobService with HyperparameterTuningJobs too: the guard lists and cancels both."""
-    server = FakeTuningJobService()
+    """The fake JobService with every job kind: the guard lists and cancels each."""
+    server = FakeVertexJobs()
     monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", server.start())
     yield server
     server.stop()
@@ -154,6 +155,28 @@ def test_over_budget_cancels_this_stacks_live_studies_first(
     (study_list,) = [req for method, req in fake_vertex.calls if method == "ListHyperparameterTuningJobs"]
     assert study_list.filter == main.job_filter("vertex-training", "dev") and study_list.parent == PARENT
     assert len(cancelled(fake_vertex)) == 3  # and the stack's CustomJobs, as before
+
+
+def test_over_budget_cancels_this_stacks_live_batch_predictions(
+    fake_vertex: FakeVertexJobs, jobs: dict[str, str]
+) -> None:
+    """Every kind of the one table (infra/guard/job_kinds.py) is listed and cancelled, batches too."""
+    labels = {"managed-by": "pulumi", "pulumi_project": "vertex-training"}
+    live = fake_vertex.add_batch_job(
+        PARENT,
+        aiplatform_v1.BatchPredictionJob(display_name="dev-batch", labels={**labels, "pulumi_stack": "dev"}),
+    )
+    other = fake_vertex.add_batch_job(
+        PARENT,
+        aiplatform_v1.BatchPredictionJob(display_name="prod", labels={**labels, "pulumi_stack": "prod"}),
+    )
+    notify(budget(cost=100.0))
+    assert fake_vertex.batch_jobs[live].state == JobState.JOB_STATE_CANCELLING
+    assert fake_vertex.batch_jobs[other].state == JobState.JOB_STATE_RUNNING
+    methods = [method for method, _ in fake_vertex.calls]
+    # Studies, then custom jobs, then batch predictions: each kind's jobs cancelled before the next is listed.
+    assert methods.index("ListBatchPredictionJobs") > methods.index("CancelCustomJob")
+    assert [req.name for m, req in fake_vertex.calls if m == "CancelBatchPredictionJob"] == [live]
 
 
 def test_under_budget_does_nothing(fake_vertex: FakeJobService, jobs: dict[str, str]) -> None:

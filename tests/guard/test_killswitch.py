@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from importlib import metadata
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from infra.components import killswitch
 from infra.components.killswitch import KillSwitch, KillSwitchArgs, function_environment
-from infra.guard import main
+from infra.guard import job_kinds, main
 from tests.fakes.pulumi_mocks import MockedRun, object_generation, run_program
 
 LABELS = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": "dev"}
@@ -84,10 +85,14 @@ def test_children_wait_for_what_the_component_waits_for() -> None:
     assert children and all(api_urn in r.dependencies for r in children)
 
 
-def test_identity_can_only_list_get_and_cancel_custom_jobs_and_studies(run: MockedRun) -> None:
+def test_identity_can_only_list_get_and_cancel_the_stacks_kinds_of_job(run: MockedRun) -> None:
     # REST reference of hyperparameterTuningJobs.cancel: "aiplatform.hyperparameterTuningJobs.cancel"
-    # (read 2026-11-22); list and get follow the same pattern as customJobs'.
+    # (read 2026-11-22), of batchPredictionJobs.cancel: "aiplatform.batchPredictionJobs.cancel" (read
+    # 2026-11-26); list and get follow the same pattern as customJobs'.
     assert sorted(killswitch.PERMISSIONS) == [
+        "aiplatform.batchPredictionJobs.cancel",
+        "aiplatform.batchPredictionJobs.get",
+        "aiplatform.batchPredictionJobs.list",
         "aiplatform.customJobs.cancel",
         "aiplatform.customJobs.get",
         "aiplatform.customJobs.list",
@@ -206,9 +211,38 @@ def test_source_archive_holds_only_the_function_files(run: MockedRun) -> None:
     assert obj["name"] == f"kill-switch/source-{killswitch.source_digest()}.zip"
     archive = obj["source"]
     assert isinstance(archive, pulumi.AssetArchive)
-    assert sorted(archive.assets) == ["main.py", "requirements.txt"]
+    assert sorted(archive.assets) == ["job_kinds.py", "live_jobs.py", "main.py", "requirements.txt"]
     for name, asset in archive.assets.items():
         assert Path(asset.path) == killswitch.GUARD_DIR / name
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(level, module) of every import in a Python file: level 1 is `from . import x` / `from .x import`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            found += [(node.level, node.module or alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(0, alias.name) for alias in node.names]
+    return found
+
+
+def test_the_archive_holds_every_module_the_function_imports_and_nothing_from_infra() -> None:
+    """The function runs from the archive alone: a sibling module it imports must be in it, and `infra` (not
+    deployed) must never be imported."""
+    sources = [killswitch.GUARD_DIR / name for name in killswitch.SOURCE_FILES if name.endswith(".py")]
+    imports = [found for path in sources for found in _imports(path)]
+    siblings = {f"{module}.py" for level, module in imports if level == 1}
+    assert siblings == {"job_kinds.py", "live_jobs.py"}
+    assert siblings <= set(killswitch.SOURCE_FILES)
+    assert not [module for level, module in imports if level == 0 and module.split(".")[0] == "infra"]
+
+
+def test_the_role_holds_list_get_and_cancel_of_every_kind_in_the_one_table() -> None:
+    permissions = set(killswitch.PERMISSIONS)
+    for kind in job_kinds.JOB_KINDS:
+        assert {f"{kind.permission}.{verb}" for verb in ("list", "get", "cancel")} <= permissions
+    assert len(permissions) == 3 * len(job_kinds.JOB_KINDS)
 
 
 def test_source_name_changes_with_the_source(tmp_path: Path) -> None:

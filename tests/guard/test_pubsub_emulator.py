@@ -29,16 +29,15 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1, pubsub_v1
 
-from infra.components.killswitch import ENTRY_POINT
+from infra.components.killswitch import ENTRY_POINT, GUARD_DIR, SOURCE_FILES
 from infra.guard import main
 from tests.fakes.vertex import TERMINAL, FakeJobService
-from tests.fakes.vertex_tuning import FakeTuningJobService
+from tests.fakes.vertex_jobs import FakeVertexJobs
 
 JobState = aiplatform_v1.JobState
 PROJECT, REGION = "test-project", "us-central1"
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
 FALLBACK_PARENT = f"projects/{PROJECT}/locations/us-east4"  # a fallback region of the stack's chain
-GUARD = Path(main.__file__)
 ATTRIBUTES = {"billingAccountId": "01D4EE-079462-DFD6EC", "budgetId": "de72f49d", "schemaVersion": "1.0"}
 WAIT_S = 20.0  # bound on every wait: startup and delivery
 
@@ -150,10 +149,15 @@ class Guard:
 
 @pytest.fixture(scope="module")
 def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
-    vertex = FakeTuningJobService()  # the guard lists both kinds of job
+    vertex = FakeVertexJobs()  # the guard lists every kind of job
     vertex_host = vertex.start()
     port = _free_port()
     log = tmp_path_factory.mktemp("guard") / "function.log"
+    # Exactly the files the stack uploads (SOURCE_FILES), alone in a directory as the function's source is:
+    # a module the function imports but the archive leaves out fails here.
+    source = tmp_path_factory.mktemp("function-source")
+    for name in SOURCE_FILES:
+        shutil.copy(GUARD_DIR / name, source / name)
     env = {
         **os.environ,
         "VERTEX_AI_EMULATOR_HOST": vertex_host,
@@ -170,7 +174,7 @@ def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
                 sys.executable,
                 "-m",
                 "functions_framework",
-                f"--source={GUARD}",
+                f"--source={source / 'main.py'}",
                 f"--target={ENTRY_POINT}",
                 "--signature-type=cloudevent",
                 "--host=127.0.0.1",
@@ -180,6 +184,7 @@ def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env,
+            cwd=source,
             start_new_session=True,
         )
     try:

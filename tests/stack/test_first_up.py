@@ -244,3 +244,16 @@ def test_the_docs_say_how_each_stack_ends_at_zero(stack: str) -> None:
         assert f"rm -rf {Path(cfg.local_dir).relative_to(ROOT)}" in commands
     if cfg.kill_switch and not cfg.is_local:
         assert "gcf-v2-sources" in commands
+    # Each recipe proves its zero: the last command of a cloud stack's, and before removing localDir (where
+    # the job records it reads live) for a local one.
+    lines = [
+        line.split("#")[0].strip()
+        for line in commands.split("```")[1].splitlines()
+        if line.split("#")[0].strip()
+    ]
+    check = f"make leftovers STACK={stack}"
+    assert check in lines
+    if cfg.is_local:
+        assert lines.index(check) < next(i for i, line in enumerate(lines) if line.startswith("rm -rf"))
+    else:
+        assert lines[-1] == check
