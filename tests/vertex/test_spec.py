@@ -204,6 +204,83 @@ def test_valid_families_accept_their_gpus():
         assert failures(worker_pools=[shape]) == [], machine
 
 
+# The N1 vCPU limits per GPU count (machines.py's sources): each just inside and just outside its limit.
+@pytest.mark.parametrize(
+    ("machine", "gpu", "count", "allowed", "limit"),
+    [
+        ("n1-standard-16", "NVIDIA_TESLA_V100", 1, "2, 4 or 8", 12),
+        ("n1-standard-32", "NVIDIA_TESLA_V100", 2, "4 or 8", 24),
+        ("n1-highcpu-64", "NVIDIA_TESLA_V100", 4, "exactly 8", 48),
+        ("n1-standard-64", "NVIDIA_TESLA_T4", 1, "exactly 4", 48),
+        ("n1-highmem-96", "NVIDIA_TESLA_T4", 2, "exactly 4", 48),
+        ("n1-highmem-32", "NVIDIA_TESLA_P4", 1, "2 or 4", 24),
+        ("n1-standard-64", "NVIDIA_TESLA_P4", 2, "exactly 4", 48),
+        ("n1-standard-32", "NVIDIA_TESLA_P100", 1, "2 or 4", 16),
+        ("n1-highcpu-64", "NVIDIA_TESLA_P100", 2, "exactly 4", 32),
+    ],
+)
+def test_n1_refuses_more_vcpus_than_its_gpu_count_allows(machine, gpu, count, allowed, limit):
+    shape = pool(machine_type=machine, accelerator_type=gpu, accelerator_count=count)
+    ((prop, reason),) = failures(worker_pools=[shape])
+    assert prop == "worker_pools[0].accelerator_count"
+    assert reason.startswith(f"machine type {machine} takes {allowed} {gpu}, not {count} ")
+    assert f"at most {limit} vCPUs" in reason
+
+
+def test_n1_accepts_every_gpu_count_up_to_its_vcpu_limit():
+    for machine, gpu, count in [
+        ("n1-standard-8", "NVIDIA_TESLA_V100", 1),
+        ("n1-highmem-16", "NVIDIA_TESLA_V100", 2),
+        ("n1-standard-32", "NVIDIA_TESLA_V100", 4),
+        ("n1-standard-96", "NVIDIA_TESLA_V100", 8),
+        ("n1-standard-32", "NVIDIA_TESLA_T4", 1),
+        ("n1-highcpu-32", "NVIDIA_TESLA_T4", 2),
+        ("n1-highmem-96", "NVIDIA_TESLA_T4", 4),
+        ("n1-highcpu-16", "NVIDIA_TESLA_P4", 1),
+        ("n1-standard-32", "NVIDIA_TESLA_P4", 2),
+        ("n1-standard-96", "NVIDIA_TESLA_P4", 4),
+        ("n1-highmem-16", "NVIDIA_TESLA_P100", 1),
+        ("n1-standard-32", "NVIDIA_TESLA_P100", 2),
+        ("n1-highcpu-96", "NVIDIA_TESLA_P100", 4),
+    ]:
+        shape = pool(machine_type=machine, accelerator_type=gpu, accelerator_count=count)
+        assert failures(worker_pools=[shape]) == [], (machine, gpu, count)
+
+
+# Every accelerator-optimized machine type's GPU count, as the sources in machines.py give it.
+ATTACHED = {
+    **{f"g2-standard-{n}": ("NVIDIA_L4", 1) for n in (4, 8, 12, 16, 32)},
+    "g2-standard-24": ("NVIDIA_L4", 2),
+    "g2-standard-48": ("NVIDIA_L4", 4),
+    "g2-standard-96": ("NVIDIA_L4", 8),
+    **{f"a2-highgpu-{n}g": ("NVIDIA_TESLA_A100", n) for n in (1, 2, 4, 8)},
+    "a2-megagpu-16g": ("NVIDIA_TESLA_A100", 16),
+    **{f"a2-ultragpu-{n}g": ("NVIDIA_A100_80GB", n) for n in (1, 2, 4, 8)},
+    **{f"a3-highgpu-{n}g": ("NVIDIA_H100_80GB", n) for n in (1, 2, 4, 8)},
+    "a3-megagpu-8g": ("NVIDIA_H100_MEGA_80GB", 8),
+    "a3-ultragpu-8g": ("NVIDIA_H200_141GB", 8),
+    "a4-highgpu-8g": ("NVIDIA_B200", 8),
+    "a4x-highgpu-4g": ("NVIDIA_GB200", 4),
+    **{f"g4-standard-{48 * n}": ("NVIDIA_RTX_PRO_6000", n) for n in (1, 2, 4, 8)},
+}
+
+
+@pytest.mark.parametrize("machine", sorted(ATTACHED))
+def test_accelerator_optimized_types_take_exactly_their_gpus(machine):
+    gpu, count = ATTACHED[machine]
+    assert (
+        failures(worker_pools=[pool(machine_type=machine, accelerator_type=gpu, accelerator_count=count)])
+        == []
+    )
+    wrong = pool(machine_type=machine, accelerator_type=gpu, accelerator_count=count * 2)
+    assert failures(worker_pools=[wrong]) == [
+        (
+            "worker_pools[0].accelerator_count",
+            f"machine type {machine} takes exactly {count} {gpu}, not {count * 2}",
+        )
+    ]
+
+
 def test_unknown_preview_values_are_not_rejected():
     props = spec.with_defaults(
         job_props(

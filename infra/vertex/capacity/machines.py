@@ -13,14 +13,29 @@ Sources, per column:
   we. P4 and RTX PRO 6000 have no documented training quota id: not checked (quotas.py says so);
 - price_words: Billing Catalog SKU descriptions ("Nvidia L4 GPU running in Iowa"; SkyPilot's fetch_gcp.py and
   dstack's gpuhunt match the same words);
-- n1_counts and GPUS_ATTACHED (how many GPUs a machine type takes): Compute Engine "GPU machine types"
-  (https://cloud.google.com/compute/docs/gpus), read 2026-11-26 in the search tool's excerpts: "Each G2
-  machine type has a fixed number of NVIDIA L4 GPUs" (g2-standard-4: 1 GPU), "Each A3 machine type has a fixed
-  GPU count", A2/A3/A4 names end in their GPU count; N1 takes 1, 2 or 4 T4, P4 or P100 and 1, 2, 4 or 8 V100
-  (the page's N1 tables, which the excerpts did not show; a GKE accelerator catalog lists T4 as 1, 2, 4 too).
-  Vertex AI's "Configure compute resources for custom training" (https://cloud.google.com/vertex-ai/docs/
-  training/configure-compute) uses the same machine types. MachineSpec's note that accelerator_count may be 1
-  to N on an N-GPU machine is about co-scheduling served models, not training;
+- n1_counts, n1_max_vcpus and GPUS_ATTACHED (how many GPUs a machine type takes), read 2026-11-26.
+  Compute Engine's "GPU machine types" (https://cloud.google.com/compute/docs/gpus), in the search tool's
+  excerpts only: "Each G2 machine type has a fixed number of NVIDIA L4 GPUs" (g2-standard-4 and -8: 1 GPU;
+  an older copy: a3-highgpu-8g "8 GPUs").
+  Its N1 tables were not shown, nor was Vertex AI's "Configure compute resources for custom training"
+  (https://cloud.google.com/vertex-ai/docs/training/configure-compute): the rest is read from code that
+  transcribes them. GPUS_ATTACHED: `accelerator_machines` in GoogleCloudPlatform/cluster-toolkit
+  modules/internal/gpu-definition/main.tf @147e356daa102ed18352faf7ef9f1075fa01e379 (every row below, g4
+  and a4x too); SkyPilot's `_ACC_INSTANCE_TYPE_DICTS` (skypilot-org/skypilot sky/catalog/gcp_catalog.py
+  @005261080a6b8102f3d95ff2147a855250f40272, citing the page above) agrees on every g2/a2/a3/a4 row;
+  Vertex AI "Training clusters: compute resources" (https://docs.cloud.google.com/vertex-ai/docs/training/
+  training-clusters/compute-resources): a4x-highgpu-4g "4 GPUs per node", A3 / A4 8.
+  n1_counts and n1_max_vcpus (the most vCPUs an N1 machine type may have with that many GPUs): SkyPilot's
+  `_NUM_ACC_TO_MAX_CPU_AND_MEMORY` (same file, "Refer to: https://cloud.google.com/compute/docs/gpus");
+  dstack's gpuhunt `accelerator_limits` (dstackai/gpuhunt src/gpuhunt/providers/gcp.py
+  @35841515de3792fe6be73b0422ac8901b6b929c8) has the same counts and limits; Google's caliban
+  `COMPATIBILITY_TABLE` (google/caliban caliban/platform/cloud/types.py
+  @868a2d9e69d96f19b4a945cb7cf3c5ad3f708add, from AI Platform's GPU page) allows no N1 type and count that
+  these limits refuse. Compute Engine's own error for 8 P100: "Number of accelerator cards attached to an
+  instance must be one of [1, 2, 4]" (google/deepvariant issue 136). 4 P100 allow only 64 vCPUs in some
+  zones (SkyPilot): we keep the larger bound, 96, so nothing valid is refused. The tables' memory limits
+  are not checked. MachineSpec's note that accelerator_count may be 1 to N on an N-GPU machine is about
+  co-scheduling served models, not training;
 - regions: Vertex AI "Locations", accelerators (https://cloud.google.com/vertex-ai/docs/general/locations
   #accelerators) as read for issue 25 on 2026-11-25. `regions_complete` False: only part of the list was
   read (H100: "europe-west1-4"); None: not read (no verdict for any region).
@@ -46,6 +61,7 @@ class Gpu:
     regions: frozenset[str] | None = None
     regions_complete: bool = True
     n1_counts: tuple[int, ...] = ()  # how many of it an N1 machine takes (families without GPUs of their own)
+    n1_max_vcpus: tuple[int, ...] = ()  # per n1_counts entry: the most vCPUs the N1 machine type may have
 
 
 def _regions(*names: str) -> frozenset[str]:
@@ -53,15 +69,22 @@ def _regions(*names: str) -> frozenset[str]:
 
 
 GPUS: dict[str, Gpu] = {
-    "NVIDIA_TESLA_T4": Gpu(frozenset({"n1"}), "T4", r"tesla t4", n1_counts=(1, 2, 4)),
-    "NVIDIA_TESLA_P4": Gpu(frozenset({"n1"}), None, r"tesla p4", n1_counts=(1, 2, 4)),
-    "NVIDIA_TESLA_P100": Gpu(frozenset({"n1"}), "P100", r"tesla p100", n1_counts=(1, 2, 4)),
+    "NVIDIA_TESLA_T4": Gpu(
+        frozenset({"n1"}), "T4", r"tesla t4", n1_counts=(1, 2, 4), n1_max_vcpus=(48, 48, 96)
+    ),
+    "NVIDIA_TESLA_P4": Gpu(
+        frozenset({"n1"}), None, r"tesla p4", n1_counts=(1, 2, 4), n1_max_vcpus=(24, 48, 96)
+    ),
+    "NVIDIA_TESLA_P100": Gpu(
+        frozenset({"n1"}), "P100", r"tesla p100", n1_counts=(1, 2, 4), n1_max_vcpus=(16, 32, 96)
+    ),
     "NVIDIA_TESLA_V100": Gpu(
         frozenset({"n1"}),
         "V100",
         r"tesla v100",
         regions=_regions("us-central1", "us-east1", "us-west1", "europe-west4", "asia-east1"),
         n1_counts=(1, 2, 4, 8),
+        n1_max_vcpus=(12, 24, 48, 96),
     ),
     "NVIDIA_L4": Gpu(
         frozenset({"g2"}),
@@ -216,9 +239,17 @@ def accelerator_counts(machine_type: str, accelerator: str) -> tuple[int, ...] |
     if machine_type in GPUS_ATTACHED:
         return (GPUS_ATTACHED[machine_type],)
     gpu = GPUS.get(accelerator)
-    if machine_type.split("-", 1)[0] == "n1" and gpu is not None and gpu.n1_counts:
-        return gpu.n1_counts
-    return None
+    if machine_type.split("-", 1)[0] != "n1" or gpu is None or not gpu.n1_counts:
+        return None
+    vcpus = MACHINE_SHAPES.get(machine_type, (0, 0.0))[0]  # a type not in MACHINE_SHAPES: counts only
+    return tuple(n for n, most in zip(gpu.n1_counts, gpu.n1_max_vcpus, strict=True) if vcpus <= most)
+
+
+def n1_vcpu_limit(accelerator: str, count: int) -> int | None:
+    """The most vCPUs an N1 machine type may have with `count` of `accelerator`, where the table has it."""
+    gpu = GPUS.get(accelerator)
+    limits = dict(zip(gpu.n1_counts, gpu.n1_max_vcpus, strict=True)) if gpu else {}
+    return limits.get(count)
 
 
 def counts_text(counts: tuple[int, ...]) -> str:

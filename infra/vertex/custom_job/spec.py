@@ -17,9 +17,11 @@ from infra.vertex.capacity.machines import (
     FAMILY_ACCELERATORS,
     FLEX_START_ACCELERATORS,
     GPU_FAMILIES,
+    MACHINE_SHAPES,
     STRATEGIES,
     accelerator_counts,
     counts_text,
+    n1_vcpu_limit,
 )
 from infra.vertex.cost import spend
 from infra.vertex.custom_job import experiments
@@ -596,12 +598,14 @@ def _accelerator_failures(where: str, pool: Mapping[str, Any]) -> list[tuple[str
         ]
     counts = accelerator_counts(machine, kind) if kind else None
     if counts is not None and count not in counts:
-        return [
-            (
-                f"{where}.accelerator_count",
-                f"machine type {machine} takes {counts_text(counts)} {kind}, not {count}",
+        reason = f"machine type {machine} takes {counts_text(counts)} {kind}, not {count}"
+        limit = n1_vcpu_limit(kind, count)
+        if limit is not None and machine in MACHINE_SHAPES:
+            vcpus = MACHINE_SHAPES[machine][0]
+            reason += (
+                f" (with {count} {kind} an N1 machine type has at most {limit} vCPUs; {machine} has {vcpus})"
             )
-        ]
+        return [(f"{where}.accelerator_count", reason)]
     return []
 
 
