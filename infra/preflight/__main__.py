@@ -8,16 +8,37 @@ from pathlib import Path
 
 from infra.config import ConfigError
 from infra.config.stack_file import load_stack
+from infra.preflight.caller import credentials
 from infra.preflight.results import Result, as_json, exit_code, missing, text
 from infra.preflight.run import run
 
 
+def config_findings(exc: BaseException) -> list[ConfigError]:
+    """Every configuration finding an error carries, in order: one ConfigError, or all of a collection
+    (an ExceptionGroup of them, or an error with an `errors` list), so each prints as a line of its own."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [found for inner in exc.exceptions for found in config_findings(inner)]
+    inner = getattr(exc, "errors", None)
+    if isinstance(inner, list | tuple) and inner and all(isinstance(e, ConfigError) for e in inner):
+        return list(inner)
+    return [exc] if isinstance(exc, ConfigError) else []
+
+
+def _config_lines(findings: list[ConfigError]) -> list[Result]:
+    return [missing("stack configuration", f"{e.name}: {e.problem}", e.fix) for e in findings]
+
+
 def check_stack(root: Path, stack: str) -> tuple[str, list[Result]]:
-    """The stack's project and every check's result (one "missing" line when its file or config is bad)."""
+    """The stack's project and every check's result. A stack file that cannot be used still gets the
+    credentials line (who you are is known without it), then one line per configuration finding."""
     try:
         cfg = load_stack(stack, root)
-    except ConfigError as exc:
-        return "not read", [missing("stack configuration", f"{exc.name}: {exc.problem}", exc.fix)]
+    except (ConfigError, BaseExceptionGroup) as exc:
+        findings = config_findings(exc)
+        if not findings:
+            raise
+        found, _caller = credentials("<your-project-id>")
+        return "not read", [found, *_config_lines(findings)]
     return cfg.gcp_project, run(cfg)
 
 

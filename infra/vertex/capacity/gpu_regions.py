@@ -37,14 +37,25 @@ def _gpu_shapes(props: Mapping[str, Any]) -> list[placement.Shape]:
     return [s for s in placement.shapes(props) if s.accelerator_type and s.region]
 
 
+def _pairs(props: Mapping[str, Any], verdicts: tuple[bool | None, ...]) -> list[tuple[str, str]]:
+    """Each (GPU, region) of the chain, once, whose table verdict is one of `verdicts`."""
+    return list(
+        dict.fromkeys(
+            (shape.accelerator_type or "", shape.region)
+            for shape in _gpu_shapes(props)
+            if offered(shape.accelerator_type or "", shape.region) in verdicts
+        )
+    )
+
+
 def warning_lines(props: Mapping[str, Any]) -> list[str]:
     """One WARNING per (GPU, region) of the chain that the dated table does not list or cannot judge."""
-    pairs = dict.fromkeys(
-        (shape.accelerator_type or "", shape.region)
-        for shape in _gpu_shapes(props)
-        if offered(shape.accelerator_type or "", shape.region) is not True
-    )
-    return [_warning(kind, region) for kind, region in pairs]
+    return [_warning(kind, region) for kind, region in _pairs(props, (False, None))]
+
+
+def unlisted_lines(props: Mapping[str, Any]) -> list[str]:
+    """Only the (GPU, region) pairs the table's complete list leaves out (preflight's note), unprefixed."""
+    return [_warning(kind, region).removeprefix("WARNING: ") for kind, region in _pairs(props, (False,))]
 
 
 def _warning(kind: str, region: str) -> str:
