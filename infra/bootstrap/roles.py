@@ -5,12 +5,7 @@ from __future__ import annotations
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD_TYPE
 from infra.components.identity import PROJECT_ROLES
 from infra.components.killswitch import BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE
-from infra.least_privilege.custom_roles import (
-    DEPLOY_EXTRAS,
-    KILL_SWITCH,
-    STACK_ACCOUNT,
-    TENSORBOARD_UPLOADER,
-)
+from infra.least_privilege.custom_roles import KILL_SWITCH, STACK_ACCOUNT, TENSORBOARD_UPLOADER
 from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB_TYPE
 from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION_TYPE
 from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB_TYPE
@@ -86,12 +81,6 @@ GUARD_ACCOUNT_ROLES: dict[str, str] = {
 # act-as or token permissions (roles/eventarc.serviceAgent carries actAs, getAccessToken, getOpenIdToken).
 AGENT_ROLES: dict[str, str] = {"eventarc.googleapis.com": "roles/eventarc.serviceAgent"}
 
-# Permissions no narrow predefined role holds: a custom role of the bootstrap (infra/least_privilege).
-DEPLOY_EXTRA_ROLE_ID = DEPLOY_EXTRAS.role_id
-DEPLOY_EXTRA_PERMISSIONS: dict[str, str] = {
-    "serviceusage.services.generateServiceIdentity": "create Eventarc's and Pub/Sub's service agents",
-}
-
 # The main stack's project-level predefined grants: its job identity and the function's build identity.
 MAIN_STACK_PROJECT_ROLES = tuple(dict.fromkeys((*PROJECT_ROLES, BUILD_PROJECT_ROLE, BUILD_SOURCE_ROLE)))
 
@@ -107,7 +96,9 @@ DEPLOY_ROLE_FOR_TYPE: dict[str, str] = {
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": "roles/artifactregistry.admin",
     "docker-build:index:Image": "roles/artifactregistry.admin",
     "gcp:serviceaccount/account:Account": "roles/iam.serviceAccountCreator",
-    "gcp:projects/serviceIdentity:ServiceIdentity": DEPLOY_EXTRA_ROLE_ID,
+    # services.generateServiceIdentity needs no grant of its own: IAM checks no permission for it (see
+    # infra/least_privilege/custom_roles.py RETIRED_ROLE_IDS); the role that manages the services stands here.
+    "gcp:projects/serviceIdentity:ServiceIdentity": "roles/serviceusage.serviceUsageAdmin",
     "gcp:projects/iAMMember:IAMMember": "roles/resourcemanager.projectIamAdmin",
     # The Pub/Sub agent's Token Creator on the guard account (GUARD_ACCOUNT_ROLES there), not the project.
     "gcp:serviceaccount/iAMMember:IAMMember": "roles/iam.serviceAccountAdmin",

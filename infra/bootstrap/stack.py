@@ -16,6 +16,7 @@ from infra.bootstrap.federation import (
     repository_principal_set,
 )
 from infra.bootstrap.identity import CiIdentity, CiIdentityArgs
+from infra.bootstrap.retired import RetiredCustomRole
 from infra.bootstrap.stack_accounts import stack_accounts
 from infra.bootstrap.state import StateBackend, StateBackendArgs
 from infra.labels import stack_labels
@@ -37,10 +38,11 @@ DEPLOY_ACCOUNT_ID = "vt-ci-deploy"
 # Pulumi names of the custom roles (kept: renaming would replace protected roles of existing bootstraps).
 CUSTOM_ROLE_RESOURCES = {
     custom_roles.KILL_SWITCH.role_id: "kill-switch-role",
-    custom_roles.DEPLOY_EXTRAS.role_id: "deploy-extras-role",
     custom_roles.TENSORBOARD_UPLOADER.role_id: "tensorboard-uploader-role",
     custom_roles.STACK_ACCOUNT.role_id: "stack-account-role",
 }
+# Pulumi names of the roles earlier bootstraps created and this one deletes (retired.py).
+RETIRED_ROLE_RESOURCES = {"vertexTrainingDeploy": "deploy-extras-role"}
 
 
 def build(cfg: BootstrapConfig) -> dict[str, Any]:
@@ -134,12 +136,8 @@ def build(cfg: BootstrapConfig) -> dict[str, Any]:
 
     provider_name = federation.provider_name
     deployer = deploy.email.apply(lambda email: f"serviceAccount:{email}")
-    gcp.projects.IAMMember(
-        "deploy-extras",
-        project=cfg.project,
-        role=created_roles[roles.DEPLOY_EXTRA_ROLE_ID].name,
-        member=deployer,
-    )
+    for role_id in custom_roles.RETIRED_ROLE_IDS:
+        RetiredCustomRole(RETIRED_ROLE_RESOURCES[role_id], cfg.project, role_id)
     stack_accounts(
         cfg.project,
         cfg.deploy_stack,

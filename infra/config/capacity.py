@@ -152,7 +152,7 @@ def read_capacity(
     )
     deadline = read.number("capacityDeadlineSeconds", 0, int, "7200")
     probe = {
-        # The vertex runner's rules (regions, reservations, where GPUs are offered), on a probe job.
+        # The vertex runner's rules (regions, reservations, strategies), on a probe job.
         "runner": "vertex",
         "project": "config-check",
         "region": region,
@@ -181,7 +181,7 @@ def read_capacity(
         "fallback_regions": "fallbackRegions",
         "reservation_affinity": "reservationAffinity",
         "capacity_deadline_seconds": "capacityDeadlineSeconds",
-        # A shape whose GPU its region does not offer: the chief's shape or a chain shape.
+        # A rule of the chief's own shape (where a GPU is offered is a preview warning, not a check).
         "worker_pools": "acceleratorType",
     }
     # Every shape's problems at once (each fallback is checked as the CustomJob checks it); a fallback that

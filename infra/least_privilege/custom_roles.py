@@ -77,14 +77,13 @@ TENSORBOARD_UPLOADER = CustomRole(
     ),
 )
 
-# Permissions of vt-ci-deploy that no narrow predefined role holds (Service Usage Admin enables services but
-# cannot generate their agents: https://cloud.google.com/iam/docs/roles-permissions/serviceusage).
-DEPLOY_EXTRAS = CustomRole(
-    role_id="vertexTrainingDeploy",
-    title="Vertex training deploy extras",
-    description="Permissions of vt-ci-deploy that no narrow predefined role holds.",
-    permissions=("serviceusage.services.generateServiceIdentity",),
-)
+# A custom role earlier bootstraps created, and the bootstrap now deletes (infra/bootstrap/retired.py): it
+# held only serviceusage.services.generateServiceIdentity, which no predefined role holds (roles/owner
+# included, iam-dataset at the commit of google_roles.json) because IAM checks no permission of that name for
+# services.generateServiceIdentity: Service Usage's access-control table lists none for the method, and the
+# firebase-tools maintainers say "your CI role needs no grant for it" (firebase/firebase-tools#11005, #11070;
+# read 2026-11-26). IAM refuses to create a custom role with a permission it does not know.
+RETIRED_ROLE_IDS: tuple[str, ...] = ("vertexTrainingDeploy",)
 
 # What vt-ci-deploy does to the stack's accounts but the guard's (infra/preflight/permissions.py
 # ACCOUNT_CALLS), granted on each of them instead of roles/iam.serviceAccountAdmin: that role also holds
@@ -96,4 +95,4 @@ STACK_ACCOUNT = CustomRole(
     permissions=("iam.serviceAccounts.get", "iam.serviceAccounts.update", "iam.serviceAccounts.delete"),
 )
 
-ALL: tuple[CustomRole, ...] = (KILL_SWITCH, TENSORBOARD_UPLOADER, DEPLOY_EXTRAS, STACK_ACCOUNT)
+ALL: tuple[CustomRole, ...] = (KILL_SWITCH, TENSORBOARD_UPLOADER, STACK_ACCOUNT)

@@ -13,8 +13,7 @@ DATA = Path(__file__).with_name("google_roles.json")
 @dataclass(frozen=True)
 class GoogleRoles:
     roles: dict[str, frozenset[str]]  # role -> its permissions that match rules.RELEVANT
-    permissions: dict[str, str | None]  # permission -> a predefined role holding it (None: none does)
-    unverified: frozenset[str]  # custom-role permissions no predefined role holds, each with its reason there
+    permissions: dict[str, str | None]  # permission the code names -> a predefined role holding it
     source: dict[str, str]
 
     def exists(self, role: str) -> bool:
@@ -33,6 +32,5 @@ def load(path: Path = DATA) -> GoogleRoles:
     return GoogleRoles(
         roles={name: frozenset(r["relevant_permissions"]) for name, r in raw["roles"].items()},
         permissions=dict(raw["permissions"]),
-        unverified=frozenset(raw.get("unverified_permissions", {})),
         source=raw["_source"],
     )

@@ -9,19 +9,23 @@ from pathlib import Path
 from infra.config import ConfigError
 from infra.config.reader import problems
 from infra.config.stack_file import load_stack
+from infra.preflight.caller import credentials
 from infra.preflight.results import Result, as_json, exit_code, missing, text
 from infra.preflight.run import run
 
 
+def _config_lines(findings: tuple[ConfigError, ...]) -> list[Result]:
+    return [missing("stack configuration", f"{e.name}: {e.problem}", e.fix) for e in findings]
+
+
 def check_stack(root: Path, stack: str) -> tuple[str, list[Result]]:
-    """The stack's project and every check's result (a "missing" line per problem of its file or config)."""
+    """The stack's project and every check's result. A stack file that cannot be used still gets the
+    credentials line (who you are is known without it), then one line per configuration problem."""
     try:
         cfg = load_stack(stack, root)
     except ConfigError as exc:
-        return "not read", [
-            missing("stack configuration", f"{error.name}: {error.problem}", error.fix)
-            for error in problems(exc)
-        ]
+        found, _caller = credentials("<your-project-id>")
+        return "not read", [found, *_config_lines(problems(exc))]
     return cfg.gcp_project, run(cfg)
 
 

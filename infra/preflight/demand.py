@@ -56,16 +56,24 @@ def job_shapes(props: Mapping[str, Any], parallel: int = 1) -> tuple[ShapeDemand
     return tuple(found)
 
 
-def jobs(cfg: StackConfig) -> list[JobDemand]:
-    """The data job (unless dataSource is none), the tuning study (with `tuning`) and the training job."""
-    common = {"project": cfg.gcp_project, "region": cfg.region, "runner": cfg.runner, "spot": cfg.spot}
-    found = []
-    if cfg.data.source != "none":
-        data = {**common, "worker_pools": [_pool(cfg.data_machine_type, None, 0)]}
-        found.append(JobDemand("data-preparation job", job_shapes(data)))
+def _common(cfg: StackConfig) -> dict[str, Any]:
+    return {"project": cfg.gcp_project, "region": cfg.region, "runner": cfg.runner, "spot": cfg.spot}
+
+
+def training_props(cfg: StackConfig) -> dict[str, Any]:
+    """The training job's (and each trial's) pools, strategy and capacity keys: what makes its shapes."""
     chief = _pool(cfg.machine_type, cfg.accelerator_type, cfg.accelerator_count)
     pools = [chief] + ([{**chief, "replica_count": cfg.worker_count}] if cfg.worker_count else [])
-    train = {**common, **cfg.capacity.job_args(cfg.spot), "worker_pools": pools}
+    return {**_common(cfg), **cfg.capacity.job_args(cfg.spot), "worker_pools": pools}
+
+
+def jobs(cfg: StackConfig) -> list[JobDemand]:
+    """The data job (unless dataSource is none), the tuning study (with `tuning`) and the training job."""
+    found = []
+    if cfg.data.source != "none":
+        data = {**_common(cfg), "worker_pools": [_pool(cfg.data_machine_type, None, 0)]}
+        found.append(JobDemand("data-preparation job", job_shapes(data)))
+    train = training_props(cfg)
     if cfg.tuning:
         parallel = cfg.tuning.parallel_trials
         found.append(JobDemand(f"tuning study ({parallel} trials at once)", job_shapes(train, parallel)))

@@ -14,8 +14,9 @@ from infra.preflight import permissions as up
 from infra.preflight.accounts import StackAccount
 from infra.preflight.caller import Caller, credentials
 from infra.preflight.quota import QuotaValues, job_quota
-from infra.preflight.results import OK, Result, cannot_tell, ok
+from infra.preflight.results import OK, Result, cannot_tell, note, ok
 from infra.stack import required_apis
+from infra.vertex.capacity import gpu_regions
 from infra.vertex.capacity.quotas import quota_client
 
 
@@ -47,21 +48,31 @@ def stack_accounts(cfg: StackConfig) -> list[StackAccount]:
     ]
 
 
+def offline(cfg: StackConfig) -> list[Result]:
+    """What the stack file alone tells, printed whatever preflight cannot read: whether Cloud Build runs in
+    the region, and each (GPU, region) of the training job's chain that the dated GPU table does not list
+    (a note: Vertex decides at submission, and the chain moves on if it refuses)."""
+    results = [checks.cloud_build_region(cfg.region, cfg.image_builder, cfg.stack)]
+    lines = gpu_regions.unlisted_lines(demand.training_props(cfg))
+    return [*results, *(note("GPU regions", line) for line in lines)]
+
+
 def run(cfg: StackConfig) -> list[Result]:
-    """Every check for a cloud stack (a local stack has nothing in Google Cloud to check)."""
+    """Every check for a cloud stack (a local stack has nothing in Google Cloud to check); the offline
+    findings always, even when the credentials or the API clients fail."""
     if cfg.is_local:
         return [ok("stack", f"{cfg.stack} runs its jobs on this machine: nothing in Google Cloud to check")]
     project, stack = cfg.gcp_project, cfg.stack
     found, caller = credentials(project)
     if caller is None:
-        return [found]  # every other check reads with these credentials
+        return [found, *offline(cfg)]  # every other check reads with these credentials
     results = [found]
     billed = None if caller.quota_project else project  # the credentials' own quota project, else this one
     try:
         projects, billing = clients.projects(billed), clients.billing(billed)
         usage, iam, quotas = clients.service_usage(billed), clients.iam(billed), quota_client(project)
     except auth_exceptions.GoogleAuthError as exc:
-        return [*results, cannot_tell("clients", f"could not make the API clients: {exc}")]
+        return [*results, cannot_tell("clients", f"could not make the API clients: {exc}"), *offline(cfg)]
     account = cfg.budget.billing_account if cfg.budget else ""
     found = checks.guarded("project", lambda: checks.project(projects, project, stack))
     results.append(found)
@@ -74,8 +85,7 @@ def run(cfg: StackConfig) -> list[Result]:
                 lambda: checks.budget_rights(billing, account, up.BILLING_PERMISSIONS, caller, stack),
             )
         )
-    results.append(checks.cloud_build_region(cfg.region, cfg.image_builder, stack))
-    return results
+    return [*results, *offline(cfg)]
 
 
 def _in_project(

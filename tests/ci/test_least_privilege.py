@@ -210,11 +210,9 @@ def test_the_custom_roles_hold_only_real_permissions_and_start_no_work() -> None
     google = google_roles.load()
     for role in custom_roles.ALL:
         for permission in role.permissions:
-            assert google.is_real(permission) or permission in google.unverified, permission
+            assert google.is_real(permission), permission
         assert not set(role.permissions) & ACCOUNT_POWERS
         assert not [p for p in role.permissions if starts_work(p)]
-    # The one permission the dataset does not list, recorded with its reason (see the report of issue 27).
-    assert google.unverified == {"serviceusage.services.generateServiceIdentity"}
 
 
 def test_the_pinned_data_says_where_it_comes_from() -> None:

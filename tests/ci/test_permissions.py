@@ -46,8 +46,7 @@ ACCOUNT_CALLS: dict[str, set[str]] = {what: set(call.permissions) for what, call
     ],
 )
 def test_identity_holds_every_permission_its_calls_need(identity: str, granted: dict, calls: dict) -> None:
-    # The deploy identity also holds the bootstrap's custom role of permissions no predefined role has.
-    held = permissions(granted) | (set(roles.DEPLOY_EXTRA_PERMISSIONS) if identity == "deploy" else set())
+    held = permissions(granted)
     missing = {call: sorted(needed - held) for call, needed in calls.items() if not needed <= held}
     assert not missing, f"{identity} identity lacks {missing}"
 
@@ -85,14 +84,11 @@ def test_each_permission_up_needs_names_a_documented_role_that_holds_it() -> Non
         ),
     }
     assert set().union(*(needed for needed, _ in scopes.values())) == set(up.GRANTED_BY)
-    documented_extra = {
-        roles.DEPLOY_EXTRA_ROLE_ID: set(roles.DEPLOY_EXTRA_PERMISSIONS),
-        roles.STACK_ACCOUNT_ROLE_ID: set(custom_roles.STACK_ACCOUNT.permissions),
-    }
+    documented_extra = {roles.STACK_ACCOUNT_ROLE_ID: set(custom_roles.STACK_ACCOUNT.permissions)}
     for scope, (needed, documented) in scopes.items():
         for permission in needed:
             role = up.GRANTED_BY[permission]
-            assert role in documented or (scope == "project" and role == roles.DEPLOY_EXTRA_ROLE_ID), (
+            assert role in documented, (
                 f"{permission}: {role} is no deploy role infra/bootstrap/roles.py grants on the {scope}"
             )
             held = documented_extra.get(role) or permissions({role})

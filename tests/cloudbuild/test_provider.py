@@ -303,3 +303,31 @@ def test_state_from_before_the_generation_pin_updates_in_place() -> None:
     assert provider.diff("id", old, props()).changes is False
     assert provider.diff("id", props(), props(source_generation=1764000000999999.0)).changes is False
     assert provider.diff("id", props(), props(tag="other")).replaces == ["tag"]
+
+
+def test_a_build_past_its_deadline_is_cancelled_through_cancel_build(
+    fake_cloudbuild: FakeCloudBuild, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cancel path against the fake like the other build calls: CancelBuild names the build as
+    googleapis' CancelBuildRequest asks (project_id, id, the regional name); the build ends CANCELLED."""
+    from infra.cloudbuild import provider as build_provider
+
+    monkeypatch.setattr(build_provider, "QUEUE_GRACE_SECONDS", 0.0)
+    stuck = fake_cloudbuild.add_build(PARENT, spec.build_request(spec.with_defaults(props())), Status.WORKING)
+
+    with pytest.raises(BuildError, match=r"ran past timeout_seconds=0.2 .* was cancelled \(now CANCELLED\)"):
+        ImageBuildProvider().create(props(timeout_seconds=0.2))
+
+    (request,) = [r for name, r in fake_cloudbuild.calls if name == "CancelBuild"]
+    assert (request.name, request.project_id, request.id) == (stuck, "my-proj", stuck.rsplit("/", 1)[-1])
+    assert fake_cloudbuild.builds[stuck].status == Status.CANCELLED
+    assert "CreateBuild" not in fake_cloudbuild.methods()  # the running build was adopted, then cancelled
+
+
+def test_cancelling_a_build_that_already_ended_is_not_an_error(fake_cloudbuild: FakeCloudBuild) -> None:
+    done = fake_cloudbuild.add_build(PARENT, spec.build_request(spec.with_defaults(props())), Status.WORKING)
+    fake_cloudbuild.finish(done, Status.SUCCESS)
+    api = BuildApi(spec.with_defaults(props()))
+    api.cancel(done)  # FAILED_PRECONDITION from the service: nothing to stop
+    api.cancel(f"{PARENT}/builds/no-such-build")  # NOT_FOUND: nothing to stop
+    assert fake_cloudbuild.methods().count("CancelBuild") == 2

@@ -327,8 +327,8 @@ def test_preview_with_unknown_regions_reservation_and_deadline_passes_check(star
 
     elsewhere = {**RESERVATION, "reservation": "projects/demo-project/zones/us-east4-a/reservations/r"}
     bad = host.check(recorded(known(replace(shape, reservation_affinity=elsewhere)), preview=False))
-    # The job's reservation, and the fallback that inherits it.
-    assert [f.property for f in bad.failures] == ["reservation_affinity", "fallbacks[0].reservation_affinity"]
+    # The job's reservation; the L4 fallback (other machines) does not inherit it (placement.inherits).
+    assert [f.property for f in bad.failures] == ["reservation_affinity"]
     assert "us-central1" in bad.failures[0].reason
 
 

@@ -256,6 +256,16 @@ class FakeCloudBuild(FakeService):
         return cloudbuild_v1.ListBuildsResponse(builds=[cloudbuild_v1.Build(b) for b in found])
 
     def _cancel(self, request: cloudbuild_v1.CancelBuildRequest) -> cloudbuild_v1.Build:
+        # googleapis cloudbuild.proto CancelBuildRequest: project_id and id REQUIRED; name, when given, is
+        # projects/{project}/locations/{location}/builds/{build} (a regional build is found by it).
+        if not request.project_id or not request.id:
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, "project_id and id are required")
+        match = _BUILD_NAME.match(request.name)
+        if not match or (match["project"], match["id"]) != (request.project_id, request.id):
+            raise Abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"name {request.name!r} does not name build {request.id} of project {request.project_id}",
+            )
         build = self._lookup(request.name)
         if build.status not in LIVE:
             raise Abort(

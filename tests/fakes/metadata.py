@@ -6,7 +6,9 @@ GetMetadataStore / GetContext answer NOT_FOUND for a missing resource; CreateMet
 operation (answered done at once here) and ALREADY_EXISTS for an existing id; CreateContext takes a
 `context_id` of 4-128 characters from /[a-z][0-9]-/ (INVALID_ARGUMENT otherwise), answers ALREADY_EXISTS for
 an id in use, and needs its metadata store; AddContextChildren links existing contexts (the child's
-`parent_contexts` lists the parent) and refuses a missing one; UpdateContext replaces the context's fields.
+`parent_contexts` lists the parent) and refuses a missing one; UpdateContext sets the fields its update_mask
+names (all settable ones without a mask; the OUTPUT_ONLY create_time, update_time and parent_contexts stay
+the service's) and refuses a stale etag ("An eTag used to perform consistent read-modify-write updates").
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ from tests.fakes.grpc_fake import Abort, FakeService
 SERVICE = "google.cloud.aiplatform.v1.MetadataService"
 _CONTEXT_ID = re.compile(r"[a-z0-9-]{4,128}")
 _STORE = re.compile(r"projects/[^/]+/locations/[^/]+/metadataStores/[^/]+")
+# Context fields a caller may set (context.proto: name is the identifier; create_time, update_time and
+# parent_contexts are OUTPUT_ONLY).
+_UPDATABLE = frozenset(
+    {"display_name", "etag", "labels", "schema_title", "schema_version", "metadata", "description"}
+)
 
 
 def _now() -> datetime.datetime:
@@ -43,6 +50,7 @@ class FakeMetadataService(FakeService):
         super().__init__()
         self.stores: dict[str, aiplatform_v1.MetadataStore] = {}
         self.contexts: dict[str, aiplatform_v1.Context] = {}
+        self.updates: list[aiplatform_v1.UpdateContextRequest] = []  # every UpdateContext request, in order
 
     def handler(self) -> grpc.GenericRpcHandler:
         op = operations_pb2.Operation.SerializeToString
@@ -122,10 +130,22 @@ class FakeMetadataService(FakeService):
         if name not in self.contexts:
             raise Abort(grpc.StatusCode.NOT_FOUND, f"Context {name} not found.")
         stored = self.contexts[name]
-        updated = aiplatform_v1.Context(request.context)
-        # Output-only fields stay the service's.
-        updated.create_time, updated.parent_contexts = stored.create_time, list(stored.parent_contexts)
+        sent = request.context
+        if sent.etag and sent.etag != stored.etag:
+            raise Abort(grpc.StatusCode.ABORTED, f"Context {name} changed since it was read (etag mismatch).")
+        paths = list(request.update_mask.paths)
+        unknown = sorted(set(paths) - _UPDATABLE)
+        if unknown:
+            raise Abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"update_mask names fields it cannot update: {unknown}"
+            )
+        updated = aiplatform_v1.Context(stored)
+        # With a mask, only the fields it names; without one, every field the caller may set (AIP-134).
+        for field in paths or sorted(_UPDATABLE):
+            setattr(updated, field, getattr(sent, field))
+        self.updates.append(request)
         updated.update_time = _now()
+        updated.etag = str(int(stored.etag or "0") + 1)
         self.contexts[name] = updated
         return updated
 

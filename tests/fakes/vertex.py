@@ -10,7 +10,9 @@ every region, or per region and shape (a key that starts with the region wins), 
 region without it: STOCKOUT fails the job before it runs, after Vertex's own retries, with the
 documented message ("Resources are insufficient in region: R. Try a different region or use a different
 accelerator.", google.rpc code 8); QUEUED keeps it waiting (a Dynamic Workload Scheduler job waiting for
-machines, or a queue for quota) until it is cancelled or the capacity changes. `region_down[R]` makes every
+machines, or a queue for quota) until it is cancelled or the capacity changes; NOT_OFFERED refuses the
+create (a GPU the region does not offer); WAIT_EXPIRED and WAIT_FAILED end a queued job without it ever
+starting (a Dynamic Workload Scheduler wait that ran out). `region_down[R]` makes every
 call on region R fail with that code (an outage, a permission missing there, an RPC it does not answer).
 """
 
@@ -45,9 +47,18 @@ _NEXT = {
 }
 STOCKOUT = "stockout"
 QUEUED = "queued"
+# The region does not offer the shape's GPU: CreateCustomJob answers 400 INVALID_ARGUMENT with Vertex's
+# wording (infra/vertex/lifecycle/outcome.py, NOT_OFFERED, and its sources); no job is made.
+NOT_OFFERED = "not offered"
+# A Dynamic Workload Scheduler job whose max wait ran out before machines came: it ends without ever starting,
+# EXPIRED (no error), or FAILED with `wait_failed_message`. How Vertex ends such a wait is not documented
+# (infra/vertex/lifecycle/waiting.py says what was read), so the fake sends both.
+WAIT_EXPIRED = "wait expired"
+WAIT_FAILED = "wait failed"
 STOCKOUT_MESSAGE = (
     "Resources are insufficient in region: {region}. Try a different region or use a different accelerator."
 )
+NOT_OFFERED_MESSAGE = 'Accelerator "{accelerator}" is not supported for machine type "{machine}"'
 
 
 def shape_of(job: aiplatform_v1.CustomJob) -> tuple[str, str, str]:
@@ -93,6 +104,9 @@ class FakeJobService(FakeService):
         # What a stockout reads: Vertex's documented sentence, or any other wording of infra/vertex/lifecycle/
         # outcome.py's table that a test feeds in ({region} is filled in).
         self.stockout_message: str = STOCKOUT_MESSAGE
+        # What a WAIT_FAILED job's error reads: no Google source gives it, so by default a text no row of
+        # outcome.py's table holds (the state and the missing start time must decide, not the words).
+        self.wait_failed_message: str = "Job failed."
 
     def capacity_of(self, region: str, job: aiplatform_v1.CustomJob) -> str | None:
         """STOCKOUT, QUEUED or None (room) for this job's shape in `region`."""
@@ -188,6 +202,10 @@ class FakeJobService(FakeService):
             self._enter(job, JobState.JOB_STATE_CANCELLED)
         elif capacity == QUEUED and job.state == JobState.JOB_STATE_QUEUED:
             pass
+        elif capacity == WAIT_EXPIRED and job.state == JobState.JOB_STATE_QUEUED:
+            self._enter(job, JobState.JOB_STATE_EXPIRED)
+        elif capacity == WAIT_FAILED and job.state == JobState.JOB_STATE_QUEUED:
+            self._enter(job, JobState.JOB_STATE_FAILED, self.wait_failed_message, 9)
         elif capacity == STOCKOUT and job.state == JobState.JOB_STATE_PENDING:
             region = region_of(job.name)
             self._enter(job, JobState.JOB_STATE_FAILED, self.stockout_message.format(region=region), 8)
@@ -206,6 +224,14 @@ class FakeJobService(FakeService):
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid parent: {request.parent}")
         if not request.custom_job.job_spec.worker_pool_specs:
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, "worker_pool_specs must not be empty")
+        if self.capacity_of(region_of(request.parent), request.custom_job) == NOT_OFFERED:
+            machine = request.custom_job.job_spec.worker_pool_specs[0].machine_spec
+            raise Abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                NOT_OFFERED_MESSAGE.format(
+                    accelerator=machine.accelerator_type.name, machine=machine.machine_type
+                ),
+            )
         job = aiplatform_v1.CustomJob(request.custom_job)
         job.name = f"{request.parent}/customJobs/{next(self._ids)}"
         job.create_time = _now()

@@ -383,20 +383,25 @@ def test_a_local_stack_needs_nothing(capsys: pytest.CaptureFixture[str]) -> None
     assert lines(capsys.readouterr().out, "ok")
 
 
-def test_a_stack_without_its_file_is_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_stack_without_its_file_is_missing(
+    cloud: Cloud, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from infra.preflight.__main__ import main
 
-    (tmp_path / "Pulumi.other.yaml").write_text("config: {}\n")
-    assert main(["--stack", "nosuch"], root=tmp_path) == 1
+    root = tmp_path / "elsewhere"
+    root.mkdir()
+    (root / "Pulumi.other.yaml").write_text("config: {}\n")
+    assert main(["--stack", "nosuch"], root=root) == 1
     out = capsys.readouterr().out
     # The same words as every command that reads a stack file (infra/config/stack_file.py).
     [line] = lines(out, "missing")
-    assert line.endswith(f"(stack name): no stack file Pulumi.nosuch.yaml in {tmp_path}")
+    assert line.endswith(f"(stack name): no stack file Pulumi.nosuch.yaml in {root}")
+    assert [status.split(":")[0] for status in lines(out, "ok")] == ["ok           credentials"]
     assert fixes(out) == ["name one of the stacks here (other), or `pulumi stack init` one"]
 
 
 def test_a_bad_stack_configuration_is_one_line_with_the_loaders_problem_and_fix(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cloud: Cloud, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from infra.preflight.__main__ import main
 
@@ -404,6 +409,11 @@ def test_a_bad_stack_configuration_is_one_line_with_the_loaders_problem_and_fix(
     (tmp_path / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
     assert main(["--stack", "dev"], root=tmp_path) == 1
     out = capsys.readouterr().out
+    # Who you are is said first, whatever the stack file holds (the credentials need no project).
+    [credentials] = lines(out, "ok")
+    assert credentials.split(None, 1)[1].startswith(
+        f"credentials: Application Default Credentials of user {EMAIL}"
+    )
     [line] = lines(out, "missing")
     assert line.split(None, 1)[1].startswith(
         "stack configuration: vertex-training:gcpProject and vertex-training:billingAccount: "
@@ -413,6 +423,39 @@ def test_a_bad_stack_configuration_is_one_line_with_the_loaders_problem_and_fix(
     [fix] = fixes(out)
     assert fix.startswith("run `pulumi config set --stack dev vertex-training:gcpProject <your-project-id>`")
     assert "vertex-training:billingAccount <ACCOUNT_ID>" in fix
+
+
+def test_placeholder_ids_without_credentials_say_both_in_one_run(tmp_path: Path) -> None:
+    """No ADC and the example ids: the login command and the config commands, each on its own line."""
+    (tmp_path / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    env = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
+    env |= {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud"), "NO_GCE_CHECK": "true", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.preflight", "--stack", "dev", "--json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert [(c["item"], c["status"]) for c in report["checks"]] == [
+        ("credentials", "missing"),
+        ("stack configuration", "missing"),
+    ]
+    assert report["checks"][0]["fix"] == "gcloud auth application-default login"
+    assert "vertex-training:gcpProject" in report["checks"][1]["detail"]
+
+
+def test_every_configuration_finding_is_a_line_of_its_own() -> None:
+    """All problems of a stack file (ConfigErrors) print whole: each key with its problem and fix, none
+    dropped after the first."""
+    from infra.config import ConfigError
+    from infra.config.reader import ConfigErrors, problems
+    from infra.preflight.__main__ import _config_lines
+
+    first = ConfigError("region", "'us-central' is not a region", "use a region")
+    second = ConfigError("acceleratorCount", "3 is not a count n1-standard-4 takes", "use 1, 2 or 4")
+    lines = _config_lines(problems(ConfigErrors([first, second])))
+    assert [line.detail for line in lines] == [f"{e.name}: {e.problem}" for e in (first, second)]
+    assert [line.fix for line in lines] == [first.fix, second.fix]
 
 
 def _run(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -501,3 +544,21 @@ def test_a_custom_account_role_is_granted_by_its_full_name() -> None:
     assert grant_on_account(
         "x@p1.iam.gserviceaccount.com", "user:a@b.c", "roles/iam.serviceAccountUser"
     ).endswith("--role=roles/iam.serviceAccountUser")
+
+
+def test_a_region_the_gpu_table_does_not_list_is_a_note_whatever_else_is_read(
+    cloud: Cloud, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """V100 is not listed for training in us-east4 (Vertex AI Locations, read 2026-11-25): a note, not a
+    stop, printed with the checks, and printed too when the credentials are gone."""
+    cloud.write_stack(acceleratorType="NVIDIA_TESLA_V100", fallbackRegions=["us-east4"])
+    assert cloud.preflight() == 0
+    out = capsys.readouterr().out
+    [line] = lines(out, "note")
+    assert "GPU regions: Vertex AI's Locations table read 2026-11-25" in line
+    assert "does not list NVIDIA_TESLA_V100 for training in us-east4" in line
+    env = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
+    env |= {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud"), "NO_GCE_CHECK": "true", "PYTHONPATH": str(ROOT)}
+    done = _run(cloud.root, env, "--json")
+    items = [(c["item"], c["status"]) for c in json.loads(done.stdout)["checks"]]
+    assert items == [("credentials", "missing"), ("Cloud Build region", "ok"), ("GPU regions", "note")]

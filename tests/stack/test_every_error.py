@@ -69,6 +69,8 @@ def test_load_stack_and_preflight_name_all_three(tmp_path):
     assert [error.name for error in raised.value.errors] == THREE_KEYS
     project, results = check_stack(root, "dev")
     assert project == "not read"
+    assert results[0].item == "credentials"  # who you are comes first, whatever the stack file holds
+    results = [r for r in results if r.item == "stack configuration"]
     assert [r.status for r in results] == [MISSING] * 3
     assert [r.detail.split(":")[0] + ":" + r.detail.split(":")[1] for r in results] == THREE_KEYS
     assert all(r.fix for r in results)

@@ -203,3 +203,20 @@ def test_the_same_run_again_is_running_again(fakes: Fakes) -> None:
     assert fakes.metadata.contexts[name].metadata["_state"] == "COMPLETE"
     experiments.ensure(spec.with_defaults(linked_props("a1")), print)
     assert fakes.metadata.contexts[name].metadata["_state"] == "RUNNING"
+
+
+def test_run_updates_send_only_the_metadata_by_update_mask(fakes: Fakes) -> None:
+    """UpdateContext carries the fields that change, named by update_mask, and none read back (the OUTPUT_ONLY
+    create_time, update_time, parent_contexts of googleapis context.proto)."""
+    create(linked_props("a1"))
+    experiments.ensure(spec.with_defaults(linked_props("a1")), print)  # the same run again: RUNNING
+    assert len(fakes.metadata.updates) == 2  # COMPLETE at the end, RUNNING again
+    for request in fakes.metadata.updates:
+        assert list(request.update_mask.paths) == ["metadata"]
+        sent = request.context
+        assert not sent.create_time and not sent.update_time and not list(sent.parent_contexts)
+        assert not sent.schema_title and not sent.display_name
+    name = experiments.context_name(PROJECT, REGION, "vertex-training-dev-train-a1")
+    stored = fakes.metadata.contexts[name]
+    # What was not sent stays: the link to the experiment and the run's kind.
+    assert stored.parent_contexts and stored.schema_title == experiments.RUN_SCHEMA

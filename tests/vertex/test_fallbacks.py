@@ -15,7 +15,15 @@ from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
-from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
+from tests.fakes.vertex import (
+    NOT_OFFERED,
+    QUEUED,
+    STOCKOUT,
+    STOCKOUT_MESSAGE,
+    WAIT_EXPIRED,
+    WAIT_FAILED,
+    shape_of,
+)
 from tests.vertex.props import PROJECT, REGION, job_props, pool
 
 JobState = aiplatform_v1.JobState
@@ -174,6 +182,83 @@ def test_a_create_refused_for_quota_moves_on_without_retrying(fake_vertex):
     assert skipped["state"] == "SKIPPED" and "CustomModelTrainingPreemptibleT4GPUs" in skipped["reason"]
 
 
+def test_vertex_refusing_the_gpu_in_a_region_moves_the_chain_with_its_answer(fake_vertex, capsys):
+    """Europe-west1 is not in the dated table for L4: check passes, Vertex refuses, the next shape runs."""
+    europe_l4 = ("europe-west1", "g2-standard-8", "NVIDIA_L4", "STANDARD")
+    fake_vertex.capacity[europe_l4] = NOT_OFFERED
+    outs = create(
+        spot=False,
+        worker_pools=[pool(machine_type="g2-standard-8", accelerator_type="NVIDIA_L4")],
+        fallbacks=[{"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4"}],
+        region="europe-west1",
+    ).outs
+    refused, ran = outs["attempts"]
+    assert refused["state"] == "SKIPPED" and refused["job_name"] == "" and refused["region"] == "europe-west1"
+    assert refused["reason"] == (
+        'CreateCustomJob refused: Accelerator "NVIDIA_L4" is not supported for machine type "g2-standard-8"'
+    )
+    assert ran["state"] == "JOB_STATE_SUCCEEDED" and ran["accelerator_type"] == "NVIDIA_TESLA_T4"
+    assert fake_vertex.methods().count("CreateCustomJob") == 2  # refused at once: no retries
+    assert (
+        "leaving g2-standard-8 + 1 x NVIDIA_L4 (STANDARD): CreateCustomJob refused: "
+        in capsys.readouterr().err
+    )
+
+
+def test_another_invalid_argument_is_still_final(fake_vertex):
+    fake_vertex.fail("CreateCustomJob", grpc.StatusCode.INVALID_ARGUMENT, message="Invalid image URI")
+    with pytest.raises(JobError, match="Vertex AI rejected the job spec"):
+        create()
+    assert fake_vertex.methods().count("CreateCustomJob") == 1
+
+
+FLEX_L4 = ("g2-standard-8", "NVIDIA_L4", "FLEX_START")
+
+
+@pytest.mark.parametrize(
+    ("ending", "state"), [(WAIT_EXPIRED, "JOB_STATE_EXPIRED"), (WAIT_FAILED, "JOB_STATE_FAILED")]
+)
+def test_a_flex_start_job_that_ended_without_starting_gives_way_whatever_its_state(
+    fake_vertex, ending, state, capsys
+):
+    fake_vertex.capacity[FLEX_L4] = ending
+    outs = create(
+        spot=None,
+        scheduling_strategy="FLEX_START",
+        max_wait_seconds=3600,
+        worker_pools=[pool(machine_type="g2-standard-8", accelerator_type="NVIDIA_L4")],
+        fallbacks=[{"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4",
+                    "scheduling_strategy": "STANDARD"}],
+    ).outs  # fmt: skip
+    waited, ran = outs["attempts"]
+    assert waited["state"] == state and waited["scheduling_strategy"] == "FLEX_START"
+    assert waited["reason"].startswith(
+        "Dynamic Workload Scheduler found no machines within max_wait_seconds=3600: the job ended "
+        f"{state} without starting"
+    )
+    assert (
+        ran["state"] == "JOB_STATE_SUCCEEDED" and outs["placement"]["accelerator_type"] == "NVIDIA_TESLA_T4"
+    )
+    assert "CancelCustomJob" not in fake_vertex.methods()  # Vertex ended the wait, not the provider
+    err = capsys.readouterr().err
+    assert "leaving g2-standard-8 + 1 x NVIDIA_L4 (FLEX_START): Dynamic Workload Scheduler" in err
+
+
+def test_a_flex_start_job_that_failed_after_starting_is_the_trainers_failure(fake_vertex):
+    fake_vertex.outcomes = [
+        (JobState.JOB_STATE_FAILED, "The replica workerpool0-0 exited with a non-zero status of 1")
+    ]
+    with pytest.raises(JobError, match="exited with a non-zero status"):
+        create(
+            spot=None,
+            scheduling_strategy="FLEX_START",
+            worker_pools=[pool(machine_type="g2-standard-8", accelerator_type="NVIDIA_L4")],
+            fallbacks=[{"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4",
+                        "scheduling_strategy": "STANDARD"}],
+        )  # fmt: skip
+    assert fake_vertex.methods().count("CreateCustomJob") == 1
+
+
 @pytest.mark.parametrize("edited", [CHAIN, CHAIN[::-1]], ids=["same chain", "chain edited meanwhile"])
 def test_an_interrupted_up_adopts_the_live_fallback_job(fake_vertex, edited):
     props = spec.with_defaults(job_props(spot=True, fallbacks=CHAIN))
@@ -212,6 +297,26 @@ def test_fallbacks_change_in_place_and_keep_the_job_key():
 def test_which_endings_give_way_to_the_next_shape(state, error, started, gives_way):
     start = "2026-11-22T10:00:00+00:00" if started else ""
     assert waiting.gave_way(CUSTOM_JOB, JobStatus("j", state, "", error=error, start_time=start)) is gives_way
+
+
+@pytest.mark.parametrize(
+    ("state", "started", "gives_way"),
+    [
+        ("JOB_STATE_FAILED", False, True),  # any wording: the wait ran out
+        ("JOB_STATE_EXPIRED", False, True),
+        ("JOB_STATE_FAILED", True, False),  # it ran: the trainer's failure
+        ("JOB_STATE_CANCELLED", False, False),  # a person or the kill switch: never another shape
+    ],
+)
+def test_which_flex_start_endings_give_way(state, started, gives_way):
+    start = "2026-11-22T10:00:00+00:00" if started else ""
+    status = JobStatus("j", state, "", error="Job failed.", start_time=start)
+    flex = {"scheduling_strategy": "FLEX_START", "max_wait_seconds": 60}
+    assert waiting.gave_way(CUSTOM_JOB, status, flex) is gives_way
+    assert (
+        not waiting.gave_way(CUSTOM_JOB, status, {"scheduling_strategy": "SPOT"})
+        or state == "JOB_STATE_EXPIRED"
+    )
 
 
 def test_update_and_read_after_a_fallback_ran_keep_its_shape_and_attempts(fake_vertex):

@@ -1,6 +1,6 @@
-"""Know before you go: where each GPU is offered (a check error, a warning when the table cannot say), the
-quota pre-check in each shape's own region, cross-region reads at preview, the on-demand bound in the closing
-line, and the fake JobService's capacity per region (what the lifecycle's tests stand on)."""
+"""Know before you go: where each GPU is offered (a preview warning naming the table's date, never a check
+error), the quota pre-check in each shape's own region, cross-region reads at preview, the on-demand bound in
+the closing line, and the fake JobService's capacity per region (what the lifecycle's tests stand on)."""
 
 import pytest
 from google.cloud import aiplatform_v1
@@ -24,20 +24,27 @@ def props(**overrides):
     return spec.with_defaults(job_props(**overrides))
 
 
-def test_a_shape_whose_gpu_its_region_does_not_offer_is_a_check_error_naming_where_it_is():
-    found = spec.validate(props(fallbacks=[{**L4, "region": "europe-west1"}]))
-    ((key, reason),) = found
-    assert key == "fallbacks"
-    assert "Vertex AI does not offer NVIDIA_L4 for training in europe-west1" in reason
-    assert "it does in asia-northeast3, asia-south1" in reason and gpu_regions.LOCATIONS_URL in reason
-    # A region of fallback_regions that does not offer a shape's GPU: that shape is not tried there (the
-    # user named a region, not that shape in it), and the preview says so.
+def test_a_region_the_table_does_not_list_is_a_warning_naming_region_gpu_and_date_never_a_check_error():
+    job = props(fallbacks=[{**L4, "region": "europe-west1"}])
+    assert spec.validate(job) == []
+    # The shape stays in the chain: Vertex judges at submission.
+    assert [s.where() for s in placement.shapes(job)][
+        1
+    ] == "g2-standard-8 + 1 x NVIDIA_L4 (STANDARD) in europe-west1"
+    (line,) = [line for line in gpu_regions.warning_lines(job) if "NVIDIA_L4" in line]
+    assert line.startswith("WARNING: Vertex AI's Locations table read 2026-11-25")
+    assert (
+        "does not list NVIDIA_L4 for training in europe-west1" in line and gpu_regions.LOCATIONS_URL in line
+    )
+    assert "Vertex decides at submission" in line
+    assert line in cost_preview.preview_lines(job)
+    # A region of fallback_regions the table does not list for a shape's GPU: the shape is tried there too
+    # (the user listed the region), with the same warning.
     moved = props(worker_pools=[pool(accelerator_type="NVIDIA_TESLA_V100")], fallback_regions=["us-east4"])
     assert spec.validate(moved) == []
-    assert [shape.region for shape in placement.shapes(moved)] == ["us-central1"]
-    (line,) = gpu_regions.not_moved_lines(moved)
-    assert line.startswith("not tried in us-east4: n1-standard-8 + 1 x NVIDIA_TESLA_V100") and "offer" in line
-    assert spec.validate(props(fallbacks=[{**L4, "region": "us-east4"}])) == []
+    assert [shape.region for shape in placement.shapes(moved)] == ["us-central1", "us-east4"]
+    (warned,) = gpu_regions.warning_lines(moved)
+    assert "does not list NVIDIA_TESLA_V100 for training in us-east4" in warned
 
 
 def test_a_gpu_or_region_the_table_cannot_judge_gives_a_warning_not_a_verdict():
@@ -120,15 +127,15 @@ def test_every_listed_gpu_is_a_vertex_accelerator(kind):
     assert kind in spec.ACCELERATOR_TYPES
 
 
-def test_a_preview_with_unknown_images_still_checks_where_the_gpu_is_offered():
+def test_a_preview_with_unknown_images_still_warns_where_the_gpu_is_not_listed():
     from pulumi.output import Unknown
 
-    job = props(worker_pools=[pool(image_uri=Unknown(), accelerator_type="NVIDIA_TESLA_V100")],
-                fallbacks=[{"region": "us-east4"}])  # fmt: skip
-    assert any("NVIDIA_TESLA_V100 for training in us-east4" in reason for _, reason in spec.validate(job))
     moved = props(worker_pools=[pool(image_uri=Unknown(), accelerator_type="NVIDIA_TESLA_V100")],
                   fallback_regions=["us-east4"])  # fmt: skip
-    assert [line[:26] for line in gpu_regions.not_moved_lines(moved)] == ["not tried in us-east4: n1-"]
+    assert spec.validate(moved) == []
+    assert [line[:44] for line in gpu_regions.warning_lines(moved)] == [
+        "WARNING: Vertex AI's Locations table read 20"
+    ]
     unknown_regions = props(fallback_regions=[Unknown()], fallbacks=[{**L4, "region": Unknown()}])
     assert spec.validate(unknown_regions) == []
     assert gpu_regions.warning_lines(unknown_regions) == []

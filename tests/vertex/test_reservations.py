@@ -67,13 +67,19 @@ def test_a_fallback_may_drop_the_jobs_reservation():
             "cannot go with scheduling_strategy FLEX_START",
         ),
         (
-            {"reservation_affinity": SPECIFIC,
-             "fallbacks": [{"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4",
-                            "scheduling_strategy": "FLEX_START"}]},
+            {"fallbacks": [{"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4",
+                            "scheduling_strategy": "FLEX_START", "reservation_affinity": SPECIFIC}]},
             "fallbacks[0].reservation_affinity SPECIFIC_RESERVATION cannot go with scheduling_strategy",
         ),
         ({"reservation_affinity": SPECIFIC, "fallbacks": [{"region": "us-east4"}]},
          "not in the shape's region us-east4"),
+        ({"reservation_affinity": SPECIFIC, "spot": True},
+         "reservation_affinity SPECIFIC_RESERVATION cannot go with Spot VMs"),
+        ({"reservation_affinity": {"type": "ANY_RESERVATION"}, "scheduling_strategy": "SPOT", "spot": None},
+         "reservation_affinity ANY_RESERVATION cannot go with Spot VMs"),
+        ({"fallbacks": [{"scheduling_strategy": "SPOT",
+                         "reservation_affinity": {"type": "ANY_RESERVATION"}}]},
+         "fallbacks[0].reservation_affinity ANY_RESERVATION cannot go with Spot VMs"),
         ({"fallbacks": [{"region": "us-central"}]}, "fallbacks[0].region must be a region id"),
         ({"fallback_regions": ["us-east4", "us-east4"]}, "names a region twice"),
         ({"fallback_regions": ["us-central1"]}, "the job's own region"),
@@ -113,3 +119,49 @@ def test_a_study_takes_the_same_regions_reservations_and_deadline():
         tuning_spec.with_defaults(tuning_props(reservation_affinity={"type": "SPECIFIC_RESERVATION"}))
     )
     assert any("full name" in reason for _, reason in bad)
+
+
+def test_spot_with_a_reservation_cites_the_compute_engine_limitation():
+    ((key, reason),) = failures(reservation_affinity=SPECIFIC, spot=True)
+    assert key == "reservation_affinity"
+    assert "Spot VMs and preemptible instances cannot consume reservations" in reason
+    assert "https://cloud.google.com/compute/docs/instances/reservations-consume" in reason
+
+
+@pytest.mark.parametrize(
+    "fallback",
+    [
+        {"scheduling_strategy": "SPOT"},  # Spot cannot consume one
+        {"machine_type": "n1-standard-16"},  # another machine: the reservation does not match it
+        {"accelerator_count": 2},
+        {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},
+    ],
+)
+def test_a_fallback_that_changes_the_machines_or_goes_spot_carries_no_inherited_reservation(fallback):
+    props = spec.with_defaults(job_props(reservation_affinity=SPECIFIC, fallbacks=[fallback]))
+    assert spec.validate(props) == []
+    request = spec.build_custom_job(props, 1).job_spec.worker_pool_specs[0].machine_spec
+    assert request.reservation_affinity.reservation_affinity_type == Type.TYPE_UNSPECIFIED
+
+
+def test_a_fallback_that_keeps_the_machines_on_demand_inherits_the_reservation():
+    props = spec.with_defaults(
+        job_props(reservation_affinity=SPECIFIC, fallbacks=[{"region": "us-central1"}])
+    )
+    assert spec.validate(props) == []
+    request = spec.build_custom_job(props, 1).job_spec.worker_pool_specs[0].machine_spec
+    assert request.reservation_affinity.reservation_affinity_type == Type.SPECIFIC_RESERVATION
+    assert list(request.reservation_affinity.values) == [NAME]
+
+
+def test_a_fallback_on_other_machines_may_name_its_own_reservation():
+    own = {"type": "ANY_RESERVATION"}
+    props = spec.with_defaults(
+        job_props(
+            reservation_affinity=SPECIFIC,
+            fallbacks=[{"machine_type": "n1-standard-16", "reservation_affinity": own}],
+        )
+    )
+    assert spec.validate(props) == []
+    request = spec.build_custom_job(props, 1).job_spec.worker_pool_specs[0].machine_spec
+    assert request.reservation_affinity.reservation_affinity_type == Type.ANY_RESERVATION

@@ -1,9 +1,11 @@
-"""Check's verdict on where a shape's GPU is offered for training, from machines.GPUS `regions` (Vertex AI
-"Locations", read 2026-11-25). A GPU whose list was read whole gives a verdict for every region (listed:
-offered; not listed: not offered, a check error); a GPU read only in part (H100), or not read at all (T4, P4,
-P100, A100 80GB, H200, ...), gives no verdict for a region it does not list: a warning says so instead of a
-wrong answer. The same page: "If your job uses multiple types of GPUs, they must all be
-available in a single zone."
+"""Where a shape's GPU is offered for training, as a preview warning, never a check error: machines.GPUS
+`regions` is a dated snapshot of Vertex AI "Locations" (LOCATIONS_READ), and Google adds GPU regions over
+time, which a user cannot override. Vertex judges at submission: when it refuses the GPU in a region, the
+chain moves to its next shape with Vertex's refusal as that attempt's reason (lifecycle/placing.py,
+lifecycle/outcome.py NOT_OFFERED). A region the table does not list for a GPU (a GPU whose list was read
+whole), and a GPU or region the table cannot judge (a list read in part, or not read), each give one
+WARNING naming the GPU, the region and the table's date. The same page: "If your job uses multiple types of
+GPUs, they must all be available in a single zone."
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ def where_offered(accelerator: str) -> str:
     return ", ".join(sorted(GPUS[accelerator].regions or ()))
 
 
-def _gpu_shapes(props: Mapping[str, Any]) -> list[tuple[int, placement.Shape]]:
-    """The chain's GPU shapes with their index, once the chain is known (a preview may not know it)."""
+def _gpu_shapes(props: Mapping[str, Any]) -> list[placement.Shape]:
+    """The chain's GPU shapes, once the chain is known (a preview may not know it)."""
     # Only what makes the shapes: a preview often leaves a pool's image or args unknown, never its machine.
     keys = ("region", "fallbacks", "fallback_regions", "scheduling_strategy", "reservation_affinity", "spot")
     if props.get("runner") != "vertex" or any(is_unknown(props.get(key)) for key in keys):
@@ -32,56 +34,42 @@ def _gpu_shapes(props: Mapping[str, Any]) -> list[tuple[int, placement.Shape]]:
         return []
     if any(is_unknown(pools[0].get(k)) for k in ("machine_type", "accelerator_type", "accelerator_count")):
         return []
-    return [(i, s) for i, s in enumerate(placement.shapes(props)) if s.accelerator_type and s.region]
+    return [s for s in placement.shapes(props) if s.accelerator_type and s.region]
 
 
-def _name(index: int) -> str:
-    return "shape" if index == 0 else f"chain shape {index}"
-
-
-def failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Check errors: a shape whose GPU the page's complete list does not offer for training in its region."""
-    found = []
-    for index, shape in _gpu_shapes(props):
-        kind = shape.accelerator_type or ""
-        if offered(kind, shape.region) is False:
-            found.append(
-                (
-                    "fallbacks" if index else "worker_pools",
-                    f"{_name(index)} {shape.where()}: Vertex AI does not offer {kind} for training in "
-                    f"{shape.region}; it does in {where_offered(kind)} (Vertex AI Locations, "
-                    f"{LOCATIONS_URL}, read {READ}); pick another region or GPU for this shape",
-                )
-            )
-    return found
-
-
-def not_moved_lines(props: Mapping[str, Any]) -> list[str]:
-    """One line per fallback region a shape is not tried in because its GPU is not offered there."""
-    if not _gpu_shapes(props):
-        return []
-    home = placement.home_chain(props)
-    found = []
-    for region in props.get("fallback_regions") or []:
-        for shape in home:
-            kind = shape.accelerator_type or ""
-            if kind and offered(kind, region) is False:
-                found.append(
-                    f"not tried in {region}: {shape}, as Vertex AI does not offer {kind} for training there "
-                    f"({LOCATIONS_URL}, read {READ})"
-                )
-    return found
+def _pairs(props: Mapping[str, Any], verdicts: tuple[bool | None, ...]) -> list[tuple[str, str]]:
+    """Each (GPU, region) of the chain, once, whose table verdict is one of `verdicts`."""
+    return list(
+        dict.fromkeys(
+            (shape.accelerator_type or "", shape.region)
+            for shape in _gpu_shapes(props)
+            if offered(shape.accelerator_type or "", shape.region) in verdicts
+        )
+    )
 
 
 def warning_lines(props: Mapping[str, Any]) -> list[str]:
-    """One WARNING per (GPU, region) of the chain that the sourced table cannot judge."""
-    pairs = dict.fromkeys(
-        (shape.accelerator_type or "", shape.region)
-        for _, shape in _gpu_shapes(props)
-        if offered(shape.accelerator_type or "", shape.region) is None
+    """One WARNING per (GPU, region) of the chain that the dated table does not list or cannot judge."""
+    return [_warning(kind, region) for kind, region in _pairs(props, (False, None))]
+
+
+def unlisted_lines(props: Mapping[str, Any]) -> list[str]:
+    """Only the (GPU, region) pairs the table's complete list leaves out (preflight's note), unprefixed."""
+    return [_warning(kind, region).removeprefix("WARNING: ") for kind, region in _pairs(props, (False,))]
+
+
+def _warning(kind: str, region: str) -> str:
+    if offered(kind, region) is False:
+        said = (
+            f"Vertex AI's Locations table read {READ} ({LOCATIONS_URL}) does not list {kind} for training "
+            f"in {region} (it lists {where_offered(kind)})"
+        )
+    else:
+        said = (
+            f"whether Vertex AI offers {kind} for training in {region} is not in the Locations table read "
+            f"{READ} ({LOCATIONS_URL})"
+        )
+    return (
+        f"WARNING: {said}. Preview only: Google adds GPU regions over time, so Vertex decides at submission; "
+        "if it refuses the GPU there, the job moves to its next shape with Vertex's answer as the reason"
     )
-    return [
-        f"WARNING: whether Vertex AI offers {kind} for training in {region} is not in the table read from "
-        f"{LOCATIONS_URL} ({READ}; capacity/gpu_regions.py): check that page before relying on it"
-        for kind, region in pairs
-    ]

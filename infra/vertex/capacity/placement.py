@@ -19,8 +19,8 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES, offered
-from infra.vertex.capacity.reservations import Reservation
+from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES
+from infra.vertex.capacity.reservations import CONSUMING_STRATEGIES, Reservation
 from infra.vertex.lifecycle import outcome
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import Attempt
@@ -98,24 +98,34 @@ def primary_shape(props: Mapping[str, Any]) -> Shape:
 
 
 def resolve(fallback: Mapping[str, Any], primary: Shape) -> Shape:
-    """A fallback entry with every key it leaves out taken from the primary shape. `accelerator_count: 0`
-    without an accelerator_type is a CPU-only shape (the primary's accelerator is not kept); a stored
-    `placement` without `region` (outputs of earlier versions) ran in the primary's (home) region."""
+    """A fallback entry with every key it leaves out taken from the primary shape, but the reservation (see
+    `inherits`). `accelerator_count: 0` without an accelerator_type is a CPU-only shape (the primary's
+    accelerator is not kept); a stored `placement` without `region` (outputs of earlier versions) ran in the
+    primary's (home) region."""
     count = int(fallback.get("accelerator_count", primary.accelerator_count))
     kind = fallback.get("accelerator_type", primary.accelerator_type if count else None)
-    reservation = (
-        Reservation.of(fallback["reservation_affinity"])
-        if "reservation_affinity" in fallback
-        else primary.reservation
-    )
-    return Shape(
+    shape = Shape(
         machine_type=fallback.get("machine_type", primary.machine_type),
         accelerator_type=kind or None,
         accelerator_count=count,
         scheduling_strategy=fallback.get("scheduling_strategy", primary.scheduling_strategy),
         region=fallback.get("region") or primary.region,
-        reservation=reservation,
     )
+    if "reservation_affinity" in fallback:
+        return replace(shape, reservation=Reservation.of(fallback["reservation_affinity"]))
+    return replace(shape, reservation=primary.reservation if inherits(shape, primary) else None)
+
+
+def inherits(shape: Shape, primary: Shape) -> bool:
+    """A fallback that names no reservation consumes the job's only when it keeps the job's machines (a
+    reservation matches one exact machine configuration: Vertex "Use reservations with training") on a
+    strategy that can consume one (not Spot, not FLEX_START: reservations.CONSUMING_STRATEGIES)."""
+    same_machines = (shape.machine_type, shape.accelerator_type, shape.accelerator_count) == (
+        primary.machine_type,
+        primary.accelerator_type,
+        primary.accelerator_count,
+    )
+    return same_machines and shape.scheduling_strategy in CONSUMING_STRATEGIES
 
 
 def region_of(job_name: str) -> str | None:
@@ -191,8 +201,9 @@ def home_chain(props: Mapping[str, Any]) -> list[Shape]:
 def shapes(props: Mapping[str, Any]) -> list[Shape]:
     """The whole chain: the home chain, then, for each region of `fallback_regions` in order, the home chain's
     shapes that took the home region moved there. A shape that names its own region is tried once; a
-    SPECIFIC_RESERVATION lives in one zone, so its shape is not moved; nor is a shape whose GPU Google's
-    Locations table does not offer in that region (machines.offered). No shape appears twice."""
+    SPECIFIC_RESERVATION lives in one zone, so its shape is not moved. A region the dated GPU table does not
+    list for a shape's GPU keeps that shape: Vertex judges at submission (gpu_regions.py). No shape appears
+    twice."""
     home = str(props.get("region") or "")
     chain = home_chain(props)
     movable = [
@@ -206,7 +217,7 @@ def shapes(props: Mapping[str, Any]) -> list[Shape]:
             continue
         for shape in movable:
             moved = replace(shape, region=region)
-            if offered(shape.accelerator_type or "", region) is not False and moved not in chain:
+            if moved not in chain:
                 chain.append(moved)
     return chain
 

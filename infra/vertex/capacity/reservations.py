@@ -8,7 +8,11 @@ on-demand) and SPECIFIC_RESERVATION, which names one reservation by the key
 (projects/P/zones/Z/reservations/N). The reservation's VM properties must match the job's machines exactly
 and it must let Vertex use it (sharing policy ALLOW_ALL). "Flex Start for Dynamic Workload Scheduler and
 running training jobs on a persistent resource are both supported except when using Compute Engine
-reservations": a reservation with FLEX_START is refused.
+reservations": a reservation with FLEX_START is refused. Compute Engine, "Consume reservations", Limitations
+(https://cloud.google.com/compute/docs/instances/reservations-consume, read 2026-11-26): Spot VMs and
+preemptible instances cannot consume reservations, so a reservation with SPOT is refused too (such a shape
+could never be placed: it would wait its queue limit while the reservation bills). A reservation matches one
+exact machine configuration, so a fallback inherits the job's only when it keeps its machines (`inherits`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ from infra.gcp_ids import REGION
 TYPES = ("NO_RESERVATION", "ANY_RESERVATION", "SPECIFIC_RESERVATION")
 NAME_KEY = "compute.googleapis.com/reservation-name"
 DOC = "https://cloud.google.com/vertex-ai/docs/training/use-reservations"
+CONSUME_DOC = "https://cloud.google.com/compute/docs/instances/reservations-consume"
+# Strategies whose VMs can draw on a reservation (Spot cannot; FLEX_START is not supported with one).
+CONSUMING_STRATEGIES = frozenset({"STANDARD"})
 # The full name of a reservation, in a zone (a region in gcp_ids.REGION's form, then `-a`, `-b`, ...).
 RESERVATION_NAME = re.compile(r"projects/[^/]+/zones/(?P<zone>[a-z]+-[a-z]+[0-9]+-[a-z])/reservations/[^/]+")
 KEYS = ("type", "reservation")
@@ -108,6 +115,16 @@ def affinity_failures(where: str, value: Any, region: Any, strategy: Any) -> lis
                 f"{key} {kind} cannot go with scheduling_strategy FLEX_START: Google supports Flex Start "
                 f"'except when using Compute Engine reservations' ({DOC}); use STANDARD with the reservation "
                 "or drop it for this shape",
+            )
+        )
+    if strategy == "SPOT" and kind != "NO_RESERVATION":
+        failures.append(
+            (
+                key,
+                f"{key} {kind} cannot go with Spot VMs (spot: true / scheduling_strategy SPOT): Spot VMs and "
+                "preemptible instances cannot consume reservations (Compute Engine, Consume reservations, "
+                f"Limitations: {CONSUME_DOC}); use STANDARD with the reservation, or give this shape "
+                "reservation_affinity {type: NO_RESERVATION}",
             )
         )
     return failures

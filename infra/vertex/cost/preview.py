@@ -202,7 +202,7 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
 
 def region_lines(props: Mapping[str, Any]) -> list[str]:
     """For shapes outside the bucket's region: data read across regions (once per region), the TensorBoard
-    link they run without; and a WARNING per GPU/region the cited table cannot judge."""
+    link they run without; and a WARNING per GPU/region the dated table does not list or cannot judge."""
     lines = []
     seen: set[str] = set()
     for shape in placement.shapes(props):
@@ -211,7 +211,7 @@ def region_lines(props: Mapping[str, Any]) -> list[str]:
         seen.add(shape.region)
         transfer = storage_transfer.line(props, shape)
         lines.extend(line for line in (transfer, placement.tensorboard_note(props, shape)) if line)
-    return [*lines, *gpu_regions.not_moved_lines(props), *gpu_regions.warning_lines(props)]
+    return [*lines, *gpu_regions.warning_lines(props)]
 
 
 # A study has no max_cost_usd (tuning_spec.SINGLE_JOB_INPUTS): say so where the cost is shown.

@@ -25,6 +25,7 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.metadata_service.transports import MetadataServiceGrpcTransport
+from google.protobuf import field_mask_pb2
 
 from infra.dynamic.endpoints import client_kwargs
 from infra.dynamic.preview_inputs import is_unknown
@@ -200,11 +201,25 @@ def _ensure(project: str, region: str, experiment: str, run: str | None, say: Ca
     )
     if not made and run_context.metadata.get("_state") != "RUNNING":
         # The same run again (a job replaced with the same run directory): it runs now, until it ends.
-        run_context.metadata = {**dict(run_context.metadata), "_state": "RUNNING"}
-        client.update_context(context=run_context)
+        _update_metadata(client, run_context, {**dict(run_context.metadata), "_state": "RUNNING"})
     if experiment_context.name not in run_context.parent_contexts:
         # A run made by an interrupted earlier call may still lack its link: looking first keeps it to once.
         client.add_context_children(context=experiment_context.name, child_contexts=[run_context.name])
+
+
+def _update_metadata(
+    client: aiplatform_v1.MetadataServiceClient, context: aiplatform_v1.Context, metadata: dict[str, Any]
+) -> None:
+    """Send only what changes: the run's metadata, named by the update mask (UpdateContextRequest.update_mask
+    in googleapis google/cloud/aiplatform/v1/metadata_service.proto), never the fields read back
+    (create_time, update_time, parent_contexts are OUTPUT_ONLY in context.proto). The etag read with it makes
+    the write a consistent read-modify-write ("If not set, a blind overwrite update happens")."""
+    client.update_context(
+        request=aiplatform_v1.UpdateContextRequest(
+            context=aiplatform_v1.Context(name=context.name, metadata=metadata, etag=context.etag),
+            update_mask=field_mask_pb2.FieldMask(paths=["metadata"]),
+        )
+    )
 
 
 def run_params(args: Mapping[str, str]) -> dict[str, float | str]:
@@ -238,7 +253,6 @@ def end_run(
         context = client.get_context(name=run_name)
         metadata = dict(context.metadata)
         metadata.update({"_params": dict(params), "_metrics": metrics, "_state": state})
-        context.metadata = metadata
-        client.update_context(context=context)
+        _update_metadata(client, context, metadata)
     except Exception as exc:  # the experiment is a view of the run: it never fails it
         warn(f"could not update experiment run {run_name}: {type(exc).__name__}: {exc}")

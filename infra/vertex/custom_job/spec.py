@@ -12,7 +12,7 @@ from google.cloud import aiplatform_v1
 from google.protobuf import duration_pb2
 
 from infra.dynamic.preview_inputs import is_unknown, unknown_list
-from infra.vertex.capacity import gpu_regions, placement, reservations
+from infra.vertex.capacity import placement, reservations
 from infra.vertex.capacity.machines import (
     FAMILY_ACCELERATORS,
     FLEX_START_ACCELERATORS,
@@ -279,9 +279,9 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         if not (is_unknown(pool) and not isinstance(pool, Mapping))
         for failure in _pool_failures(index, pool, require_command=runner == "local")
     ]
-    # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief); where each
-    # shape's GPU is offered, once the shapes themselves are valid.
-    return failures + (pool_failures or _shape_failures(props) or gpu_regions.failures(props))
+    # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief). Where a GPU is
+    # offered is not checked: Vertex judges at submission (capacity/gpu_regions.py warns at preview).
+    return failures + (pool_failures or _shape_failures(props))
 
 
 def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -364,15 +364,18 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         if strategy is not None and strategy not in STRATEGIES:
             failures.append((where, f"{where}.scheduling_strategy must be one of {', '.join(STRATEGIES)}"))
             continue
+        resolved = placement.resolve(entry, primary)
+        # Its own reservation, else the job's when it inherits it (placement.inherits), else none.
+        inherited = resolved.reservation.as_dict() if resolved.reservation else None
         if bad := reservations.affinity_failures(
             where,
-            entry.get("reservation_affinity", props.get("reservation_affinity")),
+            entry.get("reservation_affinity", inherited),
             entry.get("region", props.get("region")),
-            entry.get("scheduling_strategy", primary.scheduling_strategy),
+            resolved.scheduling_strategy,
         ):
             failures.extend(bad)
             continue
-        shaped = placement.apply_shape(props, placement.resolve(entry, primary))
+        shaped = placement.apply_shape(props, resolved)
         failures.extend(_accelerator_failures(where, shaped["worker_pools"][0]))
         failures.extend(_flex_start_failures(where, shaped))
         flex = flex or shaped["scheduling_strategy"] == "FLEX_START"

@@ -10,6 +10,7 @@ from google.api_core import exceptions as gexc
 from infra.dynamic import retries
 from infra.dynamic.errors import ProviderError
 from infra.dynamic.retries import code_name
+from infra.vertex.capacity.machines import LOCATIONS_URL
 from infra.vertex.lifecycle import outcome
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -113,6 +114,11 @@ def job_failure_hint(error: str, project: str, region: str, spot: bool) -> str:
     """What to do when a job failed because Vertex could not get its machines (quota, capacity, stockout)."""
     if not outcome.wants_machines(error):
         return ""
+    if outcome.not_offered(error):
+        return (
+            f"Vertex AI does not offer this GPU with this machine type in {region}: pick another region or "
+            f"GPU for this shape ({LOCATIONS_URL} lists where each GPU is offered for training)."
+        )
     spot_hint = (
         " Spot VMs were requested: Spot capacity may be exhausted in this region; retry later, set spot: "
         "false, or use another region."

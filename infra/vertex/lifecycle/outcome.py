@@ -15,6 +15,9 @@ class Outcome(enum.Enum):
     QUOTA = "quota"  # a custom-training quota of the project is too small: another shape or region, or ask
     NO_CAPACITY = "no capacity"  # Google had no machines for the shape (a stockout): another shape or region
     PREEMPTED = "preempted"  # Spot VMs taken back while the job ran: the same shape again resumes it
+    # Vertex refused the GPU at submission (not offered with this machine type here, or no longer at all):
+    # another shape or region may be offered. Check only warns for a region its dated table does not list.
+    NOT_OFFERED = "not offered"
     OTHER = "other"
 
 
@@ -82,6 +85,23 @@ WORDINGS: tuple[Wording, ...] = (
         "error' (cloud.google.com/vertex-ai/docs/training/use-spot-vms)",
     ),
     Wording(
+        r"accelerator \"?\w+\"? is not supported for machine type",
+        Outcome.NOT_OFFERED,
+        'Accelerator "NVIDIA_TESLA_K80" is not supported for machine type "n1-standard-4"',
+        "Vertex AI's 400 INVALID_ARGUMENT to CreateCustomJob as quoted in GoogleCloudPlatform/"
+        "vertex-ai-samples issue 213 (2022-01-14) and, once Google stopped offering the GPU (K80 end of "
+        "support, cloud.google.com/compute/docs/eol/k80-eol), GoogleCloudPlatform/python-docs-samples issue "
+        "13233 (2025-03-14); read 2026-11-26. No Google page quotes the refusal of a GPU in a region that "
+        "does not offer it: this is the nearest documented wording",
+    ),
+    Wording(
+        r"accelerator type \"?[\w-]+\"? does not exist in zone",
+        Outcome.NOT_OFFERED,
+        'Accelerator type "nvidia-l4" does not exist in zone us-west4-b.',
+        "Compute Engine's 400 for a GPU its zone does not offer, as quoted in GoogleCloudPlatform/"
+        "kubernetes-engine-samples issue 1738 (2025-07-16, read 2026-11-26)",
+    ),
+    Wording(
         r"\bpreempt(?:ed|ion)\b",  # not "preemptible", a word quota ids and strategy names use
         Outcome.PREEMPTED,
         "The replica workerpool0-0 was preempted.",
@@ -120,6 +140,12 @@ def lost_machines(text: str) -> bool:
     return classify(text) in (Outcome.NO_CAPACITY, Outcome.PREEMPTED)
 
 
+def not_offered(text: str) -> bool:
+    """Vertex refused the shape's GPU where it was submitted: the next shape may be offered."""
+    return classify(text) is Outcome.NOT_OFFERED
+
+
 def wants_machines(text: str) -> bool:
-    """Quota, capacity or preemption: the capacity paragraph and hint apply."""
+    """Quota, capacity, preemption or a GPU not offered: another shape may run, the capacity paragraph
+    applies."""
     return classify(text) is not Outcome.OTHER

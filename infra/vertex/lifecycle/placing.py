@@ -1,7 +1,9 @@
 """Placing a job of any kind: its primary shape, else each fallback in turn; a Spot preemption resubmits it.
 
-A shape whose quota cannot hold the job is skipped without a request; with `wait`, a job that stocks out,
-hits a quota or is still queued at its deadline gives way to the next shape (placement.try_shapes). Each move
+A shape whose quota cannot hold the job is skipped without a request, and one Vertex refuses to create (its
+quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that stocks out,
+hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives way to the
+next shape (placement.try_shapes). Each move
 is one stderr line; when every shape gave way, one paragraph. Never two live jobs: the next shape is
 submitted only once the last job is terminal.
 """
@@ -11,12 +13,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from google.api_core import exceptions as gexc
+
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import AttemptRecord, Shape, ShapeResult
 from infra.vertex.capacity.quotas import shortfall
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import spend
-from infra.vertex.lifecycle import restarts, waiting
+from infra.vertex.lifecycle import outcome, restarts, waiting
 from infra.vertex.lifecycle.errors import JobError, is_training_quota
 from infra.vertex.lifecycle.kind import JobKind, Runner
 from infra.vertex.lifecycle.report import current_record
@@ -107,8 +111,11 @@ def wait_shape(
                 status = resubmitted
                 continue
             raise _with(waiting.failure(kind, shaped, status), records)
-        record(status, kind.ended_reason(status))
-        if waiting.gave_way(kind, status):
+        if waiting.never_started(shaped, status):
+            record(status, waiting.flex_start_reason(shaped, status))
+        else:
+            record(status, kind.ended_reason(status))
+        if waiting.gave_way(kind, status, shaped):
             return ShapeResult(records, status, move_on=True, error=waiting.failure(kind, shaped, status))
         raise _with(waiting.failure(kind, shaped, status), records)
 
@@ -123,6 +130,20 @@ def _skipped(kind: JobKind, shaped: dict[str, Any], index: int, shape: Shape) ->
         move_on=True,
         error=JobError(found.message),
     )
+
+
+def _refusal(kind: JobKind, exc: JobError) -> str | None:
+    """Why Vertex refused to create the job on this shape when another shape may be accepted: a training
+    quota, or the shape's GPU not offered there (Vertex judges where a GPU is offered, not our dated table:
+    capacity/gpu_regions.py); None for any other refusal (it is final)."""
+    api = exc.api_error
+    if api is None:
+        return None
+    if is_training_quota(api):
+        return f"Create{kind.api_kind} refused for quota: {api.message}"
+    if isinstance(api, gexc.InvalidArgument) and outcome.not_offered(api.message or ""):
+        return f"Create{kind.api_kind} refused: {api.message}"
+    return None
 
 
 def _with(error: JobError, records: list[AttemptRecord]) -> JobError:
@@ -165,9 +186,9 @@ def place(
                 attempt = restarts.Attempt(1, spent.earlier_seconds, index)
                 status = submit(kind, runner, props, attempt, shape, carried, say)
             except JobError as exc:
-                if exc.api_error is None or not is_training_quota(exc.api_error):
+                reason = _refusal(kind, exc)
+                if reason is None:
                     raise
-                reason = f"Create{kind.api_kind} refused for quota: {exc.api_error.message}"
                 return ShapeResult(
                     [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=exc
                 )

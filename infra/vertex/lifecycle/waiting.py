@@ -126,16 +126,60 @@ def failure(kind: JobKind, props: dict[str, Any], status: JobStatus) -> JobError
     )
 
 
-def gave_way(kind: JobKind, status: JobStatus) -> bool:
-    """Ended for want of machines (a stockout, after Vertex's own retries), of quota, or expired before it
-    ever ran (a FLEX_START job that Vertex gave up on): another shape may run."""
+# How a Dynamic Workload Scheduler job ends when its max_wait_duration passes without machines is not
+# documented (read 2026-11-26): "Schedule training jobs based on resource availability"
+# (https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws) says only how long it waits;
+# aiplatform_v1 JobState has JOB_STATE_EXPIRED ("The job has expired."); Google's SDK
+# (googleapis/python-aiplatform at 91cc8ce4, google/cloud/aiplatform/jobs.py _JOB_COMPLETE_STATES and
+# _JOB_ERROR_STATES) ends its wait on SUCCEEDED, FAILED, CANCELLED or PAUSED and reports FAILED as the error,
+# not EXPIRED; Vertex's predecessor ended such a wait by cancelling the job (AI Platform Training
+# `scheduling.maxWaitTime`: "If the training job has not entered the RUNNING state after this duration, AI
+# Platform Training cancels it", ml v1 REST reference). So any end of a FLEX_START job that never started is
+# read as "no machines in time", whatever its state and wording; CANCELLED excepted, which only a person or
+# the budget kill switch causes here (the provider's own cancel at the queue limit is QueueTimeout), and
+# which must not start another shape.
+FLEX_START_GIVE_WAY_STATES = frozenset({"JOB_STATE_FAILED", "JOB_STATE_EXPIRED"})
+
+
+def never_started(props: Mapping[str, Any], status: JobStatus) -> bool:
+    """A FLEX_START job that ended (FAILED or EXPIRED) without ever starting: its wait ran out."""
+    return (
+        props.get("scheduling_strategy") == "FLEX_START"
+        and status.state in FLEX_START_GIVE_WAY_STATES
+        and not status.start_time
+    )
+
+
+def gave_way(kind: JobKind, status: JobStatus, props: Mapping[str, Any] | None = None) -> bool:
+    """Ended for want of machines (a stockout, after Vertex's own retries), of quota, of a GPU not offered
+    there, or expired before it ever ran; with the shaped `props`, also a FLEX_START job that ended any way
+    without starting (never_started): another shape may run."""
     failed = status.state == "JOB_STATE_FAILED"
     expired = status.state == "JOB_STATE_EXPIRED" and not status.start_time
     quota = failed and outcome.is_quota(status.error)
-    return restarts.lost_capacity(status) or quota or expired or kind.gave_way_as_a_whole(status)
+    refused = failed and outcome.not_offered(status.error) and not status.start_time
+    flex = props is not None and never_started(props, status)
+    return (
+        restarts.lost_capacity(status)
+        or quota
+        or refused
+        or expired
+        or flex
+        or kind.gave_way_as_a_whole(status)
+    )
 
 
-def queue_limit_name(props: dict[str, Any]) -> str:
+def flex_start_reason(props: Mapping[str, Any], status: JobStatus) -> str:
+    """The attempt's reason for a FLEX_START job that ended without starting: no machines within its wait,
+    never the trainer's failure."""
+    said = f" ({status.error})" if status.error else ""
+    return (
+        f"Dynamic Workload Scheduler found no machines within {queue_limit_name(props)}: the job ended "
+        f"{status.state} without starting{said}"
+    )
+
+
+def queue_limit_name(props: Mapping[str, Any]) -> str:
     key = "max_wait_seconds" if props.get("scheduling_strategy") == "FLEX_START" else "queue_timeout_seconds"
     return f"{key}={queue_limit_seconds(props)}"
 
