@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.vertex import kinds
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
@@ -46,7 +47,9 @@ def _failed(status: JobStatus) -> list[Trial]:
 class TuningJobKind(JobKind):
     spec = tuning_spec
     noun = "Tuning job"
-    api_kind = "HyperparameterTuningJob"
+    api_kind = kinds.TUNING_JOB.api_kind
+    record_kind = kinds.TUNING_JOB.record_kind
+    output_key = "base_output_dir"
     local_runner = LocalTuningRunner
     vertex_runner = VertexTuningRunner
 

@@ -7,8 +7,6 @@ Parameter types, scale types and algorithms are aiplatform_v1's StudySpec names.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +16,7 @@ from google.cloud import aiplatform_v1
 from infra.dynamic.preview_inputs import is_unknown, unknown_list
 from infra.vertex.capacity import placement
 from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import checks
 
 StudySpec = aiplatform_v1.StudySpec
 ParameterSpec = StudySpec.ParameterSpec
@@ -85,9 +84,7 @@ def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
 
 def job_key(props: Mapping[str, Any]) -> str:
     """Deterministic label value naming this study's inputs: the same inputs find the same study."""
-    inputs = {k: props[k] for k in INPUTS if k in props and k not in IN_PLACE_INPUTS}
-    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:40]
+    return checks.job_key(props, INPUTS, IN_PLACE_INPUTS)
 
 
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -256,7 +253,7 @@ def build_tuning_job(
         parallel_trial_count=int(props["parallel_trial_count"]),
         max_failed_trial_count=int(props["max_failed_trial_count"]),
         trial_job_spec=spec.build_custom_job(trial, shape).job_spec,
-        labels={**props.get("labels", {}), spec.KEY_LABEL: job_key(props)},
+        labels={**props.get("labels", {}), checks.KEY_LABEL: job_key(props)},
     )
 
 
