@@ -27,10 +27,13 @@ class VertexRunner:
     """CustomJobs on Vertex AI's regional endpoint, or on `VERTEX_AI_EMULATOR_HOST` without credentials."""
 
     # The job kind, and the JobServiceClient method stem that serves it (create_custom_job, list_custom_jobs,
-    # ...): a runner of another job kind (vertex_tuning.py) changes these and _status, nothing else.
+    # ...): a runner of another job kind (vertex_tuning.py, vertex_batch.py) changes these and _status.
     KIND = "CustomJob"
     METHOD = "custom_job"
     LIST_REQUEST: Any = aiplatform_v1.ListCustomJobsRequest
+    # The console page of the job kind: python-aiplatform's `_job_type` (jobs.py: CustomJob and
+    # HyperparameterTuningJob "training", BatchPredictionJob "batch-predictions").
+    JOB_TYPE = "training"
 
     def __init__(self, project: str, region: str, first_retry_delay: float = 1.0):
         self.project = project
@@ -51,7 +54,7 @@ class VertexRunner:
         # As google-cloud-aiplatform 2.7.0 builds it (jobs.py: _Job._dashboard_uri, CustomJob._job_type).
         job_id = name.rsplit("/", 1)[-1]
         return (
-            f"https://console.cloud.google.com/agent-platform/locations/{self.region}/training/{job_id}"
+            f"https://console.cloud.google.com/agent-platform/locations/{self.region}/{self.JOB_TYPE}/{job_id}"
             f"?project={self.project}"
         )
 
