@@ -62,7 +62,10 @@ def shape_of(job: Any) -> tuple[str, str, str]:
     if isinstance(job, aiplatform_v1.BatchPredictionJob):
         machine, strategy = job.dedicated_resources.machine_spec, "STANDARD"
     else:
-        machine, strategy = job.job_spec.worker_pool_specs[0].machine_spec, job.job_spec.scheduling.strategy.name
+        machine, strategy = (
+            job.job_spec.worker_pool_specs[0].machine_spec,
+            job.job_spec.scheduling.strategy.name,
+        )
     accelerator = machine.accelerator_type.name if machine.accelerator_count else ""
     return machine.machine_type, accelerator, strategy
 
@@ -72,7 +75,7 @@ def _custom_job_problem(job: aiplatform_v1.CustomJob) -> str | None:
 
 
 def _batch_problem(job: aiplatform_v1.BatchPredictionJob) -> str | None:
-    """The REQUIRED fields and the one-of rule of aiplatform_v1 BatchPredictionJob (batch_prediction_job.proto:
+    """The REQUIRED fields and the one-of rule of aiplatform_v1 BatchPredictionJob (its proto's
     display_name, input_config and its instances_format, output_config; exactly one of model and
     unmanaged_container_model; BatchDedicatedResources.machine_spec Required)."""
     resources = job.dedicated_resources
@@ -189,14 +192,21 @@ class FakeJobService(FakeService):
         """This service's methods, to serve on a gRPC server (alone via `start`, or beside other fakes)."""
         methods = {}
         for kind in KINDS:
-            request = lambda verb, k=kind: getattr(aiplatform_v1, f"{verb}{k.name}{'s' if verb == 'List' else ''}Request")
+
+            def request(verb: str, k: Kind = kind) -> type:
+                return getattr(aiplatform_v1, f"{verb}{k.name}{'s' if verb == 'List' else ''}Request")
+
             listed = getattr(aiplatform_v1, f"List{kind.name}sResponse")
             methods.update(
                 {
                     f"Create{kind.name}": (self._create, request("Create"), kind.message.serialize),
                     f"Get{kind.name}": (self._get, request("Get"), kind.message.serialize),
                     f"List{kind.name}s": (self._list, request("List"), listed.serialize),
-                    f"Cancel{kind.name}": (self._cancel, request("Cancel"), empty_pb2.Empty.SerializeToString),
+                    f"Cancel{kind.name}": (
+                        self._cancel,
+                        request("Cancel"),
+                        empty_pb2.Empty.SerializeToString,
+                    ),
                     f"Delete{kind.name}": (
                         self._delete,
                         request("Delete"),
@@ -322,7 +332,8 @@ class FakeJobService(FakeService):
         if job.state not in TERMINAL:
             raise Abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                f"{kind_of(job.name).name} {job.name} is in state {job.state.name}; cancel it before deleting.",
+                f"{kind_of(job.name).name} {job.name} is in state {job.state.name}; cancel it before "
+                "deleting.",
             )
         del self.jobs[job.name]
         self._advancing.discard(job.name)

@@ -59,9 +59,11 @@ def test_the_request_feeds_the_listed_images_to_the_prebuilt_container(fake_vert
     assert image == "us-docker.pkg.dev/vertex-ai/prediction/tf2-gpu.2-15:latest"
     assert not job.model
     assert job.service_account == batch_props()["service_account"]
-    assert job.labels[KEY_LABEL] == spec.job_key(spec.with_defaults(batch_props(
-        accelerator_type="NVIDIA_TESLA_T4", accelerator_count=1, max_replica_count=3
-    )))
+    assert job.labels[KEY_LABEL] == spec.job_key(
+        spec.with_defaults(
+            batch_props(accelerator_type="NVIDIA_TESLA_T4", accelerator_count=1, max_replica_count=3)
+        )
+    )
 
 
 def test_a_registry_model_is_named_in_full(fake_vertex, images, provider):
@@ -168,13 +170,21 @@ def test_no_images_under_the_prefix_is_an_error_before_any_job(fake_vertex, fake
         ({"starting_replica_count": 3, "max_replica_count": 2}, "max_replica_count", "below"),
         ({"max_replica_count": 1.5}, "max_replica_count", "whole number"),
         ({"artifact_uri": None, "model": "m", "runner": "local", "output_dir": "/tmp/o"}, "model", "local"),
-        ({"artifact_uri": None, "model": "projects/p/locations/europe-west4/models/m"}, "model", "europe-west4"),
+        (
+            {"artifact_uri": None, "model": "projects/p/locations/europe-west4/models/m"},
+            "model",
+            "europe-west4",
+        ),
         ({"artifact_uri": "/models/m"}, "artifact_uri", "gs://"),
         ({"output_dir": "/tmp/out"}, "output_dir", "gs://"),
         ({"accelerator_count": 1}, "accelerator_type", "not set"),
         ({"machine_type": "g2-standard-8"}, "accelerator_type", "comes with GPUs"),
         ({"fallbacks": [{"scheduling_strategy": "SPOT"}]}, "fallbacks[0]", "must be a map of"),
-        ({"fallbacks": [{"accelerator_type": "NVIDIA_L4", "accelerator_count": 1}]}, "fallbacks[0]", "cannot take"),
+        (
+            {"fallbacks": [{"accelerator_type": "NVIDIA_L4", "accelerator_count": 1}]},
+            "fallbacks[0]",
+            "cannot take",
+        ),
         ({"labels": {KEY_LABEL: "x"}}, "labels", "reserved"),
         ({"timeout_seconds": 0}, "timeout_seconds", "positive"),
     ],

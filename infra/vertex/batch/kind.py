@@ -49,8 +49,8 @@ class BatchPredictionKind(JobKind):
         images = files_under(shaped["images"], spec.IMAGE_SUFFIXES)
         if not images:
             raise JobError(
-                f"{self.noun} {shaped['display_name']}: no JPEG or PNG files under images {shaped['images']}; "
-                "point images at the folder or gs:// prefix that holds them."
+                f"{self.noun} {shaped['display_name']}: no JPEG or PNG files under images "
+                f"{shaped['images']}; point images at the folder or gs:// prefix that holds them."
             )
         target = spec.file_list_uri(shaped)
         write_text(target, "".join(f"{image}\n" for image in images), content_type="text/plain")

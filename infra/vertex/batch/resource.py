@@ -19,7 +19,7 @@ RESOURCE_TYPE = "pulumi-python:dynamic/vertex:BatchPredictionJob"
 class BatchPredictionArgs:
     project: pulumi.Input[str]
     region: str
-    display_name: str
+    display_name: pulumi.Input[str]
     images: pulumi.Input[str]  # gs:// prefix of JPEG/PNG files (a local folder for runner local)
     output_dir: pulumi.Input[str]  # predictions, the file list and run.json go under it
     service_account: pulumi.Input[str]

@@ -1,4 +1,4 @@
-"""Pure functions over a batch prediction's props: defaults, validation, key and the Vertex BatchPredictionJob.
+"""Pure functions over a batch prediction's props: defaults, validation, key and the BatchPredictionJob.
 
 Field behaviours are aiplatform_v1's (google/cloud/aiplatform/v1/batch_prediction_job.proto, as the pinned
 google-cloud-aiplatform documents them, read 2026-11-26): exactly one of `model` and
@@ -27,7 +27,9 @@ from infra.vertex.prediction_image import prediction_image
 # The shape keys a batch prediction's fallbacks may change: its machine and its region (no Spot, FLEX_START
 # nor reservation in BatchDedicatedResources).
 SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "region")
-IN_PLACE_INPUTS = frozenset({"wait", "poll_interval_seconds", "queue_timeout_seconds", "fallbacks", "max_cost_usd"})
+IN_PLACE_INPUTS = frozenset(
+    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "fallbacks", "max_cost_usd"}
+)
 INPUTS = (
     "project",
     "region",
@@ -68,6 +70,7 @@ OUTPUTS = (
     "completion_stats",
 )
 DEFAULTS: dict[str, Any] = {
+    "region": "",  # the local runner ignores it; the vertex runner requires it (checks.common_failures)
     "labels": {},
     "wait": True,
     "poll_interval_seconds": 30.0,
@@ -116,10 +119,10 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped."""
     failures = checks.common_failures(props, "output_dir")
     failures += _model_failures(props) + _images_failures(props) + _replica_failures(props)
-    if not isinstance(props.get("machine_type"), str) or not props["machine_type"]:
-        if not is_unknown(props.get("machine_type")):
-            failures.append(("machine_type", "machine_type is required, e.g. n1-standard-4"))
-            return failures
+    machine = props.get("machine_type")
+    if (not isinstance(machine, str) or not machine) and not is_unknown(machine):
+        failures.append(("machine_type", "machine_type is required, e.g. n1-standard-4"))
+        return failures
     failures += checks.accelerator_failures("", props)
     return failures + _fallback_failures(props)
 
@@ -160,7 +163,9 @@ def _model_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
             return [("model", f"model is in {found[1]}, but the job runs in region {props['region']}")]
         return []
     if not isinstance(artifact, str) or not artifact:
-        return [("artifact_uri", "artifact_uri must be the SavedModel directory (gs:// or, for local, a path)")]
+        return [
+            ("artifact_uri", "artifact_uri must be the SavedModel directory (gs:// or, for local, a path)")
+        ]
     if not local and not artifact.startswith("gs://"):
         return [("artifact_uri", f"artifact_uri {artifact!r} must be a gs:// URI for the vertex runner")]
     return []
@@ -191,8 +196,8 @@ def _replica_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.append(
             (
                 "max_replica_count",
-                f"max_replica_count ({most}) is below starting_replica_count ({start}): Vertex scales between "
-                "them",
+                f"max_replica_count ({most}) is below starting_replica_count ({start}): Vertex scales "
+                "between them",
             )
         )
     return failures
@@ -262,7 +267,7 @@ def build_batch_job(
         job.unmanaged_container_model = aiplatform_v1.UnmanagedContainerModel(
             artifact_uri=shaped["artifact_uri"],
             container_spec=aiplatform_v1.ModelContainerSpec(
-                image_uri=prediction_image(shaped["region"] or "us", accelerated)
+                image_uri=prediction_image(shaped.get("region") or "us", accelerated)
             ),
         )
     return job

@@ -301,9 +301,13 @@ def missing(
 ) -> list[str]:
     """The items of these pools that have no price, e.g. `NVIDIA_L4 (us-central1, SPOT)`."""
     strategy = strategy_name(strategy)
-    predicting = dict.fromkeys(item for pool in pools if pool.get(PREDICTION_POOL) for item in pool_items(pool))
+    predicting = dict.fromkeys(
+        item for pool in pools if pool.get(PREDICTION_POOL) for item in pool_items(pool)
+    )
     unsourced = [f"{item} ({region}, batch prediction: no sourced price)" for item in predicting]
-    items = dict.fromkeys(item for pool in pools if not pool.get(PREDICTION_POOL) for item in pool_items(pool))
+    items = dict.fromkeys(
+        item for pool in pools if not pool.get(PREDICTION_POOL) for item in pool_items(pool)
+    )
     return unsourced + [
         f"{item} ({region}, {strategy})"
         for item in items

@@ -20,6 +20,7 @@ from infra.vertex.lifecycle.checks import (  # noqa: F401  (their old home: test
     label_failures,
     machine_family,
 )
+
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
 # `fallbacks` and `fallback_regions` only say where else the same job may run, and
 # `capacity_deadline_seconds` how long to keep looking, so they change in place too (and stay out of job_key:

@@ -82,7 +82,9 @@ def seconds_failures(props: Mapping[str, Any], key: str, zero: str) -> Failures:
     return []
 
 
-def common_failures(props: Mapping[str, Any], output_key: str, flags: tuple[str, ...] = ("wait",)) -> Failures:
+def common_failures(
+    props: Mapping[str, Any], output_key: str, flags: tuple[str, ...] = ("wait",)
+) -> Failures:
     """runner, the required strings (the output location `output_key` among them: gs:// on Vertex), the
     wait/poll/queue/timeout numbers, `flags` (booleans), labels, the dollar cap and the home region."""
     failures: Failures = []
@@ -100,7 +102,12 @@ def common_failures(props: Mapping[str, Any], output_key: str, flags: tuple[str,
     if _known(props, "display_name") and isinstance(name, str) and len(name) > 128:
         failures.append(("display_name", "display_name must be at most 128 characters"))
     output_dir = props.get(output_key)
-    if cloud and _known(props, output_key) and isinstance(output_dir, str) and output_dir[:5] not in ("", "gs://"):
+    if (
+        cloud
+        and _known(props, output_key)
+        and isinstance(output_dir, str)
+        and output_dir[:5] not in ("", "gs://")
+    ):
         failures.append(
             (
                 output_key,
@@ -111,9 +118,13 @@ def common_failures(props: Mapping[str, Any], output_key: str, flags: tuple[str,
     if _known(props, "timeout_seconds"):
         timeout = props["timeout_seconds"]
         if not _positive(timeout):
-            failures.append(("timeout_seconds", f"timeout_seconds must be a positive number, not {timeout!r}"))
+            failures.append(
+                ("timeout_seconds", f"timeout_seconds must be a positive number, not {timeout!r}")
+            )
     elif "timeout_seconds" not in props:
-        failures.append(("timeout_seconds", "timeout_seconds is required: the hard cap on the job's run time"))
+        failures.append(
+            ("timeout_seconds", "timeout_seconds is required: the hard cap on the job's run time")
+        )
     if _known(props, "queue_timeout_seconds") and not _positive(props["queue_timeout_seconds"]):
         queue = props["queue_timeout_seconds"]
         failures.append(
@@ -129,7 +140,9 @@ def common_failures(props: Mapping[str, Any], output_key: str, flags: tuple[str,
         failures.extend(label_failures(props["labels"]))
     cap = props.get("max_cost_usd")
     if _known(props, "max_cost_usd") and not _positive(cap):
-        failures.append(("max_cost_usd", f"max_cost_usd must be a positive number of US dollars, not {cap!r}"))
+        failures.append(
+            ("max_cost_usd", f"max_cost_usd must be a positive number of US dollars, not {cap!r}")
+        )
     region = props.get("region")
     if isinstance(region, str) and region:
         failures.extend(reservations.region_failures("region", region))
@@ -145,7 +158,10 @@ def label_failures(
     failures = []
     if len(labels) > MAX_LABELS - len(reserved):
         failures.append(
-            ("labels", f"at most {MAX_LABELS - len(reserved)} labels (the provider adds {', '.join(reserved)})")
+            (
+                "labels",
+                f"at most {MAX_LABELS - len(reserved)} labels (the provider adds {', '.join(reserved)})",
+            )
         )
     for key, value in labels.items():
         if is_unknown(value):
@@ -186,7 +202,9 @@ def accelerator_failures(where: str, machine: Mapping[str, Any]) -> Failures:
     kind = machine.get("accelerator_type")
     count = machine.get("accelerator_count", 0)
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        return [(f"{where}accelerator_count", f"accelerator_count must be a non-negative integer, not {count!r}")]
+        return [
+            (f"{where}accelerator_count", f"accelerator_count must be a non-negative integer, not {count!r}")
+        ]
     if count and not kind:
         return [(f"{where}accelerator_type", f"accelerator_count is {count} but accelerator_type is not set")]
     if kind and kind not in ACCELERATOR_TYPES:

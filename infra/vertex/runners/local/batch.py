@@ -31,8 +31,17 @@ def predict_chunk(model_dir: str, images: list[str]) -> tuple[list[str], list[st
     """(JSON lines, error lines) of trainer.predict over these images; a model it cannot load is an error
     for every image of the chunk."""
     done = subprocess.run(
-        [sys.executable, "-m", "trainer.predict", "--model-dir", model_dir, "--json", "--top-k", ALL_CLASSES]
-        + images,
+        [
+            sys.executable,
+            "-m",
+            "trainer.predict",
+            "--model-dir",
+            model_dir,
+            "--json",
+            "--top-k",
+            ALL_CLASSES,
+            *images,
+        ],
         capture_output=True,
         text=True,
         check=False,

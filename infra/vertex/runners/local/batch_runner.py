@@ -89,4 +89,3 @@ class LocalBatchRunner:
 
     def delete(self, name: str) -> None:
         self.jobs.delete(name)
-

@@ -27,7 +27,6 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus, now
 from infra.vertex.runners.local.runner import LocalRunner

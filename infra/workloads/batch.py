@@ -1,0 +1,63 @@
+"""The batch prediction after training: the trained model classifies the stack's `batchPrediction.images`,
+into `<output root>/predictions/<hash>` (a new directory for every model and image set)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+
+import pulumi
+
+from infra.config import StackConfig
+from infra.vertex.batch.resource import BatchPrediction, BatchPredictionArgs
+from infra.vertex.custom_job.resource import CustomJob
+from infra.workloads.gate import after_success
+
+# The model the batch job runs: the SavedModel the trainer exports inside its model dir whose
+# serving_default takes encoded images (trainer/export.py BYTES_MODEL_DIR), because Vertex sends each file of
+# a file list as {"b64": ...} to serving_default (docs/batch-prediction.md). The registered model version
+# keeps the model dir's float-pixel serving_default, so the stack points at this directory, not the version.
+BYTES_MODEL_DIR = "serving_bytes/"
+
+
+def predictions_dir(root: str, model_dir: str, cfg: StackConfig) -> str:
+    assert cfg.batch_prediction is not None
+    inputs = json.dumps([model_dir, asdict(cfg.batch_prediction)], sort_keys=True, default=str)
+    return f"{root}/predictions/{hashlib.sha256(inputs.encode()).hexdigest()[:16]}"
+
+
+def batch_prediction(
+    cfg: StackConfig,
+    *,
+    root: str,
+    train_job: CustomJob,
+    service_account: pulumi.Input[str],
+    labels: dict[str, str],
+    after: list[pulumi.Resource],
+    opts: pulumi.ResourceOptions | None = None,
+) -> BatchPrediction | None:
+    """The BatchPrediction of `cfg.batch_prediction` on the training job's model, once it succeeded (and
+    after `after`: the registered model version, when the stack registers one); None without the key."""
+    if cfg.batch_prediction is None:
+        return None
+    model_dir = after_success(train_job, "The batch prediction", train_job.model_dir)
+    output_dir = model_dir.apply(lambda d: predictions_dir(root, d, cfg))
+    return BatchPrediction(
+        "predict",
+        BatchPredictionArgs(
+            project=cfg.gcp_project,
+            region=cfg.region,
+            display_name=output_dir.apply(lambda d: f"vertex-training-{cfg.stack}-predict-{d[-8:]}"),
+            artifact_uri=model_dir.apply(lambda d: d.rstrip("/") + "/" + BYTES_MODEL_DIR),
+            output_dir=output_dir,
+            service_account=service_account,
+            labels=labels,
+            queue_timeout_seconds=cfg.queue_timeout_seconds,
+            max_cost_usd=cfg.cost.max_cost_usd,
+            runner=cfg.runner,
+            poll_interval_seconds=5.0 if cfg.is_local else 30.0,
+            **cfg.batch_prediction.job_args(),
+        ),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[train_job, *after])),
+    )
