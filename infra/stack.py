@@ -19,7 +19,7 @@ from infra.components.tensorboard import Tensorboard
 from infra.config import StackConfig
 from infra.config.trainer import entrypoint_conflict
 from infra.labels import stack_labels
-from infra.workloads.batch import batch_prediction
+from infra.workloads.batch import Predictions, predictions_output
 from infra.workloads.gate import after_success
 from infra.workloads.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
 from infra.workloads.model import RegisteredModel, model_outputs
@@ -163,14 +163,19 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         if cfg.model_registry.register
         else None
     )
-    predict = batch_prediction(
-        cfg,
-        root=job.root,
-        train_job=jobs.train_job,
-        service_account=identity.email,
-        labels=labels,
-        after=[model] if model else [],
-        opts=after_apis,
+    predict = (
+        Predictions(
+            "predictions",
+            cfg=cfg,
+            root=job.root,
+            train_job=jobs.train_job,
+            service_account=identity.email,
+            labels=labels,
+            after=[model.version] if model else [],
+            opts=after_apis,
+        )
+        if cfg.batch_prediction
+        else None
     )
     return {
         "bucket": storage.name,
@@ -183,7 +188,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         "budget_topic": budget.topic_id,
         "kill_switch_function": kill_switch.function_name if kill_switch else "",
         **model_outputs(model),
-        "predictions_dir": predict.predictions_dir if predict else "",
+        "predictions_dir": predictions_output(predict),
     }
 
 
@@ -200,8 +205,18 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
         tensorboard=None,
         depends_on=[],
     )
-    predict = batch_prediction(
-        cfg, root=job.root, train_job=jobs.train_job, service_account="", labels=labels, after=[]
+    predict = (
+        Predictions(
+            "predictions",
+            cfg=cfg,
+            root=job.root,
+            train_job=jobs.train_job,
+            service_account="",
+            labels=labels,
+            after=[],
+        )
+        if cfg.batch_prediction
+        else None
     )
     return {
         "bucket": "",
@@ -214,7 +229,7 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
         "budget_topic": "",
         "kill_switch_function": "",
         **model_outputs(None),
-        "predictions_dir": predict.predictions_dir if predict else "",
+        "predictions_dir": predictions_output(predict),
     }
 
 

@@ -15,6 +15,8 @@ error names the key.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +87,9 @@ def read_batch_prediction(
     value = read.raw("batchPrediction")
     if value is None:
         return None
+    if isinstance(value, str):  # the Pulumi runtime passes a structured value as JSON
+        with contextlib.suppress(json.JSONDecodeError):
+            value = json.loads(value)
     if not isinstance(value, Mapping):
         raise ConfigError(
             "batchPrediction",

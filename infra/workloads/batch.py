@@ -9,6 +9,7 @@ from dataclasses import asdict
 
 import pulumi
 
+from infra.components.options import children
 from infra.config import StackConfig
 from infra.vertex.batch.resource import BatchPrediction, BatchPredictionArgs
 from infra.vertex.custom_job.resource import CustomJob
@@ -27,37 +28,47 @@ def predictions_dir(root: str, model_dir: str, cfg: StackConfig) -> str:
     return f"{root}/predictions/{hashlib.sha256(inputs.encode()).hexdigest()[:16]}"
 
 
-def batch_prediction(
-    cfg: StackConfig,
-    *,
-    root: str,
-    train_job: CustomJob,
-    service_account: pulumi.Input[str],
-    labels: dict[str, str],
-    after: list[pulumi.Resource],
-    opts: pulumi.ResourceOptions | None = None,
-) -> BatchPrediction | None:
+class Predictions(pulumi.ComponentResource):
     """The BatchPrediction of `cfg.batch_prediction` on the training job's model, once it succeeded (and
-    after `after`: the registered model version, when the stack registers one); None without the key."""
-    if cfg.batch_prediction is None:
-        return None
-    model_dir = after_success(train_job, "The batch prediction", train_job.model_dir)
-    output_dir = model_dir.apply(lambda d: predictions_dir(root, d, cfg))
-    return BatchPrediction(
-        "predict",
-        BatchPredictionArgs(
-            project=cfg.gcp_project,
-            region=cfg.region,
-            display_name=output_dir.apply(lambda d: f"vertex-training-{cfg.stack}-predict-{d[-8:]}"),
-            artifact_uri=model_dir.apply(lambda d: d.rstrip("/") + "/" + BYTES_MODEL_DIR),
-            output_dir=output_dir,
-            service_account=service_account,
-            labels=labels,
-            queue_timeout_seconds=cfg.queue_timeout_seconds,
-            max_cost_usd=cfg.cost.max_cost_usd,
-            runner=cfg.runner,
-            poll_interval_seconds=5.0 if cfg.is_local else 30.0,
-            **cfg.batch_prediction.job_args(),
-        ),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[train_job, *after])),
-    )
+    after `after`: the registered model version, when the stack registers one)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        cfg: StackConfig,
+        root: str,
+        train_job: CustomJob,
+        service_account: pulumi.Input[str],
+        labels: dict[str, str],
+        after: list[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("vertex-training:stack:Predictions", name, None, opts)
+        assert cfg.batch_prediction is not None
+        model_dir = after_success(train_job, "The batch prediction", train_job.model_dir)
+        output_dir = model_dir.apply(lambda d: predictions_dir(root, d, cfg))
+        self.job = BatchPrediction(
+            "predict",
+            BatchPredictionArgs(
+                project=cfg.gcp_project,
+                region=cfg.region,
+                display_name=output_dir.apply(lambda d: f"vertex-training-{cfg.stack}-predict-{d[-8:]}"),
+                artifact_uri=model_dir.apply(lambda d: d.rstrip("/") + "/" + BYTES_MODEL_DIR),
+                output_dir=output_dir,
+                service_account=service_account,
+                labels=labels,
+                queue_timeout_seconds=cfg.queue_timeout_seconds,
+                max_cost_usd=cfg.cost.max_cost_usd,
+                runner=cfg.runner,
+                poll_interval_seconds=5.0 if cfg.is_local else 30.0,
+                **cfg.batch_prediction.job_args(),
+            ),
+            opts=children(self, opts, depends_on=[train_job, *after]),
+        )
+        self.register_outputs({"predictions_dir": self.job.predictions_dir})
+
+
+def predictions_output(predictions: Predictions | None) -> pulumi.Input[str]:
+    """The stack output `predictions_dir` ("" without batchPrediction)."""
+    return predictions.job.predictions_dir if predictions else ""

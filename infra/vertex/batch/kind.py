@@ -14,11 +14,10 @@ from typing import Any
 from infra.vertex import kinds
 from infra.vertex.batch import spec
 from infra.vertex.batch.status import BatchStatus
-from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
-from infra.vertex.lifecycle import restarts, waiting
+from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind
@@ -37,11 +36,6 @@ class BatchPredictionKind(JobKind):
     quota_family = None  # no documented quota id for batch prediction machines: no pre-check
     local_runner = LocalBatchRunner
     vertex_runner = VertexBatchRunner
-
-    def build(
-        self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried
-    ) -> Any:
-        return spec.build_batch_job(props, shape)
 
     def before_submit(self, shaped: dict[str, Any], say: Callable[[str], None]) -> None:
         """The file list Vertex reads the images from (instances_format file-list): every JPEG/PNG under

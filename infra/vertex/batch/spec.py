@@ -22,6 +22,7 @@ from google.cloud import aiplatform_v1
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import placement, reservations
 from infra.vertex.lifecycle import checks
+from infra.vertex.lifecycle.props import SHARED_OUTPUTS
 from infra.vertex.prediction_image import prediction_image
 
 # The shape keys a batch prediction's fallbacks may change: its machine and its region (no Spot, FLEX_START
@@ -54,15 +55,7 @@ INPUTS = (
     "output_dir",
 )
 OUTPUTS = (
-    "job_name",
-    "state",
-    "console_url",
-    "create_time",
-    "start_time",
-    "end_time",
-    "error",
-    "placement",
-    "attempts",
+    *SHARED_OUTPUTS,
     "duration_seconds",
     "estimated_cost_usd",
     "cost_cap_reached",
@@ -233,7 +226,7 @@ def machine_spec(props: Mapping[str, Any]) -> aiplatform_v1.MachineSpec:
     return machine
 
 
-def build_batch_job(
+def build_job(
     props: Mapping[str, Any], shape: placement.Shape | None = None
 ) -> aiplatform_v1.BatchPredictionJob:
     """The BatchPredictionJob Vertex runs for these (validated, defaulted) props on `shape` (default: the

@@ -440,6 +440,9 @@ def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0)
     return aiplatform_v1.CustomJob(display_name=props["display_name"], job_spec=spec, labels=labels)
 
 
+build_job = build_custom_job  # the lifecycle's name for it (lifecycle/kind.py)
+
+
 def _pool_spec(pool: Mapping[str, Any]) -> aiplatform_v1.WorkerPoolSpec:
     machine = aiplatform_v1.MachineSpec(machine_type=pool["machine_type"])
     if pool.get("accelerator_type"):

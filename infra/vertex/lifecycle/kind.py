@@ -42,7 +42,7 @@ class Ticker(Protocol):
 class JobKind:
     """One Vertex job kind; a subclass sets the class attributes and overrides the hooks that differ."""
 
-    spec: ClassVar[ModuleType]  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key
+    spec: ClassVar[ModuleType]  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key, build_job
     noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
     record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"
@@ -88,8 +88,9 @@ class JobKind:
     def build(
         self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried
     ) -> Any:
-        """The request that submits the job on `shape` (`attempt` and `carried`: resumable kinds only)."""
-        raise NotImplementedError
+        """The request that submits the job on `shape`: the spec's build_job (`attempt` and `carried`: what
+        a resumable kind labels a resubmission with)."""
+        return self.spec.build_job(props, shape)
 
     def ticker(self, props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Ticker | None:
         return None

@@ -55,3 +55,15 @@ class LifecycleProps(TypedDict, total=False):
 
 
 REQUIRED = frozenset(LifecycleProps.__required_keys__)
+# The outputs job_provider.py gives every kind (a kind's OUTPUTS adds its own: model_dir, trials, ...).
+SHARED_OUTPUTS = (
+    "job_name",
+    "state",
+    "console_url",
+    "create_time",
+    "start_time",
+    "end_time",
+    "error",
+    "placement",
+    "attempts",
+)
