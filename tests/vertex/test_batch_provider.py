@@ -116,7 +116,8 @@ def test_every_shape_stocked_out_names_the_vertex_quotas_page_not_training_quota
         create(provider, fallbacks=[{"machine_type": "n1-standard-4", "region": "europe-west4"}])
     message = str(raised.value)
     assert "Batch prediction classify-held-back could not get machines" in message
-    assert "custom_model_training" not in message
+    assert "custom_model_training" not in message and "FLEX_START" not in message
+    assert "batchPrediction.fallbacks" in message
 
 
 def test_an_interrupted_create_is_adopted(fake_vertex, images, provider):

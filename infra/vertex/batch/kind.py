@@ -17,7 +17,7 @@ from infra.vertex.batch.status import BatchStatus
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
-from infra.vertex.lifecycle import waiting
+from infra.vertex.lifecycle import outcome, waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind
@@ -58,6 +58,13 @@ class BatchPredictionKind(JobKind):
 
     def overrun_limit(self, props: dict[str, Any]) -> str:
         return f"timeout_seconds={props['timeout_seconds']}"
+
+    def capacity_advice(self, props: dict[str, Any]) -> str | None:
+        return (
+            f"check {self.quota_words()} at {outcome.quota_page(props.get('project'))}, add fallback shapes "
+            "with other machines or regions (stack config key batchPrediction.fallbacks), allow a longer "
+            "wait (queueTimeoutSeconds), or ask for fewer replicas (batchPrediction.startingReplicaCount)."
+        )
 
     def outputs(
         self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]

@@ -349,9 +349,10 @@ def exhausted_message(
     records: Sequence[AttemptRecord],
     kind: str = "Training job",
     quotas: str = "the custom_model_training quotas",
+    advice: str | None = None,
 ) -> str:
     """One paragraph when every shape gave way: each attempt with its reason, how many passes round the chain
-    were made (capacity_deadline_seconds), and what to do."""
+    were made (capacity_deadline_seconds), and what to do (`advice`; default: a training job's options)."""
     project = props.get("project")
     passes = max((r.passes for r in records), default=1)
     where = list(dict.fromkeys(r.shape.region for r in records if r.shape.region)) or [props.get("region")]
@@ -369,7 +370,14 @@ def exhausted_message(
     )
     return (
         f"{kind} {props.get('display_name')} could not get machines in {', '.join(map(str, where))}: every "
-        f"shape was tried.{rounds} {tried}. What to do: request {quotas} for these "
+        f"shape was tried.{rounds} {tried}. What to do: " + (advice or training_advice(quotas, project))
+    )
+
+
+def training_advice(quotas: str, project: object) -> str:
+    """What a training job (or study) that could not get machines can do."""
+    return (
+        f"request {quotas} for these "
         f"shapes at {outcome.quota_page(project)} (new projects start at 0; Spot and FLEX_START use "
         "the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "
         "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for "

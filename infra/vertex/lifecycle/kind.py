@@ -120,6 +120,11 @@ class JobKind:
         """The kind's own sign that the job could not get machines, beside the job's error (trials)."""
         return False
 
+    def capacity_advice(self, props: dict[str, Any]) -> str | None:
+        """What to do when every shape gave way (None: a training job's options: quotas, Spot, FLEX_START,
+        regions, reservations)."""
+        return None
+
     def quota_props(self, shaped: dict[str, Any]) -> dict[str, Any] | None:
         """The props whose pools must fit in quota at once (a study: its parallel trials); None: the kind
         has no documented quota ids, so no pre-check (quota_family None)."""

@@ -191,7 +191,11 @@ def place(
         run,
         say,
         lambda tried: _exhausted(
-            placement.exhausted_message(props, tried, kind.noun, kind.quota_words()), last, tried
+            placement.exhausted_message(
+                props, tried, kind.noun, kind.quota_words(), kind.capacity_advice(props)
+            ),
+            last,
+            tried,
         ),
         placement.Deadline.of(props),
     )
