@@ -19,7 +19,7 @@ from infra.components.tensorboard import Tensorboard
 from infra.config import StackConfig
 from infra.config.trainer import entrypoint_conflict
 from infra.labels import stack_labels
-from infra.workloads.batch import Predictions, predictions_output
+from infra.workloads.batch import predictions, predictions_output
 from infra.workloads.gate import after_success
 from infra.workloads.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
 from infra.workloads.model import RegisteredModel, model_outputs
@@ -163,20 +163,8 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         if cfg.model_registry.register
         else None
     )
-    predict = (
-        Predictions(
-            "predictions",
-            cfg=cfg,
-            root=job.root,
-            train_job=jobs.train_job,
-            service_account=identity.email,
-            labels=labels,
-            after=[model.version] if model else [],
-            opts=after_apis,
-        )
-        if cfg.batch_prediction
-        else None
-    )
+    after = [model.version] if model else []
+    predict = predictions(cfg, job.root, jobs.train_job, identity.email, labels, after, after_apis)
     return {
         "bucket": storage.name,
         "bucket_url": storage.url,
@@ -205,19 +193,7 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
         tensorboard=None,
         depends_on=[],
     )
-    predict = (
-        Predictions(
-            "predictions",
-            cfg=cfg,
-            root=job.root,
-            train_job=jobs.train_job,
-            service_account="",
-            labels=labels,
-            after=[],
-        )
-        if cfg.batch_prediction
-        else None
-    )
+    predict = predictions(cfg, job.root, jobs.train_job, "", labels, [])
     return {
         "bucket": "",
         "bucket_url": cfg.local_dir,

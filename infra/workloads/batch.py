@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict
+from typing import Any
 
 import pulumi
 
@@ -35,7 +36,6 @@ class Predictions(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        *,
         cfg: StackConfig,
         root: str,
         train_job: CustomJob,
@@ -67,6 +67,12 @@ class Predictions(pulumi.ComponentResource):
             opts=children(self, opts, depends_on=[train_job, *after]),
         )
         self.register_outputs({"predictions_dir": self.job.predictions_dir})
+
+
+def predictions(cfg: StackConfig, *args: Any, **kwargs: Any) -> Predictions | None:
+    """The stack's batch prediction (Predictions' arguments after the name), or None without the
+    batchPrediction key."""
+    return Predictions("predictions", cfg, *args, **kwargs) if cfg.batch_prediction else None
 
 
 def predictions_output(predictions: Predictions | None) -> pulumi.Input[str]:
