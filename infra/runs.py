@@ -19,12 +19,13 @@ from typing import Any
 
 from infra.config.reader import ConfigError
 from infra.config.stack_file import load_stack
+from infra.vertex import kinds
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.output_files import join, read_text, subdirectories
 from infra.vertex.lifecycle.run_record import RUN_FILE, arg_values
 
-# Where the stack's jobs write their runs under the output root (infra/workloads/jobs.py and tuning.py).
-RUN_FOLDERS = ("runs", "tuning")
+# Where the stack's jobs write their runs under the output root: every job kind's (infra/vertex/kinds.py).
+RUN_FOLDERS = kinds.run_folders()
 # Preferred validation metrics, in order: the first one a run reports is its METRIC column and its curve.
 VALIDATION_METRICS = ("val_accuracy", "val_loss", "val_mae")
 # Argument values that name places, not settings: they differ between runs by construction.
@@ -91,7 +92,8 @@ def _is(value: Any, kinds: tuple[type, ...]) -> bool:
 
 
 def list_runs(root: str) -> list[Run]:
-    """Every run under `root`'s runs/ and tuning/ folders, newest first; runs without a record last."""
+    """Every run under `root`'s run folders (runs/, tuning/, predictions/), newest first; runs without a
+    record last."""
     dirs = [d for folder in RUN_FOLDERS for d in subdirectories(join(root, folder))]
     return newest_first(read_run(d) for d in dirs)
 
@@ -178,6 +180,9 @@ def _params(values: dict[str, str], names: Sequence[str]) -> list[str]:
 
 
 def _metric_text(record: dict[str, Any]) -> str:
+    if record.get("kind") == kinds.BATCH_PREDICTION_JOB.record_kind:
+        stats = record.get("completion_stats") or {}
+        return f"{stats.get('successful_count', 0)} classified, {stats.get('failed_count', 0)} failed"
     found = validation_metric(record)
     text = f"{found[0]} {found[1]:.4f}" if found else "-"
     if record.get("kind") == "tuning_job":

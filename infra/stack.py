@@ -19,6 +19,7 @@ from infra.components.tensorboard import Tensorboard
 from infra.config import StackConfig
 from infra.config.trainer import entrypoint_conflict
 from infra.labels import stack_labels
+from infra.workloads.batch import predictions, predictions_output
 from infra.workloads.gate import after_success
 from infra.workloads.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
 from infra.workloads.model import RegisteredModel, model_outputs
@@ -162,6 +163,8 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         if cfg.model_registry.register
         else None
     )
+    after = [model.version] if model else []
+    predict = predictions(cfg, job.root, jobs.train_job, identity.email, labels, after, after_apis)
     return {
         "bucket": storage.name,
         "bucket_url": storage.url,
@@ -173,6 +176,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         "budget_topic": budget.topic_id,
         "kill_switch_function": kill_switch.function_name if kill_switch else "",
         **model_outputs(model),
+        "predictions_dir": predictions_output(predict),
     }
 
 
@@ -189,6 +193,7 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
         tensorboard=None,
         depends_on=[],
     )
+    predict = predictions(cfg, job.root, jobs.train_job, "", labels, [])
     return {
         "bucket": "",
         "bucket_url": cfg.local_dir,
@@ -200,6 +205,7 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
         "budget_topic": "",
         "kill_switch_function": "",
         **model_outputs(None),
+        "predictions_dir": predictions_output(predict),
     }
 
 

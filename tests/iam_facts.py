@@ -107,6 +107,12 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "aiplatform.hyperparameterTuningJobs.delete",
             "aiplatform.hyperparameterTuningJobs.get",
             "aiplatform.hyperparameterTuningJobs.list",
+            # Batch prediction: IAM "Vertex AI roles and permissions" (read 2026-11-26).
+            "aiplatform.batchPredictionJobs.cancel",
+            "aiplatform.batchPredictionJobs.create",
+            "aiplatform.batchPredictionJobs.delete",
+            "aiplatform.batchPredictionJobs.get",
+            "aiplatform.batchPredictionJobs.list",
             "aiplatform.models.delete",
             "aiplatform.models.get",
             "aiplatform.models.list",

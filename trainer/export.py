@@ -23,6 +23,11 @@ SIGNATURE_OUTPUT = "probability"
 # docs/serving.md; read 2026-11-22).
 BYTES_SIGNATURE = "serving_bytes"
 BYTES_INPUT = "image_bytes"
+# A second SavedModel inside the model dir whose serving_default is serving_bytes: Vertex batch prediction
+# from a file list sends each file as {"b64": ...} (aiplatform_v1 BatchPredictionJob.InstanceConfig) to the
+# prebuilt TensorFlow container, which serves serving_default (docs/batch-prediction.md). The model dir's own
+# serving_default stays the float-pixel contract.
+BYTES_MODEL_DIR = "serving_bytes"
 CLASS_NAMES_FILE = "class_names.txt"  # one per line, metadata class order; in the SavedModel's assets/
 METRICS_FILE = "metrics.json"
 
@@ -90,7 +95,9 @@ def class_names_asset(class_names: list[str], folder: str) -> tf.saved_model.Ass
 def export(model: keras.Model, model_dir: str, image_size: int, role: Role, class_names: list[str]) -> None:
     """serving_default: float32 RGB 0..255 [None, S, S, 3] -> {"probability": [None, 1] P(second class) for
     two classes, [None, N] class probabilities (metadata class order) for N > 2}; no augmentation.
-    serving_bytes: the same from image_bytes, a [None] batch of encoded JPEG/PNG images of any size."""
+    serving_bytes: the same from image_bytes, a [None] batch of encoded JPEG/PNG images of any size.
+    <model_dir>/serving_bytes/: the same variables with serving_bytes as its serving_default (batch
+    prediction from image files)."""
 
     @tf.function(
         input_signature=[tf.TensorSpec([None, image_size, image_size, 3], tf.float32, SIGNATURE_INPUT)]
@@ -113,9 +120,14 @@ def export(model: keras.Model, model_dir: str, image_size: int, role: Role, clas
     module.model_variables = model.variables
     module.serve = serve
     module.serve_bytes = serve_bytes
+    for_files = tf.Module()
+    for_files.model_variables = model.variables
+    for_files.serve_bytes = serve_bytes
     with tempfile.TemporaryDirectory() as tmp, write_dir(model_dir, role) as path:
-        module.class_names = class_names_asset(class_names, tmp)
+        module.class_names = for_files.class_names = class_names_asset(class_names, tmp)
         tf.saved_model.save(module, path, signatures={"serving_default": serve, BYTES_SIGNATURE: serve_bytes})
+        by_files = {"serving_default": serve_bytes, BYTES_SIGNATURE: serve_bytes}
+        tf.saved_model.save(for_files, posixpath.join(path, BYTES_MODEL_DIR), signatures=by_files)
 
 
 def predict_saved_model(model_dir: str, dataset: tf.data.Dataset) -> tuple[np.ndarray, np.ndarray]:

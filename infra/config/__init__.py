@@ -14,6 +14,7 @@ from pathlib import Path
 
 from infra import gcp_ids
 from infra.config import (
+    batch_prediction,
     budget,
     capacity,
     cost,
@@ -26,6 +27,7 @@ from infra.config import (
     trainer,
     tuning,
 )
+from infra.config.batch_prediction import BatchPredictionConfig
 from infra.config.budget import BudgetConfig
 from infra.config.capacity import CapacityConfig, check_machine
 from infra.config.cost import CostConfig
@@ -42,6 +44,7 @@ __all__ = [
     "MIXED_PRECISION",
     "NAMESPACE",
     "WEIGHTS",
+    "BatchPredictionConfig",
     "BudgetConfig",
     "ConfigError",
     "ConfigErrors",
@@ -96,6 +99,8 @@ class StackConfig:
     tuning: tuning.TuningConfig | None = None
     # The Vertex AI experiment the training jobs are linked to (infra/config/experiment.py); None: not linked.
     experiment: str | None = None
+    # Classify images with the trained model after training (infra/config/batch_prediction.py); None: not.
+    batch_prediction: BatchPredictionConfig | None = None
 
     @property
     def is_local(self) -> bool:
@@ -139,6 +144,7 @@ KEYS = (
     *model_registry.KEYS,
     *tuning.KEYS,
     *experiment.KEYS,
+    *batch_prediction.KEYS,
 )
 
 
@@ -422,4 +428,5 @@ def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_id
         model_registry=model_registry.read_model_registry(read, stack, runner),
         tuning=tuning.read_tuning(read, trainer_config),
         experiment=experiment.read_experiment(read, stack, cloud, read.bool("tensorboard", False)),
+        batch_prediction=batch_prediction.read_batch_prediction(read, runner, region, timeout, root),
     )

@@ -21,6 +21,7 @@ from infra.bootstrap.stack_accounts import (
     JOB_ACCOUNT,
 )
 from infra.least_privilege.custom_roles import STACK_ACCOUNT
+from infra.vertex import kinds
 
 # When a call happens: every cloud stack, or only with one stack setting (infra/preflight/run.py settings).
 ALWAYS = "always"
@@ -31,6 +32,7 @@ CLOUD_BUILD = "imageBuilder: cloudbuild"
 BUDGET = "budget"
 EXPERIMENT = "experiment"
 TENSORBOARD = "tensorboard"
+BATCH_PREDICTION = "batchPrediction"
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,9 @@ DEPLOY_CALLS: dict[str, Call] = {
         "aiplatform.hyperparameterTuningJobs.delete",
         when=TUNING,
     ),
+    # REST reference of batchPredictionJobs.create / list / get / cancel / delete, "IAM Permissions" (read
+    # 2026-11-26): the job kind's lifecycle verbs, from the one table of job kinds (infra/vertex/kinds.py).
+    "run the batch prediction": _call(*kinds.permissions(kinds.BATCH_PREDICTION_JOB), when=BATCH_PREDICTION),
     # REST reference of metadataStores.get/create and contexts.get/create/patch/addContextChildren (read
     # 2026-11-25): the stack's experiment and a run per training job (infra/vertex/custom_job/experiments.py).
     "link the training job to its experiment run": _call(
@@ -211,6 +216,7 @@ GRANTED_BY: dict[str, str] = {
     "aiplatform.hyperparameterTuningJobs.get": "roles/aiplatform.user",
     "aiplatform.hyperparameterTuningJobs.cancel": "roles/aiplatform.user",
     "aiplatform.hyperparameterTuningJobs.delete": "roles/aiplatform.user",
+    **dict.fromkeys(kinds.permissions(kinds.BATCH_PREDICTION_JOB), "roles/aiplatform.user"),
     "aiplatform.metadataStores.get": "roles/aiplatform.user",
     "aiplatform.metadataStores.create": "roles/aiplatform.user",
     "aiplatform.contexts.get": "roles/aiplatform.user",

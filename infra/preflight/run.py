@@ -30,6 +30,7 @@ def settings(cfg: StackConfig) -> frozenset[str]:
         up.CLOUD_BUILD: cfg.image_builder == "cloudbuild",
         up.EXPERIMENT: cfg.experiment is not None,
         up.TENSORBOARD: cfg.tensorboard,
+        up.BATCH_PREDICTION: cfg.batch_prediction is not None,
     }
     return frozenset(name for name, used in on.items() if used)
 

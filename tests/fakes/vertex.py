@@ -1,4 +1,7 @@
-"""A fake Vertex AI JobService (CustomJob methods) served over real gRPC on localhost.
+"""A fake Vertex AI JobService (CustomJob and BatchPredictionJob methods) served over real gRPC on localhost.
+
+Every job kind is one row of KINDS (its collection, message, shape and request checks); the methods
+(Create, Get, List, Cancel, Delete) are written once for all of them.
 
 Requests and responses are the library's own proto-plus types, so the real `JobServiceClient` drives it
 through `VERTEX_AI_EMULATOR_HOST`. Jobs move QUEUED -> PENDING -> RUNNING -> `outcome` one step per Get
@@ -21,6 +24,9 @@ from __future__ import annotations
 import datetime
 import itertools
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from google.cloud import aiplatform_v1
@@ -61,11 +67,85 @@ STOCKOUT_MESSAGE = (
 NOT_OFFERED_MESSAGE = 'Accelerator "{accelerator}" is not supported for machine type "{machine}"'
 
 
-def shape_of(job: aiplatform_v1.CustomJob) -> tuple[str, str, str]:
-    """(machine type, accelerator type, strategy) of the job's chief: the key of `FakeJobService.capacity`."""
-    machine = job.job_spec.worker_pool_specs[0].machine_spec
+def shape_of(job: Any) -> tuple[str, str, str]:
+    """(machine type, accelerator type, strategy) of the job's chief (a CustomJob) or machine (a batch
+    prediction, STANDARD: it has no strategy): the key of `FakeJobService.capacity`."""
+    if isinstance(job, aiplatform_v1.BatchPredictionJob):
+        machine, strategy = job.dedicated_resources.machine_spec, "STANDARD"
+    else:
+        machine, strategy = (
+            job.job_spec.worker_pool_specs[0].machine_spec,
+            job.job_spec.scheduling.strategy.name,
+        )
     accelerator = machine.accelerator_type.name if machine.accelerator_count else ""
-    return machine.machine_type, accelerator, job.job_spec.scheduling.strategy.name
+    return machine.machine_type, accelerator, strategy
+
+
+def _custom_job_problem(job: aiplatform_v1.CustomJob) -> str | None:
+    return None if job.job_spec.worker_pool_specs else "worker_pool_specs must not be empty"
+
+
+def _batch_problem(job: aiplatform_v1.BatchPredictionJob) -> str | None:
+    """The REQUIRED fields and the one-of rule of aiplatform_v1 BatchPredictionJob (its proto's
+    display_name, input_config and its instances_format, output_config; exactly one of model and
+    unmanaged_container_model; BatchDedicatedResources.machine_spec Required)."""
+    resources = job.dedicated_resources
+    if not job.display_name:
+        return "display_name is required"
+    if not job.input_config.instances_format or not job.input_config.gcs_source.uris:
+        return "input_config.instances_format and a source are required"
+    if not job.output_config.predictions_format or not job.output_config.gcs_destination.output_uri_prefix:
+        return "output_config is required"
+    if bool(job.model) == ("unmanaged_container_model" in job):
+        return "Exactly one of model and unmanaged_container_model must be set"
+    if not resources.machine_spec.machine_type:
+        return "dedicated_resources.machine_spec is required"
+    if resources.starting_replica_count > (resources.max_replica_count or 10):
+        return "starting_replica_count must not exceed max_replica_count"
+    return None
+
+
+def _batch_output(job: aiplatform_v1.BatchPredictionJob, fake: FakeJobService) -> None:
+    """What a succeeded batch prediction reports: its prediction directory (OutputInfo, named as
+    OutputConfig.gcs_destination documents) and its completion stats."""
+    stamp = job.create_time.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    prefix = job.output_config.gcs_destination.output_uri_prefix.rstrip("/")
+    job.output_info = aiplatform_v1.BatchPredictionJob.OutputInfo(
+        gcs_output_directory=f"{prefix}/prediction-{job.display_name}-{stamp}"
+    )
+    job.completion_stats = aiplatform_v1.CompletionStats(
+        successful_count=fake.batch_successful, failed_count=fake.batch_failed, incomplete_count=0
+    )
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One job kind of the JobService: `name` (CustomJob) makes its method and request names."""
+
+    name: str
+    collection: str  # resource names: {parent}/{collection}/{id}
+    message: type
+    field: str  # the create request's and list response's field stem: custom_job(s)
+    problem: Callable[[Any], str | None]  # why Create refuses the job (INVALID_ARGUMENT), or None
+    succeeded: Callable[[Any, FakeJobService], None] = lambda _job, _fake: None  # outputs at success
+
+
+KINDS = (
+    Kind("CustomJob", "customJobs", aiplatform_v1.CustomJob, "custom_job", _custom_job_problem),
+    Kind(
+        "BatchPredictionJob",
+        "batchPredictionJobs",
+        aiplatform_v1.BatchPredictionJob,
+        "batch_prediction_job",
+        _batch_problem,
+        _batch_output,
+    ),
+)
+
+
+def kind_of(name: str) -> Kind:
+    collection = name.split("/")[4] if len(name.split("/")) > 4 else ""
+    return next((k for k in KINDS if k.collection == collection), KINDS[0])
 
 
 def region_of(name: str) -> str:
@@ -107,6 +187,9 @@ class FakeJobService(FakeService):
         # What a WAIT_FAILED job's error reads: no Google source gives it, so by default a text no row of
         # outcome.py's table holds (the state and the missing start time must decide, not the words).
         self.wait_failed_message: str = "Job failed."
+        # The completion stats a succeeded batch prediction reports.
+        self.batch_successful: int = 3
+        self.batch_failed: int = 0
 
     def capacity_of(self, region: str, job: aiplatform_v1.CustomJob) -> str | None:
         """STOCKOUT, QUEUED or None (room) for this job's shape in `region`."""
@@ -121,47 +204,39 @@ class FakeJobService(FakeService):
     # --- control -------------------------------------------------------------------------------------
     def handler(self) -> grpc.GenericRpcHandler:
         """This service's methods, to serve on a gRPC server (alone via `start`, or beside other fakes)."""
-        return self._service(
-            SERVICE,
-            {
-                "CreateCustomJob": (
-                    self._create,
-                    aiplatform_v1.CreateCustomJobRequest,
-                    aiplatform_v1.CustomJob.serialize,
-                ),
-                "GetCustomJob": (
-                    self._get,
-                    aiplatform_v1.GetCustomJobRequest,
-                    aiplatform_v1.CustomJob.serialize,
-                ),
-                "ListCustomJobs": (
-                    self._list,
-                    aiplatform_v1.ListCustomJobsRequest,
-                    aiplatform_v1.ListCustomJobsResponse.serialize,
-                ),
-                "CancelCustomJob": (
-                    self._cancel,
-                    aiplatform_v1.CancelCustomJobRequest,
-                    empty_pb2.Empty.SerializeToString,
-                ),
-                "DeleteCustomJob": (
-                    self._delete,
-                    aiplatform_v1.DeleteCustomJobRequest,
-                    operations_pb2.Operation.SerializeToString,
-                ),
-            },
-        )
+        methods = {}
+        for kind in KINDS:
 
-    def add_job(
-        self,
-        parent: str,
-        job: aiplatform_v1.CustomJob,
-        state: JobState = JobState.JOB_STATE_RUNNING,
-    ) -> str:
-        """Seed a job as if someone else had created it; it stays in `state` until set_state or cancel."""
+            def request(verb: str, k: Kind = kind) -> type:
+                return getattr(aiplatform_v1, f"{verb}{k.name}{'s' if verb == 'List' else ''}Request")
+
+            listed = getattr(aiplatform_v1, f"List{kind.name}sResponse")
+            methods.update(
+                {
+                    f"Create{kind.name}": (self._create, request("Create"), kind.message.serialize),
+                    f"Get{kind.name}": (self._get, request("Get"), kind.message.serialize),
+                    f"List{kind.name}s": (self._list, request("List"), listed.serialize),
+                    f"Cancel{kind.name}": (
+                        self._cancel,
+                        request("Cancel"),
+                        empty_pb2.Empty.SerializeToString,
+                    ),
+                    f"Delete{kind.name}": (
+                        self._delete,
+                        request("Delete"),
+                        operations_pb2.Operation.SerializeToString,
+                    ),
+                }
+            )
+        return self._service(SERVICE, methods)
+
+    def add_job(self, parent: str, job: Any, state: JobState = JobState.JOB_STATE_RUNNING) -> str:
+        """Seed a job of any kind as if someone else had created it; it stays in `state` until set_state or
+        cancel."""
         with self._lock:
-            stored = aiplatform_v1.CustomJob(job)
-            stored.name = f"{parent}/customJobs/{next(self._ids)}"
+            kind = next(k for k in KINDS if isinstance(job, k.message))
+            stored = kind.message(job)
+            stored.name = f"{parent}/{kind.collection}/{next(self._ids)}"
             stored.create_time = _now()
             self.jobs[stored.name] = stored
             self._enter(stored, state)
@@ -176,7 +251,7 @@ class FakeJobService(FakeService):
     # --- plumbing ------------------------------------------------------------------------------------
     def _enter(
         self,
-        job: aiplatform_v1.CustomJob,
+        job: Any,
         state: JobState,
         error_message: str | None = None,
         error_code: int = 13,
@@ -187,15 +262,17 @@ class FakeJobService(FakeService):
             job.start_time = _now()
         if state in TERMINAL:
             job.end_time = _now()
+        if state == JobState.JOB_STATE_SUCCEEDED:
+            kind_of(job.name).succeeded(job, self)
         if error_message:
             job.error = status_pb2.Status(code=error_code, message=error_message)
 
-    def _lookup(self, name: str) -> aiplatform_v1.CustomJob:
+    def _lookup(self, name: str) -> Any:
         if name not in self.jobs:
-            raise Abort(grpc.StatusCode.NOT_FOUND, f'The CustomJob "{name}" does not exist.')
+            raise Abort(grpc.StatusCode.NOT_FOUND, f'The {kind_of(name).name} "{name}" does not exist.')
         return self.jobs[name]
 
-    def _step(self, job: aiplatform_v1.CustomJob) -> None:
+    def _step(self, job: Any) -> None:
         """One state-machine step, taken when a client reads the job."""
         capacity = self.capacity_of(region_of(job.name), job) if job.name in self._advancing else None
         if job.state == JobState.JOB_STATE_CANCELLING:
@@ -217,23 +294,23 @@ class FakeJobService(FakeService):
             message = (error or "replica exited with code 1") if failed else None
             self._enter(job, outcome, message, self.outcome_error_code)
 
-    # --- methods -------------------------------------------------------------------------------------
-    def _create(self, request: aiplatform_v1.CreateCustomJobRequest) -> aiplatform_v1.CustomJob:
+    # --- methods (every kind) -------------------------------------------------------------------------
+    def _create(self, request: Any) -> Any:
         self._reachable(request.parent)
+        kind = next(k for k in KINDS if isinstance(request, getattr(aiplatform_v1, f"Create{k.name}Request")))
         if not re.fullmatch(r"projects/[^/]+/locations/[^/]+", request.parent):
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid parent: {request.parent}")
-        if not request.custom_job.job_spec.worker_pool_specs:
-            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, "worker_pool_specs must not be empty")
-        if self.capacity_of(region_of(request.parent), request.custom_job) == NOT_OFFERED:
-            machine = request.custom_job.job_spec.worker_pool_specs[0].machine_spec
+        job = kind.message(getattr(request, kind.field))
+        problem = kind.problem(job)
+        if problem:
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        if self.capacity_of(region_of(request.parent), job) == NOT_OFFERED:
+            machine, accelerator, _strategy = shape_of(job)
             raise Abort(
                 grpc.StatusCode.INVALID_ARGUMENT,
-                NOT_OFFERED_MESSAGE.format(
-                    accelerator=machine.accelerator_type.name, machine=machine.machine_type
-                ),
+                NOT_OFFERED_MESSAGE.format(accelerator=accelerator, machine=machine),
             )
-        job = aiplatform_v1.CustomJob(request.custom_job)
-        job.name = f"{request.parent}/customJobs/{next(self._ids)}"
+        job.name = f"{request.parent}/{kind.collection}/{next(self._ids)}"
         job.create_time = _now()
         self.jobs[job.name] = job
         self._enter(job, JobState.JOB_STATE_QUEUED)
@@ -241,45 +318,46 @@ class FakeJobService(FakeService):
             self._job_outcomes[job.name] = self.outcomes.pop(0)
         if self.auto_advance:
             self._advancing.add(job.name)
-        return aiplatform_v1.CustomJob(job)
+        return kind.message(job)
 
-    def _get(self, request: aiplatform_v1.GetCustomJobRequest) -> aiplatform_v1.CustomJob:
+    def _get(self, request: Any) -> Any:
         self._reachable(request.name)
         job = self._lookup(request.name)
         self._step(job)
-        return aiplatform_v1.CustomJob(job)
+        return kind_of(job.name).message(job)
 
-    def _list(self, request: aiplatform_v1.ListCustomJobsRequest) -> aiplatform_v1.ListCustomJobsResponse:
+    def _list(self, request: Any) -> Any:
         self._reachable(request.parent)
+        kind = next(k for k in KINDS if isinstance(request, getattr(aiplatform_v1, f"List{k.name}sRequest")))
         matches = parse_filter(request.filter) if request.filter else (lambda _job: True)
-        prefix = request.parent + "/customJobs/"
+        prefix = f"{request.parent}/{kind.collection}/"
         found = [job for name, job in self.jobs.items() if name.startswith(prefix) and matches(job)]
         start = int(request.page_token or 0)
         size = request.page_size or 100
         page = found[start : start + size]
         token = str(start + size) if start + size < len(found) else ""
-        return aiplatform_v1.ListCustomJobsResponse(
-            custom_jobs=[aiplatform_v1.CustomJob(job) for job in page], next_page_token=token
-        )
+        response = getattr(aiplatform_v1, f"List{kind.name}sResponse")
+        return response(**{f"{kind.field}s": [kind.message(job) for job in page]}, next_page_token=token)
 
-    def _cancel(self, request: aiplatform_v1.CancelCustomJobRequest) -> empty_pb2.Empty:
+    def _cancel(self, request: Any) -> empty_pb2.Empty:
         self._reachable(request.name)
         job = self._lookup(request.name)
         if job.state in TERMINAL or job.state == JobState.JOB_STATE_CANCELLING:
             raise Abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                f"Cannot cancel CustomJob {job.name} in state {job.state.name}.",
+                f"Cannot cancel {kind_of(job.name).name} {job.name} in state {job.state.name}.",
             )
         self._enter(job, JobState.JOB_STATE_CANCELLING)
         return empty_pb2.Empty()
 
-    def _delete(self, request: aiplatform_v1.DeleteCustomJobRequest) -> operations_pb2.Operation:
+    def _delete(self, request: Any) -> operations_pb2.Operation:
         self._reachable(request.name)
         job = self._lookup(request.name)
         if job.state not in TERMINAL:
             raise Abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                f"CustomJob {job.name} is in state {job.state.name}; cancel it before deleting.",
+                f"{kind_of(job.name).name} {job.name} is in state {job.state.name}; cancel it before "
+                "deleting.",
             )
         del self.jobs[job.name]
         self._advancing.discard(job.name)

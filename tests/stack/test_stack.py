@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import runpy
 from collections import Counter
 
@@ -29,6 +30,7 @@ LABELED = {
     "docker-build:index:Image": "labels",
     DYNAMIC: "labels",
     "pulumi-python:dynamic/vertex:ModelVersion": "labels",
+    "pulumi-python:dynamic/vertex:BatchPredictionJob": "labels",
 }
 UNLABELABLE = {
     "gcp:projects/service:Service",
@@ -80,7 +82,8 @@ def job(run: MockedRun, name: str) -> Registered:
 
 def test_local_stack_creates_no_cloud_resources() -> None:
     run = cached_run("local")
-    assert inventory(run) == Counter({DYNAMIC: 2})
+    # The two jobs, and the batch prediction that classifies the held-back images (batchPrediction).
+    assert inventory(run) == Counter({DYNAMIC: 2, "pulumi-python:dynamic/vertex:BatchPredictionJob": 1})
     assert not [r for r in run.resources if r.type.startswith(("gcp:", "docker-build:", "pulumi:providers"))]
     cfg = stack_config("local")
     for name in ("data-prep", "train"):
@@ -360,7 +363,11 @@ def test_a_trainer_change_replaces_only_the_training_job(monkeypatch: pytest.Mon
 
 def test_main_reads_pulumi_config_strings(monkeypatch: pytest.MonkeyPatch) -> None:
     """The root __main__.py, as the Pulumi CLI runs it: config values arrive as strings."""
-    strings = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in stack_values("local").items()}
+    # Scalars as their text; maps and lists as JSON, as the Pulumi runtime passes structured values.
+    strings = {
+        k: str(v).lower() if isinstance(v, bool) else json.dumps(v) if isinstance(v, dict | list) else str(v)
+        for k, v in stack_values("local").items()
+    }
     monkeypatch.setattr(runtime_config, "CONFIG", type(runtime_config.CONFIG)("test_config", default=strings))
     run = run_program(lambda: runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__"), stack="local")
     assert _job_inputs(run) == _job_inputs(cached_run("local"))

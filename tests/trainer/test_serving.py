@@ -85,3 +85,24 @@ def test_stored_size_in_graph_matches_the_data_preparation() -> None:
     for width, height in [(100, 64), (64, 100), (333, 250), (31, 47), (64, 64), (97, 65)]:
         h, w = export.stored_size(tf.constant(height), tf.constant(width), 32)
         assert (int(w), int(h)) == images.storage_size(width, height, 32)
+
+
+@pytest.mark.slow
+def test_the_model_for_image_files_serves_bytes_by_default_and_agrees(
+    trained: dict, signatures: dict
+) -> None:
+    """<model_dir>/serving_bytes: serving_default takes encoded images (what Vertex batch prediction sends
+    from a file list) and answers as the model dir's serving_bytes; the model dir keeps its float default."""
+    by_files = tf.saved_model.load(str(trained["model_dir"] / export.BYTES_MODEL_DIR)).signatures
+    rng = np.random.default_rng(7)
+    encoded = [encode(rng.integers(0, 256, (SIZE + 5, SIZE, 3), np.uint8), "PNG") for _ in range(3)]
+    default = by_files["serving_default"]
+    assert list(default.structured_input_signature[1]) == [export.BYTES_INPUT]
+    got = default(**{export.BYTES_INPUT: tf.constant(encoded)})[export.SIGNATURE_OUTPUT].numpy()
+    np.testing.assert_array_equal(got, by_bytes(signatures, encoded))
+    assert (
+        signatures["serving_default"].structured_input_signature[1][export.SIGNATURE_INPUT].dtype
+        == tf.float32
+    )
+    names = (trained["model_dir"] / export.BYTES_MODEL_DIR / "assets" / export.CLASS_NAMES_FILE).read_text()
+    assert names.split() == ["blue", "green", "red"]

@@ -6,6 +6,7 @@ from google.cloud import aiplatform_v1
 from pulumi.output import Unknown
 
 from infra.vertex.capacity import placement, quotas
+from infra.vertex.capacity.machines import FAMILY_ACCELERATORS
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import spend
 from infra.vertex.custom_job import spec
@@ -183,7 +184,7 @@ def test_a_flex_start_fallback_allows_max_wait_and_unknown_fallbacks_pass():
 
 
 def test_every_accelerator_check_accepts_has_a_quota_id_or_is_named_unchecked():
-    for family, kinds in spec.FAMILY_ACCELERATORS.items():
+    for family, kinds in FAMILY_ACCELERATORS.items():
         for kind in kinds:
             props = job_props(worker_pools=[pool(machine_type=f"{family}-standard-8", accelerator_type=kind)])
             counted = {need.quota_id for need in quotas.quota_needs(props)}

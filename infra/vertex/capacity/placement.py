@@ -85,8 +85,26 @@ def default_strategy(props: Mapping[str, Any]) -> str:
     return "SPOT" if props.get("spot") else "STANDARD"
 
 
+# A job without worker_pools (a BatchPredictionJob) names its one machine in its own props; it runs up to
+# max_replica_count replicas of it. Its pool is marked PREDICTION_POOL: pricing.py prices training machines
+# only (Vertex lists prediction machines at other prices), so such a pool reads as unpriced, never at a
+# training price.
+PREDICTION_POOL = "prediction"
+MACHINE_KEYS = ("machine_type", "accelerator_type", "accelerator_count")
+
+
+def pools(props: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The machines a job runs on, as worker pools: its `worker_pools`, or its own machine keys with the
+    most replicas it may run (max_replica_count) as one prediction pool."""
+    if "worker_pools" in props:
+        return list(props["worker_pools"])
+    pool = {k: props[k] for k in MACHINE_KEYS if props.get(k) is not None}
+    replicas = props.get("max_replica_count") or props.get("starting_replica_count") or 1
+    return [{**pool, "replica_count": replicas, PREDICTION_POOL: True}]
+
+
 def primary_shape(props: Mapping[str, Any]) -> Shape:
-    chief = props["worker_pools"][0]
+    chief = pools(props)[0]
     return Shape(
         machine_type=chief["machine_type"],
         accelerator_type=chief.get("accelerator_type") or None,
@@ -235,8 +253,17 @@ def moves_region(props: Mapping[str, Any], shape: Shape) -> bool:
 def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
     """Props for running on `shape`: the chief and every pool with accelerators get its machine and its
     reservation affinity; replica counts, images and args stay; `spot` follows the strategy; `region` is the
-    shape's. A shape in another region runs without the home region's TensorBoard (tensorboard_note)."""
-    pools = []
+    shape's. A shape in another region runs without the home region's TensorBoard (tensorboard_note). A job
+    without worker_pools gets the shape's machine in its own keys."""
+    if "worker_pools" not in props:
+        own = {**props, "machine_type": shape.machine_type, "accelerator_count": shape.accelerator_count}
+        own["accelerator_type"] = shape.accelerator_type or ""
+        if not shape.accelerator_type:
+            own.pop("accelerator_type")
+        if moves_region(props, shape):
+            own["region"] = shape.region
+        return own
+    shaped_pools = []
     for index, pool in enumerate(props["worker_pools"]):
         if index == 0 or int(pool.get("accelerator_count") or 0) > 0:
             pool = {**pool, "machine_type": shape.machine_type, "accelerator_count": shape.accelerator_count}
@@ -248,10 +275,10 @@ def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
                 pool["reservation_affinity"] = shape.reservation.as_dict()
             else:
                 pool.pop("reservation_affinity", None)
-        pools.append(pool)
+        shaped_pools.append(pool)
     shaped = {
         **props,
-        "worker_pools": pools,
+        "worker_pools": shaped_pools,
         "scheduling_strategy": shape.scheduling_strategy,
         "spot": shape.scheduling_strategy == "SPOT",
     }
@@ -329,10 +356,14 @@ def move_line(left: Shape, reason: str, following: Shape) -> str:
 
 
 def exhausted_message(
-    props: Mapping[str, Any], records: Sequence[AttemptRecord], kind: str = "Training job"
+    props: Mapping[str, Any],
+    records: Sequence[AttemptRecord],
+    kind: str = "Training job",
+    quotas: str = "the custom_model_training quotas",
+    advice: str | None = None,
 ) -> str:
     """One paragraph when every shape gave way: each attempt with its reason, how many passes round the chain
-    were made (capacity_deadline_seconds), and what to do."""
+    were made (capacity_deadline_seconds), and what to do (`advice`; default: a training job's options)."""
     project = props.get("project")
     passes = max((r.passes for r in records), default=1)
     where = list(dict.fromkeys(r.shape.region for r in records if r.shape.region)) or [props.get("region")]
@@ -350,7 +381,14 @@ def exhausted_message(
     )
     return (
         f"{kind} {props.get('display_name')} could not get machines in {', '.join(map(str, where))}: every "
-        f"shape was tried.{rounds} {tried}. What to do: request the custom_model_training quotas for these "
+        f"shape was tried.{rounds} {tried}. What to do: " + (advice or training_advice(quotas, project))
+    )
+
+
+def training_advice(quotas: str, project: object) -> str:
+    """What a training job (or study) that could not get machines can do."""
+    return (
+        f"request {quotas} for these "
         f"shapes at {outcome.quota_page(project)} (new projects start at 0; Spot and FLEX_START use "
         "the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "
         "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for "

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from infra.vertex.capacity import placement
 from infra.vertex.cost import pricing, spend
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import restarts
@@ -73,7 +74,7 @@ def submit_note(props: Mapping[str, Any], carried: spend.Carried) -> str | None:
         )
     if found is None:
         missing = pricing.missing(
-            props["region"], props["worker_pools"], pricing.props_strategy(props), props.get("project")
+            props["region"], placement.pools(props), pricing.props_strategy(props), props.get("project")
         )
         return (
             f"max_cost_usd USD {cap:.2f} is not enforced while the job runs on this shape: no price for "

@@ -62,7 +62,7 @@ def job_shapes(props: Mapping[str, Any]) -> list[tuple[str, list[dict[str, Any]]
     return [
         (
             shape_name(index, props),
-            placement.apply_shape(props, shape)["worker_pools"],
+            placement.pools(placement.apply_shape(props, shape)),
             shape.scheduling_strategy,
         )
         for index, shape in enumerate(placement.shapes(props))
@@ -74,7 +74,7 @@ def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
     costs = []
     for index, shape in enumerate(placement.shapes(props)):
         shaped = placement.apply_shape(props, shape)
-        region, pools, strategy = shaped["region"], shaped["worker_pools"], shape.scheduling_strategy
+        region, pools, strategy = shaped["region"], placement.pools(shaped), shape.scheduling_strategy
         costs.append(
             ShapeCost(
                 shape_name(index, props),
@@ -108,7 +108,7 @@ def ran_shape_hourly(outputs: Mapping[str, Any]) -> float | None:
     shape = placement.resolve(ran, primary) if ran else primary
     shaped = placement.apply_shape(outputs, shape)
     rate = pricing.shape_rate(
-        shaped["region"], shaped["worker_pools"], shape.scheduling_strategy, outputs.get("project")
+        shaped["region"], placement.pools(shaped), shape.scheduling_strategy, outputs.get("project")
     )
     return None if rate is None else rate.usd
 
@@ -145,6 +145,8 @@ def _known(props: Mapping[str, Any]) -> bool:
     )
     if any(is_unknown(props.get(key)) for key in keys):
         return False
+    if "worker_pools" not in props:  # a job with its own machine keys (placement.pools)
+        return not any(is_unknown(props.get(k)) for k in (*placement.MACHINE_KEYS, "max_replica_count"))
     pools = props.get("worker_pools")
     return isinstance(pools, list) and all(
         isinstance(pool, Mapping)

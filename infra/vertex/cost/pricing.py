@@ -17,6 +17,8 @@ Where a price comes from, in order:
    memory price (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
 2. TABLE: figures from Vertex AI's price list, each with its page and the date it was read. Spot prices
    change up to monthly and none was read, so the table has no Spot figure.
+Batch prediction machines (a pool marked placement.PREDICTION_POOL) are billed at Vertex's prediction
+prices, which differ from training's; no prediction figure was read (2026-11-26), so they have no price.
 Anything else (another region, FLEX_START, a3 machines, ...) has no price: `missing` names it, and
 `estimate_usd` gives None rather than a guess. Disk, network and storage are not included.
 
@@ -44,6 +46,7 @@ from google.cloud.billing_v1.services.cloud_catalog.transports import CloudCatal
 
 from infra.dynamic.endpoints import client_kwargs
 from infra.vertex.capacity.machines import FAMILY_PRICE_WORDS, GPU_PRICE_WORDS, MACHINE_SHAPES
+from infra.vertex.capacity.placement import PREDICTION_POOL
 
 VERTEX_SERVICE = "services/C7E2-9256-1C43"
 ENDPOINT = "cloudbilling.googleapis.com"
@@ -257,7 +260,10 @@ def pool_items(pool: Mapping[str, Any]) -> list[str]:
 def pool_hourly(
     region: str, pool: Mapping[str, Any], strategy: str | bool = "STANDARD", project: str | None = None
 ) -> float | None:
-    """Replicas x (machine + accelerators) per hour for one worker pool; None when any part has no price."""
+    """Replicas x (machine + accelerators) per hour for one worker pool; None when any part has no price
+    (a prediction pool: always)."""
+    if pool.get(PREDICTION_POOL):
+        return None
     machine = hourly_price(region, pool["machine_type"], strategy, project)
     if machine is None:
         return None
@@ -301,8 +307,14 @@ def missing(
 ) -> list[str]:
     """The items of these pools that have no price, e.g. `NVIDIA_L4 (us-central1, SPOT)`."""
     strategy = strategy_name(strategy)
-    items = dict.fromkeys(item for pool in pools for item in pool_items(pool))
-    return [
+    predicting = dict.fromkeys(
+        item for pool in pools if pool.get(PREDICTION_POOL) for item in pool_items(pool)
+    )
+    unsourced = [f"{item} ({region}, batch prediction: no sourced price)" for item in predicting]
+    items = dict.fromkeys(
+        item for pool in pools if not pool.get(PREDICTION_POOL) for item in pool_items(pool)
+    )
+    return unsourced + [
         f"{item} ({region}, {strategy})"
         for item in items
         if hourly_price(region, item, strategy, project) is None

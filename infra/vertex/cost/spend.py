@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from infra.vertex.capacity import placement
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import restarts
 from infra.vertex.lifecycle.restarts import Attempt
@@ -76,7 +77,7 @@ def rate(shaped: Mapping[str, Any]) -> pricing.Rate | None:
     """What an hour of the shape these props run on counts (all pools and replicas, in the shape's region):
     its list price, or the on-demand bound of an unpriced Spot/FLEX_START shape (pricing.shape_rate)."""
     return pricing.shape_rate(
-        shaped["region"], shaped["worker_pools"], pricing.props_strategy(shaped), shaped.get("project")
+        shaped["region"], placement.pools(shaped), pricing.props_strategy(shaped), shaped.get("project")
     )
 
 

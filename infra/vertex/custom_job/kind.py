@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from infra.vertex import kinds
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
@@ -23,7 +24,9 @@ from infra.vertex.runners.vertex import VertexRunner
 class CustomJobKind(JobKind):
     spec = spec
     noun = "Training job"
-    api_kind = "CustomJob"
+    api_kind = kinds.CUSTOM_JOB.api_kind
+    record_kind = kinds.CUSTOM_JOB.record_kind
+    output_key = "base_output_dir"
     resumable = True
     # Vertex's job_spec.experiment / experiment_run are set at submission (the job is not changed after):
     # a new or renamed experiment links the next job; upgraded stacks keep their unlinked jobs as they are.

@@ -110,7 +110,9 @@ def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project:
     return f"{what} failed ({code_name(exc)}): {message}"
 
 
-def job_failure_hint(error: str, project: str, region: str, spot: bool) -> str:
+def job_failure_hint(
+    error: str, project: str, region: str, spot: bool, quotas: str = "the custom_model_training quotas"
+) -> str:
     """What to do when a job failed because Vertex could not get its machines (quota, capacity, stockout)."""
     if not outcome.wants_machines(error):
         return ""
@@ -127,7 +129,7 @@ def job_failure_hint(error: str, project: str, region: str, spot: bool) -> str:
     )
     return (
         f"This looks like missing quota or capacity for the job's machines in {region}: check "
-        "the custom_model_training quotas at "
+        f"{quotas} at "
         f"{outcome.quota_page(project)} and request more, or try "
         "other regions (stack config key fallbackRegions) or a smaller machine / fewer accelerators."
         f"{spot_hint}"

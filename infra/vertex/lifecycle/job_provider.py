@@ -1,6 +1,7 @@
 """The dynamic provider of every Vertex job kind: create-or-adopt, read, update, delete through one lifecycle.
 
-A kind's provider (infra/vertex/provider.py, tuning_provider.py) is this class with its `kind` set; those
+A kind's provider (infra/vertex/provider.py, tuning_provider.py, batch_provider.py) is this class with its
+`kind` set; those
 modules are pickled by reference into stacks' state, so they keep their paths and class names.
 """
 
@@ -84,7 +85,7 @@ class JobProvider(SpecProvider):
     def _ended(self, props: dict[str, Any], outputs: dict[str, Any]) -> None:
         """A job ended: its run.json (run_record.py), then what its kind does at the end."""
         say = lambda line: self.log(props, line)  # noqa: E731
-        run_record.keep(outputs, say)
+        run_record.keep(outputs, say, self.kind.record_kind, self.kind.output_dir(outputs))
         self.kind.ended(outputs, say)
 
     def _adoptable(self, props: dict[str, Any]) -> JobStatus | None:

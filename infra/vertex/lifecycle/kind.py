@@ -2,14 +2,18 @@
 
 The lifecycle (placing.py, waiting.py, job_provider.py) does everything else the same way for every kind:
 create-or-adopt by key label, the quota pre-check, placement across shapes, waiting, deadlines, preemption,
-the dollar cap, cancel and delete, the final paragraph and the shared outputs. Modelled on python-aiplatform's
+the dollar cap, cancel and delete, the final paragraph, the shared outputs and run.json. The props it reads
+are props.LifecycleProps; the checks every kind runs on them are checks.common_failures. A kind names what
+truly differs: its spec module, noun, API kind, record kind, output location (required: a subclass without
+`output_key` cannot be defined), quota family (or none), runners (whose console URL is the kind's), and
+the hooks below. Modelled on python-aiplatform's
 `_Job` (google/cloud/aiplatform/jobs.py: per-kind class attributes over one base) and Kubeflow's
 gcp_launcher job_remote_runner.py (one wait loop for every job kind).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
@@ -39,9 +43,17 @@ class Ticker(Protocol):
 class JobKind:
     """One Vertex job kind; a subclass sets the class attributes and overrides the hooks that differ."""
 
-    spec: ClassVar[ModuleType]  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key
+    spec: ClassVar[ModuleType]  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key, build_job
     noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
+    record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"
+    # The prop that holds the job's own output directory: its local runner's records and its run.json go
+    # there, never anywhere else.
+    output_key: ClassVar[str]
+    # The quota family that capacity messages tell users to raise ("custom_model_training": the
+    # aiplatform.googleapis.com/custom_model_training_* quotas); None: no documented quota id, so no
+    # pre-check and messages name the project's Vertex AI quotas page only.
+    quota_family: ClassVar[str | None] = "custom_model_training"
     # A new attempt continues the same run from its checkpoints: its running time and cost carry over, and a
     # running job that Spot preemption ended is submitted again on its shape (restarts.py).
     resumable: ClassVar[bool] = False
@@ -52,18 +64,34 @@ class JobKind:
     local_runner: ClassVar[Callable[[str], Runner]]
     vertex_runner: ClassVar[Callable[[str, str, float], Runner]]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not isinstance(getattr(cls, "output_key", None), str) or not cls.output_key:
+            raise TypeError(f"{cls.__name__} must name its output location (output_key): run.json goes there")
+
+    def output_dir(self, props: Mapping[str, Any]) -> str:
+        """The job's own output directory (local path or gs://): where its run.json is written."""
+        return str(props.get(self.output_key) or "")
+
+    def quota_words(self) -> str:
+        """How capacity messages name the quotas to raise."""
+        if self.quota_family is None:
+            return "the project's Vertex AI quotas for these machines"
+        return f"the {self.quota_family} quotas"
+
     def runner(self, props: dict[str, Any]) -> Runner:
         """Made fresh for every provider call (never stored on the provider), in the props' region."""
         if props.get("runner", "vertex") == "local":
-            return self.local_runner(props["base_output_dir"])
+            return self.local_runner(self.output_dir(props))
         first_retry_delay = min(float(props["poll_interval_seconds"]), 1.0)
         return self.vertex_runner(props["project"], props["region"], first_retry_delay)
 
     def build(
         self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried
     ) -> Any:
-        """The request that submits the job on `shape` (`attempt` and `carried`: resumable kinds only)."""
-        raise NotImplementedError
+        """The request that submits the job on `shape`: the spec's build_job (`attempt` and `carried`: what
+        a resumable kind labels a resubmission with)."""
+        return self.spec.build_job(props, shape)
 
     def ticker(self, props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Ticker | None:
         return None
@@ -93,9 +121,15 @@ class JobKind:
         """The kind's own sign that the job could not get machines, beside the job's error (trials)."""
         return False
 
-    def quota_props(self, shaped: dict[str, Any]) -> dict[str, Any]:
-        """The props whose pools must fit in quota at once (a study: its parallel trials)."""
-        return shaped
+    def capacity_advice(self, props: dict[str, Any]) -> str | None:
+        """What to do when every shape gave way (None: a training job's options: quotas, Spot, FLEX_START,
+        regions, reservations)."""
+        return None
+
+    def quota_props(self, shaped: dict[str, Any]) -> dict[str, Any] | None:
+        """The props whose pools must fit in quota at once (a study: its parallel trials); None: the kind
+        has no documented quota ids, so no pre-check (quota_family None)."""
+        return shaped if self.quota_family is not None else None
 
     def outputs(
         self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]

@@ -57,3 +57,17 @@ def subdirectories(uri: str) -> list[str]:
     if not path.is_dir():
         return []
     return sorted(str(child) for child in path.iterdir() if child.is_dir())
+
+
+def files_under(uri: str, suffixes: tuple[str, ...]) -> list[str]:
+    """Every file under a gs:// prefix or in a local folder (recursively) whose name ends with one of
+    `suffixes` (any case), sorted; [] when there is none."""
+    if uri.startswith("gs://"):
+        bucket, prefix = _split(uri)
+        names = (blob.name for blob in storage.Client().list_blobs(bucket, prefix=prefix))
+        return sorted(f"gs://{bucket}/{name}" for name in names if name.lower().endswith(suffixes))
+    root = Path(uri).expanduser().absolute()
+    if root.is_file():
+        return [str(root)] if root.name.lower().endswith(suffixes) else []
+    found = root.rglob("*") if root.is_dir() else iter(())
+    return sorted(str(p) for p in found if p.is_file() and p.name.lower().endswith(suffixes))

@@ -122,7 +122,8 @@ def wait_shape(
 
 def _skipped(kind: JobKind, shaped: dict[str, Any], index: int, shape: Shape) -> ShapeResult | None:
     """A shape the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
-    found = shortfall(kind.quota_props(shaped))
+    needs = kind.quota_props(shaped)
+    found = None if needs is None else shortfall(needs)
     if found is None:
         return None
     return ShapeResult(
@@ -210,7 +211,13 @@ def place(
         start,
         run,
         say,
-        lambda tried: _exhausted(placement.exhausted_message(props, tried, kind.noun), last, tried),
+        lambda tried: _exhausted(
+            placement.exhausted_message(
+                props, tried, kind.noun, kind.quota_words(), kind.capacity_advice(props)
+            ),
+            last,
+            tried,
+        ),
         placement.Deadline.of(props),
     )
     assert result.status is not None  # a shape that did not give way ran a job

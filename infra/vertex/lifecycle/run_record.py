@@ -44,16 +44,30 @@ RUN_OUTPUTS = (
     "experiment",
     "experiment_run",
 )
-# A study's own outputs on top of those: its trials and the best one.
+# A kind's own outputs on top of those (by run.json `kind`, infra/vertex/kinds.py): a study's trials and the
+# best one; a batch prediction's model, images and where its predictions are.
 STUDY_OUTPUTS = ("metric_id", "goal", "trials", "best_trial", "best_parameters", "best_metric")
+KIND_OUTPUTS: dict[str, tuple[str, ...]] = {
+    "tuning_job": STUDY_OUTPUTS,
+    "batch_prediction_job": (
+        "output_dir",
+        "predictions_dir",
+        "completion_stats",
+        "images",
+        "model",
+        "artifact_uri",
+        "starting_replica_count",
+        "max_replica_count",
+    ),
+}
 STACK_LABEL = "pulumi_stack"  # infra/labels.py stack_labels
 
 
-def record(outputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The run.json of a job (kind custom_job) or a study (tuning_job: its outputs list `trials`)."""
-    kind = "tuning_job" if "trials" in outputs else "custom_job"
+def record(outputs: Mapping[str, Any], kind: str | None = None) -> dict[str, Any]:
+    """The run.json of a job of `kind` (default: a study when its outputs list `trials`, else a CustomJob)."""
+    kind = kind or ("tuning_job" if "trials" in outputs else "custom_job")
     chief = (outputs.get("worker_pools") or [{}])[0]
-    keys = RUN_OUTPUTS + (STUDY_OUTPUTS if kind == "tuning_job" else ())
+    keys = RUN_OUTPUTS + KIND_OUTPUTS.get(kind, ())
     return {
         "record_version": RECORD_VERSION,
         "kind": kind,
@@ -65,12 +79,21 @@ def record(outputs: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def keep(outputs: Mapping[str, Any], warn: Callable[[str], None]) -> None:
-    """A run ended: write its record to `<base_output_dir>/run.json`; a failure is one warning, never an
-    error."""
-    target = join(str(outputs.get("base_output_dir", "")), RUN_FILE)
+def keep(
+    outputs: Mapping[str, Any],
+    warn: Callable[[str], None],
+    kind: str | None = None,
+    output_dir: str | None = None,
+) -> None:
+    """A run ended: write its record to `<output_dir>/run.json` (default: its base_output_dir), the job's own
+    output directory and nowhere else; a failure is one warning, never an error."""
+    directory = str(outputs.get("base_output_dir") or "") if output_dir is None else output_dir
+    if not directory.strip("/"):
+        warn(f"no run.json written: the job has no output directory of its own (got {directory!r})")
+        return
+    target = join(directory, RUN_FILE)
     try:
-        write_text(target, json.dumps(record(outputs), indent=2, sort_keys=True, default=str) + "\n")
+        write_text(target, json.dumps(record(outputs, kind), indent=2, sort_keys=True, default=str) + "\n")
     except Exception as exc:  # the record describes the run: losing it never fails the run
         warn(f"could not write {target}: {type(exc).__name__}: {exc}")
 

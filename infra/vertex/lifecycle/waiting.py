@@ -118,7 +118,8 @@ def failure(kind: JobKind, props: dict[str, Any], status: JobStatus) -> JobError
     error = status.error or "no error message was reported"
     hint = ""
     if props.get("runner") == "vertex":
-        hint = job_failure_hint(error, props["project"], props["region"], bool(props.get("spot")))
+        spot = bool(props.get("spot"))
+        hint = job_failure_hint(error, props["project"], props["region"], spot, kind.quota_words())
     return JobError(
         f"{kind.noun} {status.name} ({props.get('display_name')}) ended {status.state}: {error}"
         f"{kind.failure_details(status)} {hint + ' ' if hint else ''}Details and logs: {status.console_url}",
@@ -203,13 +204,13 @@ def overrun_message(kind: JobKind, props: dict[str, Any], status: JobStatus) -> 
             f"{job} ran past {kind.overrun_limit(props)} and was cancelled (now {status.state}). "
             f"Details and logs: {status.console_url}"
         )
-    pools = ", ".join(_machines(pool) for pool in props["worker_pools"])
+    pools = ", ".join(_machines(pool) for pool in placement.pools(props))
     project, spot = props.get("project"), props.get("spot")
     return (
         f"{job} did not start within {queue_limit_name(props)} and was "
         f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
         f"region {props.get('region')}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
-        "Fix: request the custom_model_training quota at "
+        f"Fix: request {kind.quota_words()} at "
         f"{outcome.quota_page(project)}, try other regions (stack "
         "config key fallbackRegions)"
         f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "

@@ -14,15 +14,9 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from infra.dynamic.preview_inputs import is_unknown
-from infra.vertex.custom_job.spec import KEY_LABEL, label_failures
+from infra.vertex.lifecycle.checks import KEY_LABEL, label_failures
+from infra.vertex.prediction_image import PREDICTION_TF_VERSION, prediction_image  # noqa: F401
 
-# Vertex's newest prebuilt TensorFlow prediction container is 2.15 (CPU and GPU), though the trainer exports
-# with TensorFlow 2.21 (trainer/Dockerfile): "Prebuilt containers for inference and explanation",
-# https://cloud.google.com/vertex-ai/docs/predictions/pre-built-containers (read 2026-11-22; 2.15 is listed
-# with end of availability Jan 14, 2027). Only images with the `latest` tag are supported there.
-PREDICTION_TF_VERSION = "2-15"
-# The image is in three multi-region repositories; a region outside them uses `us`.
-_IMAGE_REPOSITORIES = ("us", "europe", "asia")
 # The alias Vertex resolves a model name without a version to; it follows the newest upload here.
 DEFAULT_ALIAS = "default"
 # UploadModelRequest.model_id: up to 63 of [a-z0-9_-], not starting with a digit or hyphen.
@@ -46,14 +40,6 @@ INPUTS = (
 )
 OUTPUTS = ("model_name", "version_id", "version_name", "console_url", "aliases", "create_time")
 DEFAULTS: dict[str, Any] = {"labels": {}, "version_aliases": [], "version_description": ""}
-
-
-def prediction_image(region: str, accelerated: bool = False) -> str:
-    """The prebuilt TensorFlow prediction container nearest the region (see PREDICTION_TF_VERSION)."""
-    prefix = region.split("-", 1)[0]
-    repository = prefix if prefix in _IMAGE_REPOSITORIES else "us"
-    kind = "gpu" if accelerated else "cpu"
-    return f"{repository}-docker.pkg.dev/vertex-ai/prediction/tf2-{kind}.{PREDICTION_TF_VERSION}:latest"
 
 
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from google.cloud.aiplatform_v1.services.job_service.transports import JobServic
 
 from infra.dynamic.endpoints import client_kwargs
 from infra.vertex.capacity.placement import spec_shape
-from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError, explain, with_retry
 from infra.vertex.lifecycle.status import ADOPTABLE_STATES, JobStatus, iso
 
@@ -27,10 +27,13 @@ class VertexRunner:
     """CustomJobs on Vertex AI's regional endpoint, or on `VERTEX_AI_EMULATOR_HOST` without credentials."""
 
     # The job kind, and the JobServiceClient method stem that serves it (create_custom_job, list_custom_jobs,
-    # ...): a runner of another job kind (vertex_tuning.py) changes these and _status, nothing else.
+    # ...): a runner of another job kind (vertex_tuning.py, vertex_batch.py) changes these and _status.
     KIND = "CustomJob"
     METHOD = "custom_job"
     LIST_REQUEST: Any = aiplatform_v1.ListCustomJobsRequest
+    # The console page of the job kind: python-aiplatform's `_job_type` (jobs.py: CustomJob and
+    # HyperparameterTuningJob "training", BatchPredictionJob "batch-predictions").
+    JOB_TYPE = "training"
 
     def __init__(self, project: str, region: str, first_retry_delay: float = 1.0):
         self.project = project
@@ -51,7 +54,7 @@ class VertexRunner:
         # As google-cloud-aiplatform 2.7.0 builds it (jobs.py: _Job._dashboard_uri, CustomJob._job_type).
         job_id = name.rsplit("/", 1)[-1]
         return (
-            f"https://console.cloud.google.com/agent-platform/locations/{self.region}/training/{job_id}"
+            f"https://console.cloud.google.com/agent-platform/locations/{self.region}/{self.JOB_TYPE}/{job_id}"
             f"?project={self.project}"
         )
 
@@ -82,7 +85,7 @@ class VertexRunner:
         return getattr(self.client, f"{verb}_{self.METHOD}{'s' if verb == 'list' else ''}")
 
     def create(self, job: Any) -> JobStatus:
-        key = job.labels[spec.KEY_LABEL]
+        key = job.labels[KEY_LABEL]
         submitted = False
 
         def submit() -> Any:
@@ -114,16 +117,16 @@ class VertexRunner:
             raise
 
     def _find(self, key: str) -> JobStatus | None:
-        request = self.LIST_REQUEST(parent=self.parent, filter=f'labels.{spec.KEY_LABEL}="{key}"')
+        request = self.LIST_REQUEST(parent=self.parent, filter=f'labels.{KEY_LABEL}="{key}"')
         jobs = [
             self._status(job) for job in self._method("list")(request=request, timeout=CALL_TIMEOUT_SECONDS)
         ]
         # The label is checked here too, in case the service ignores part of the filter.
-        matches = [j for j in jobs if j.labels.get(spec.KEY_LABEL) == key and j.state in ADOPTABLE_STATES]
+        matches = [j for j in jobs if j.labels.get(KEY_LABEL) == key and j.state in ADOPTABLE_STATES]
         return max(matches, key=lambda j: j.create_time) if matches else None
 
     def find_by_key(self, key: str) -> JobStatus | None:
-        return self._call(f"Listing {self.KIND}s labelled {spec.KEY_LABEL}={key}", lambda: self._find(key))
+        return self._call(f"Listing {self.KIND}s labelled {KEY_LABEL}={key}", lambda: self._find(key))
 
     def cancel(self, name: str) -> None:
         try:

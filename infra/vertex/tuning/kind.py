@@ -6,11 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.vertex.capacity.placement import Shape
+from infra.vertex import kinds
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import pricing, spend
-from infra.vertex.lifecycle import outcome, restarts, waiting
+from infra.vertex.lifecycle import outcome, waiting
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind, Ticker
 from infra.vertex.lifecycle.status import JobStatus
@@ -46,14 +46,11 @@ def _failed(status: JobStatus) -> list[Trial]:
 class TuningJobKind(JobKind):
     spec = tuning_spec
     noun = "Tuning job"
-    api_kind = "HyperparameterTuningJob"
+    api_kind = kinds.TUNING_JOB.api_kind
+    record_kind = kinds.TUNING_JOB.record_kind
+    output_key = "base_output_dir"
     local_runner = LocalTuningRunner
     vertex_runner = VertexTuningRunner
-
-    def build(
-        self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried
-    ) -> Any:
-        return tuning_spec.build_tuning_job(props, shape)
 
     def ticker(self, props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Ticker:
         return TrialReporter(props["metric_id"], say)

@@ -7,8 +7,6 @@ Parameter types, scale types and algorithms are aiplatform_v1's StudySpec names.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +16,8 @@ from google.cloud import aiplatform_v1
 from infra.dynamic.preview_inputs import is_unknown, unknown_list
 from infra.vertex.capacity import placement
 from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import checks
+from infra.vertex.lifecycle.props import SHARED_OUTPUTS
 
 StudySpec = aiplatform_v1.StudySpec
 ParameterSpec = StudySpec.ParameterSpec
@@ -42,13 +42,7 @@ STUDY_INPUTS = (
 INPUTS = TRIAL_INPUTS + STUDY_INPUTS
 IN_PLACE_INPUTS = spec.IN_PLACE_INPUTS
 OUTPUTS = (
-    "job_name",
-    "state",
-    "console_url",
-    "create_time",
-    "start_time",
-    "end_time",
-    "error",
+    *SHARED_OUTPUTS,
     "trials",
     "best_trial",
     "best_parameters",
@@ -56,8 +50,6 @@ OUTPUTS = (
     "duration_seconds",
     "estimated_cost_usd",
     "estimated_cost_bound",
-    "placement",
-    "attempts",
 )
 DEFAULTS: dict[str, Any] = {"goal": "MAXIMIZE", "algorithm": "default", "max_failed_trial_count": 0}
 GOALS = ("MAXIMIZE", "MINIMIZE")
@@ -85,9 +77,7 @@ def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
 
 def job_key(props: Mapping[str, Any]) -> str:
     """Deterministic label value naming this study's inputs: the same inputs find the same study."""
-    inputs = {k: props[k] for k in INPUTS if k in props and k not in IN_PLACE_INPUTS}
-    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:40]
+    return checks.job_key(props, INPUTS, IN_PLACE_INPUTS)
 
 
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -256,8 +246,11 @@ def build_tuning_job(
         parallel_trial_count=int(props["parallel_trial_count"]),
         max_failed_trial_count=int(props["max_failed_trial_count"]),
         trial_job_spec=spec.build_custom_job(trial, shape).job_spec,
-        labels={**props.get("labels", {}), spec.KEY_LABEL: job_key(props)},
+        labels={**props.get("labels", {}), checks.KEY_LABEL: job_key(props)},
     )
+
+
+build_job = build_tuning_job  # the lifecycle's name for it (lifecycle/kind.py)
 
 
 def waves(props: Mapping[str, Any]) -> int:

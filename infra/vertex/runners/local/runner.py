@@ -19,6 +19,7 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex.capacity.placement import spec_shape
 from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.status import ADOPTABLE_STATES, TERMINAL_STATES, JobStatus, now
 
@@ -180,7 +181,7 @@ class LocalRunner:
         matches = [
             s
             for s in found
-            if s is not None and s.labels.get(spec.KEY_LABEL) == key and s.state in ADOPTABLE_STATES
+            if s is not None and s.labels.get(KEY_LABEL) == key and s.state in ADOPTABLE_STATES
         ]
         return max(matches, key=lambda s: s.create_time) if matches else None
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus, now
 from infra.vertex.runners.local.runner import LocalRunner
 from infra.vertex.tuning import search
@@ -118,7 +118,7 @@ class Study:
         self.base, self.job = base, job
         self.metric_id = job.study_spec.metrics[0].metric_id
         # Seeded by the study's key: the same inputs draw the same random trials.
-        seed = int(job.labels.get(spec.KEY_LABEL, "0")[:8] or "0", 16)
+        seed = int(job.labels.get(KEY_LABEL, "0")[:8] or "0", 16)
         self.pending = list(enumerate(search.suggestions(job.study_spec, job.max_trial_count, seed), 1))
         self.running: dict[str, tuple[Trial, str]] = {}
         self.done: list[Trial] = []

@@ -1,0 +1,160 @@
+"""The `batchPrediction` key: after training, classify a folder or bucket prefix of images with the trained
+model (a BatchPredictionJob, infra/vertex/batch/). Absent: no batch prediction.
+
+    vertex-training:batchPrediction:
+      images: gs://my-bucket/to-classify/     # a local folder for the local runner
+      machineType: n1-standard-4             # and acceleratorType / acceleratorCount
+      startingReplicaCount: 1
+      maxReplicaCount: 2
+      fallbacks: [{region: europe-west4}]    # machineType, acceleratorType, acceleratorCount, region
+      timeoutSeconds: 3600                   # default: the stack's timeoutSeconds
+
+The machine and replica rules are the resource's own (batch/spec.py validate), applied here so that a stack
+error names the key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from infra.config.reader import ConfigError, Reader, path_number, set_path_fix
+
+KEYS = ("batchPrediction",)
+# Config key -> the batch prediction's prop.
+FIELDS = {
+    "images": "images",
+    "machineType": "machine_type",
+    "acceleratorType": "accelerator_type",
+    "acceleratorCount": "accelerator_count",
+    "startingReplicaCount": "starting_replica_count",
+    "maxReplicaCount": "max_replica_count",
+    "timeoutSeconds": "timeout_seconds",
+    "fallbacks": "fallbacks",
+}
+FALLBACK_FIELDS = {
+    "machineType": "machine_type",
+    "acceleratorType": "accelerator_type",
+    "acceleratorCount": "accelerator_count",
+    "region": "region",
+}
+_EXAMPLE = "gs://my-bucket/to-classify/"
+
+
+@dataclass(frozen=True)
+class BatchPredictionConfig:
+    images: str
+    machine_type: str = "n1-standard-4"
+    accelerator_type: str | None = None
+    accelerator_count: int = 0
+    starting_replica_count: int = 1
+    max_replica_count: int = 1
+    timeout_seconds: int = 3600
+    fallbacks: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+    def job_args(self) -> dict[str, Any]:
+        """The BatchPredictionArgs these keys set."""
+        return {
+            "images": self.images,
+            "machine_type": self.machine_type,
+            "accelerator_type": self.accelerator_type,
+            "accelerator_count": self.accelerator_count,
+            "starting_replica_count": self.starting_replica_count,
+            "max_replica_count": self.max_replica_count,
+            "timeout_seconds": self.timeout_seconds,
+            "fallbacks": [dict(f) for f in self.fallbacks] or None,
+        }
+
+
+def _fallback(index: int, entry: Any) -> dict[str, Any]:
+    key = f"batchPrediction.fallbacks[{index}]"
+    if not isinstance(entry, Mapping) or set(entry) - set(FALLBACK_FIELDS):
+        raise ConfigError(
+            key,
+            f"must be a map of {', '.join(FALLBACK_FIELDS)}, got {entry!r}",
+            set_path_fix(f"{key}.region", "europe-west4"),
+        )
+    return {FALLBACK_FIELDS[k]: path_number(v) for k, v in entry.items()}
+
+
+def read_batch_prediction(
+    read: Reader, runner: str, region: str, timeout_seconds: int, root: Path
+) -> BatchPredictionConfig | None:
+    value = read.raw("batchPrediction")
+    if value is None:
+        return None
+    if isinstance(value, str):  # the Pulumi runtime passes a structured value as JSON
+        with contextlib.suppress(json.JSONDecodeError):
+            value = json.loads(value)
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            "batchPrediction",
+            f"must be a map, got {value!r}",
+            set_path_fix("batchPrediction.images", _EXAMPLE),
+        )
+    unknown = sorted(set(value) - set(FIELDS))
+    if unknown:
+        raise ConfigError(
+            "batchPrediction",
+            f"has unknown keys {unknown}; it takes {', '.join(FIELDS)}",
+            "remove them (docs/batch-prediction.md lists the keys)",
+        )
+    images = value.get("images")
+    if not isinstance(images, str) or not images:
+        raise ConfigError(
+            "batchPrediction.images",
+            "is required: the gs:// prefix (or, for the local runner, the folder) of the JPEG/PNG images",
+            set_path_fix("batchPrediction.images", _EXAMPLE),
+        )
+    if runner == "local" and not images.startswith("gs://") and not Path(images).expanduser().is_absolute():
+        images = str(root / images)  # relative to the repository root, as localDir is
+    numbers = {k: path_number(value[k]) for k in FIELDS if k in value and k not in ("images", "fallbacks")}
+    fallbacks = value.get("fallbacks") or []
+    if not isinstance(fallbacks, list):
+        raise ConfigError(
+            "batchPrediction.fallbacks",
+            "must be a list of shapes",
+            set_path_fix("batchPrediction.fallbacks[0].region", "europe-west4"),
+        )
+    config = BatchPredictionConfig(
+        images=images,
+        machine_type=numbers.get("machineType", "n1-standard-4"),
+        accelerator_type=numbers.get("acceleratorType"),
+        accelerator_count=numbers.get("acceleratorCount", 0),
+        starting_replica_count=numbers.get("startingReplicaCount", 1),
+        max_replica_count=numbers.get("maxReplicaCount", numbers.get("startingReplicaCount", 1)),
+        timeout_seconds=numbers.get("timeoutSeconds", timeout_seconds),
+        fallbacks=tuple(_fallback(i, entry) for i, entry in enumerate(fallbacks)),
+    )
+    _check(config, runner, region)
+    return config
+
+
+def _check(config: BatchPredictionConfig, runner: str, region: str) -> None:
+    """The resource's own checks (batch/spec.py) on these keys, the first failure named by its key."""
+    from infra.vertex.batch import spec
+
+    probe = spec.with_defaults(
+        {
+            **{k: v for k, v in config.job_args().items() if v is not None},
+            "runner": runner,
+            "region": region,
+            "project": "config-check",
+            "service_account": "config-check",
+            "display_name": "config-check",
+            "output_dir": "gs://config-check" if runner == "vertex" else "config-check",
+            "artifact_uri": "gs://config-check" if runner == "vertex" else "config-check",
+        }
+    )
+    keys = {prop: key for key, prop in FIELDS.items()}
+    for prop, reason in spec.validate(probe):
+        top = prop.split(".", 1)[0].split("[", 1)[0]
+        if top in keys:
+            key = f"batchPrediction.{keys[top]}{prop[len(top) :]}"
+            raise ConfigError(
+                key, reason, "fix the value under vertex-training:batchPrediction (docs/batch-prediction.md)"
+            )

@@ -1,0 +1,278 @@
+"""Pure functions over a batch prediction's props: defaults, validation, key and the BatchPredictionJob.
+
+Field behaviours are aiplatform_v1's (google/cloud/aiplatform/v1/batch_prediction_job.proto, as the pinned
+google-cloud-aiplatform documents them, read 2026-11-26): exactly one of `model` and
+`unmanaged_container_model`; `input_config.instances_format` one of the model's supported formats, and for
+`file-list` "each file in the list will be converted to an object in the format of {"b64": <value>}"
+(InstanceConfig); `output_config.gcs_destination` gets a new directory
+`prediction-<model-display-name>-<job-create-time>` (OutputInfo.gcs_output_directory); and
+BatchDedicatedResources' `machine_spec` ("Required. Immutable."), `starting_replica_count` and
+`max_replica_count` ("The default value is 10"; both Immutable). There is no running-time cap in the request:
+the provider cancels a job that runs past timeout_seconds (kind.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from infra.dynamic.preview_inputs import is_unknown
+from infra.vertex.capacity import placement, reservations
+from infra.vertex.lifecycle import checks
+from infra.vertex.lifecycle.props import SHARED_OUTPUTS
+from infra.vertex.prediction_image import prediction_image
+
+# The shape keys a batch prediction's fallbacks may change: its machine and its region (no Spot, FLEX_START
+# nor reservation in BatchDedicatedResources).
+SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "region")
+IN_PLACE_INPUTS = frozenset(
+    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "fallbacks", "max_cost_usd"}
+)
+INPUTS = (
+    "project",
+    "region",
+    "display_name",
+    "labels",
+    "service_account",
+    "runner",
+    "wait",
+    "poll_interval_seconds",
+    "queue_timeout_seconds",
+    "timeout_seconds",
+    "max_cost_usd",
+    "fallbacks",
+    "machine_type",
+    "accelerator_type",
+    "accelerator_count",
+    "starting_replica_count",
+    "max_replica_count",
+    "model",
+    "artifact_uri",
+    "images",
+    "output_dir",
+)
+OUTPUTS = (
+    *SHARED_OUTPUTS,
+    "duration_seconds",
+    "estimated_cost_usd",
+    "cost_cap_reached",
+    "predictions_dir",
+    "completion_stats",
+)
+DEFAULTS: dict[str, Any] = {
+    "region": "",  # the local runner ignores it; the vertex runner requires it (checks.common_failures)
+    "labels": {},
+    "wait": True,
+    "poll_interval_seconds": 30.0,
+    "runner": "vertex",
+    "queue_timeout_seconds": 3600,
+    "machine_type": "n1-standard-4",
+    "accelerator_count": 0,
+    "starting_replica_count": 1,
+}
+# What Vertex reads from the file list (instances_format "file-list"): one gs:// URI per line.
+INSTANCES_FORMAT = "file-list"
+PREDICTIONS_FORMAT = "jsonl"
+FILE_LIST = "file-list.txt"  # written into output_dir before the job is submitted (kind.py)
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+# A Model Registry name, full or the model id alone, with an optional @version id or alias.
+_MODEL = re.compile(r"(?:projects/[^/@]+/locations/([^/@]+)/models/)?([A-Za-z0-9_-]+)(@[A-Za-z0-9_-]+)?")
+
+
+def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
+    """Props with the defaults filled in; max_replica_count defaults to starting_replica_count (so the job
+    bills no more machines than it starts with unless asked)."""
+    out = {k: checks.whole_numbers_as_int(v) for k, v in props.items() if v is not None}
+    for key, value in DEFAULTS.items():
+        out.setdefault(key, value)
+    out.setdefault("max_replica_count", out["starting_replica_count"])
+    return out
+
+
+def job_key(props: Mapping[str, Any]) -> str:
+    return checks.job_key(props, INPUTS, IN_PLACE_INPUTS)
+
+
+def file_list_uri(props: Mapping[str, Any]) -> str:
+    return props["output_dir"].rstrip("/") + "/" + FILE_LIST
+
+
+def model_name(props: Mapping[str, Any]) -> str:
+    """The full Model Registry name of `model` (a bare id is in the job's project and region)."""
+    model = str(props["model"])
+    if model.startswith("projects/"):
+        return model
+    return f"projects/{props['project']}/locations/{props['region']}/models/{model}"
+
+
+def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped."""
+    failures = checks.common_failures(props, "output_dir")
+    failures += _model_failures(props) + _images_failures(props) + _replica_failures(props)
+    machine = props.get("machine_type")
+    if (not isinstance(machine, str) or not machine) and not is_unknown(machine):
+        failures.append(("machine_type", "machine_type is required, e.g. n1-standard-4"))
+        return failures
+    failures += checks.accelerator_failures("", props)
+    return failures + _fallback_failures(props)
+
+
+def _model_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    model, artifact = props.get("model"), props.get("artifact_uri")
+    if is_unknown(model) or is_unknown(artifact):
+        return []
+    if (model is None) == (artifact is None):
+        both = "both are set" if model is not None else "neither is set"
+        return [
+            (
+                "model" if model is not None else "artifact_uri",
+                f"give exactly one of model (a Model Registry name, optionally @version) and artifact_uri "
+                f"(a SavedModel directory): {both}",
+            )
+        ]
+    local = props.get("runner") == "local"
+    if model is not None:
+        if local:
+            return [
+                (
+                    "model",
+                    "model names a Model Registry version, which only the vertex runner reads; give "
+                    "artifact_uri (the SavedModel directory) for runner local",
+                )
+            ]
+        found = _MODEL.fullmatch(model) if isinstance(model, str) else None
+        if found is None:
+            return [
+                (
+                    "model",
+                    f"model must be a Model Registry name (projects/P/locations/R/models/M or M, optionally "
+                    f"@version or @alias), not {model!r}",
+                )
+            ]
+        if found[1] and isinstance(props.get("region"), str) and found[1] != props["region"]:
+            return [("model", f"model is in {found[1]}, but the job runs in region {props['region']}")]
+        return []
+    if not isinstance(artifact, str) or not artifact:
+        return [
+            ("artifact_uri", "artifact_uri must be the SavedModel directory (gs:// or, for local, a path)")
+        ]
+    if not local and not artifact.startswith("gs://"):
+        return [("artifact_uri", f"artifact_uri {artifact!r} must be a gs:// URI for the vertex runner")]
+    return []
+
+
+def _images_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    images = props.get("images")
+    if is_unknown(images):
+        return []
+    if not isinstance(images, str) or not images:
+        return [("images", "images is required: a gs:// prefix of JPEG/PNG files (a local folder for local)")]
+    if props.get("runner") == "vertex" and not images.startswith("gs://"):
+        return [
+            (
+                "images",
+                f"images {images!r} must be a gs:// prefix for the vertex runner (Vertex reads the files "
+                "from Cloud Storage); use runner local for a local folder",
+            )
+        ]
+    return []
+
+
+def _replica_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    failures = checks.whole_number_failures(props, "starting_replica_count", 1)
+    failures += checks.whole_number_failures(props, "max_replica_count", 1)
+    start, most = props.get("starting_replica_count"), props.get("max_replica_count")
+    if not failures and isinstance(start, int) and isinstance(most, int) and start > most:
+        failures.append(
+            (
+                "max_replica_count",
+                f"max_replica_count ({most}) is below starting_replica_count ({start}): Vertex scales "
+                "between them",
+            )
+        )
+    return failures
+
+
+def _fallback_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    fallbacks = props.get("fallbacks", [])
+    if is_unknown(fallbacks) and not isinstance(fallbacks, list):
+        return []
+    if not isinstance(fallbacks, list):
+        return [("fallbacks", "fallbacks must be a list of shapes (maps)")]
+    failures = []
+    for index, entry in enumerate(fallbacks):
+        where = f"fallbacks[{index}]"
+        if not isinstance(entry, Mapping) or set(entry) - set(SHAPE_KEYS):
+            if not is_unknown(entry):
+                failures.append((where, f"{where} must be a map of {', '.join(SHAPE_KEYS)}"))
+            continue
+        if any(is_unknown(v) for v in entry.values()):
+            continue
+        if "region" in entry:
+            failures.extend(reservations.region_failures(f"{where}.region", entry["region"]))
+        shaped = placement.apply_shape(props, placement.resolve(entry, placement.primary_shape(props)))
+        failures.extend((where, reason) for _key, reason in checks.accelerator_failures(where, shaped))
+    return failures
+
+
+def machine_spec(props: Mapping[str, Any]) -> aiplatform_v1.MachineSpec:
+    machine = aiplatform_v1.MachineSpec(machine_type=props["machine_type"])
+    if props.get("accelerator_type") and props.get("accelerator_count"):
+        machine.accelerator_type = aiplatform_v1.AcceleratorType[props["accelerator_type"]]
+        machine.accelerator_count = int(props["accelerator_count"])
+    return machine
+
+
+def build_job(
+    props: Mapping[str, Any], shape: placement.Shape | None = None
+) -> aiplatform_v1.BatchPredictionJob:
+    """The BatchPredictionJob Vertex runs for these (validated, defaulted) props on `shape` (default: the
+    primary): the images through the file list in output_dir, predictions as JSON lines under output_dir,
+    the model as `model` or as the prebuilt TensorFlow container over `artifact_uri`. Every shape carries
+    the same key label: adoption finds any of them."""
+    key = job_key(props)
+    shaped = placement.apply_shape(props, shape or placement.primary_shape(props))
+    job = aiplatform_v1.BatchPredictionJob(
+        display_name=shaped["display_name"],
+        input_config=aiplatform_v1.BatchPredictionJob.InputConfig(
+            instances_format=INSTANCES_FORMAT,
+            gcs_source=aiplatform_v1.GcsSource(uris=[file_list_uri(shaped)]),
+        ),
+        output_config=aiplatform_v1.BatchPredictionJob.OutputConfig(
+            predictions_format=PREDICTIONS_FORMAT,
+            gcs_destination=aiplatform_v1.GcsDestination(output_uri_prefix=shaped["output_dir"]),
+        ),
+        dedicated_resources=aiplatform_v1.BatchDedicatedResources(
+            machine_spec=machine_spec(shaped),
+            starting_replica_count=int(shaped["starting_replica_count"]),
+            max_replica_count=int(shaped["max_replica_count"]),
+        ),
+        service_account=shaped.get("service_account", ""),
+        labels={**shaped.get("labels", {}), checks.KEY_LABEL: key},
+    )
+    if shaped.get("model"):
+        job.model = model_name(shaped)
+    else:
+        accelerated = bool(shaped.get("accelerator_count"))
+        job.unmanaged_container_model = aiplatform_v1.UnmanagedContainerModel(
+            artifact_uri=shaped["artifact_uri"],
+            container_spec=aiplatform_v1.ModelContainerSpec(
+                image_uri=prediction_image(shaped.get("region") or "us", accelerated)
+            ),
+        )
+    return job
+
+
+def job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
+    """The shape a submitted job carries (its machine spec; no strategy: STANDARD), for JobStatus.shape."""
+    machine = job.dedicated_resources.machine_spec
+    count = int(machine.accelerator_count)
+    return {
+        "machine_type": machine.machine_type,
+        "accelerator_type": machine.accelerator_type.name if count else "",
+        "accelerator_count": count,
+        "scheduling_strategy": "STANDARD",
+    }

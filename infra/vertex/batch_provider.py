@@ -1,0 +1,16 @@
+"""BatchPredictionProvider: the Pulumi dynamic provider that runs a batch prediction and tears it down.
+
+Pickled by reference into every stack's state: keep this module's path and the class name as they are.
+It is the shared job lifecycle (infra/vertex/lifecycle/) with the BatchPredictionJob kind (batch/kind.py).
+"""
+
+from __future__ import annotations
+
+from infra.vertex.batch.kind import BATCH_PREDICTION
+from infra.vertex.lifecycle.job_provider import JobProvider
+
+
+class BatchPredictionProvider(JobProvider):
+    """Create/read/update/delete a batch prediction from snake_case props (batch/spec.py INPUTS)."""
+
+    kind = BATCH_PREDICTION

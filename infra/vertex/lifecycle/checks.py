@@ -1,0 +1,255 @@
+"""The checks every job kind runs on its props before anything is created, and the key label.
+
+A kind's spec module calls `common_failures` with where its output goes, then adds its own checks; every
+failure is (property, reason), and a preview's unknown values are skipped. The messages name the property so
+a stack error can name the config key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from infra.dynamic.preview_inputs import is_unknown
+from infra.vertex.capacity import reservations
+from infra.vertex.capacity.machines import (
+    FAMILY_ACCELERATORS,
+    GPU_FAMILIES,
+    MACHINE_SHAPES,
+    accelerator_counts,
+    counts_text,
+    n1_vcpu_limit,
+)
+from infra.vertex.cost import spend
+from infra.vertex.lifecycle import restarts
+
+# Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
+KEY_LABEL = "vertex_training_key"
+RUNNERS = ("vertex", "local")
+ACCELERATOR_TYPES = frozenset(
+    name
+    for name in aiplatform_v1.AcceleratorType.__members__
+    if name != "ACCELERATOR_TYPE_UNSPECIFIED" and not name.startswith("TPU_")
+)
+_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+MAX_LABELS = 64
+Failures = list[tuple[str, str]]
+
+
+def job_key(props: Mapping[str, Any], inputs: Iterable[str], in_place: frozenset[str]) -> str:
+    """Deterministic label value naming the inputs that define what a job computes: the same inputs find
+    the same job (adoption after an interrupted `pulumi up`)."""
+    defining = {k: props[k] for k in inputs if k in props and k not in in_place}
+    canonical = json.dumps(defining, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:40]
+
+
+def whole_numbers_as_int(value: Any) -> Any:
+    """Pulumi sends every number as a double: 3600 arrives as 3600.0."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: whole_numbers_as_int(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers_as_int(v) for v in value]
+    return value
+
+
+def _known(props: Mapping[str, Any], key: str) -> bool:
+    return key in props and not is_unknown(props[key])
+
+
+def _positive(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and value > 0
+
+
+def whole_number_failures(props: Mapping[str, Any], key: str, minimum: int) -> Failures:
+    """A given `key` that is not a whole number >= minimum."""
+    value = props.get(key)
+    if value is None or is_unknown(value):
+        return []
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        return [(key, f"{key} must be a whole number >= {minimum}, not {value!r}")]
+    return []
+
+
+def seconds_failures(props: Mapping[str, Any], key: str, zero: str) -> Failures:
+    """A given `key` that is not a whole number of seconds >= 0 (`zero`: what 0 means)."""
+    value = props.get(key)
+    if value is None or is_unknown(value):
+        return []
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return [(key, f"{key} must be a whole number of seconds >= 0 (0: {zero}), not {value!r}")]
+    return []
+
+
+def common_failures(
+    props: Mapping[str, Any], output_key: str, flags: tuple[str, ...] = ("wait",)
+) -> Failures:
+    """runner, the required strings (the output location `output_key` among them: gs:// on Vertex), the
+    wait/poll/queue/timeout numbers, `flags` (booleans), labels, the dollar cap and the home region."""
+    failures: Failures = []
+    runner = props.get("runner")
+    if _known(props, "runner") and runner not in RUNNERS:
+        failures.append(("runner", f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}"))
+    cloud = runner == "vertex"
+    required = ["display_name", output_key] + (["project", "region", "service_account"] if cloud else [])
+    for key in required:
+        if key in props and is_unknown(props[key]):
+            continue
+        if not isinstance(props.get(key), str) or not props[key]:
+            failures.append((key, f"{key} is required (a non-empty string)"))
+    name = props.get("display_name")
+    if _known(props, "display_name") and isinstance(name, str) and len(name) > 128:
+        failures.append(("display_name", "display_name must be at most 128 characters"))
+    output_dir = props.get(output_key)
+    if (
+        cloud
+        and _known(props, output_key)
+        and isinstance(output_dir, str)
+        and output_dir[:5] not in ("", "gs://")
+    ):
+        failures.append(
+            (
+                output_key,
+                f"{output_key} {output_dir!r} must be a gs:// URI for the vertex runner "
+                "(use runner 'local' for a local directory)",
+            )
+        )
+    if _known(props, "timeout_seconds"):
+        timeout = props["timeout_seconds"]
+        if not _positive(timeout):
+            failures.append(
+                ("timeout_seconds", f"timeout_seconds must be a positive number, not {timeout!r}")
+            )
+    elif "timeout_seconds" not in props:
+        failures.append(
+            ("timeout_seconds", "timeout_seconds is required: the hard cap on the job's run time")
+        )
+    if _known(props, "queue_timeout_seconds") and not _positive(props["queue_timeout_seconds"]):
+        queue = props["queue_timeout_seconds"]
+        failures.append(
+            ("queue_timeout_seconds", f"queue_timeout_seconds must be a positive number, not {queue!r}")
+        )
+    if _known(props, "poll_interval_seconds") and not _positive(props["poll_interval_seconds"]):
+        poll = props["poll_interval_seconds"]
+        failures.append(("poll_interval_seconds", f"poll_interval_seconds must be positive, not {poll!r}"))
+    for flag in flags:
+        if _known(props, flag) and not isinstance(props[flag], bool):
+            failures.append((flag, f"{flag} must be true or false, not {props[flag]!r}"))
+    if _known(props, "labels"):
+        failures.extend(label_failures(props["labels"]))
+    cap = props.get("max_cost_usd")
+    if _known(props, "max_cost_usd") and not _positive(cap):
+        failures.append(
+            ("max_cost_usd", f"max_cost_usd must be a positive number of US dollars, not {cap!r}")
+        )
+    region = props.get("region")
+    if isinstance(region, str) and region:
+        failures.extend(reservations.region_failures("region", region))
+    return failures
+
+
+def label_failures(
+    labels: Any, reserved: tuple[str, ...] = (KEY_LABEL, restarts.ATTEMPT_LABEL, spend.SPENT_LABEL)
+) -> Failures:
+    """Vertex's label rules, with `reserved` keys (set by the provider) refused and counted."""
+    if not isinstance(labels, Mapping):
+        return [("labels", "labels must be a map of strings")]
+    failures = []
+    if len(labels) > MAX_LABELS - len(reserved):
+        failures.append(
+            (
+                "labels",
+                f"at most {MAX_LABELS - len(reserved)} labels (the provider adds {', '.join(reserved)})",
+            )
+        )
+    for key, value in labels.items():
+        if is_unknown(value):
+            continue
+        if key in reserved:
+            failures.append(("labels", f"label {key!r} is reserved for the provider"))
+        elif not _LABEL_KEY.fullmatch(str(key)):
+            failures.append(
+                (
+                    "labels",
+                    f"label key {key!r} is invalid: 1-63 lowercase letters, digits, '_' or '-', "
+                    "starting with a letter",
+                )
+            )
+        if not isinstance(value, str) or not _LABEL_VALUE.fullmatch(value):
+            failures.append(
+                (
+                    "labels",
+                    f"label value {value!r} (key {key!r}) is invalid: at most 63 lowercase letters, digits, "
+                    "'_' or '-'",
+                )
+            )
+    return failures
+
+
+def machine_family(machine_type: str) -> str:
+    return machine_type.split("-", 1)[0]
+
+
+def accelerator_failures(where: str, machine: Mapping[str, Any]) -> Failures:
+    """A machine's GPU type, count and fit: the count without a type, an unknown type, a type without a
+    count, a family that cannot take the GPU (machines.FAMILY_ACCELERATORS), a GPU family without one, a
+    count its machine type does not take (machines.accelerator_counts, with N1's vCPU limits).
+    `where` prefixes the property names ("worker_pools[0]"; "": the props' own machine keys)."""
+    where = f"{where}." if where else ""
+    if any(is_unknown(machine.get(k)) for k in ("machine_type", "accelerator_type", "accelerator_count")):
+        return []
+    machine_type = machine.get("machine_type")
+    kind = machine.get("accelerator_type")
+    count = machine.get("accelerator_count", 0)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        return [
+            (f"{where}accelerator_count", f"accelerator_count must be a non-negative integer, not {count!r}")
+        ]
+    if count and not kind:
+        return [(f"{where}accelerator_type", f"accelerator_count is {count} but accelerator_type is not set")]
+    if kind and kind not in ACCELERATOR_TYPES:
+        return [
+            (
+                f"{where}accelerator_type",
+                f"unknown accelerator_type {kind!r}; use one of {', '.join(sorted(ACCELERATOR_TYPES))}",
+            )
+        ]
+    if kind and not count:
+        return [(f"{where}accelerator_count", f"accelerator_type is {kind} but accelerator_count is 0")]
+    if not isinstance(machine_type, str) or not machine_type:
+        return []
+    family = machine_family(machine_type)
+    if kind and kind not in FAMILY_ACCELERATORS.get(family, frozenset()):
+        fits = sorted(f for f, kinds in FAMILY_ACCELERATORS.items() if kind in kinds)
+        return [
+            (
+                f"{where}machine_type",
+                f"machine type {machine_type} (family {family}) cannot take {kind}; {kind} needs a "
+                f"{' or '.join(fits)} machine type",
+            )
+        ]
+    if not kind and family in GPU_FAMILIES:
+        return [
+            (
+                f"{where}accelerator_type",
+                f"machine type {machine_type} comes with GPUs: set accelerator_type and accelerator_count",
+            )
+        ]
+    counts = accelerator_counts(machine_type, kind) if kind else None
+    if counts is not None and count not in counts:
+        reason = f"machine type {machine_type} takes {counts_text(counts)} {kind}, not {count}"
+        limit = n1_vcpu_limit(kind, count)
+        if limit is not None and machine_type in MACHINE_SHAPES:
+            vcpus = MACHINE_SHAPES[machine_type][0]
+            reason += f" (with {count} {kind} an N1 machine type has at most {limit} vCPUs; "
+            reason += f"{machine_type} has {vcpus})"
+        return [(f"{where}accelerator_count", reason)]
+    return []

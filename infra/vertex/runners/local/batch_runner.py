@@ -1,0 +1,55 @@
+"""Batch predictions on this machine: runners/local/batch.py as the one replica of a local CustomJob
+(wrapped.py); the status counts its output lines."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+from pathlib import Path
+
+from google.cloud import aiplatform_v1
+
+from infra.vertex.batch.status import BatchStatus
+from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.runners.local.batch import ERRORS_FILE, PREDICTIONS_FILE
+from infra.vertex.runners.local.runner import job_dir
+from infra.vertex.runners.local.wrapped import WrappedLocalRunner, one_replica_job
+
+# The supervisor's own cap; the lifecycle cancels the job at its timeout_seconds first (kind.py).
+SUPERVISOR_TIMEOUT_SECONDS = 7 * 24 * 3600
+
+
+def predictions_dir(job: aiplatform_v1.BatchPredictionJob) -> str:
+    """`prediction-<display name>-<create time>` under the output directory, as Vertex names it."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    base = job.output_config.gcs_destination.output_uri_prefix.rstrip("/")
+    return f"{base}/prediction-{job.display_name}-{stamp}"
+
+
+def wrapper_job(job: aiplatform_v1.BatchPredictionJob, into: str) -> aiplatform_v1.CustomJob:
+    """A local CustomJob on the batch job's machine whose one replica runs the prediction."""
+    args = [into, job.unmanaged_container_model.artifact_uri, job.input_config.gcs_source.uris[0]]
+    machine = job.dedicated_resources.machine_spec
+    return one_replica_job(job, "infra.vertex.runners.local.batch", args, SUPERVISOR_TIMEOUT_SECONDS, machine)
+
+
+def _lines(path: Path) -> int:
+    try:
+        return sum(1 for line in path.read_text().splitlines() if line.strip())
+    except FileNotFoundError:
+        return 0
+
+
+class LocalBatchRunner(WrappedLocalRunner):
+    """Batch predictions run by batch.py under a LocalRunner."""
+
+    def wrap(self, job: aiplatform_v1.BatchPredictionJob) -> aiplatform_v1.CustomJob:
+        return wrapper_job(job, predictions_dir(job))
+
+    def status(self, status: JobStatus) -> BatchStatus:
+        record = json.loads((job_dir(str(self.jobs.base), status.name) / "job.json").read_text())
+        into = record["replicas"][0]["argv"][-3]
+        done, failed = _lines(Path(into) / PREDICTIONS_FILE), _lines(Path(into) / ERRORS_FILE)
+        stats = {"successful_count": done, "failed_count": failed, "incomplete_count": 0}
+        return BatchStatus(**dataclasses.asdict(status), predictions_dir=into, completion_stats=stats)
