@@ -8,7 +8,8 @@ As aiplatform_v1 documents them (job_service.proto, read 2026-11-26): ListBatchP
 "starts asynchronous cancellation ... its state is set to CANCELLED" (here CANCELLING, then CANCELLED on the
 next Get) and refuses a terminal job; seeded jobs stay in their state until `set_batch_state` or a cancel.
 ListLocations answers `locations` (each `name` projects/P/locations/R and `location_id` R) for the project
-named in `name`; `locations` holds the region ids it answers.
+named in `name`, a page at a time (`next_page_token`, locations.proto); `locations` holds the region ids it
+answers.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class FakeVertexJobs(FakeTuningJobService):
         self.batch_jobs: dict[str, aiplatform_v1.BatchPredictionJob] = {}
         # The regions ListLocations answers (a real project sees every Vertex AI region).
         self.locations: list[str] = ["us-central1", "us-east4", "europe-west4"]
+        # How many locations one ListLocations page holds when the request sets no page_size.
+        self.locations_page_size = 100
 
     def handlers(self) -> tuple[grpc.GenericRpcHandler, ...]:
         locations = self._service(
@@ -132,9 +135,16 @@ class FakeVertexJobs(FakeTuningJobService):
     ) -> locations_pb2.ListLocationsResponse:
         if not request.name.startswith("projects/"):
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid name: {request.name}")
+        # A page of `page_size` (the service's own size when unset, `locations_page_size` here), with the
+        # standard next-page token (AIP-158: a client follows it until it is empty).
+        start = int(request.page_token or 0)
+        size = request.page_size or self.locations_page_size
+        page = self.locations[start : start + size]
+        token = str(start + size) if start + size < len(self.locations) else ""
         return locations_pb2.ListLocationsResponse(
             locations=[
                 locations_pb2.Location(name=f"{request.name}/locations/{region}", location_id=region)
-                for region in self.locations
-            ]
+                for region in page
+            ],
+            next_page_token=token,
         )

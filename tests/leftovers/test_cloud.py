@@ -254,6 +254,20 @@ def test_all_regions_asks_every_vertex_region(cloud: Cloud, capsys: pytest.Captu
     assert locations.name == f"projects/{PROJECT}"
 
 
+def test_all_regions_follows_every_page_of_the_locations_api(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ListLocations answers a page at a time; the mixin hands back one raw response, not a pager."""
+    cloud.vertex.locations = [HOME, FALLBACK, "europe-west4", "asia-east1"]
+    cloud.vertex.locations_page_size = 2
+    late = cloud.job("asia-east1", LABELS)  # on the second page
+    code, report = cloud.json(capsys, "--all-regions")
+    assert (code, [item["name"] for item in report["items"]]) == (1, [late])
+    assert report["regions"] == [HOME, FALLBACK, "asia-east1", "europe-west4"]
+    tokens = [r.page_token for m, r in cloud.vertex.calls if m == "ListLocations"]
+    assert tokens == ["", "2"]
+
+
 def test_all_regions_unreadable_is_named_and_the_configs_regions_are_still_read(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
