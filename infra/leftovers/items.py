@@ -89,8 +89,8 @@ def summary(stack: str, found: Found) -> str:
             extra = f", {len(unpriced)} with no sourced price" if priced and unpriced else ""
             what.append(f"{monthly} billing by the month ({total}{extra})")
         parts.append(f"{len(billing)} still bill: " + "; ".join(what))
-    else:
-        parts.append("nothing bills")
+    else:  # with something unread, zero is not known
+        parts.append("nothing of what was read bills" if found.cannot_tell else "nothing bills")
     running = [i for i in free if i.live_job]
     if running:
         parts.append(f"{len(running)} live local job(s) (free; --cancel stops them)")

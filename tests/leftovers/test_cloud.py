@@ -281,15 +281,43 @@ def test_all_regions_unreadable_is_named_and_the_configs_regions_are_still_read(
     assert unread.endswith("; read the config's regions only")
 
 
-def test_without_credentials_it_says_so_and_exits_2(
+def test_without_credentials_it_says_so_in_one_line_and_exits_2(
     cloud: Cloud, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
+    """No credentials at all (google.auth.default raises DefaultCredentialsError): one line naming the
+    sign-in, never "nothing bills" (nothing was read), exit 2; --cancel cancels nothing and says the same."""
     monkeypatch.delenv("VERTEX_AI_EMULATOR_HOST")
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))  # no ADC file of gcloud's
+    line = (
+        f"Stack {STACK}: cannot tell what bills in project {PROJECT}: no Google credentials on this machine; "
+        "sign in with `gcloud auth application-default login`."
+    )
+    for args in ((), ("--cancel",)):
+        assert cloud.leftovers(*args) == 2
+        assert capsys.readouterr().out.splitlines() == [line]
+    code, report = cloud.json(capsys)
+    assert (code, report["items"]) == (2, [])
+    assert report["cannot_tell"] == [
+        "credentials: no Google credentials on this machine; "
+        "sign in with `gcloud auth application-default login`"
+    ]
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
     assert cloud.leftovers() == 2
     out = capsys.readouterr().out
-    assert "could not read 1: credentials: " in out
-    assert "gcloud auth application-default login" in out
+    assert out.startswith(
+        f"Stack {STACK}: cannot tell what bills in project {PROJECT}: Google credentials unusable ("
+    )
+    assert "missing.json" in out and out.rstrip().endswith("`gcloud auth application-default login`.")
+
+
+def test_with_something_unread_nothing_found_is_not_called_zero(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.vertex.region_down[FALLBACK] = grpc.StatusCode.PERMISSION_DENIED
+    assert cloud.leftovers() == 2
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(f"Stack {STACK}: nothing of what was read bills, could not read 3: {FALLBACK}: ")
 
 
 def test_a_bad_stack_name_exits_2_naming_the_problem(
