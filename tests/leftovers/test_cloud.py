@@ -203,9 +203,9 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
         "repository",
         "3.0 GiB",
         3 * GiB,
-        pytest.approx(0.30),
+        pytest.approx(3 * GiB / 10**9 * 0.10),  # "per GB" undefined on the page: decimal GB bound it
     )
-    assert repo["cost"].startswith("at most USD 0.30/month")
+    assert repo["cost"].startswith("at most USD 0.32/month (USD 0.10/GB-month;")
     assert repo["remove"] == (
         f"gcloud artifacts repositories delete vertex-training-{STACK} --location={HOME} --project={PROJECT}"
     )
