@@ -165,6 +165,7 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
     cloud.storage.add_bucket(bucket, PROJECT, HOME, LABELS)
     cloud.storage.put(f"gs://{bucket}/data/train-0.tfrecord", b"d" * 3000)
     cloud.storage.soft_deleted[(bucket, "runs/old/model.keras")] = b"m" * 1000
+    cloud.storage.noncurrent[(bucket, "data/train-0.tfrecord")] = [b"v" * 2000]  # an overwritten version
     labelled = "renamed-by-hand"  # carries the stack's labels, not its name
     cloud.storage.add_bucket(labelled, PROJECT, "europe-west4", LABELS)
     cloud.storage.put(f"gs://{labelled}/x", b"y" * 10)
@@ -185,9 +186,9 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
     folder = f"{sources}/{function}/"
     assert set(items) == {bucket, labelled, folder, f"{parent(HOME)}/repositories/vertex-training-{STACK}"}
     ours = items[bucket]
-    assert (ours["kind"], ours["region"], ours["size_bytes"], ours["bills"]) == ("bucket", HOME, 4000, True)
-    assert ours["state"] == "3.9 KiB in 2 object(s), 1 soft-deleted"
-    assert ours["monthly_usd"] == pytest.approx(4000 / GiB * 0.020)
+    assert (ours["kind"], ours["region"], ours["size_bytes"], ours["bills"]) == ("bucket", HOME, 6000, True)
+    assert ours["state"] == "5.9 KiB in 3 object(s), 1 soft-deleted"
+    assert ours["monthly_usd"] == pytest.approx(6000 / GiB * 0.020)
     assert ours["price_source"] == f"Cloud Storage pricing, {prices.STORAGE_PAGE}, read 2026-11-26"
     assert ours["cost"].startswith("< USD 0.01/month (Standard storage, USD 0.020/GiB-month)")
     # europe-west4's row was past what the page's copy showed: no figure rather than a guess.
