@@ -6,7 +6,8 @@ served over real gRPC so the real clients drive them through VERTEX_AI_EMULATOR_
 - Cloud Functions v2 GetFunction (NOT_FOUND for a function that does not exist);
 - Vertex AI TensorboardService ListTensorboards and ModelService ListModels (`parent` projects/P/locations/R;
   ListModels' filter takes `labels.key="value"` terms, model_service.proto).
-Resources live under their location, as each service keeps them; `region_down[R]` fails every call on R.
+Resources live under their location, as each service keeps them; each list answers a page at a time with the
+standard `next_page_token` (AIP-158); `region_down[R]` fails every call on R.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from google.cloud import aiplatform_v1, artifactregistry_v1, functions_v2
 
 from tests.fakes import filters
 from tests.fakes.filters import Matcher, compare, token_pattern
-from tests.fakes.grpc_fake import Abort, FakeService
+from tests.fakes.grpc_fake import Abort, FakeService, page_of
 from tests.fakes.vertex import region_of
 
 
@@ -32,6 +33,8 @@ class FakeInventory(FakeService):
         self.tensorboards: dict[str, aiplatform_v1.Tensorboard] = {}
         self.models: dict[str, aiplatform_v1.Model] = {}
         self.region_down: dict[str, grpc.StatusCode] = {}
+        # How many results one page holds when the request sets no page_size (each list pages, AIP-158).
+        self.list_page_size = 100
 
     def handlers(self) -> tuple[grpc.GenericRpcHandler, ...]:
         return (
@@ -120,7 +123,8 @@ class FakeInventory(FakeService):
     ) -> artifactregistry_v1.ListRepositoriesResponse:
         self._reachable(request.parent)
         found = [r for name, r in self.repositories.items() if _under(name, request.parent)]
-        return artifactregistry_v1.ListRepositoriesResponse(repositories=found)
+        page, token = page_of(found, request.page_token, request.page_size, self.list_page_size)
+        return artifactregistry_v1.ListRepositoriesResponse(repositories=page, next_page_token=token)
 
     def _get_function(self, request: functions_v2.GetFunctionRequest) -> functions_v2.Function:
         self._reachable(request.name)
@@ -133,13 +137,15 @@ class FakeInventory(FakeService):
     ) -> aiplatform_v1.ListTensorboardsResponse:
         self._reachable(request.parent)
         found = [t for name, t in self.tensorboards.items() if _under(name, request.parent)]
-        return aiplatform_v1.ListTensorboardsResponse(tensorboards=found)
+        page, token = page_of(found, request.page_token, request.page_size, self.list_page_size)
+        return aiplatform_v1.ListTensorboardsResponse(tensorboards=page, next_page_token=token)
 
     def _list_models(self, request: aiplatform_v1.ListModelsRequest) -> aiplatform_v1.ListModelsResponse:
         self._reachable(request.parent)
         matches = _model_filter(request.filter) if request.filter else (lambda _model: True)
         found = [m for name, m in self.models.items() if _under(name, request.parent) and matches(m)]
-        return aiplatform_v1.ListModelsResponse(models=found)
+        page, token = page_of(found, request.page_token, request.page_size, self.list_page_size)
+        return aiplatform_v1.ListModelsResponse(models=page, next_page_token=token)
 
 
 _TOKENS = token_pattern(r"[A-Za-z_][\w.\-]*", ("=", "!="))

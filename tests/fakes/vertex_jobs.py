@@ -7,7 +7,8 @@ As aiplatform_v1 documents them (job_service.proto, read 2026-11-26): ListBatchP
 `projects/P/locations/R` and a filter over `state`, `display_name` and `labels`; CancelBatchPredictionJob
 "starts asynchronous cancellation ... its state is set to CANCELLED" (here CANCELLING, then CANCELLED on the
 next Get) and refuses a terminal job; seeded jobs stay in their state until `set_batch_state` or a cancel.
-ListLocations answers `locations` (each `name` projects/P/locations/R and `location_id` R) for the project
+Every list answers a page at a time with the standard `next_page_token` (AIP-158). ListLocations answers
+`locations` (each `name` projects/P/locations/R and `location_id` R) for the project
 named in `name`, a page at a time (`next_page_token`, locations.proto); `locations` holds the region ids it
 answers.
 """
@@ -19,7 +20,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.location import locations_pb2
 from google.protobuf import empty_pb2
 
-from tests.fakes.grpc_fake import Abort, Protobuf, serialize_protobuf
+from tests.fakes.grpc_fake import Abort, Protobuf, page_of, serialize_protobuf
 from tests.fakes.vertex import SERVICE, TERMINAL, JobState, _now, parse_filter
 from tests.fakes.vertex_tuning import FakeTuningJobService, _Both
 
@@ -115,8 +116,10 @@ class FakeVertexJobs(FakeTuningJobService):
         matches = parse_filter(request.filter) if request.filter else (lambda _job: True)
         prefix = request.parent + "/batchPredictionJobs/"
         found = [job for name, job in self.batch_jobs.items() if name.startswith(prefix) and matches(job)]
+        page, token = page_of(found, request.page_token, request.page_size, self.list_page_size)
         return aiplatform_v1.ListBatchPredictionJobsResponse(
-            batch_prediction_jobs=[aiplatform_v1.BatchPredictionJob(job) for job in found]
+            batch_prediction_jobs=[aiplatform_v1.BatchPredictionJob(job) for job in page],
+            next_page_token=token,
         )
 
     def _cancel_batch(self, request: aiplatform_v1.CancelBatchPredictionJobRequest) -> empty_pb2.Empty:
@@ -135,12 +138,7 @@ class FakeVertexJobs(FakeTuningJobService):
     ) -> locations_pb2.ListLocationsResponse:
         if not request.name.startswith("projects/"):
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid name: {request.name}")
-        # A page of `page_size` (the service's own size when unset, `locations_page_size` here), with the
-        # standard next-page token (AIP-158: a client follows it until it is empty).
-        start = int(request.page_token or 0)
-        size = request.page_size or self.locations_page_size
-        page = self.locations[start : start + size]
-        token = str(start + size) if start + size < len(self.locations) else ""
+        page, token = page_of(self.locations, request.page_token, request.page_size, self.locations_page_size)
         return locations_pb2.ListLocationsResponse(
             locations=[
                 locations_pb2.Location(name=f"{request.name}/locations/{region}", location_id=region)

@@ -45,6 +45,27 @@ def test_this_stacks_live_jobs_in_home_and_fallback_regions_are_listed(
     assert len(lists) == 6
 
 
+def test_every_page_of_every_list_is_read(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each service answers a page at a time (the standard next_page_token): the clients' pagers follow it."""
+    cloud.vertex.list_page_size = cloud.inventory.list_page_size = 1
+    live = {
+        *(cloud.job(HOME, LABELS) for _ in range(2)),
+        *(cloud.study(HOME, LABELS) for _ in range(2)),
+        *(cloud.batch(HOME, LABELS) for _ in range(2)),
+    }
+    boards = {cloud.inventory.add_tensorboard(parent(HOME), f"b{i}", LABELS) for i in range(2)}
+    models = {cloud.inventory.add_model(parent(HOME), f"m{i}", LABELS) for i in range(2)}
+    cloud.inventory.add_repository(parent(HOME), "someone-elses", GiB, {})
+    repo = cloud.inventory.add_repository(parent(HOME), f"vertex-training-{STACK}", GiB, LABELS)
+    code, report = cloud.json(capsys)
+    assert (code, report["cannot_tell"]) == (1, [])
+    assert {item["name"] for item in report["items"]} == live | boards | models | {repo}
+    pages = [
+        r.page_token for m, r in cloud.vertex.calls if m == "ListCustomJobs" and r.parent == parent(HOME)
+    ]
+    assert pages == ["", "1"]
+
+
 def test_the_text_report_gives_each_item_its_command_and_a_summary(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
