@@ -224,6 +224,19 @@ def main(argv: Sequence[str] | None = None, root: Path = REPO_ROOT) -> int:
         else:
             print(f"error: {exc}", file=sys.stderr)
         return CANNOT_TELL
+    try:
+        return run(cfg, name, args, say)
+    except KeyboardInterrupt:  # Ctrl-C, often during --cancel's wait: what is known, not a traceback
+        print(
+            f"interrupted: what stack {args.stack} leaves is not known; cancels already sent still stand. "
+            f"Run `python -m infra.leftovers --stack {args.stack}` again to list it.",
+            file=sys.stderr,
+        )
+        return CANNOT_TELL
+
+
+def run(cfg: StackConfig, name: str, args: argparse.Namespace, say: Say) -> int:
+    """List (and with --cancel, cancel and list again); print the report; the exit code."""
     result = scan(cfg, name, args.all_regions)
     if args.cancel and not result.blocked:
         report(result, say)

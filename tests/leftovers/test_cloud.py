@@ -7,7 +7,7 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from infra.components.killswitch import guard_names
-from infra.leftovers import prices
+from infra.leftovers import prices, vertex_jobs
 from infra.leftovers.prices import GIB
 from infra.vertex.cost import pricing
 from tests.fakes.vertex import JobState
@@ -426,3 +426,21 @@ def test_a_live_jobs_hourly_price_from_the_projects_sourced_prices(
     assert text.splitlines()[-1] == (
         f"Stack {STACK}: 4 still bill: 4 live job(s) billing by the hour (at most USD 2.48/h where priced)."
     )
+
+
+def test_ctrl_c_during_the_cancel_wait_says_what_stands_and_exits_2(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cloud.job(HOME, LABELS, JobState.JOB_STATE_CANCELLING)
+
+    def interrupted(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(vertex_jobs.time, "sleep", interrupted)
+    monkeypatch.setattr(cloud.vertex, "_step", lambda _job: None)  # stays CANCELLING
+    assert cloud.leftovers("--cancel") == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"interrupted: what stack {STACK} leaves is not known; cancels already sent still stand. "
+        f"Run `python -m infra.leftovers --stack {STACK}` again to list it."
+    ]
