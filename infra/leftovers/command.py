@@ -219,20 +219,34 @@ def main(argv: Sequence[str] | None = None, root: Path = REPO_ROOT) -> int:
         cfg = load_stack(args.stack, root)
         name = pulumi_project(root)
     except ConfigError as exc:
-        if args.json:
-            print(json.dumps({"stack": args.stack, "items": [], "cannot_tell": [f"stack file: {exc}"]}))
-        else:
-            print(f"error: {exc}", file=sys.stderr)
-        return CANNOT_TELL
+        return unknown(args, f"stack file: {exc}", f"error: {exc}")
     try:
         return run(cfg, name, args, say)
     except KeyboardInterrupt:  # Ctrl-C, often during --cancel's wait: what is known, not a traceback
-        print(
+        return unknown(
+            args,
+            "interrupted; cancels already sent still stand",
             f"interrupted: what stack {args.stack} leaves is not known; cancels already sent still stand. "
             f"Run `python -m infra.leftovers --stack {args.stack}` again to list it.",
-            file=sys.stderr,
         )
-        return CANNOT_TELL
+    except Exception as exc:  # a failure no finder contained: named in one line, never a traceback
+        why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}"
+        return unknown(
+            args,
+            f"listing failed ({why})",
+            f"error: listing stack {args.stack}'s leftovers failed ({why}); what it leaves is not known.",
+        )
+
+
+def unknown(args: argparse.Namespace, entry: str, line: str) -> int:
+    """Nothing known: with --json one object whose cannot_tell says why, else `line` on stderr; exit 2."""
+    if args.json:
+        print(
+            json.dumps({"stack": args.stack, "items": [], "cannot_tell": [entry], "exit_code": CANNOT_TELL})
+        )
+    else:
+        print(line, file=sys.stderr)
+    return CANNOT_TELL
 
 
 def run(cfg: StackConfig, name: str, args: argparse.Namespace, say: Say) -> int:

@@ -444,3 +444,20 @@ def test_ctrl_c_during_the_cancel_wait_says_what_stands_and_exits_2(
         f"interrupted: what stack {STACK} leaves is not known; cancels already sent still stand. "
         f"Run `python -m infra.leftovers --stack {STACK}` again to list it."
     ]
+
+
+def test_a_failure_outside_every_finder_is_one_line_and_exits_2(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: object) -> list[str]:
+        raise ValueError("a location id nobody expected\nsecond line")
+
+    monkeypatch.setattr(vertex_jobs, "all_regions", broken)
+    assert cloud.leftovers("--all-regions") == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: listing stack {STACK}'s leftovers failed (ValueError: a location id nobody expected); "
+        "what it leaves is not known."
+    ]
+    code, report = cloud.json(capsys, "--all-regions")
+    assert (code, report["items"]) == (2, [])
+    assert report["cannot_tell"] == ["listing failed (ValueError: a location id nobody expected)"]
