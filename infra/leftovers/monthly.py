@@ -76,6 +76,7 @@ def repositories(wanted: Wanted, region: str) -> list[Item]:
                     f"--project={wanted.project}"
                 ),
                 monthly_usd=cost.usd if repo.size_bytes else 0.0,
+                monthly_is_bound=cost.bound and bool(repo.size_bytes),
                 price_source=cost.source,
                 size_bytes=repo.size_bytes,
             )

@@ -55,6 +55,7 @@ class MonthlyCost:
     usd: float | None  # None: no sourced price
     text: str
     source: str | None = None
+    bound: bool = False  # `usd` is an upper bound, not the price
 
 
 def bucket_cost(size_bytes: int, location: str, storage_class: str) -> MonthlyCost:
@@ -76,4 +77,4 @@ def repository_cost(size_bytes: int) -> MonthlyCost:
         f"at most {usd_text(usd)}/month (USD {REGISTRY_USD_PER_GB_MONTH:.2f}/GB-month; "
         f"the billing account's first {REGISTRY_FREE_GB} GB free)"
     )
-    return MonthlyCost(usd, text, source)
+    return MonthlyCost(usd, text, source, bound=True)

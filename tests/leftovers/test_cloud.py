@@ -231,6 +231,13 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
     assert repo["remove"] == (
         f"gcloud artifacts repositories delete vertex-training-{STACK} --location={HOME} --project={PROJECT}"
     )
+    assert repo["monthly_is_bound"] and not ours.get("monthly_is_bound")
+    assert cloud.leftovers() == 1
+    # The total holds a bound (the repository's), so it is one too.
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"Stack {STACK}: 4 still bill: 4 billing by the month (at most USD 0.32/month where priced, "
+        "1 with no sourced price)."
+    )
 
 
 def test_tensorboards_models_and_the_kill_switch_function(
