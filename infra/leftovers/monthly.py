@@ -119,7 +119,10 @@ def models(wanted: Wanted, region: str) -> list[Item]:
     for model in found:
         if not wanted.ours(model.labels):
             continue
-        deployed = len(model.deployed_models)
+        # ListModels answers a model by its default version; another version may be the one deployed, and
+        # each version keeps its own deployed_models (model.proto), so every version is read.
+        versions = client.list_model_versions(name=model.name, timeout=CALL_TIMEOUT_SECONDS)
+        deployed = len({ref.endpoint for version in versions for ref in version.deployed_models})
         remove = f"gcloud ai models delete {_tail(model.name)} --region={region} --project={wanted.project}"
         items.append(
             Item(

@@ -5,7 +5,10 @@ served over real gRPC so the real clients drive them through VERTEX_AI_EMULATOR_
   bytes, of all artifact storage in this repository", artifactregistry v1 repository.proto, read 2026-11-26);
 - Cloud Functions v2 GetFunction (NOT_FOUND for a function that does not exist);
 - Vertex AI TensorboardService ListTensorboards and ModelService ListModels (`parent` projects/P/locations/R;
-  ListModels' filter takes `labels.key="value"` terms, model_service.proto).
+  ListModels' filter takes `labels.key="value"` terms, model_service.proto) and ListModelVersions (`name`
+  the model; every version, each with its own `deployed_models`). ListModels answers one entry per model:
+  its default version (the one `models/ID` names), so a non-default version deployed to an endpoint shows
+  only in ListModelVersions.
 Resources live under their location, as each service keeps them; each list answers a page at a time with the
 standard `next_page_token` (AIP-158); `region_down[R]` fails every call on R.
 """
@@ -31,7 +34,8 @@ class FakeInventory(FakeService):
         self.repositories: dict[str, artifactregistry_v1.Repository] = {}
         self.functions: dict[str, functions_v2.Function] = {}
         self.tensorboards: dict[str, aiplatform_v1.Tensorboard] = {}
-        self.models: dict[str, aiplatform_v1.Model] = {}
+        self.models: dict[str, aiplatform_v1.Model] = {}  # model name -> its default version
+        self.versions: dict[str, list[aiplatform_v1.Model]] = {}  # model name -> every version, oldest first
         self.region_down: dict[str, grpc.StatusCode] = {}
         # How many results one page holds when the request sets no page_size (each list pages, AIP-158).
         self.list_page_size = 100
@@ -75,7 +79,12 @@ class FakeInventory(FakeService):
                         self._list_models,
                         aiplatform_v1.ListModelsRequest,
                         aiplatform_v1.ListModelsResponse.serialize,
-                    )
+                    ),
+                    "ListModelVersions": (
+                        self._list_model_versions,
+                        aiplatform_v1.ListModelVersionsRequest,
+                        aiplatform_v1.ListModelVersionsResponse.serialize,
+                    ),
                 },
             ),
         )
@@ -114,8 +123,25 @@ class FakeInventory(FakeService):
             aiplatform_v1.DeployedModelRef(endpoint=f"{parent}/endpoints/{i}", deployed_model_id=str(i))
             for i in range(deployed)
         ]
-        self.models[name] = aiplatform_v1.Model(name=name, labels=labels, deployed_models=refs)
+        self.models[name] = aiplatform_v1.Model(
+            name=name, version_id="1", version_aliases=["default"], labels=labels, deployed_models=refs
+        )
+        self.versions[name] = [self.models[name]]
         return name
+
+    def add_model_version(self, model: str, deployed: int = 0) -> str:
+        """A newer, non-default version of `model` (its labels), deployed to `deployed` endpoints."""
+        parent = model.split("/models/")[0]
+        vid = str(len(self.versions[model]) + 1)
+        refs = [
+            aiplatform_v1.DeployedModelRef(endpoint=f"{parent}/endpoints/v{vid}-{i}", deployed_model_id=vid)
+            for i in range(deployed)
+        ]
+        labels = dict(self.models[model].labels)
+        self.versions[model].append(
+            aiplatform_v1.Model(name=model, version_id=vid, labels=labels, deployed_models=refs)
+        )
+        return f"{model}@{vid}"
 
     # --- methods -------------------------------------------------------------------------------------
     def _list_repositories(
@@ -146,6 +172,16 @@ class FakeInventory(FakeService):
         found = [m for name, m in self.models.items() if _under(name, request.parent) and matches(m)]
         page, token = page_of(found, request.page_token, request.page_size, self.list_page_size)
         return aiplatform_v1.ListModelsResponse(models=page, next_page_token=token)
+
+    def _list_model_versions(
+        self, request: aiplatform_v1.ListModelVersionsRequest
+    ) -> aiplatform_v1.ListModelVersionsResponse:
+        self._reachable(request.name)
+        if request.name not in self.versions:
+            raise Abort(grpc.StatusCode.NOT_FOUND, f'The Model "{request.name}" does not exist.')
+        found = self.versions[request.name]
+        page, token = page_of(found, request.page_token, request.page_size, self.list_page_size)
+        return aiplatform_v1.ListModelVersionsResponse(models=page, next_page_token=token)
 
 
 _TOKENS = token_pattern(r"[A-Za-z_][\w.\-]*", ("=", "!="))

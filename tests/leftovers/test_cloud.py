@@ -263,6 +263,18 @@ def test_tensorboards_models_and_the_kill_switch_function(
     assert items[function]["remove"].startswith("gcloud functions delete vt-killswitch-lt-")
 
 
+def test_a_model_whose_deployed_version_is_not_its_default_bills(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = cloud.inventory.add_model(parent(HOME), "333", LABELS)  # its default version is not deployed
+    cloud.inventory.add_model_version(model, deployed=1)
+    code, report = cloud.json(capsys)
+    (item,) = report["items"]
+    assert (code, item["name"], item["bills"], item["state"]) == (1, model, True, "deployed to 1 endpoint(s)")
+    (versions,) = [r for m, r in cloud.inventory.calls if m == "ListModelVersions"]
+    assert versions.name == model
+
+
 def test_only_a_free_model_left_exits_0(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
     cloud.inventory.add_model(parent(HOME), "333", LABELS)
     code, report = cloud.json(capsys)
