@@ -119,8 +119,8 @@ def models(wanted: Wanted, region: str) -> list[Item]:
     for model in found:
         if not wanted.ours(model.labels):
             continue
-        # ListModels answers a model by its default version; another version may be the one deployed, and
-        # each version keeps its own deployed_models (model.proto), so every version is read.
+        # Each version keeps its own deployed_models (model.proto), and model_service.proto does not say which
+        # version ListModels answers a model with: every version is read, so a deployed one is never missed.
         versions = client.list_model_versions(name=model.name, timeout=CALL_TIMEOUT_SECONDS)
         deployed = len({ref.endpoint for version in versions for ref in version.deployed_models})
         remove = f"gcloud ai models delete {_tail(model.name)} --region={region} --project={wanted.project}"

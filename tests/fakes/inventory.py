@@ -6,9 +6,9 @@ served over real gRPC so the real clients drive them through VERTEX_AI_EMULATOR_
 - Cloud Functions v2 GetFunction (NOT_FOUND for a function that does not exist);
 - Vertex AI TensorboardService ListTensorboards and ModelService ListModels (`parent` projects/P/locations/R;
   ListModels' filter takes `labels.key="value"` terms, model_service.proto) and ListModelVersions (`name`
-  the model; every version, each with its own `deployed_models`). ListModels answers one entry per model:
-  its default version (the one `models/ID` names), so a non-default version deployed to an endpoint shows
-  only in ListModelVersions.
+  the model; every version, each with its own `deployed_models`). model_service.proto does not say which
+  version ListModels answers a model with; the fake answers with the default one, the reading under which a
+  deployed non-default version shows only in ListModelVersions.
 Resources live under their location, as each service keeps them; each list answers a page at a time with the
 standard `next_page_token` (AIP-158); `region_down[R]` fails every call on R.
 """
