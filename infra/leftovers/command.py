@@ -38,6 +38,7 @@ class Scan:
     project: str
     regions: list[str]
     looked_at: str = ""  # where it looked, in words
+    blocked: str = ""  # why nothing could be read at all (no credentials); "" when it looked
     found: Found = field(default_factory=Found)
     vertex: list[live_jobs.LiveJob] = field(default_factory=list)
     local: list[local_jobs.LocalJob] = field(default_factory=list)
@@ -67,8 +68,11 @@ def pulumi_project(root: Path = REPO_ROOT) -> str:
     return name
 
 
+SIGN_IN = "sign in with `gcloud auth application-default login`"
+
+
 def credentials_problem() -> str | None:
-    """Why Google APIs cannot be called (no Application Default Credentials), None when they can."""
+    """Why Google APIs cannot be called (no usable Application Default Credentials), None when they can."""
     if os.environ.get(EMULATOR_ENV):
         return None
     import google.auth
@@ -76,9 +80,13 @@ def credentials_problem() -> str | None:
 
     try:
         google.auth.default()
+    except auth_exceptions.DefaultCredentialsError as exc:
+        # google-auth says "not found" for none at all, else what is wrong with the file it was pointed to.
+        if "not found" in str(exc) and "GOOGLE_APPLICATION_CREDENTIALS" not in os.environ:
+            return f"no Google credentials on this machine; {SIGN_IN}"
+        return f"Google credentials unusable ({str(exc).splitlines()[0]}); {SIGN_IN}"
     except auth_exceptions.GoogleAuthError as exc:
-        first = str(exc).splitlines()[0]
-        return f"credentials: {first} (sign in with `gcloud auth application-default login`)"
+        return f"Google credentials unusable ({str(exc).splitlines()[0]}); {SIGN_IN}"
     return None
 
 
@@ -119,7 +127,8 @@ def scan(cfg: StackConfig, project_name: str, every_region: bool) -> Scan:
     result = Scan(cfg.stack, cfg.gcp_project, [], f"project {cfg.gcp_project}")
     problem = credentials_problem()
     if problem:
-        result.found.cannot_tell.append(problem)
+        result.blocked = problem
+        result.found.cannot_tell.append(f"credentials: {problem}")
         return result
     result.regions = regions_of(cfg, every_region, result.found)
     result.looked_at = f"project {cfg.gcp_project}, regions {', '.join(result.regions)}"
@@ -161,6 +170,9 @@ def _function_name(pulumi_project_name: str, stack: str) -> str:
 
 
 def report(result: Scan, say: Say) -> None:
+    if result.blocked:  # nothing was read: one line, not an empty table that reads as zero
+        say(f"Stack {result.stack}: cannot tell what bills in {result.looked_at}: {result.blocked}.")
+        return
     say(f"Leftovers of stack {result.stack} ({result.looked_at}):")
     for line in table(result.found.items) or ["nothing found"]:
         say(line)
@@ -207,13 +219,40 @@ def main(argv: Sequence[str] | None = None, root: Path = REPO_ROOT) -> int:
         cfg = load_stack(args.stack, root)
         name = pulumi_project(root)
     except ConfigError as exc:
-        if args.json:
-            print(json.dumps({"stack": args.stack, "items": [], "cannot_tell": [f"stack file: {exc}"]}))
-        else:
-            print(f"error: {exc}", file=sys.stderr)
-        return CANNOT_TELL
+        return unknown(args, f"stack file: {exc}", f"error: {exc}")
+    try:
+        return run(cfg, name, args, say)
+    except KeyboardInterrupt:  # Ctrl-C, often during --cancel's wait: what is known, not a traceback
+        return unknown(
+            args,
+            "interrupted; cancels already sent still stand",
+            f"interrupted: what stack {args.stack} leaves is not known; cancels already sent still stand. "
+            f"Run `python -m infra.leftovers --stack {args.stack}` again to list it.",
+        )
+    except Exception as exc:  # a failure no finder contained: named in one line, never a traceback
+        why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}"
+        return unknown(
+            args,
+            f"listing failed ({why})",
+            f"error: listing stack {args.stack}'s leftovers failed ({why}); what it leaves is not known.",
+        )
+
+
+def unknown(args: argparse.Namespace, entry: str, line: str) -> int:
+    """Nothing known: with --json one object whose cannot_tell says why, else `line` on stderr; exit 2."""
+    if args.json:
+        print(
+            json.dumps({"stack": args.stack, "items": [], "cannot_tell": [entry], "exit_code": CANNOT_TELL})
+        )
+    else:
+        print(line, file=sys.stderr)
+    return CANNOT_TELL
+
+
+def run(cfg: StackConfig, name: str, args: argparse.Namespace, say: Say) -> int:
+    """List (and with --cancel, cancel and list again); print the report; the exit code."""
     result = scan(cfg, name, args.all_regions)
-    if args.cancel:
+    if args.cancel and not result.blocked:
         report(result, say)
         try:
             cancel(result, say)

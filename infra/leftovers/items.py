@@ -24,6 +24,7 @@ class Item:
     cost: str  # what it costs, in words: "USD 0.02/month (...)", "no sourced price", "free (...)"
     remove: str  # the command that removes (or, for a job, stops) it
     monthly_usd: float | None = None  # where a sourced price gives one
+    monthly_is_bound: bool = False  # monthly_usd is at most what it bills (a free tier it may fall under)
     hourly_usd: float | None = None  # a live job's, where a sourced price gives one
     hourly_is_bound: bool = False  # the on-demand price bounding a Spot or FLEX_START job
     price_source: str | None = None  # the page and the date it was read
@@ -85,12 +86,13 @@ def summary(stack: str, found: Found) -> str:
         what = [f"{len(jobs)} live job(s) billing by the hour{_hourly(jobs)}"] if jobs else []
         monthly = len(billing) - len(jobs)
         if monthly:
-            total = f"{usd_text(sum(priced))}/month where priced" if priced else "no sourced price"
+            bound = "at most " if any(i.monthly_is_bound for i in billing if i.monthly_usd) else ""
+            total = f"{bound}{usd_text(sum(priced))}/month where priced" if priced else "no sourced price"
             extra = f", {len(unpriced)} with no sourced price" if priced and unpriced else ""
             what.append(f"{monthly} billing by the month ({total}{extra})")
         parts.append(f"{len(billing)} still bill: " + "; ".join(what))
-    else:
-        parts.append("nothing bills")
+    else:  # with something unread, zero is not known
+        parts.append("nothing of what was read bills" if found.cannot_tell else "nothing bills")
     running = [i for i in free if i.live_job]
     if running:
         parts.append(f"{len(running)} live local job(s) (free; --cancel stops them)")

@@ -40,14 +40,24 @@ def _records(local_dir: Path) -> Iterator[tuple[Path, str]]:
                 yield records.parent, LOCAL_PREFIX + job.name
 
 
-def live(local_dir: str, pulumi_project: str, pulumi_stack: str) -> list[LocalJob]:
-    """The stack's local jobs not yet terminal, oldest first."""
+def live(local_dir: str, pulumi_project: str, pulumi_stack: str) -> tuple[list[LocalJob], list[str]]:
+    """The stack's local jobs not yet terminal, oldest first, and the records that could not be read (a
+    `job.json` cut short by a killed process, a folder without permission), each named."""
     root = Path(local_dir)
     if not root.is_dir():
-        return []
-    found = []
-    for base, name in _records(root):
-        status = LocalRunner(str(base)).get(name)
+        return [], []
+    found, unread = [], []
+    try:
+        records = list(_records(root))
+    except OSError as exc:
+        return [], [f"local jobs under {root} ({type(exc).__name__}: {exc})"]
+    for base, name in records:
+        try:
+            status = LocalRunner(str(base)).get(name)
+        except (OSError, ValueError) as exc:  # ValueError: JSONDecodeError of a half-written record
+            where = base / LOCAL_RECORDS / name.removeprefix(LOCAL_PREFIX)
+            unread.append(f"local job record {where} ({type(exc).__name__}: {str(exc).splitlines()[0]})")
+            continue
         labels = status.labels if status else {}
         if (
             status is not None
@@ -56,7 +66,7 @@ def live(local_dir: str, pulumi_project: str, pulumi_stack: str) -> list[LocalJo
             and labels.get("pulumi_stack") == pulumi_stack
         ):
             found.append(LocalJob(base, status))
-    return sorted(found, key=lambda job: job.status.create_time)
+    return sorted(found, key=lambda job: job.status.create_time), unread
 
 
 def _pid(job: LocalJob) -> str:
@@ -85,8 +95,8 @@ def item(job: LocalJob, stack: str, local_dir: str) -> Item:
 
 
 def find(local_dir: str, pulumi_project: str, pulumi_stack: str) -> tuple[Found, list[LocalJob]]:
-    jobs = live(local_dir, pulumi_project, pulumi_stack)
-    return Found(items=[item(job, pulumi_stack, local_dir) for job in jobs]), jobs
+    jobs, unread = live(local_dir, pulumi_project, pulumi_stack)
+    return Found(items=[item(job, pulumi_stack, local_dir) for job in jobs], cannot_tell=unread), jobs
 
 
 def cancel(

@@ -76,6 +76,7 @@ def repositories(wanted: Wanted, region: str) -> list[Item]:
                     f"--project={wanted.project}"
                 ),
                 monthly_usd=cost.usd if repo.size_bytes else 0.0,
+                monthly_is_bound=cost.bound and bool(repo.size_bytes),
                 price_source=cost.source,
                 size_bytes=repo.size_bytes,
             )
@@ -118,7 +119,10 @@ def models(wanted: Wanted, region: str) -> list[Item]:
     for model in found:
         if not wanted.ours(model.labels):
             continue
-        deployed = len(model.deployed_models)
+        # Each version keeps its own deployed_models (model.proto), and model_service.proto does not say which
+        # version ListModels answers a model with: every version is read, so a deployed one is never missed.
+        versions = client.list_model_versions(name=model.name, timeout=CALL_TIMEOUT_SECONDS)
+        deployed = len({ref.endpoint for version in versions for ref in version.deployed_models})
         remove = f"gcloud ai models delete {_tail(model.name)} --region={region} --project={wanted.project}"
         items.append(
             Item(

@@ -8,7 +8,8 @@ here, and nor has a dual- or multi-region bucket or another storage class.
 
 Artifact Registry, storage "per GB / month": up to 0.5 GB free, USD 0.10 over it, the same for regional and
 multi-regional repositories; the free tier counts the whole billing account, not one project (REGISTRY_PAGE).
-So a repository's figure is a bound: at most its size x USD 0.10.
+So a repository's figure is a bound: at most its size x USD 0.10. That page does not say which GB it means;
+the bound counts decimal GB (10^9 bytes), the larger count of the same bytes, so it holds either way.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ STANDARD_USD_PER_GIB_MONTH: dict[str, float] = {
     "europe-west1": 0.020,
     "europe-west2": 0.023,
 }
-REGISTRY_USD_PER_GIB_MONTH = 0.10
+GB = 1000**3
+REGISTRY_USD_PER_GB_MONTH = 0.10
 REGISTRY_FREE_GB = 0.5
 
 
@@ -53,6 +55,7 @@ class MonthlyCost:
     usd: float | None  # None: no sourced price
     text: str
     source: str | None = None
+    bound: bool = False  # `usd` is an upper bound, not the price
 
 
 def bucket_cost(size_bytes: int, location: str, storage_class: str) -> MonthlyCost:
@@ -67,11 +70,11 @@ def bucket_cost(size_bytes: int, location: str, storage_class: str) -> MonthlyCo
 
 
 def repository_cost(size_bytes: int) -> MonthlyCost:
-    """At most size x USD 0.10 a month: the first 0.5 GB of the billing account are free."""
-    usd = size_bytes / GIB * REGISTRY_USD_PER_GIB_MONTH
+    """At most size (in decimal GB) x USD 0.10 a month: the first 0.5 GB of the billing account are free."""
+    usd = size_bytes / GB * REGISTRY_USD_PER_GB_MONTH
     source = f"Artifact Registry pricing, {REGISTRY_PAGE}, read {READ}"
     text = (
-        f"at most {usd_text(usd)}/month (USD {REGISTRY_USD_PER_GIB_MONTH:.2f}/GiB-month; "
+        f"at most {usd_text(usd)}/month (USD {REGISTRY_USD_PER_GB_MONTH:.2f}/GB-month; "
         f"the billing account's first {REGISTRY_FREE_GB} GB free)"
     )
-    return MonthlyCost(usd, text, source)
+    return MonthlyCost(usd, text, source, bound=True)

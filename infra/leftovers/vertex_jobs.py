@@ -32,13 +32,23 @@ REST_CANCEL = (
 
 def all_regions(project: str, home: str, client_factory: ClientFactory = live_jobs.make_client) -> list[str]:
     """Every Vertex AI region of the project: Google's Locations API (google.cloud.location ListLocations) on
-    the aiplatform endpoint of the home region."""
+    the aiplatform endpoint of the home region, every page of it.
+
+    The clients' `list_locations` mixin returns one raw ListLocationsResponse, not a pager, and the response
+    carries a `next_page_token` (google/cloud/location/locations.proto: "The standard List next-page token"),
+    so the pages are followed here."""
+    found: set[str] = set()
+    token = ""
     with client_factory(home) as client:
-        response = client.list_locations(
-            request=locations_pb2.ListLocationsRequest(name=f"projects/{project}"),
-            timeout=live_jobs.CALL_TIMEOUT_S,
-        )
-    return sorted({location.location_id for location in response.locations if location.location_id})
+        while True:
+            response = client.list_locations(
+                request=locations_pb2.ListLocationsRequest(name=f"projects/{project}", page_token=token),
+                timeout=live_jobs.CALL_TIMEOUT_S,
+            )
+            found.update(location.location_id for location in response.locations if location.location_id)
+            token = response.next_page_token
+            if not token:
+                return sorted(found)
 
 
 def cancel_command(job: LiveJob, project: str) -> str:

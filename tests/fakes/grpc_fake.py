@@ -26,6 +26,14 @@ class Abort(Exception):
 Method = tuple[Callable[[Any], object], type, Callable[[Any], bytes]]
 
 
+def page_of(found: list[Any], page_token: str, page_size: int, default_size: int) -> tuple[list[Any], str]:
+    """One page of a list method's results and the standard next-page token ("" on the last page), as AIP-158
+    describes them: `page_size` results at most (the service's own size when unset), the token resumes."""
+    start = int(page_token or 0)
+    size = page_size or default_size
+    return found[start : start + size], str(start + size) if start + size < len(found) else ""
+
+
 @dataclass
 class _Fault:
     code: grpc.StatusCode

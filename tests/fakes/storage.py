@@ -9,7 +9,9 @@ resource or 404; GET /download/storage/v1/b/{bucket}/o/{object}?alt=media return
 /upload/storage/v1/b/{bucket}/o?uploadType=multipart stores a multipart/related body (metadata, then data).
 Buckets made with `add_bucket` answer GET /storage/v1/b/{bucket} (the bucket resource: location in capitals,
 storageClass, labels) and GET /storage/v1/b?project=P[&prefix=X] (`items`); objects.list with softDeleted=true
-lists only the soft-deleted objects (`soft_deleted`), as the JSON API documents softDeleted.
+lists only the soft-deleted objects (`soft_deleted`), as the JSON API documents softDeleted, and with
+versions=true also each object's noncurrent versions (`noncurrent`: "lists all versions of an object as
+distinct results"; without it, the live versions only).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ class FakeStorage:
         self.objects: dict[tuple[str, str], bytes] = {}
         # Soft-deleted objects (bucket, name) -> bytes: billed, listed only with softDeleted=true.
         self.soft_deleted: dict[tuple[str, str], bytes] = {}
+        # Noncurrent versions of objects in a versioned bucket (bucket, name) -> their bytes, oldest first:
+        # billed, listed only with versions=true.
+        self.noncurrent: dict[tuple[str, str], list[bytes]] = {}
         # Bucket resources by name, for buckets.get and buckets.list (project -> `projectNumber` not kept).
         self.buckets: dict[str, dict[str, object]] = {}
         self.bucket_projects: dict[str, str] = {}
@@ -132,6 +137,15 @@ class FakeStorage:
                         prefixes.add(prefix + rest.split(delimiter, 1)[0] + delimiter)
                     else:
                         items.append(self._resource(b, name, store))
+                if query.get("versions", [""])[0].lower() == "true" and not soft:
+                    items += [
+                        {**self._resource(b, name, {(b, name): data}), "generation": str(n)}
+                        for (b, name), old in sorted(fake.noncurrent.items())
+                        if b == bucket
+                        and name.startswith(prefix)
+                        and not (delimiter and delimiter in name[len(prefix) :])
+                        for n, data in enumerate(old, start=2)
+                    ]
                 listing = {"kind": "storage#objects", "items": items, "prefixes": sorted(prefixes)}
                 return self._reply(200, json.dumps(listing))
 

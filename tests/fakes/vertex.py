@@ -36,7 +36,7 @@ from google.rpc import status_pb2
 
 from tests.fakes import filters
 from tests.fakes.filters import Matcher, compare, token_pattern
-from tests.fakes.grpc_fake import Abort, FakeService
+from tests.fakes.grpc_fake import Abort, FakeService, page_of
 
 JobState = aiplatform_v1.JobState
 SERVICE = "google.cloud.aiplatform.v1.JobService"
@@ -164,6 +164,8 @@ class FakeJobService(FakeService):
     def __init__(self) -> None:
         super().__init__()
         self.jobs: dict[str, aiplatform_v1.CustomJob] = {}
+        # How many jobs one list page holds when the request sets no page_size (lists page, AIP-158).
+        self.list_page_size = 100
         # Where created jobs end after RUNNING, and the error they carry when that is FAILED.
         self.outcome: JobState = JobState.JOB_STATE_SUCCEEDED
         self.outcome_error: str = ""
@@ -332,10 +334,7 @@ class FakeJobService(FakeService):
         matches = parse_filter(request.filter) if request.filter else (lambda _job: True)
         prefix = f"{request.parent}/{kind.collection}/"
         found = [job for name, job in self.jobs.items() if name.startswith(prefix) and matches(job)]
-        start = int(request.page_token or 0)
-        size = request.page_size or 100
-        page = found[start : start + size]
-        token = str(start + size) if start + size < len(found) else ""
+        page, token = page_of(found, request.page_token, request.page_size, self.list_page_size)
         response = getattr(aiplatform_v1, f"List{kind.name}sResponse")
         return response(**{f"{kind.field}s": [kind.message(job) for job in page]}, next_page_token=token)
 

@@ -7,8 +7,10 @@ As aiplatform_v1 documents them (job_service.proto, read 2026-11-26): ListBatchP
 `projects/P/locations/R` and a filter over `state`, `display_name` and `labels`; CancelBatchPredictionJob
 "starts asynchronous cancellation ... its state is set to CANCELLED" (here CANCELLING, then CANCELLED on the
 next Get) and refuses a terminal job; seeded jobs stay in their state until `set_batch_state` or a cancel.
-ListLocations answers `locations` (each `name` projects/P/locations/R and `location_id` R) for the project
-named in `name`; `locations` holds the region ids it answers.
+Every list answers a page at a time with the standard `next_page_token` (AIP-158). ListLocations answers
+`locations` (each `name` projects/P/locations/R and `location_id` R) for the project
+named in `name`, a page at a time (`next_page_token`, locations.proto); `locations` holds the region ids it
+answers.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.location import locations_pb2
 from google.protobuf import empty_pb2
 
-from tests.fakes.grpc_fake import Abort, Protobuf, serialize_protobuf
+from tests.fakes.grpc_fake import Abort, Protobuf, page_of, serialize_protobuf
 from tests.fakes.vertex import SERVICE, TERMINAL, JobState, _now, parse_filter
 from tests.fakes.vertex_tuning import FakeTuningJobService, _Both
 
@@ -33,6 +35,8 @@ class FakeVertexJobs(FakeTuningJobService):
         self.batch_jobs: dict[str, aiplatform_v1.BatchPredictionJob] = {}
         # The regions ListLocations answers (a real project sees every Vertex AI region).
         self.locations: list[str] = ["us-central1", "us-east4", "europe-west4"]
+        # How many locations one ListLocations page holds when the request sets no page_size.
+        self.locations_page_size = 100
 
     def handlers(self) -> tuple[grpc.GenericRpcHandler, ...]:
         locations = self._service(
@@ -112,8 +116,10 @@ class FakeVertexJobs(FakeTuningJobService):
         matches = parse_filter(request.filter) if request.filter else (lambda _job: True)
         prefix = request.parent + "/batchPredictionJobs/"
         found = [job for name, job in self.batch_jobs.items() if name.startswith(prefix) and matches(job)]
+        page, token = page_of(found, request.page_token, request.page_size, self.list_page_size)
         return aiplatform_v1.ListBatchPredictionJobsResponse(
-            batch_prediction_jobs=[aiplatform_v1.BatchPredictionJob(job) for job in found]
+            batch_prediction_jobs=[aiplatform_v1.BatchPredictionJob(job) for job in page],
+            next_page_token=token,
         )
 
     def _cancel_batch(self, request: aiplatform_v1.CancelBatchPredictionJobRequest) -> empty_pb2.Empty:
@@ -132,9 +138,11 @@ class FakeVertexJobs(FakeTuningJobService):
     ) -> locations_pb2.ListLocationsResponse:
         if not request.name.startswith("projects/"):
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid name: {request.name}")
+        page, token = page_of(self.locations, request.page_token, request.page_size, self.locations_page_size)
         return locations_pb2.ListLocationsResponse(
             locations=[
                 locations_pb2.Location(name=f"{request.name}/locations/{region}", location_id=region)
-                for region in self.locations
-            ]
+                for region in page
+            ],
+            next_page_token=token,
         )

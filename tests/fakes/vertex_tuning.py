@@ -24,7 +24,7 @@ from google.cloud import aiplatform_v1
 from google.longrunning import operations_pb2
 from google.protobuf import any_pb2, empty_pb2
 
-from tests.fakes.grpc_fake import Abort
+from tests.fakes.grpc_fake import Abort, page_of
 from tests.fakes.vertex import (
     _NEXT,
     QUEUED,
@@ -224,8 +224,10 @@ class FakeTuningJobService(FakeJobService):
         matches = parse_filter(request.filter) if request.filter else (lambda _job: True)
         prefix = request.parent + "/hyperparameterTuningJobs/"
         found = [job for name, job in self.tuning_jobs.items() if name.startswith(prefix) and matches(job)]
+        page, token = page_of(found, request.page_token, request.page_size, self.list_page_size)
         return aiplatform_v1.ListHyperparameterTuningJobsResponse(
-            hyperparameter_tuning_jobs=[aiplatform_v1.HyperparameterTuningJob(job) for job in found]
+            hyperparameter_tuning_jobs=[aiplatform_v1.HyperparameterTuningJob(job) for job in page],
+            next_page_token=token,
         )
 
     def _cancel_study(self, request: aiplatform_v1.CancelHyperparameterTuningJobRequest) -> empty_pb2.Empty:

@@ -7,7 +7,7 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from infra.components.killswitch import guard_names
-from infra.leftovers import prices
+from infra.leftovers import prices, vertex_jobs
 from infra.leftovers.prices import GIB
 from infra.vertex.cost import pricing
 from tests.fakes.vertex import JobState
@@ -43,6 +43,27 @@ def test_this_stacks_live_jobs_in_home_and_fallback_regions_are_listed(
     lists = [(m, r.parent) for m, r in cloud.vertex.calls if m.startswith("List") and m.endswith("Jobs")]
     assert {p for _, p in lists} == {parent(HOME), parent(FALLBACK)}
     assert len(lists) == 6
+
+
+def test_every_page_of_every_list_is_read(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each service answers a page at a time (the standard next_page_token): the clients' pagers follow it."""
+    cloud.vertex.list_page_size = cloud.inventory.list_page_size = 1
+    live = {
+        *(cloud.job(HOME, LABELS) for _ in range(2)),
+        *(cloud.study(HOME, LABELS) for _ in range(2)),
+        *(cloud.batch(HOME, LABELS) for _ in range(2)),
+    }
+    boards = {cloud.inventory.add_tensorboard(parent(HOME), f"b{i}", LABELS) for i in range(2)}
+    models = {cloud.inventory.add_model(parent(HOME), f"m{i}", LABELS) for i in range(2)}
+    cloud.inventory.add_repository(parent(HOME), "someone-elses", GiB, {})
+    repo = cloud.inventory.add_repository(parent(HOME), f"vertex-training-{STACK}", GiB, LABELS)
+    code, report = cloud.json(capsys)
+    assert (code, report["cannot_tell"]) == (1, [])
+    assert {item["name"] for item in report["items"]} == live | boards | models | {repo}
+    pages = [
+        r.page_token for m, r in cloud.vertex.calls if m == "ListCustomJobs" and r.parent == parent(HOME)
+    ]
+    assert pages == ["", "1"]
 
 
 def test_the_text_report_gives_each_item_its_command_and_a_summary(
@@ -165,6 +186,7 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
     cloud.storage.add_bucket(bucket, PROJECT, HOME, LABELS)
     cloud.storage.put(f"gs://{bucket}/data/train-0.tfrecord", b"d" * 3000)
     cloud.storage.soft_deleted[(bucket, "runs/old/model.keras")] = b"m" * 1000
+    cloud.storage.noncurrent[(bucket, "data/train-0.tfrecord")] = [b"v" * 2000]  # an overwritten version
     labelled = "renamed-by-hand"  # carries the stack's labels, not its name
     cloud.storage.add_bucket(labelled, PROJECT, "europe-west4", LABELS)
     cloud.storage.put(f"gs://{labelled}/x", b"y" * 10)
@@ -185,9 +207,9 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
     folder = f"{sources}/{function}/"
     assert set(items) == {bucket, labelled, folder, f"{parent(HOME)}/repositories/vertex-training-{STACK}"}
     ours = items[bucket]
-    assert (ours["kind"], ours["region"], ours["size_bytes"], ours["bills"]) == ("bucket", HOME, 4000, True)
-    assert ours["state"] == "3.9 KiB in 2 object(s), 1 soft-deleted"
-    assert ours["monthly_usd"] == pytest.approx(4000 / GiB * 0.020)
+    assert (ours["kind"], ours["region"], ours["size_bytes"], ours["bills"]) == ("bucket", HOME, 6000, True)
+    assert ours["state"] == "5.9 KiB in 3 object(s), 1 soft-deleted"
+    assert ours["monthly_usd"] == pytest.approx(6000 / GiB * 0.020)
     assert ours["price_source"] == f"Cloud Storage pricing, {prices.STORAGE_PAGE}, read 2026-11-26"
     assert ours["cost"].startswith("< USD 0.01/month (Standard storage, USD 0.020/GiB-month)")
     # europe-west4's row was past what the page's copy showed: no figure rather than a guess.
@@ -203,11 +225,18 @@ def test_storage_items_with_size_and_monthly_cost(cloud: Cloud, capsys: pytest.C
         "repository",
         "3.0 GiB",
         3 * GiB,
-        pytest.approx(0.30),
+        pytest.approx(3 * GiB / 10**9 * 0.10),  # "per GB" undefined on the page: decimal GB bound it
     )
-    assert repo["cost"].startswith("at most USD 0.30/month")
+    assert repo["cost"].startswith("at most USD 0.32/month (USD 0.10/GB-month;")
     assert repo["remove"] == (
         f"gcloud artifacts repositories delete vertex-training-{STACK} --location={HOME} --project={PROJECT}"
+    )
+    assert repo["monthly_is_bound"] and not ours.get("monthly_is_bound")
+    assert cloud.leftovers() == 1
+    # The total holds a bound (the repository's), so it is one too.
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"Stack {STACK}: 4 still bill: 4 billing by the month (at most USD 0.32/month where priced, "
+        "1 with no sourced price)."
     )
 
 
@@ -234,6 +263,18 @@ def test_tensorboards_models_and_the_kill_switch_function(
     assert items[function]["remove"].startswith("gcloud functions delete vt-killswitch-lt-")
 
 
+def test_a_model_whose_deployed_version_is_not_its_default_bills(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = cloud.inventory.add_model(parent(HOME), "333", LABELS)  # its default version is not deployed
+    cloud.inventory.add_model_version(model, deployed=1)
+    code, report = cloud.json(capsys)
+    (item,) = report["items"]
+    assert (code, item["name"], item["bills"], item["state"]) == (1, model, True, "deployed to 1 endpoint(s)")
+    (versions,) = [r for m, r in cloud.inventory.calls if m == "ListModelVersions"]
+    assert versions.name == model
+
+
 def test_only_a_free_model_left_exits_0(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
     cloud.inventory.add_model(parent(HOME), "333", LABELS)
     code, report = cloud.json(capsys)
@@ -254,6 +295,20 @@ def test_all_regions_asks_every_vertex_region(cloud: Cloud, capsys: pytest.Captu
     assert locations.name == f"projects/{PROJECT}"
 
 
+def test_all_regions_follows_every_page_of_the_locations_api(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ListLocations answers a page at a time; the mixin hands back one raw response, not a pager."""
+    cloud.vertex.locations = [HOME, FALLBACK, "europe-west4", "asia-east1"]
+    cloud.vertex.locations_page_size = 2
+    late = cloud.job("asia-east1", LABELS)  # on the second page
+    code, report = cloud.json(capsys, "--all-regions")
+    assert (code, [item["name"] for item in report["items"]]) == (1, [late])
+    assert report["regions"] == [HOME, FALLBACK, "asia-east1", "europe-west4"]
+    tokens = [r.page_token for m, r in cloud.vertex.calls if m == "ListLocations"]
+    assert tokens == ["", "2"]
+
+
 def test_all_regions_unreadable_is_named_and_the_configs_regions_are_still_read(
     cloud: Cloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -267,15 +322,43 @@ def test_all_regions_unreadable_is_named_and_the_configs_regions_are_still_read(
     assert unread.endswith("; read the config's regions only")
 
 
-def test_without_credentials_it_says_so_and_exits_2(
+def test_without_credentials_it_says_so_in_one_line_and_exits_2(
     cloud: Cloud, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
+    """No credentials at all (google.auth.default raises DefaultCredentialsError): one line naming the
+    sign-in, never "nothing bills" (nothing was read), exit 2; --cancel cancels nothing and says the same."""
     monkeypatch.delenv("VERTEX_AI_EMULATOR_HOST")
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))  # no ADC file of gcloud's
+    line = (
+        f"Stack {STACK}: cannot tell what bills in project {PROJECT}: no Google credentials on this machine; "
+        "sign in with `gcloud auth application-default login`."
+    )
+    for args in ((), ("--cancel",)):
+        assert cloud.leftovers(*args) == 2
+        assert capsys.readouterr().out.splitlines() == [line]
+    code, report = cloud.json(capsys)
+    assert (code, report["items"]) == (2, [])
+    assert report["cannot_tell"] == [
+        "credentials: no Google credentials on this machine; "
+        "sign in with `gcloud auth application-default login`"
+    ]
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
     assert cloud.leftovers() == 2
     out = capsys.readouterr().out
-    assert "could not read 1: credentials: " in out
-    assert "gcloud auth application-default login" in out
+    assert out.startswith(
+        f"Stack {STACK}: cannot tell what bills in project {PROJECT}: Google credentials unusable ("
+    )
+    assert "missing.json" in out and out.rstrip().endswith("`gcloud auth application-default login`.")
+
+
+def test_with_something_unread_nothing_found_is_not_called_zero(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud.vertex.region_down[FALLBACK] = grpc.StatusCode.PERMISSION_DENIED
+    assert cloud.leftovers() == 2
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(f"Stack {STACK}: nothing of what was read bills, could not read 3: {FALLBACK}: ")
 
 
 def test_a_bad_stack_name_exits_2_naming_the_problem(
@@ -362,3 +445,38 @@ def test_a_live_jobs_hourly_price_from_the_projects_sourced_prices(
     assert text.splitlines()[-1] == (
         f"Stack {STACK}: 4 still bill: 4 live job(s) billing by the hour (at most USD 2.48/h where priced)."
     )
+
+
+def test_ctrl_c_during_the_cancel_wait_says_what_stands_and_exits_2(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cloud.job(HOME, LABELS, JobState.JOB_STATE_CANCELLING)
+
+    def interrupted(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(vertex_jobs.time, "sleep", interrupted)
+    monkeypatch.setattr(cloud.vertex, "_step", lambda _job: None)  # stays CANCELLING
+    assert cloud.leftovers("--cancel") == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"interrupted: what stack {STACK} leaves is not known; cancels already sent still stand. "
+        f"Run `python -m infra.leftovers --stack {STACK}` again to list it."
+    ]
+
+
+def test_a_failure_outside_every_finder_is_one_line_and_exits_2(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: object) -> list[str]:
+        raise ValueError("a location id nobody expected\nsecond line")
+
+    monkeypatch.setattr(vertex_jobs, "all_regions", broken)
+    assert cloud.leftovers("--all-regions") == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: listing stack {STACK}'s leftovers failed (ValueError: a location id nobody expected); "
+        "what it leaves is not known."
+    ]
+    code, report = cloud.json(capsys, "--all-regions")
+    assert (code, report["items"]) == (2, [])
+    assert report["cannot_tell"] == ["listing failed (ValueError: a location id nobody expected)"]

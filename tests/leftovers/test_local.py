@@ -123,3 +123,15 @@ def test_the_command_runs_as_users_run_it_from_the_project_root() -> None:
     assert result.stdout.startswith("Leftovers of stack local (live local jobs under ")
     assert result.stdout.rstrip().splitlines()[-1].startswith("Stack local: nothing bills")
     assert "Traceback" not in result.stderr
+
+
+def test_a_record_cut_short_is_named_and_exits_2(local_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `pulumi up` killed while writing a job's record leaves half a job.json: named, never a traceback."""
+    record = local_dir / "runs" / "a" / ".vertex-training-local" / "20261126-000000-abcdef"
+    record.mkdir(parents=True)
+    (record / "job.json").write_text('{"name": "local/2026')
+    assert main(["--stack", "local"], root=local_dir.parent) == 2
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(
+        f"Stack local: nothing of what was read bills, could not read 1: local job record {record} ("
+    )
