@@ -162,17 +162,17 @@ def test_over_budget_cancels_this_stacks_live_batch_predictions(
 ) -> None:
     """Every kind of the one table (infra/guard/job_kinds.py) is listed and cancelled, batches too."""
     labels = {"managed-by": "pulumi", "pulumi_project": "vertex-training"}
-    live = fake_vertex.add_batch_job(
+    live = fake_vertex.add_job(
         PARENT,
         aiplatform_v1.BatchPredictionJob(display_name="dev-batch", labels={**labels, "pulumi_stack": "dev"}),
     )
-    other = fake_vertex.add_batch_job(
+    other = fake_vertex.add_job(
         PARENT,
         aiplatform_v1.BatchPredictionJob(display_name="prod", labels={**labels, "pulumi_stack": "prod"}),
     )
     notify(budget(cost=100.0))
-    assert fake_vertex.batch_jobs[live].state == JobState.JOB_STATE_CANCELLING
-    assert fake_vertex.batch_jobs[other].state == JobState.JOB_STATE_RUNNING
+    assert fake_vertex.jobs[live].state == JobState.JOB_STATE_CANCELLING
+    assert fake_vertex.jobs[other].state == JobState.JOB_STATE_RUNNING
     methods = [method for method, _ in fake_vertex.calls]
     # Studies, then custom jobs, then batch predictions: each kind's jobs cancelled before the next is listed.
     assert methods.index("ListBatchPredictionJobs") > methods.index("CancelCustomJob")

@@ -60,7 +60,7 @@ class Cloud:
 
     def batch(self, region: str, labels: dict[str, str], state: JobState = JobState.JOB_STATE_RUNNING) -> str:
         job = aiplatform_v1.BatchPredictionJob(display_name="classify", labels=labels)
-        return self.vertex.add_batch_job(parent(region), job, state)
+        return self.vertex.add_job(parent(region), job, state)
 
 
 def write_stack(root: Path, stack: str, values: dict[str, Any]) -> None:

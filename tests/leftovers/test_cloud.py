@@ -101,7 +101,7 @@ def test_cancel_cancels_exactly_this_stacks_live_jobs_and_waits_until_they_stop(
     assert first == "CancelHyperparameterTuningJob"
     assert cloud.vertex.tuning_jobs[ours[0]].state == JobState.JOB_STATE_CANCELLED
     assert cloud.vertex.jobs[ours[1]].state == JobState.JOB_STATE_CANCELLED
-    assert cloud.vertex.batch_jobs[ours[2]].state == JobState.JOB_STATE_CANCELLED
+    assert cloud.vertex.jobs[ours[2]].state == JobState.JOB_STATE_CANCELLED
     assert cloud.vertex.jobs[others[0]].state == JobState.JOB_STATE_RUNNING
     assert "waiting up to 600 s for 3 job(s) to stop" in out
     after = out.split("After cancelling:")[1]
@@ -417,7 +417,7 @@ def test_a_live_jobs_hourly_price_from_the_projects_sourced_prices(
         parent(HOME),
         aiplatform_v1.HyperparameterTuningJob(labels=LABELS, trial_job_spec=spec, parallel_trial_count=2),
     )
-    batch = cloud.vertex.add_batch_job(
+    batch = cloud.vertex.add_job(
         parent(HOME),
         aiplatform_v1.BatchPredictionJob(
             labels=LABELS,
