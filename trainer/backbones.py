@@ -121,14 +121,15 @@ def weights_cache() -> str:
 def weights_unreachable(backbone: str, failure: str) -> str:
     """The one message for ImageNet weights that cannot be fetched: train without them, or cache the file."""
     url = re.search(r"https?://\S+?\.h5", failure)
+    reason = failure.rsplit(" -- ", 1)[-1].strip()  # get_file's "URL fetch failure on URL: errno -- reason"
     where = weights_cache()
     fetch = (
         f"save {url.group(0)} as {os.path.join(where, posixpath.basename(url.group(0)))}"
         if url
-        else f"put the {backbone} weights file into {where}/"
+        else f"put its weights file into {where}"
     )
     return (
-        f"cannot download the ImageNet weights of {backbone} ({failure.strip()}). Either train without them: "
-        f"--weights none (from random weights, which needs more images and epochs), or, on a machine with "
-        f"network access, {fetch} (Keras' weights cache) and run again"
+        f"cannot download the ImageNet weights of {backbone} ({reason}). Train without them with "
+        f"--weights none (random start: needs more images and epochs), or {fetch} (Keras' weights cache) "
+        "on a machine with network access and run again"
     )

@@ -151,16 +151,16 @@ def describe_others(checkpoint_dir: str, settings: RunSettings, others: list[Oth
     """The one line a run logs when it starts fresh beside other runs' checkpoints."""
     newest = others[0]
     if newest.settings is None:
-        what = f"{newest.folder} holds checkpoints of a run that recorded no settings (an earlier version)"
+        what = "a run that recorded no settings (an earlier version)"
     else:
         changed = differences(newest.settings, settings)
         more = f" and {len(changed) - SHOWN_DIFFERENCES} more" if len(changed) > SHOWN_DIFFERENCES else ""
-        what = f"{newest.folder} holds another run ({', '.join(changed[:SHOWN_DIFFERENCES])}{more})"
+        what = f"another run ({', '.join(changed[:SHOWN_DIFFERENCES])}{more})"
     count = f"; {len(others) - 1} older run(s) there too" if len(others) > 1 else ""
     return (
-        f"{what}{count}. Its checkpoints are not loaded: this run starts fresh in "
-        f"{run_dir(checkpoint_dir, settings)}, and the same command resumes it there. Delete another run's "
-        "folder when you no longer need it, or pass another --checkpoint-dir to keep runs apart"
+        f"{newest.folder} holds the checkpoints of {what}{count}: not loaded. This run starts fresh in "
+        f"{run_dir(checkpoint_dir, settings)}, where the same command resumes it. Delete the other run's "
+        "folder when you no longer need it, or give each run its own --checkpoint-dir"
     )
 
 
