@@ -21,6 +21,7 @@ from typing import Any
 
 from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool, to_props
 from infra.vertex.provider import CustomJobProvider
+from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
 from infra.vertex.tuning.resource import Parameter, StudyArgs, tuning_props
 from infra.vertex.tuning_provider import TuningJobProvider
 
@@ -68,12 +69,27 @@ def checked(provider: Any, props: dict[str, Any]) -> dict[str, Any]:
 
 def create(provider: Any, props: dict[str, Any]) -> dict[str, Any] | None:
     """Runs the job or study to its end; None when it failed (the provider has printed why, and written
-    run.json)."""
+    run.json). Ctrl-C cancels it: its processes run detached, as a Vertex job runs on without `pulumi up`."""
     try:
         return provider.create(checked(provider, props)).outs
+    except KeyboardInterrupt:
+        stopped = cancel_all(Path(props["base_output_dir"]))
+        sys.exit(f"interrupted: cancelled {stopped} local job(s) under {props['base_output_dir']}")
     except Exception as exc:  # the provider's errors name the job, its state and its logs
         print(f"error: {exc}", file=sys.stderr)
         return None
+
+
+def cancel_all(run_dir: Path) -> int:
+    """Cancels every live local job whose records are under `run_dir` (a study's trials too); how many."""
+    cancelled = 0
+    for record in sorted(run_dir.rglob(f"{LOCAL_RECORDS}/*/job.json")):
+        runner = LocalRunner(str(record.parent.parent.parent))
+        status = runner.get(LOCAL_PREFIX + record.parent.name)
+        if status is not None and not status.terminal:
+            runner.cancel(status.name)
+            cancelled += 1
+    return cancelled
 
 
 def train(run_dir: Path, trainer_args: Sequence[str]) -> int:

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from infra import runs
-from tests.trainer.helpers import make_synthetic, run
+from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
+from tests.trainer.helpers import REPO, make_synthetic, run, trainer_env
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +67,34 @@ def test_the_local_run_leaves_a_record_that_make_runs_lists(
     assert runs.main(["--stack", "local", "--root", str(local_run["root"]), "--json"]) == 0
     (listed,) = json.loads(capsys.readouterr().out)
     assert listed["run_dir"].endswith("runs/train-local-test") and listed["metrics"] == record["metrics"]
+
+
+def test_ctrl_c_cancels_the_local_job(tmp_path: Path) -> None:
+    """Its processes run detached (a Vertex job outlives `pulumi up` too): an interrupt stops them."""
+    data = tmp_path / "data"
+    make_synthetic(data, count=24)
+    run_dir = tmp_path / "runs" / "train-local-x"
+    cmd = [sys.executable, "-m", "infra.local_runs", "train", "--run-dir", str(run_dir), "--"]
+    command = subprocess.Popen(
+        [*cmd, "--data-dir", str(data), "--weights", "none"],
+        cwd=REPO,
+        env=trainer_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert command.stdout is not None
+    for line in command.stdout:
+        if "JOB_STATE_RUNNING" in line:
+            command.send_signal(signal.SIGINT)
+            break
+    rest = command.communicate(timeout=60)[0]
+    assert command.returncode == 1
+    assert f"interrupted: cancelled 1 local job(s) under {run_dir}" in rest
+    (record,) = run_dir.glob(f"{LOCAL_RECORDS}/*/job.json")
+    runner = LocalRunner(str(run_dir))
+    deadline = time.monotonic() + 60
+    while (status := runner.get(LOCAL_PREFIX + record.parent.name)) and not status.terminal:
+        assert time.monotonic() < deadline, status
+        time.sleep(0.5)
+    assert status is not None and status.state == "JOB_STATE_CANCELLED"
