@@ -44,7 +44,7 @@ def mark_done(
         with tf.io.gfile.GFile(posixpath.join(path, HISTORY), "w") as f:
             f.write(json.dumps({k: [float(v) for v in vs] for k, vs in (history or {}).items()}) + "\n")
         with tf.io.gfile.GFile(posixpath.join(path, DONE), "w") as f:
-            f.write(phase + "\n")  # written last: DONE means the weights are complete
+            f.write(phase + "\n")  # written last: DONE means the weights and history are complete
 
 
 def load_done(model: keras.Model, checkpoint_dir: str, phase: str) -> None:
