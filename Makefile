@@ -10,7 +10,11 @@ PYTHON ?= $(firstword $(foreach p,$(PYTHON_NAMES),$(if $(filter $(SUPPORTED_PYTH
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-LOCAL_RUN ?= .local/train-local
+# Every local run gets a folder of its own under the local stack's localDir (Pulumi.local.yaml), where
+# `make runs` lists it with its run.json: train-local's under runs/, tune-local's under tuning/.
+LOCAL_ROOT ?= .local/stack-local
+RUN_STAMP := $(shell date -u +%Y%m%d-%H%M%S)
+LOCAL_RUN ?= $(LOCAL_ROOT)/runs/train-local-$(RUN_STAMP)
 # train-local runs on the CPU: no GPU, and TensorFlow's C++ start-up lines kept out (pass either variable to
 # override, e.g. `make train-local TF_CPP_MIN_LOG_LEVEL=0`). Level 3 hides the `failed call to cuInit` error
 # of a machine without a CUDA driver; absl's lines from before it reads any setting need the filter below.
@@ -22,7 +26,7 @@ FILTER := 2>&1 | sed -uE "/$$TF_STARTUP_NOISE/d"
 # pipefail: a failing trainer fails the target even though its output goes through the filter.
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
-LOCAL_TUNE ?= .local/tune-local
+LOCAL_TUNE ?= $(LOCAL_ROOT)/tuning/tune-local-$(RUN_STAMP)
 
 .PHONY: setup check-python check-venv test lint train-local tune-local preflight plan runs leftovers up destroy clean
 
@@ -72,9 +76,9 @@ train-local: setup
 	rm -rf $(LOCAL_RUN)
 	$(QUIET) $(BIN)/python -m trainer.create_tfrecords --source synthetic --count 400 --image-size 64 \
 		--output $(LOCAL_RUN)/data $(FILTER)
-	AIP_MODEL_DIR=$(LOCAL_RUN)/model AIP_CHECKPOINT_DIR=$(LOCAL_RUN)/checkpoints \
-	AIP_TENSORBOARD_LOG_DIR=$(LOCAL_RUN)/tensorboard $(QUIET) \
-	$(BIN)/python -m trainer.task --data-dir $(LOCAL_RUN)/data --image-size 64 --weights none \
+	@# The training job resource's local runner: AIP_* dirs under the run's folder, and its run.json there.
+	$(QUIET) $(BIN)/python -m infra.local_runs train --run-dir $(LOCAL_RUN) -- \
+		--data-dir $(abspath $(LOCAL_RUN))/data --image-size 64 --weights none \
 		--epochs 3 --fine-tune-epochs 1 --batch-size 32 $(FILTER)
 	@# Four images the model never saw (the same generator, another seed), named by their true class.
 	mkdir -p $(LOCAL_RUN)/held-back
@@ -85,12 +89,14 @@ train-local: setup
 	$(QUIET) $(BIN)/python -m trainer.predict --model-dir $(LOCAL_RUN)/model --top-k 2 $(LOCAL_RUN)/held-back $(FILTER)
 	@echo "Model:       $(LOCAL_RUN)/model"
 	@echo "Metrics:     $(LOCAL_RUN)/model/metrics.json"
-	@echo "TensorBoard: $(BIN)/tensorboard --logdir $(LOCAL_RUN)/tensorboard"
+	@echo "TensorBoard: $(BIN)/tensorboard --logdir $(LOCAL_RUN)/logs"
+	@echo "All runs:    make runs"
 
 # A 4-trial grid study of the built-in trainer on this machine's CPU: the tuning job resource's local runner.
 tune-local: setup
 	rm -rf $(LOCAL_TUNE)
-	$(QUIET) $(BIN)/python benchmarks/local_study.py --output $(LOCAL_TUNE) $(FILTER)
+	$(QUIET) $(BIN)/python -m infra.local_runs tune --run-dir $(LOCAL_TUNE) $(FILTER)
+	@echo "All runs:    make runs"
 
 STACK ?= local
 
@@ -107,7 +113,8 @@ plan: setup
 	$(BIN)/python -m infra.plan --stack $(STACK)
 
 # Every run of a stack, newest first, from the run.json records under its localDir or bucket (cloud stacks:
-# your Application Default Credentials). Pass ARGS="--json" or ARGS="--plot runs.png" for more.
+# your Application Default Credentials). With no STACK: the local stack, whose localDir also holds the runs of
+# train-local and tune-local. Pass ARGS="--json" or ARGS="--plot runs.png" for more.
 runs: setup
 	$(BIN)/python -m infra.runs --stack $(STACK) $(ARGS)
 

@@ -8,6 +8,10 @@ raw pixels and mixed precision never touches it.
 
 from __future__ import annotations
 
+import os
+import posixpath
+import re
+import urllib.error
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -52,6 +56,8 @@ BACKBONES: dict[str, Backbone] = {
     )
 }
 DEFAULT = "densenet121"
+# How keras.applications (tf_keras `utils/data_utils.py` get_file) words a download that failed.
+URL_FETCH_FAILURE = "URL fetch failure on"
 
 
 def get(name: str) -> Backbone:
@@ -81,10 +87,49 @@ def preprocess(x: tf.Tensor, kind: Preprocessing) -> tf.Tensor:
 
 
 def create(backbone: Backbone, image_size: int, weights: str | None) -> keras.Model:
-    return backbone.constructor(
-        include_top=False,
-        weights=weights,
-        input_shape=(image_size, image_size, 3),
-        pooling="avg",
-        **backbone.options,
+    try:
+        return backbone.constructor(
+            include_top=False,
+            weights=weights,
+            input_shape=(image_size, image_size, 3),
+            pooling="avg",
+            **backbone.options,
+        )
+    except Exception as exc:
+        if weights is None or not is_download_failure(exc):
+            raise
+        raise TrainerError(weights_unreachable(backbone.name, str(exc))) from None
+
+
+def is_download_failure(exc: BaseException) -> bool:
+    """keras' get_file turns a failed download into a bare Exception("URL fetch failure on URL: ...");
+    other network errors (a timeout mid-transfer) pass through as they are."""
+    return str(exc).startswith(URL_FETCH_FAILURE) or isinstance(
+        exc, urllib.error.URLError | ConnectionError | TimeoutError
+    )
+
+
+def weights_cache() -> str:
+    """Where keras.applications looks for (and saves) weights files: ~/.keras/models, or /tmp/.keras/models
+    when ~/.keras is not writable (tf_keras 2.21 `utils/data_utils.py` get_file; it reads no KERAS_HOME)."""
+    base = os.path.expanduser(os.path.join("~", ".keras"))
+    if not os.access(base, os.W_OK):
+        base = os.path.join("/tmp", ".keras")
+    return os.path.join(base, "models")
+
+
+def weights_unreachable(backbone: str, failure: str) -> str:
+    """The one message for ImageNet weights that cannot be fetched: train without them, or cache the file."""
+    url = re.search(r"https?://\S+?\.h5", failure)
+    reason = failure.rsplit(" -- ", 1)[-1].strip()  # get_file's "URL fetch failure on URL: errno -- reason"
+    where = weights_cache()
+    fetch = (
+        f"save {url.group(0)} as {os.path.join(where, posixpath.basename(url.group(0)))}"
+        if url
+        else f"put its weights file into {where}"
+    )
+    return (
+        f"cannot download the ImageNet weights of {backbone} ({reason}). Train without them with "
+        f"--weights none (random start: needs more images and epochs), or {fetch} (Keras' weights cache) "
+        "on a machine with network access and run again"
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.source == "folder" and not args.folder:
         p.error("--source folder needs --folder DIR (one sub-folder of images per class)")
+    if args.source == "folder" and inside(args.output, args.folder):
+        from trainer.metadata import tfrecords_dir_for
+
+        p.error(
+            f"--output {args.output} is inside --folder {args.folder}: the next conversion would read it as "
+            "a class folder. Write the TFRecords outside the image folder, e.g. --output "
+            f"{tfrecords_dir_for(args.folder)}"
+        )
     if args.image_size < 32:
         p.error(f"--image-size {args.image_size} is too small; the backbones need at least 32")
     if args.shard_size < 1:
@@ -82,6 +91,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.stall_seconds <= 0:
         p.error(f"--stall-seconds {args.stall_seconds:g} must be positive, e.g. {DEFAULT_STALL_SECONDS:g}")
     return args
+
+
+def inside(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or below it, through a visible entry (hidden ones are never classes)."""
+    path, folder = (p if "://" in p else os.path.abspath(p) for p in (path, folder))
+    path, folder = path.rstrip("/"), folder.rstrip("/")
+    if path == folder:
+        return True
+    return path.startswith(folder + "/") and not path[len(folder) + 1 :].startswith(".")
 
 
 def run(args: argparse.Namespace) -> Metadata | None:

@@ -13,7 +13,16 @@ import posixpath
 import time
 from dataclasses import asdict
 
-from trainer import conversion, data_replicas, images, metadata, shard_files, shard_plan, sources
+from trainer import (
+    conversion,
+    data_replicas,
+    image_stamps,
+    images,
+    metadata,
+    shard_files,
+    shard_plan,
+    sources,
+)
 from trainer.errors import TrainerError
 from trainer.progress import Progress, duration
 from trainer.shard_writer import write_shards
@@ -48,8 +57,15 @@ def run(args: argparse.Namespace) -> metadata.Metadata | None:
     shards = shard_plan.plan(splits, args.shard_size)
     meta = empty_metadata(args, source)
     settings = {**asdict(meta), "jpeg_quality": images.JPEG_QUALITY}
-    meta.fingerprint = shard_plan.fingerprint(shards, settings)
-    complete = shard_files.start(args.output, meta.fingerprint)
+    names = shard_plan.fingerprint(shards, settings)
+    # Only files can change under the same name (tfds data sets are versioned; synthetic ones are seeded).
+    keys = [item.key for shard in shards for item in shard.items]
+    stamps = image_stamps.stamps(keys) if args.source == "folder" else None
+    if stamps is None:
+        meta.fingerprint, names = names, ""  # nothing can change under a name: no content check
+    else:
+        meta.fingerprint = shard_plan.fingerprint(shards, settings, stamps)
+    complete = shard_files.start(args.output, meta.fingerprint, names)
     if complete is not None:
         log.info("%s already holds this data set (its metadata.json): nothing to do", args.output)
         return metadata.Metadata(**complete) if replica.is_chief else None

@@ -177,6 +177,13 @@ def json_safe(value: object) -> object:
     return value
 
 
+def discard_metrics(model_dir: str, role: Role) -> None:
+    """Removes an earlier run's metrics.json (chief only): it must not outlive the model it described."""
+    path = posixpath.join(model_dir, METRICS_FILE)
+    if role.is_chief and tf.io.gfile.exists(path):
+        tf.io.gfile.remove(path)
+
+
 def write_metrics(model_dir: str, metrics: dict) -> None:
     text = json.dumps(json_safe(metrics), indent=2, sort_keys=True, allow_nan=False)
     with tf.io.gfile.GFile(posixpath.join(model_dir, METRICS_FILE), "w") as f:

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 import tensorflow as tf
 
 from trainer.errors import TrainerError
+from trainer.sources import IMAGE_EXTENSIONS
 
 FILENAME = "metadata.json"
 SPLITS = ("train", "valid")
@@ -44,10 +45,40 @@ def dumps(meta: Metadata) -> str:
     return json.dumps(asdict(meta), indent=2, sort_keys=True) + "\n"
 
 
+def holds_images(folder: str) -> bool:
+    """Whether `folder` holds image files, or sub-folders that do (a `--source folder` layout)."""
+    if not tf.io.gfile.isdir(folder):
+        return False
+    for entry in tf.io.gfile.listdir(folder):
+        path = posixpath.join(folder, entry.rstrip("/"))
+        if entry.lower().endswith(IMAGE_EXTENSIONS):
+            return True
+        if tf.io.gfile.isdir(path) and any(
+            f.lower().endswith(IMAGE_EXTENSIONS) for f in tf.io.gfile.listdir(path)
+        ):
+            return True
+    return False
+
+
+def tfrecords_dir_for(image_folder: str) -> str:
+    """A place for an image folder's TFRecords beside it (never inside it): `<folder>-tfrecords`."""
+    return image_folder.rstrip("/") + "-tfrecords"
+
+
 def read(data_dir: str) -> Metadata:
     """Reads and checks a data dir's metadata; errors name the command that creates it."""
     path = posixpath.join(data_dir, FILENAME)
     if not tf.io.gfile.exists(path):
+        if holds_images(data_dir):
+            # Converted into a folder of their own: an --output inside the image folder would be read as a
+            # class folder by the next conversion.
+            output = tfrecords_dir_for(data_dir)
+            raise TrainerError(
+                f"--data-dir {data_dir} holds images, not TFRecords. Convert them once, into a folder "
+                "outside this one: `python -m trainer.create_tfrecords --source folder "
+                f"--folder {data_dir} --output {output} --image-size S` (one sub-folder per class), then "
+                f"train with --data-dir {output}."
+            )
         raise TrainerError(
             f"--data-dir {data_dir}: no {FILENAME} there. Create the data first with "
             f"`python -m trainer.create_tfrecords --source ... --output {data_dir} --image-size S`, "

@@ -12,7 +12,9 @@ markers, and a re-run (after a preemption) skips the shards that have one.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import posixpath
 import secrets
@@ -26,6 +28,10 @@ from trainer.errors import TrainerError
 CONVERSION_FILE = "_conversion.json"
 DONE_DIR = "_done"
 TMP_TAG = ".tmp-"
+# The conversion file's fingerprint without the images' contents (settings, names and labels).
+NAMES_KEY = "names_fingerprint"
+
+log = logging.getLogger("trainer.create_tfrecords")
 
 
 @dataclass(frozen=True)
@@ -50,10 +56,13 @@ def write_atomically(path: str, text: str) -> None:
     publish(tmp, path)
 
 
-def start(output: str, fingerprint: str) -> dict | None:
+def start(output: str, fingerprint: str, names_fingerprint: str = "") -> dict | None:
     """Readies `output` for this conversion; returns metadata.json's content if it is already complete.
 
-    Refuses a directory holding another data set or another conversion's shards: they would mix.
+    `names_fingerprint` leaves the images' contents out: a data set with the same one holds the same images
+    by name, some since changed, and is converted again in place (its stale shards are rewritten: their done
+    markers carry the old fingerprint). Refuses a directory holding another data set or another conversion's
+    shards: they would mix.
     """
     meta_path = posixpath.join(output, metadata.FILENAME)
     conversion_path = posixpath.join(output, CONVERSION_FILE)
@@ -64,31 +73,58 @@ def start(output: str, fingerprint: str) -> dict | None:
         if not done and tf.io.gfile.exists(conversion_path):
             # An empty or cut metadata.json (written in place by an older version when killed): the
             # conversion is unfinished, and its chief writes the file again.
-            return _same_conversion(output, conversion_path, fingerprint)
+            return _same_conversion(output, conversion_path, fingerprint, names_fingerprint)
+        conversion = _read_json(conversion_path)
+        # A version without content stamps wrote a names-only fingerprint into both files.
+        recorded = conversion.get(NAMES_KEY) or done.get("fingerprint")
+        if names_fingerprint and recorded == names_fingerprint:
+            log.info(
+                "%s holds this data set converted from earlier contents of the same images (an image changed "
+                "since, or the data set predates content checks): converting it again",
+                output,
+            )
+            _begin(output, conversion_path, fingerprint, names_fingerprint, conversion.get("created_output"))
+            # Whole or not at all: without metadata.json the data set reads as unfinished until it is redone.
+            with contextlib.suppress(tf.errors.NotFoundError):  # another replica may have removed it
+                tf.io.gfile.remove(meta_path)
+            return None
         raise TrainerError(
-            f"--output {output} already holds TFRecords; choose a new directory or delete it first"
+            f"--output {output} already holds TFRecords of other images or settings; choose a new directory "
+            "or delete it first"
         )
     if tf.io.gfile.exists(conversion_path):
-        return _same_conversion(output, conversion_path, fingerprint)
+        return _same_conversion(output, conversion_path, fingerprint, names_fingerprint)
     if tf.io.gfile.exists(output) and tf.io.gfile.glob(posixpath.join(output, "*.tfrec")):
         if tf.io.gfile.exists(conversion_path):  # another replica started it since the check above
-            return _same_conversion(output, conversion_path, fingerprint)
+            return _same_conversion(output, conversion_path, fingerprint, names_fingerprint)
         raise TrainerError(
             f"--output {output} already holds TFRecords; choose a new directory or delete it first"
         )
     created = not tf.io.gfile.exists(output)
-    tf.io.gfile.makedirs(posixpath.join(output, DONE_DIR))
-    write_atomically(conversion_path, json.dumps({"fingerprint": fingerprint, "created_output": created}))
+    _begin(output, conversion_path, fingerprint, names_fingerprint, created)
     return None
 
 
-def _same_conversion(output: str, conversion_path: str, fingerprint: str) -> None:
-    """None (carry on) if the unfinished conversion in `output` is this one; else a refusal."""
-    if _read_json(conversion_path).get("fingerprint") != fingerprint:
-        raise TrainerError(
-            f"--output {output} holds an unfinished conversion of another source or with other settings; "
-            "choose a new directory, delete it, or re-run that conversion's own command"
-        )
+def _begin(output: str, conversion_path: str, fingerprint: str, names: str, created: object) -> None:
+    tf.io.gfile.makedirs(posixpath.join(output, DONE_DIR))
+    record = {"fingerprint": fingerprint, NAMES_KEY: names, "created_output": bool(created)}
+    write_atomically(conversion_path, json.dumps(record))
+
+
+def _same_conversion(output: str, conversion_path: str, fingerprint: str, names: str = "") -> None:
+    """None (carry on) if the unfinished conversion in `output` is this one, or the same images with some
+    changed since it began; else a refusal."""
+    conversion = _read_json(conversion_path)
+    if conversion.get("fingerprint") == fingerprint:
+        return
+    if names and conversion.get(NAMES_KEY) == names:
+        log.info("%s: an image changed since this conversion began: converting the changed data set", output)
+        _begin(output, conversion_path, fingerprint, names, conversion.get("created_output"))
+        return
+    raise TrainerError(
+        f"--output {output} holds an unfinished conversion of another source or with other settings; "
+        "choose a new directory, delete it, or re-run that conversion's own command"
+    )
 
 
 def remove_leftovers(output: str, names: set[str]) -> None:

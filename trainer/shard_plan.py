@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from trainer.data_replicas import Replica
@@ -40,11 +41,17 @@ def for_replica(shards: list[Shard], replica: Replica) -> list[Shard]:
     return shards[replica.index :: replica.count]
 
 
-def fingerprint(shards: list[Shard], settings: dict[str, object]) -> str:
-    """Identifies a conversion: its settings and every shard's items; another source or setting differs."""
+def fingerprint(
+    shards: list[Shard], settings: dict[str, object], stamps: Mapping[str, str] | None = None
+) -> str:
+    """Identifies a conversion: its settings and every shard's items (and, given their `stamps`, what each
+    item's file holds); another source, setting or image content differs. Without stamps: the value earlier
+    versions computed, so their data sets still count as this one."""
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for shard in shards:
         digest.update(shard.name.encode())
         for item in shard.items:
             digest.update(f"\0{item.key}\0{item.label}".encode())
+            if stamps is not None:
+                digest.update(f"\0{stamps[item.key]}".encode())
     return digest.hexdigest()[:16]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer import backbones, data, distribute, export, hypertune, metadata, model, phases
+from trainer import backbones, data, distribute, export, hypertune, metadata, model, phases, run_identity
 from trainer.errors import TrainerError
 from trainer.outputs import write_dir
 
@@ -213,14 +213,24 @@ def train(args: argparse.Namespace) -> dict:
     with strategy.scope():
         net = model.build(size, None if args.weights == "none" else "imagenet", num_classes, backbone.name)
 
-    history: dict[str, dict] = {}
+    # Each run resumes only itself: its checkpoints live in a folder named by its settings.
+    settings = run_identity.settings_for(args, meta)
+    checkpoint_dir, others = run_identity.start(args.checkpoint_dir, settings, role)
+    if others:
+        log.info("%s-%d: %s", role.task_type, role.task_id, others)
     reporter = hypertune.from_env() if role.is_chief else None
     plan = plan_phases(args.epochs, args.fine_tune_epochs)
-    done = [p.name for p in plan if phases.is_done(args.checkpoint_dir, p.name)]
+    done = [p.name for p in plan if phases.is_done(checkpoint_dir, p.name)]
+    # Phases finished by an earlier process of this run: their weights, and their history for metrics.json.
+    history: dict[str, dict] = {name: phases.load_history(checkpoint_dir, name) for name in done}
     if done:
-        phases.load_done(net, args.checkpoint_dir, done[-1])
+        phases.load_done(net, checkpoint_dir, done[-1])
         log.info(
-            "%s-%d: phases %s already finished; loaded their weights", role.task_type, role.task_id, done
+            "%s-%d: phases %s of this run already finished (%s); loaded their weights",
+            role.task_type,
+            role.task_id,
+            done,
+            checkpoint_dir,
         )
     with write_dir(args.tensorboard_dir, role) as tensorboard_dir:
         for phase in plan:
@@ -240,13 +250,15 @@ def train(args: argparse.Namespace) -> dict:
                 steps_per_epoch=steps,
                 verbose=0,
                 callbacks=[
-                    *phase_callbacks(phase, args.checkpoint_dir, tensorboard_dir, role),
+                    *phase_callbacks(phase, checkpoint_dir, tensorboard_dir, role),
                     *([hypertune.ReportMetric(reporter)] if reporter else []),
                 ],
             )
             history[phase.name] = {k: [float(v) for v in vs] for k, vs in fit.history.items()}
             log.info("%s-%d: %s finished; weights saved", role.task_type, role.task_id, phase.name)
 
+    # No earlier run's metrics.json stays beside this run's model, even if this run ends before its own.
+    export.discard_metrics(args.model_dir, role)
     export.export(net, args.model_dir, size, role, meta.class_names)
     if not role.is_chief:
         log.info("%s-%d: done (outputs are the chief's)", role.task_type, role.task_id)
@@ -264,6 +276,7 @@ def train(args: argparse.Namespace) -> dict:
         "global_batch_size": global_batch,
         "mixed_precision": mixed,
         "history": history,
+        "run_id": settings.run_id(),
     }
     export.write_metrics(args.model_dir, metrics)
     if reporter and isinstance(metrics.get(reporter.tag), float):

@@ -35,7 +35,7 @@ def test_three_classes_train_export_and_report_per_class(trained: dict) -> None:
     # The reloaded SavedModel returns [None, 3] probabilities equal to the trained Keras model's.
     images, labels = next(iter(data.valid_dataset(str(trained["data"]), SIZE, 64)))
     net = model.build(SIZE, None, num_classes=3)
-    phases.load_done(net, str(trained["model_dir"].parent / "checkpoints"), "fine_tune")
+    phases.load_done(net, str(trained["model_dir"].parent / "checkpoints" / metrics["run_id"]), "fine_tune")
     serve = tf.saved_model.load(str(trained["model_dir"])).signatures["serving_default"]
     served = serve(images=tf.cast(images, tf.float32))[export.SIGNATURE_OUTPUT].numpy()
     assert served.shape == (len(images), 3)

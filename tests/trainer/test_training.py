@@ -88,7 +88,10 @@ def test_end_to_end_accuracy_and_exported_model_matches(interrupted_then_resumed
     # The SavedModel predicts what the trained Keras model (its final weights, rebuilt here) predicts.
     images = next(iter(data.valid_dataset(str(r["data"]), SIZE, 64)))[0]
     net = model.build(SIZE, None)
-    phases.load_done(net, str(r["model_dir"].parent / "checkpoints"), "fine_tune")
+    # The killed process and the resumed one are one run: one checkpoint folder, the one metrics.json names.
+    (run_dir,) = (r["model_dir"].parent / "checkpoints").iterdir()
+    assert run_dir.name == metrics["run_id"]
+    phases.load_done(net, str(run_dir), "fine_tune")
     before = net(images, training=False).numpy()
     serve = tf.saved_model.load(str(r["model_dir"])).signatures["serving_default"]
     after = serve(images=tf.cast(images, tf.float32))[export.SIGNATURE_OUTPUT].numpy()

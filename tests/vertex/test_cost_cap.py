@@ -247,3 +247,16 @@ def test_an_adopted_job_without_the_cost_of_its_earlier_attempts_says_the_cap_ca
     lines = err_lines(capsys)
     assert any("some of their running time was on a shape with no price" in line for line in lines)
     assert "estimated_cost_usd" not in outs  # part of the cost is unknown: no figure rather than a low one
+
+
+def test_a_local_run_has_no_price_and_never_reads_the_catalog(monkeypatch):
+    """`make train-local` has no cloud credentials: no catalog lookup, no `[pricing] ... unreadable` line."""
+
+    def no_catalog(*_args, **_kwargs):
+        raise AssertionError("a local run looked for a price")
+
+    monkeypatch.setattr(spend.pricing, "shape_rate", no_catalog)
+    local = spec.with_defaults(job_props(runner="local", base_output_dir="/tmp/run"))
+    running = JobStatus("local/j", "JOB_STATE_SUCCEEDED", "url", start_time="2026-11-22T10:00:00+00:00")
+    assert spend.rate(local) is None
+    assert spend.after(local, running).attempts == 1

@@ -75,7 +75,10 @@ class Spent:
 
 def rate(shaped: Mapping[str, Any]) -> pricing.Rate | None:
     """What an hour of the shape these props run on counts (all pools and replicas, in the shape's region):
-    its list price, or the on-demand bound of an unpriced Spot/FLEX_START shape (pricing.shape_rate)."""
+    its list price, or the on-demand bound of an unpriced Spot/FLEX_START shape (pricing.shape_rate); None
+    for a local run, which bills nothing (and must not look for a price catalog it has no credentials for)."""
+    if shaped.get("runner", "vertex") != "vertex":
+        return None
     return pricing.shape_rate(
         shaped["region"], placement.pools(shaped), pricing.props_strategy(shaped), shaped.get("project")
     )

@@ -1,0 +1,164 @@
+"""`make train-local` and `make tune-local`: the built-in trainer as a training job and as a study on this
+machine, through the job resources' own providers and local runners, so each run ends with the same run.json
+a stack's run has, in a folder of its own that `make runs` lists.
+
+    python -m infra.local_runs train --run-dir DIR -- TRAINER_ARGS...   # one training job
+    python -m infra.local_runs tune --run-dir DIR [--count 96] [--image-size 32]   # a 4-trial grid study
+
+A run's folder goes under the local stack's output root (`runs/` for jobs, `tuning/` for studies: what
+infra/runs.py reads), which is where the Makefile puts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool, to_props
+from infra.vertex.provider import CustomJobProvider
+from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
+from infra.vertex.tuning.resource import Parameter, StudyArgs, tuning_props
+from infra.vertex.tuning_provider import TuningJobProvider
+
+# Shape fields the providers validate; the local runner ignores them (Pulumi.local.yaml says the same).
+MACHINE_TYPE = "n1-standard-4"
+TIMEOUT_SECONDS = 3600
+# The trainer's environment in every local run: unbuffered lines, so they reach the terminal as they come.
+TRAINER_ENV = {"PYTHONUNBUFFERED": "1"}
+
+
+def trainer_pool(args: Sequence[str], env: dict[str, str] | None = None) -> WorkerPool:
+    """The built-in trainer as a job's only pool, run by this machine's Python."""
+    return WorkerPool(
+        machine_type=MACHINE_TYPE,
+        image_uri="local",
+        command=["python", "-m", "trainer.task"],
+        args=list(args),
+        env={**TRAINER_ENV, **(env or {})},
+    )
+
+
+def job_args(name: str, run_dir: Path, pool: WorkerPool) -> CustomJobArgs:
+    """A local job writing under `run_dir` (its AIP_MODEL_DIR is `run_dir`/model)."""
+    return CustomJobArgs(
+        project="local",
+        region="us-central1",
+        display_name=name,
+        worker_pools=[pool],
+        service_account="local",
+        base_output_dir=str(run_dir),
+        labels={"run": name},
+        timeout_seconds=TIMEOUT_SECONDS,
+        poll_interval_seconds=1.0,
+        runner="local",
+    )
+
+
+def checked(provider: Any, props: dict[str, Any]) -> dict[str, Any]:
+    """The provider's own check of the props; its failures end the command, one line each."""
+    result = provider.check({}, props)
+    if result.failures:
+        sys.exit("\n".join(f"error: {f.property}: {f.reason}" for f in result.failures))
+    return result.inputs
+
+
+def create(provider: Any, props: dict[str, Any]) -> dict[str, Any] | None:
+    """Runs the job or study to its end; None when it failed (the provider has printed why, and written
+    run.json). Ctrl-C cancels it: its processes run detached, as a Vertex job runs on without `pulumi up`."""
+    try:
+        return provider.create(checked(provider, props)).outs
+    except KeyboardInterrupt:
+        stopped = cancel_all(Path(props["base_output_dir"]))
+        sys.exit(f"interrupted: cancelled {stopped} local job(s) under {props['base_output_dir']}")
+    except Exception as exc:  # the provider's errors name the job, its state and its logs
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def cancel_all(run_dir: Path) -> int:
+    """Cancels every live local job whose records are under `run_dir` (a study's trials too); how many."""
+    cancelled = 0
+    for record in sorted(run_dir.rglob(f"{LOCAL_RECORDS}/*/job.json")):
+        runner = LocalRunner(str(record.parent.parent.parent))
+        status = runner.get(LOCAL_PREFIX + record.parent.name)
+        if status is not None and not status.terminal:
+            runner.cancel(status.name)
+            cancelled += 1
+    return cancelled
+
+
+def train(run_dir: Path, trainer_args: Sequence[str]) -> int:
+    """One training job of the built-in trainer; 0 when it succeeded."""
+    outs = create(CustomJobProvider(), to_props(job_args("train-local", run_dir, trainer_pool(trainer_args))))
+    if outs is None:
+        return 1
+    print(f"Run record:  {run_dir / 'run.json'} (make runs lists it)", flush=True)
+    return 0
+
+
+def tune(run_dir: Path, count: int, image_size: int) -> int:
+    """Synthetic data, then a 4-trial grid (learning rate x batch size), trials two at a time."""
+    data = run_dir / "data"
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "trainer.create_tfrecords", "--source", "synthetic"),
+            *("--count", str(count), "--image-size", str(image_size), "--output", str(data)),
+        ],
+        check=True,
+    )
+    trainer = trainer_pool(
+        [
+            *("--data-dir", str(data), "--image-size", str(image_size), "--weights", "none"),
+            *("--epochs", "1", "--fine-tune-epochs", "0", "--mixed-precision", "off"),
+        ],
+        {"CLOUD_ML_HP_METRIC_TAG": "val_accuracy"},
+    )
+    study = StudyArgs(
+        metric_id="val_accuracy",
+        parameters=[
+            Parameter("learning-rate", "DISCRETE", values=[0.01, 0.001]),
+            Parameter("batch-size", "DISCRETE", values=[8, 16]),
+        ],
+        max_trial_count=4,
+        parallel_trial_count=2,
+        algorithm="grid",
+    )
+    started = time.monotonic()
+    outs = create(TuningJobProvider(), tuning_props(job_args("tune-local", run_dir, trainer), study))
+    if outs is None:
+        return 1
+    took = time.monotonic() - started
+    print(f"study {outs['state']} in {took:.0f}s wall clock; trials under {run_dir}", flush=True)
+    print(f"Run record:  {run_dir / 'run.json'} (make runs lists it)", flush=True)
+    return 0
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m infra.local_runs", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    train_cmd = commands.add_parser("train", help="one training job; trainer arguments after --")
+    train_cmd.add_argument("--run-dir", required=True, type=Path, help="the run's folder (under runs/)")
+    train_cmd.add_argument("trainer_args", nargs=argparse.REMAINDER, help="-- then the trainer's arguments")
+    tune_cmd = commands.add_parser("tune", help="a 4-trial grid study on synthetic data")
+    tune_cmd.add_argument("--run-dir", required=True, type=Path, help="the study's folder (under tuning/)")
+    tune_cmd.add_argument("--count", type=int, default=96, help="synthetic images")
+    tune_cmd.add_argument("--image-size", type=int, default=32)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    run_dir = args.run_dir.absolute()
+    if args.command == "train":
+        trainer_args = args.trainer_args[1:] if args.trainer_args[:1] == ["--"] else args.trainer_args
+        return train(run_dir, trainer_args)
+    return tune(run_dir, args.count, args.image_size)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""`make train-local`'s training step (`python -m infra.local_runs train`): the training job resource's local
+runner, here on two-class data into the dirs of a three-class run. It starts fresh in a few lines, exports a
+two-class model, and leaves a run.json that `make runs` (infra.runs) lists with its metric."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from infra import runs
+from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
+from tests.trainer.helpers import REPO, make_synthetic, run, trainer_env
+
+
+@pytest.fixture(scope="module")
+def local_run(trained: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    assert trained["rc"] == 0, trained["log"]
+    root = tmp_path_factory.mktemp("stack-local")
+    run_dir = root / "runs" / "train-local-test"
+    # The shared run's job dir has the layout a job's base_output_dir gets: model/ and checkpoints/.
+    shutil.copytree(trained["root"] / "job", run_dir)
+    data = root / "two"
+    make_synthetic(data, count=48)
+    trainer_args = ["--data-dir", str(data), "--weights", "none", "--epochs", "1", "--fine-tune-epochs", "0"]
+    done = run(
+        [sys.executable, "-m", "infra.local_runs", "train", "--run-dir", str(run_dir), "--", *trainer_args]
+    )
+    return {"root": root, "run_dir": run_dir, "rc": done.returncode, "log": done.stdout + done.stderr}
+
+
+def test_a_model_dir_of_another_class_count_starts_fresh_in_a_few_lines(local_run: dict) -> None:
+    log = local_run["log"]
+    assert local_run["rc"] == 0, log
+    assert "class_names ['blue', 'green', 'red'] -> ['cats', 'dogs']" in log
+    assert "holds the checkpoints of another run" in log and "Traceback" not in log
+    # Not the ~1,480 lines of checkpoint warnings a shared dir gave: the job's own lines and the trainer's.
+    assert len(log.splitlines()) <= 40, log
+    model = local_run["run_dir"] / "model"
+    metrics = json.loads((model / "metrics.json").read_text())
+    assert metrics["class_names"] == ["cats", "dogs"] and len(metrics["confusion_matrix"]) == 2
+    assert (model / "assets" / "class_names.txt").read_text() == "cats\ndogs\n"
+
+
+def test_the_local_run_leaves_a_record_that_make_runs_lists(
+    local_run: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = json.loads((local_run["run_dir"] / "run.json").read_text())
+    assert (record["kind"], record["state"], record["runner"]) == (
+        "custom_job",
+        "JOB_STATE_SUCCEEDED",
+        "local",
+    )
+    assert record["command"] == ["python", "-m", "trainer.task"] and "--data-dir" in record["args"]
+    assert record["metrics"]["class_names"] == ["cats", "dogs"]
+    assert runs.main(["--stack", "local", "--root", str(local_run["root"])]) == 0
+    out = capsys.readouterr().out
+    assert "1 run(s) under" in out
+    (line,) = [row for row in out.splitlines() if "runs/train-local-test" in row]
+    assert "SUCCEEDED" in line and f"val_accuracy {record['metrics']['val_accuracy']:.4f}" in line
+    assert runs.main(["--stack", "local", "--root", str(local_run["root"]), "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["run_dir"].endswith("runs/train-local-test") and listed["metrics"] == record["metrics"]
+
+
+def test_ctrl_c_cancels_the_local_job(tmp_path: Path) -> None:
+    """Its processes run detached (a Vertex job outlives `pulumi up` too): an interrupt stops them."""
+    data = tmp_path / "data"
+    make_synthetic(data, count=24)
+    run_dir = tmp_path / "runs" / "train-local-x"
+    cmd = [sys.executable, "-m", "infra.local_runs", "train", "--run-dir", str(run_dir), "--"]
+    command = subprocess.Popen(
+        [*cmd, "--data-dir", str(data), "--weights", "none"],
+        cwd=REPO,
+        env=trainer_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert command.stdout is not None
+    for line in command.stdout:
+        if "JOB_STATE_RUNNING" in line:
+            command.send_signal(signal.SIGINT)
+            break
+    rest = command.communicate(timeout=60)[0]
+    assert command.returncode == 1
+    assert f"interrupted: cancelled 1 local job(s) under {run_dir}" in rest
+    (record,) = run_dir.glob(f"{LOCAL_RECORDS}/*/job.json")
+    runner = LocalRunner(str(run_dir))
+    deadline = time.monotonic() + 60
+    while (status := runner.get(LOCAL_PREFIX + record.parent.name)) and not status.terminal:
+        assert time.monotonic() < deadline, status
+        time.sleep(0.5)
+    assert status is not None and status.state == "JOB_STATE_CANCELLED"
