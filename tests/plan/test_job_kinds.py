@@ -18,15 +18,16 @@ class NewKind(JobKind):
     """A kind that supplies only what differs (as a new kind would), stating no worst case of its own."""
 
     spec = custom_job_spec
-    noun = "Prediction job"
-    api_kind = "BatchPredictionJob"
+    noun = "Scoring job"
+    api_kind = "ScoringJob"
+    output_key = "base_output_dir"
 
 
 class NewKindProvider(JobProvider):
     kind = NewKind()
 
 
-class NewKindJob(pulumi.dynamic.Resource, module="vertex", name="BatchPredictionJob"):
+class NewKindJob(pulumi.dynamic.Resource, module="vertex", name="ScoringJob"):
     """Its resource, as each kind's resource module declares one."""
 
 
@@ -46,8 +47,8 @@ def test_a_new_kind_is_planned_with_its_shapes_in_order():
     finally:
         pricing.Catalog.forget()
     assert [(job.name, job.kind) for job in jobs] == [
-        ("predict", "BatchPredictionJob"),
-        ("predict-again", "BatchPredictionJob"),
+        ("predict", "ScoringJob"),
+        ("predict-again", "ScoringJob"),
     ]
     prices = pricing.TABLE[("us-central1", "STANDARD")]
     on_demand = prices["n1-standard-4"] + prices["NVIDIA_TESLA_T4"]

@@ -164,7 +164,14 @@ def test_local_stack_bills_nothing(capsys):
     assert code == 0 and plan["project"] == "local"
     assert plan["jobs"] and all(job["worst_case_usd"] == 0 for job in plan["jobs"])
     assert plan["worst_case_usd"] == 0
-    assert {r["type"] for r in plan["resources"]} == {"vertex-training:stack:TrainingJobs", CUSTOM_JOB}
+    assert {r["type"] for r in plan["resources"]} == {
+        "vertex-training:stack:TrainingJobs",
+        CUSTOM_JOB,
+        "vertex-training:stack:Predictions",
+        "pulumi-python:dynamic/vertex:BatchPredictionJob",
+    }
+    # The batch prediction (a third job kind) is planned after the training it classifies with.
+    assert [job["kind"] for job in plan["jobs"]] == ["CustomJob", "CustomJob", "BatchPredictionJob"]
 
 
 def test_a_tuning_study_is_planned_between_data_and_training(capsys, tmp_path):
