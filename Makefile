@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 # Every local run gets a folder of its own under the local stack's localDir (Pulumi.local.yaml), where
 # `make runs` lists it with its run.json: train-local's under runs/, tune-local's under tuning/.
 LOCAL_ROOT ?= .local/stack-local
-RUN_STAMP := $(shell date -u +%Y%m%d-%H%M%S)
+RUN_STAMP := $(shell date -u +%Y%m%d-%H%M%S 2>/dev/null)
 LOCAL_RUN ?= $(LOCAL_ROOT)/runs/train-local-$(RUN_STAMP)
 # train-local runs on the CPU: no GPU, and TensorFlow's C++ start-up lines kept out (pass either variable to
 # override, e.g. `make train-local TF_CPP_MIN_LOG_LEVEL=0`). Level 3 hides the `failed call to cuInit` error

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from infra.config.trainer import DEFAULT_COMMAND
 from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool, to_props
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
@@ -37,7 +38,7 @@ def trainer_pool(args: Sequence[str], env: dict[str, str] | None = None) -> Work
     return WorkerPool(
         machine_type=MACHINE_TYPE,
         image_uri="local",
-        command=["python", "-m", "trainer.task"],
+        command=list(DEFAULT_COMMAND),
         args=list(args),
         env={**TRAINER_ENV, **(env or {})},
     )
