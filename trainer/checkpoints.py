@@ -165,7 +165,6 @@ class Backups:
     def __init__(self, minutes: float, agree: Agree = one_worker, who: str = "chief-0") -> None:
         self.minutes, self.agree, self.who = minutes, agree, who
         self.notice = Notice()
-        self.notice.install()
 
     def callback(self, backup_dir: str) -> ClockBackup:
         return ClockBackup(backup_dir, self.minutes, self.notice, self.agree, who=self.who)

@@ -180,16 +180,17 @@ def phase_callbacks(
     checkpoint_dir: str,
     tensorboard_dir: str,
     role: distribute.Role,
-    backup: checkpoints.Backups,
-    meter: ThroughputMeter,
+    backup: checkpoints.Backups | None = None,
+    meter: ThroughputMeter | None = None,
 ) -> list[keras.callbacks.Callback]:
     """Callbacks run in list order: the order is what makes resume safe."""
+    backup = backup or checkpoints.Backups(checkpoints.DEFAULT_MINUTES)
     return [
         # First: the phase's weights and DONE exist before BackupAndRestore deletes its backup at train end.
         phases.MarkDone(checkpoint_dir, phase.name, role),
         backup.callback(phases.backup_dir(checkpoint_dir, phase.name)),
         keras.callbacks.TensorBoard(tensorboard_dir),
-        meter,
+        *([meter] if meter else []),  # after the others: it times the steps, not the callbacks
         EpochLog(phase, role, meter),  # after the backup: a logged epoch is a checkpointed epoch
     ]
 
@@ -245,6 +246,7 @@ def train(args: argparse.Namespace) -> dict:
         checkpoints.agreement(strategy, workers),
         who=f"{role.task_type}-{role.task_id}",
     )
+    backup.notice.install()  # SIGTERM: a Spot VM's preemption notice (trainer/checkpoints.py)
     reporter = hypertune.from_env() if role.is_chief else None
     plan = plan_phases(args.epochs, args.fine_tune_epochs)
     done = [p.name for p in plan if phases.is_done(args.checkpoint_dir, p.name)]
