@@ -57,7 +57,7 @@ def epoch_throughput(images: int, seconds: float, wait_seconds: float) -> EpochT
 
 def input_bound_message(phase: str, epoch: int, figures: EpochThroughput) -> str:
     return (
-        f"{phase} epoch {epoch}: input-bound: the training loop waited for the next batch "
+        f"input-bound ({phase}, epoch {epoch}): the training loop waited for the next batch "
         f"{figures.input_wait_fraction:.0%} of the time (more than {INPUT_BOUND_FRACTION:.0%}), so the "
         "accelerator idles while it is billed. Fixes: " + "; ".join(FIXES)
     )
