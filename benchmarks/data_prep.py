@@ -7,6 +7,8 @@ floor:      the same per-image work (read the file, decode, EXIF transpose, RGB,
             process pool of every core, each worker a contiguous share of the files, nothing written and
             only a length sent back: the machine's speed at this work
 one process: the conversion with --workers 1, for comparison
+workers read: with --read-latency-ms, the floor's pool with each worker waiting for its own reads (the
+            conversion's design before it read ahead on threads)
 
 --executors instead compares ways to spread the same conversion over the cores (why trainer/conversion.py
 uses processes): a process pool, a thread pool, and a tf.data parallel map over the same PIL code in
@@ -52,19 +54,22 @@ def write_photos(folder: Path, count: int) -> list[str]:
     return paths
 
 
-def convert_file(path: str) -> int:
-    """The floor's per-image work: read, decode, EXIF transpose, RGB, resize, JPEG encode; nothing kept."""
+def convert_file(path: str, latency: float = 0.0) -> int:
+    """The floor's per-image work: read, decode, EXIF transpose, RGB, resize, JPEG encode; nothing kept.
+    `latency`: the read first waits that long (a worker reading its own gs:// file)."""
     from trainer.images import to_stored_jpeg
 
+    time.sleep(latency)
     with open(path, "rb") as f:
         return len(to_stored_jpeg(f.read(), SIZE)[0])
 
 
-def floor_seconds(paths: list[str], pool: Executor, workers: int) -> float:
+def floor_seconds(paths: list[str], pool: Executor, workers: int, latency: float = 0.0) -> float:
     """The same per-image work on a started process pool of every core, each worker a contiguous share of
     the files, nothing written and nothing but a length sent back: the machine's speed at this work."""
     start = time.perf_counter()
-    for _ in pool.map(convert_file, paths, chunksize=max(1, len(paths) // (workers * 4))):
+    work = partial(convert_file, latency=latency)
+    for _ in pool.map(work, paths, chunksize=max(1, len(paths) // (workers * 4))):
         pass
     return time.perf_counter() - start
 
@@ -72,8 +77,28 @@ def floor_seconds(paths: list[str], pool: Executor, workers: int) -> float:
 def floor_pool(workers: int) -> ProcessPoolExecutor:
     """Started and warm (every worker has imported PIL and converted an image) before any timing."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["trainer.images"])
+    # What the conversion's workers preload too (one fork server serves both pools of this process).
+    context.set_forkserver_preload(["trainer.conversion"])
     return ProcessPoolExecutor(workers, mp_context=context)
+
+
+def _process_cpu(pid: int, reaped_children: bool = False) -> float:
+    """CPU seconds of one process from /proc (with its waited-for children's, if asked)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of proc(5))
+    if reaped_children:
+        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pool: ProcessPoolExecutor) -> float:
+    """CPU seconds used so far by this process (its threads too), the floor's live workers, and the fork
+    server with the conversion workers it has reaped: what a measurement cost, whatever else runs."""
+    from multiprocessing import forkserver
+
+    total = time.process_time() + sum(_process_cpu(pid) for pid in pool._processes)
+    server = forkserver._forkserver._forkserver_pid
+    return total + (_process_cpu(server, reaped_children=True) if server else 0.0)
 
 
 def slow_reads(latency: float) -> None:
@@ -202,6 +227,9 @@ def main() -> None:
         folder = Path(tmp) / "photos"
         paths = write_photos(folder, args.images)
         best = {"floor": 0.0, "conversion": 0.0, "one process": 0.0}
+        if args.read_latency_ms:
+            best["workers read"] = 0.0
+        cpu = dict.fromkeys(best, float("inf"))  # CPU ms per image, the least of the rounds
         pool = floor_pool(args.workers)
         list(pool.map(convert_file, paths[: args.workers * 2]))
         for round_ in range(args.rounds):
@@ -211,8 +239,14 @@ def main() -> None:
                 ("conversion", partial(conversion_seconds, folder, output / "conversion", args.workers)),
                 ("one process", partial(conversion_seconds, folder, output / "one-process", 1)),
             ]
+            if args.read_latency_ms:  # the design before read-ahead: each worker waits for its own reads
+                wait = partial(floor_seconds, paths, pool, args.workers, args.read_latency_ms / 1000)
+                measures.append(("workers read", wait))
             for name, measure in measures if round_ % 2 == 0 else reversed(measures):
+                used = cpu_seconds(pool)
                 best[name] = max(best[name], args.images / measure())
+                time.sleep(0.5)  # the fork server reaps the conversion's workers
+                cpu[name] = min(cpu[name], (cpu_seconds(pool) - used) * 1000 / args.images)
         pool.shutdown()
     latency = f", conversion reads wait {args.read_latency_ms:g} ms each" if args.read_latency_ms else ""
     print(
@@ -221,10 +255,12 @@ def main() -> None:
     )
     print(f"1-minute load average (all processes): {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     for name, rate in best.items():
-        print(f"{name:12}: {rate:8.1f} img/s")
+        print(f"{name:12}: {rate:8.1f} img/s   {cpu[name]:6.2f} CPU ms/image")
     ratio = best["conversion"] / best["floor"]
     verdict = "met" if ratio >= TARGET else "NOT met"
     print(f"conversion / floor: {ratio:.2f}x   target: >= {TARGET}x -> {verdict}")
+    # Robust to other load: the floor's CPU per image over the conversion's (1.0: no work beyond the floor's).
+    print(f"floor / conversion CPU per image: {cpu['floor'] / cpu['conversion']:.2f}x")
     print(f"conversion / one process: {best['conversion'] / best['one process']:.2f}x")
 
 
