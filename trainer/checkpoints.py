@@ -75,15 +75,16 @@ Agree = Callable[[bool, bool], tuple[bool, bool]]
 def agreement(strategy: tf.distribute.Strategy, workers: int) -> Agree:
     """(notice, due) as any worker sees them, the same answer on every worker; one worker: its own."""
     if workers <= 1:
-        return lambda notice, due: (notice, due)
+        return one_worker
 
     @tf.function
-    def any_replica(flags: tf.Tensor) -> tf.Tensor:
-        return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, flags)
+    def summed(flags: tf.Tensor) -> tf.Tensor:
+        # Each replica's copy, summed over every replica of every worker (tested with two local workers).
+        per_replica = strategy.run(lambda: tf.identity(flags))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
     def agree(notice: bool, due: bool) -> tuple[bool, bool]:
-        summed = strategy.run(any_replica, args=(tf.constant([float(notice), float(due)]),))
-        notices, dues = strategy.experimental_local_results(summed)[0].numpy()
+        notices, dues = summed(tf.constant([float(notice), float(due)])).numpy()
         return bool(notices > 0), bool(dues > 0)
 
     return agree
