@@ -27,14 +27,15 @@ from pathlib import Path
 
 from data_prep import write_photos
 
-import trainer  # noqa: F401  sets TF_USE_LEGACY_KERAS before TensorFlow loads
-from trainer import backbones, create_tfrecords, data, metadata, model
-from trainer.throughput import StepClock, ThroughputMeter
+import trainer  # noqa: F401  sets TF_USE_LEGACY_KERAS before TensorFlow loads (light: no TF import)
 
+# TensorFlow is imported inside the functions: the conversion's worker processes import this script.
 PRECISIONS = {"float32": "off", "mixed_float16": "on"}  # policy -> the trainer's --mixed-precision
 
 
 def write_data(root: Path, images: int, size: int) -> str:
+    from trainer import create_tfrecords
+
     write_photos(root / "photos", images)
     output = root / "data"
     args = ["--source", "folder", "--folder", str(root / "photos"), "--output", str(output)]
@@ -44,6 +45,8 @@ def write_data(root: Path, images: int, size: int) -> str:
 
 def input_ceiling(data_dir: str, size: int, batch: int, batches: int) -> float:
     """Images/s of the trainer's training pipeline alone (decode, crop, batch), after a warm-up."""
+    from trainer import data
+
     it = iter(data.train_dataset(data_dir, size, batch))
     for _ in range(5):
         next(it)
@@ -56,6 +59,9 @@ def input_ceiling(data_dir: str, size: int, batch: int, batches: int) -> float:
 def measure(name: str, policy: str, data_dir: str, size: int, batch: int, steps: int, epochs: int) -> dict:
     """Images/s and input wait of the last epoch of each phase (head, then fine_tune)."""
     import tf_keras as keras
+
+    from trainer import backbones, data, metadata, model
+    from trainer.throughput import StepClock, ThroughputMeter
 
     keras.mixed_precision.set_global_policy(policy)
     keras.utils.set_random_seed(0)
@@ -95,10 +101,13 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=12, help="steps per epoch")
     p.add_argument("--epochs", type=int, default=2, help="per phase; the last one is reported")
     p.add_argument("--images", type=int, default=512, help="photographs in the data set")
-    p.add_argument("--backbones", default=",".join(backbones.BACKBONES))
+    p.add_argument("--backbones", help="comma-separated (default: every backbone the trainer offers)")
     p.add_argument("--precisions", default=",".join(PRECISIONS))
     args = p.parse_args()
-    names, policies = args.backbones.split(","), args.precisions.split(",")
+    from trainer import backbones
+
+    names = args.backbones.split(",") if args.backbones else list(backbones.BACKBONES)
+    policies = args.precisions.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = write_data(Path(tmp), args.images, args.image_size)
         ceiling = input_ceiling(data_dir, args.image_size, args.batch, args.steps * 4)
