@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -111,11 +112,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = write_data(Path(tmp), args.images, args.image_size)
         ceiling = input_ceiling(data_dir, args.image_size, args.batch, args.steps * 4)
-        rows = [
-            measure(n, pol, data_dir, args.image_size, args.batch, args.steps, args.epochs)
-            for n in names
-            for pol in policies
-        ]
+        rows = []
+        for name in names:
+            for policy in policies:
+                rows.append(
+                    measure(name, policy, data_dir, args.image_size, args.batch, args.steps, args.epochs)
+                )
+                print(f"measured {name} {policy}: {rows[-1]}", file=sys.stderr, flush=True)
         ceiling = max(ceiling, input_ceiling(data_dir, args.image_size, args.batch, args.steps * 4))
     print(
         f"{device()}, image size {args.image_size}, batch {args.batch}, {args.steps} steps x {args.epochs} "
@@ -124,7 +127,7 @@ def main() -> None:
     print(f"input pipeline alone (decode, crop, batch): {ceiling:.1f} images/s")
     print(
         "| backbone | precision (--mixed-precision) | head images/s | head input wait | "
-        "fine_tune images/s | fine_tune input wait | training / input ceiling |"
+        "fine_tune images/s | fine_tune input wait | faster phase / input ceiling |"
     )
     print("|---|---|---|---|---|---|---|")
     for r in rows:
