@@ -37,10 +37,12 @@ from trainer import loaders
 from trainer.images import UnreadableImage, to_stored_jpeg
 
 # Items per task sent to a worker: amortizes the pipe round trip, small enough to keep results in order.
-CHUNK = 4
+# 16 (was 4) brought the conversion's CPU per image from 1.12x to 1.05x the floor's (benchmarks/data_prep.py,
+# 1,024 photographs, 2026-11-26; one run each on the shared 2-core machine).
+CHUNK = 16
 # Tasks in flight per worker: enough that no worker waits for the next one, few enough that memory (the
 # loaders sent, the JPEGs back) stays bounded whatever the size of the data set.
-TASKS_PER_WORKER = 4
+TASKS_PER_WORKER = 2
 # Files being read at once per worker: enough to hide a gs:// read's wait for its first byte behind the
 # conversions (a benchmark figure, not a guarantee; see benchmarks/data_prep.py --read-latency-ms).
 READS_PER_WORKER = 16
