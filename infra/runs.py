@@ -1,8 +1,9 @@
 """`python -m infra.runs --stack NAME`: every run of a stack from its run.json records, newest first.
 
-One line per run (when, state, the hyperparameters that differ between runs, the validation metric, duration,
-estimated cost, shape and region; a study with its best trial), `--json` for the records themselves, and
-`--plot FILE.png` for each run's validation curve from its metrics.json `history`. The records are read from
+One line per run (when, state, the hyperparameters that differ between runs, the validation metric, training
+images/s when the trainer reports its `throughput`, duration, estimated cost, shape and region; a study with
+its best trial), `--json` for the records themselves, and `--plot FILE.png` for each run's validation curve
+from its metrics.json `history` (and its images/s per epoch). The records are read from
 the stack's output root (its bucket, with the caller's credentials, or its localDir), or from `--root`.
 A run directory without a readable run.json is listed as such: it never stops the listing.
 """
@@ -160,6 +161,25 @@ def history(record: dict[str, Any]) -> tuple[str, list[float]] | None:
     return None
 
 
+def images_per_second(record: dict[str, Any]) -> list[float]:
+    """Training images/s per epoch, phases in order, from metrics.json's `throughput` (the built-in
+    trainer's: `{phase: {images_per_second: [...], input_wait_fraction: [...]}}`); [] when it has none."""
+    found = (record.get("metrics") or {}).get("throughput")
+    if not isinstance(found, dict):
+        return []
+    phases = [phase for phase in found.values() if isinstance(phase, dict)]
+    return [
+        float(v) for phase in phases for v in phase.get("images_per_second") or [] if _number(v) and v > 0
+    ]
+
+
+def run_images_per_second(record: dict[str, Any]) -> float | None:
+    """The run's training images/s over all its epochs (their harmonic mean: every epoch of a phase trains
+    the same number of images)."""
+    rates = images_per_second(record)
+    return len(rates) / sum(1 / rate for rate in rates) if rates else None
+
+
 def shape_text(record: dict[str, Any]) -> str:
     shape = record.get("placement") or {}
     machine = shape.get("machine_type", "?")
@@ -193,13 +213,13 @@ def _metric_text(record: dict[str, Any]) -> str:
     return text
 
 
-def row(run: Run, names: Sequence[str]) -> list[str]:
-    """One table row: WHEN, STATE, the differing arguments, METRIC, DURATION, COST, SHAPE, REGION, RUN, and
-    why a run has no record (empty for one that has)."""
+def row(run: Run, names: Sequence[str], speed: bool = False) -> list[str]:
+    """One table row: WHEN, STATE, the differing arguments, METRIC, (IMAGES/S, with `speed`), DURATION,
+    COST, SHAPE, REGION, RUN, and why a run has no record (empty for one that has)."""
     folder = "/".join(run.run_dir.rstrip("/").split("/")[-2:])
     if run.record is None:
         state = "NO RECORD" if "no run.json" in run.problem else "UNREADABLE"
-        return ["?", state, *["-"] * len(names), "-", "-", "-", "-", "-", folder, run.problem]
+        return ["?", state, *["-"] * (len(names) + speed), "-", "-", "-", "-", "-", folder, run.problem]
     record = run.record
     cost = record.get("estimated_cost_usd")
     local = record.get("runner") == "local"
@@ -209,6 +229,7 @@ def row(run: Run, names: Sequence[str]) -> list[str]:
         str(record.get("state", "?")).removeprefix("JOB_STATE_"),
         *_params(arg_values(record.get("args") or []), names),
         _metric_text(record),
+        *([_speed_text(record)] if speed else []),
         duration_text(float(record.get("duration_seconds") or 0)),
         (f"<= USD {cost:.2f}" if record.get("estimated_cost_bound") else f"USD {cost:.2f}")
         if _number(cost)
@@ -220,11 +241,20 @@ def row(run: Run, names: Sequence[str]) -> list[str]:
     ]
 
 
+def _speed_text(record: dict[str, Any]) -> str:
+    rate = run_images_per_second(record)
+    return f"{rate:.1f}" if rate is not None else "-"
+
+
 def table(runs: Sequence[Run]) -> list[str]:
-    """The runs as aligned text lines, a header first."""
+    """The runs as aligned text lines, a header first; IMAGES/S when a run reports its throughput."""
     names = differing(runs)
-    header = ["WHEN (UTC)", "STATE", *names, "METRIC", "DURATION", "COST", "SHAPE", "REGION", "RUN", ""]
-    rows = [header, *(row(run, names) for run in runs)]
+    speed = any(images_per_second(run.record) for run in runs if run.record)
+    header = [
+        *("WHEN (UTC)", "STATE", *names, "METRIC", *(["IMAGES/S"] if speed else [])),
+        *("DURATION", "COST", "SHAPE", "REGION", "RUN", ""),
+    ]
+    rows = [header, *(row(run, names, speed) for run in runs)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip() for r in rows
@@ -241,11 +271,15 @@ def plot(runs: Sequence[Run], path: str) -> int:
     names = differing(runs)
     curves = [(run, history(run.record)) for run in runs if run.record]
     curves = [(run, found) for run, found in curves if found]
-    figure, axes = pyplot.subplots(figsize=(8, 5))
+    speeds = [(run, images_per_second(run.record)) for run in runs if run.record]
+    speeds = [(run, rates) for run, rates in speeds if rates]
+    if speeds:  # a second panel: training images/s per epoch
+        figure, (axes, speed_axes) = pyplot.subplots(2, 1, figsize=(8, 8), sharex=True)
+        _speed_panel(speed_axes, speeds, names)
+    else:
+        figure, axes = pyplot.subplots(figsize=(8, 5))
     for run, (metric, values) in curves:
-        values_by_name = arg_values(run.record.get("args") or [])  # type: ignore[union-attr]
-        label = " ".join(f"{n}={values_by_name.get(n, '-')}" for n in names) or run.run_dir.rsplit("/", 1)[-1]
-        axes.plot(range(1, len(values) + 1), values, marker="o", label=f"{label} ({metric})")
+        axes.plot(range(1, len(values) + 1), values, marker="o", label=f"{_label(run, names)} ({metric})")
     values_all = [v for _run, (_metric, values) in curves for v in values]
     if values_all and min(values_all) > 0 and max(values_all) / min(values_all) > 100:
         axes.set_yscale("log")  # losses that fall by orders of magnitude stay readable side by side
@@ -260,12 +294,30 @@ def plot(runs: Sequence[Run], path: str) -> int:
     return len(curves)
 
 
+def _label(run: Run, names: Sequence[str]) -> str:
+    values_by_name = arg_values(run.record.get("args") or []) if run.record else {}
+    return " ".join(f"{n}={values_by_name.get(n, '-')}" for n in names) or run.run_dir.rsplit("/", 1)[-1]
+
+
+def _speed_panel(axes: Any, speeds: Sequence[tuple[Run, list[float]]], names: Sequence[str]) -> None:
+    for run, rates in speeds:
+        axes.plot(range(1, len(rates) + 1), rates, marker="s", label=_label(run, names))
+    axes.set_xlabel("epoch")
+    axes.set_ylabel("training images/s")
+    axes.set_title("Training throughput per run")
+    axes.legend()
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m infra.runs", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", required=True, help="the stack whose runs to list (Pulumi.<stack>.yaml)")
     parser.add_argument("--root", help="DIR or gs://BUCKET/PREFIX (default: the stack's localDir or bucket)")
     parser.add_argument("--json", action="store_true", help="print the run records as a JSON list")
-    parser.add_argument("--plot", metavar="FILE.png", help="write each run's validation curve to a PNG")
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="write each run's validation curve (and training images/s, when runs report it) to a PNG",
+    )
     return parser.parse_args(argv)
 
 

@@ -10,6 +10,13 @@ pixels (another bicubic kernel, no EXIF rotation): not the same work.
 
 Workers come from a fork server that preloads only this module (PIL and numpy, no TensorFlow): a fork of a
 process that has started TensorFlow is not safe, and a spawned worker would import it again.
+
+Files are read ahead on threads of this process (READS_PER_WORKER per worker), and the workers get their
+bytes: a worker never waits on storage. On a Vertex replica the folder source is gs://, where each read
+first waits for the object's first byte; a worker reading its own files would idle that long per image,
+and would import TensorFlow (its gs:// filesystem) besides. TensorFlow's file reads release the GIL (a
+spinning Python thread kept its speed while another read through tf.io.gfile, measured here 2026-11-26), so
+threads overlap the waits. `benchmarks/data_prep.py --read-latency-ms` measures it.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -26,13 +33,19 @@ from itertools import islice
 
 import numpy as np
 
+from trainer import loaders
 from trainer.images import UnreadableImage, to_stored_jpeg
 
 # Items per task sent to a worker: amortizes the pipe round trip, small enough to keep results in order.
-CHUNK = 4
+# 16 (was 4) brought the conversion's CPU per image from 1.12x to 1.05x the floor's (benchmarks/data_prep.py,
+# 1,024 photographs, 2026-11-26; one run each on the shared 2-core machine).
+CHUNK = 16
 # Tasks in flight per worker: enough that no worker waits for the next one, few enough that memory (the
 # loaders sent, the JPEGs back) stays bounded whatever the size of the data set.
-TASKS_PER_WORKER = 4
+TASKS_PER_WORKER = 2
+# Files being read at once per worker: enough to hide a gs:// read's wait for its first byte behind the
+# conversions (a benchmark figure, not a guarantee; see benchmarks/data_prep.py --read-latency-ms).
+READS_PER_WORKER = 16
 
 
 @dataclass(frozen=True)
@@ -98,17 +111,52 @@ def _chunks(loads: Iterable[Loader]) -> Iterator[list[Loader]]:
         yield chunk
 
 
+def reads_file(load: Loader) -> bool:
+    """A loader that reads storage (waits on it), as opposed to making or holding its pixels."""
+    return isinstance(load, partial) and load.func is loaders.read_file
+
+
+def _read(load: Loader) -> Loader:
+    """The file's bytes, as a loader of them; a file gone since the listing, as a loader that says so."""
+    try:
+        return partial(loaders.constant, load())
+    except FileNotFoundError as exc:
+        return partial(loaders.gone, str(exc))
+
+
+def read_ahead(reading: Executor, loads: Iterable[Loader], window: int) -> Iterator[Loader]:
+    """`loads` in order, each file-reading one replaced by its bytes, read on `reading`'s threads at most
+    `window` loaders ahead. Any read error but a missing file is raised here: it fails the run."""
+    pending: deque[Future | Loader] = deque()
+    it = iter(loads)
+
+    def top_up() -> None:
+        while len(pending) < window and (load := next(it, None)):
+            pending.append(reading.submit(_read, load) if reads_file(load) else load)
+
+    top_up()
+    while pending:
+        head = pending.popleft()
+        top_up()
+        yield head.result() if isinstance(head, Future) else head
+
+
 @contextmanager
 def converter(workers: int, image_size: int) -> Iterator[Callable[[Iterable[Loader]], Iterator[Result]]]:
     """A function mapping loaders to results in their order, on `workers` processes (1: in this process)."""
-    if workers == 1:
-        yield lambda loads: map(partial(convert, image_size=image_size), loads)
-        return
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-    work = partial(convert_chunk, image_size=image_size)
-    try:
-        yield lambda loads: bounded_map(pool, work, loads, workers * TASKS_PER_WORKER)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    readers = READS_PER_WORKER * workers
+    with ThreadPoolExecutor(readers, thread_name_prefix="read") as reading:
+        if workers == 1:
+            one = partial(convert, image_size=image_size)
+            yield lambda loads: map(one, read_ahead(reading, loads, readers))
+            return
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        work = partial(convert_chunk, image_size=image_size)
+        try:
+            yield lambda loads: bounded_map(
+                pool, work, read_ahead(reading, loads, readers), workers * TASKS_PER_WORKER
+            )
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)

@@ -37,6 +37,11 @@ def constant(data: bytes) -> bytes:
     return data
 
 
+def gone(reason: str) -> bytes:
+    """A file that was listed but could not be found when read ahead: the conversion's missing file."""
+    raise FileNotFoundError(reason)
+
+
 def synthetic(index: int, label: int, size: int, seed: int) -> np.ndarray:
     """Generated image number `index`: the same pixels for the same (seed, index) in any process."""
     return synthetic_image(np.random.default_rng([seed, index]), label, size)

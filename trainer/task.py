@@ -16,9 +16,21 @@ from dataclasses import dataclass
 import tensorflow as tf
 import tf_keras as keras
 
-from trainer import backbones, data, distribute, export, hypertune, metadata, model, phases, run_identity
+from trainer import (
+    backbones,
+    checkpoints,
+    data,
+    distribute,
+    export,
+    hypertune,
+    metadata,
+    model,
+    phases,
+    run_identity,
+)
 from trainer.errors import TrainerError
 from trainer.outputs import write_dir
+from trainer.throughput import StepClock, ThroughputMeter, input_bound_message
 
 log = logging.getLogger("trainer.task")
 FINE_TUNE_LR_FACTOR = 0.1
@@ -78,6 +90,12 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
     p.add_argument(
         "--learning-rate", type=float, default=1e-3, help="per replica; scaled by the replica count"
     )
+    p.add_argument(
+        "--checkpoint-minutes",
+        type=float,
+        default=checkpoints.DEFAULT_MINUTES,
+        help="back up at least this often (and at each epoch's end); a restart repeats at most this much",
+    )
     args = p.parse_args(argv)
     if not args.model_dir:
         p.error("--model-dir is required when AIP_MODEL_DIR is not set")
@@ -88,6 +106,8 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
         p.error("--epochs must be at least 1 and --fine-tune-epochs at least 0")
     if args.batch_size < 1 or args.learning_rate <= 0:
         p.error("--batch-size and --learning-rate must be positive")
+    if not args.checkpoint_minutes > 0:
+        p.error(f"--checkpoint-minutes {args.checkpoint_minutes:g} must be positive, e.g. 10")
     return args
 
 
@@ -126,9 +146,9 @@ def plan_phases(epochs: int, fine_tune_epochs: int) -> list[Phase]:
 class EpochLog(keras.callbacks.Callback):
     """One line per epoch; says so when BackupAndRestore resumed the phase past its first epoch."""
 
-    def __init__(self, phase: Phase, role: distribute.Role):
+    def __init__(self, phase: Phase, role: distribute.Role, meter: ThroughputMeter | None = None):
         super().__init__()
-        self.phase, self.role, self.started, self.first = phase, role, 0.0, True
+        self.phase, self.role, self.started, self.first, self.meter = phase, role, 0.0, True, meter
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         if self.first and epoch > self.phase.first_epoch:
@@ -143,30 +163,46 @@ class EpochLog(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         values = " ".join(f"{k}={v:.4f}" for k, v in sorted((logs or {}).items()))
+        figures = self.meter.last if self.meter else None
+        speed = (
+            f", {figures.images_per_second:.1f} images/s, input wait {figures.input_wait_fraction:.0%}"
+            if figures
+            else ""
+        )
         log.info(
-            "%s: %s epoch %d/%d %s (%.1fs)",
+            "%s: %s epoch %d/%d %s (%.1fs%s)",
             self._who(),
             self.phase.name,
             epoch + 1,
             self.phase.last_epoch,
             values,
             time.monotonic() - self.started,
+            speed,
         )
+        if figures and figures.input_bound:
+            log.warning("%s: %s", self._who(), input_bound_message(self.phase.name, epoch + 1, figures))
 
     def _who(self) -> str:
         return f"{self.role.task_type}-{self.role.task_id}"
 
 
 def phase_callbacks(
-    phase: Phase, checkpoint_dir: str, tensorboard_dir: str, role: distribute.Role
+    phase: Phase,
+    checkpoint_dir: str,
+    tensorboard_dir: str,
+    role: distribute.Role,
+    backup: checkpoints.Backups | None = None,
+    meter: ThroughputMeter | None = None,
 ) -> list[keras.callbacks.Callback]:
     """Callbacks run in list order: the order is what makes resume safe."""
+    backup = backup or checkpoints.Backups(checkpoints.DEFAULT_MINUTES)
     return [
         # First: the phase's weights and DONE exist before BackupAndRestore deletes its backup at train end.
         phases.MarkDone(checkpoint_dir, phase.name, role),
-        keras.callbacks.BackupAndRestore(phases.backup_dir(checkpoint_dir, phase.name)),
+        backup.callback(phases.backup_dir(checkpoint_dir, phase.name)),
         keras.callbacks.TensorBoard(tensorboard_dir),
-        EpochLog(phase, role),  # after BackupAndRestore: a logged epoch is a checkpointed epoch
+        *([meter] if meter else []),  # after the others: it times the steps, not the callbacks
+        EpochLog(phase, role, meter),  # after the backup: a logged epoch is a checkpointed epoch
     ]
 
 
@@ -218,6 +254,14 @@ def train(args: argparse.Namespace) -> dict:
     checkpoint_dir, others = run_identity.start(args.checkpoint_dir, settings, role)
     if others:
         log.info("%s-%d: %s", role.task_type, role.task_id, others)
+    throughput: dict[str, dict] = {}
+    clock = StepClock(local_replicas=max(replicas // workers, 1))
+    backup = checkpoints.Backups(
+        args.checkpoint_minutes,
+        checkpoints.agreement(strategy, workers),
+        who=f"{role.task_type}-{role.task_id}",
+    )
+    backup.notice.install()  # SIGTERM: a Spot VM's preemption notice (trainer/checkpoints.py)
     reporter = hypertune.from_env() if role.is_chief else None
     plan = plan_phases(args.epochs, args.fine_tune_epochs)
     done = [p.name for p in plan if phases.is_done(checkpoint_dir, p.name)]
@@ -242,19 +286,22 @@ def train(args: argparse.Namespace) -> dict:
                     log.info("fine-tuning %d backbone layers (BatchNorm frozen)", tuned)
                 lr = learning_rate * (FINE_TUNE_LR_FACTOR if phase.name == "fine_tune" else 1)
                 model.compile_for(net, lr, num_classes)
-            fit = net.fit(
-                train_ds,
-                validation_data=valid_ds,
-                initial_epoch=phase.first_epoch,
-                epochs=phase.last_epoch,
-                steps_per_epoch=steps,
-                verbose=0,
-                callbacks=[
-                    *phase_callbacks(phase, checkpoint_dir, tensorboard_dir, role),
-                    *([hypertune.ReportMetric(reporter)] if reporter else []),
-                ],
-            )
+            meter = ThroughputMeter(clock, global_batch)
+            with clock.timing(net):
+                fit = net.fit(
+                    train_ds,
+                    validation_data=valid_ds,
+                    initial_epoch=phase.first_epoch,
+                    epochs=phase.last_epoch,
+                    steps_per_epoch=steps,
+                    verbose=0,
+                    callbacks=[
+                        *phase_callbacks(phase, checkpoint_dir, tensorboard_dir, role, backup, meter),
+                        *([hypertune.ReportMetric(reporter)] if reporter else []),
+                    ],
+                )
             history[phase.name] = {k: [float(v) for v in vs] for k, vs in fit.history.items()}
+            throughput[phase.name] = meter.as_json()
             log.info("%s-%d: %s finished; weights saved", role.task_type, role.task_id, phase.name)
 
     # No earlier run's metrics.json stays beside this run's model, even if this run ends before its own.
@@ -277,6 +324,7 @@ def train(args: argparse.Namespace) -> dict:
         "mixed_precision": mixed,
         "history": history,
         "run_id": settings.run_id(),
+        "throughput": throughput,
     }
     export.write_metrics(args.model_dir, metrics)
     if reporter and isinstance(metrics.get(reporter.tag), float):
@@ -301,6 +349,9 @@ def main(argv: list[str] | None = None) -> None:
         train(args)
     except TrainerError as exc:
         sys.exit(f"error: {exc}")
+    except checkpoints.Preempted as exc:
+        log.warning("%s", exc)
+        sys.exit(checkpoints.PREEMPTED_EXIT_STATUS)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from infra.config.data import DataConfig
 from infra.config.hyperparameters import Hyperparameters
-from infra.config.reader import NAMESPACE, ConfigError, Reader
+from infra.config.reader import NAMESPACE, ConfigError, Reader, positive, set_fix
 
-KEYS = ("trainerDir", "trainerCommand", "trainerArgs")
+KEYS = ("trainerDir", "trainerCommand", "trainerArgs", "checkpointMinutes")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = "trainer"
 DEFAULT_COMMAND = ("python", "-m", "trainer.task")
@@ -35,10 +35,15 @@ DEFAULT_ARGS = (
     "--backbone", "{backbone}",
 )  # fmt: skip
 NUM_CLASSES_ARGS = ("--num-classes", "{num_classes}")
+# Passed only when checkpointMinutes is set: unset, the trainer's own default applies (trainer/checkpoints.py)
+# and the job's arguments stay as they were before the key existed.
+CHECKPOINT_MINUTES_ARGS = ("--checkpoint-minutes", "{checkpoint_minutes}")
+# A backup at least once a week (Vertex AI's longest job timeout) is the most a cadence can mean.
+MAX_CHECKPOINT_MINUTES = 7 * 24 * 60
 # What the stack fills in: its paths, then every hyperparameter by its field name, then the data's image size.
 PATH_PLACEHOLDERS = ("data_dir", "bucket", "checkpoint_dir")
 HYPERPARAMETER_PLACEHOLDERS = tuple(f.name for f in fields(Hyperparameters))
-PLACEHOLDERS = (*PATH_PLACEHOLDERS, *HYPERPARAMETER_PLACEHOLDERS, "image_size")
+PLACEHOLDERS = (*PATH_PLACEHOLDERS, *HYPERPARAMETER_PLACEHOLDERS, "image_size", "checkpoint_minutes")
 _ENTRYPOINT = re.compile(r"^\s*ENTRYPOINT\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 # How Docker runs a shell-form ENTRYPOINT (its Dockerfile reference).
 SHELL_FORM = ("/bin/sh", "-c")
@@ -54,6 +59,7 @@ class TrainerConfig:
     command: tuple[str, ...] = DEFAULT_COMMAND
     args: tuple[str, ...] = DEFAULT_ARGS
     builtin: bool = True  # trainer/ itself: what it reports (tuning metrics) is known
+    checkpoint_minutes: float | None = None  # None: the trainer's default cadence
 
     @property
     def dockerfile(self) -> Path | None:
@@ -62,8 +68,19 @@ class TrainerConfig:
         return path if path.is_file() else None
 
 
-def default_args(hp: Hyperparameters) -> tuple[str, ...]:
-    return (*DEFAULT_ARGS, *(NUM_CLASSES_ARGS if hp.num_classes else ()))
+def default_args(hp: Hyperparameters, checkpoint_minutes: float | None = None) -> tuple[str, ...]:
+    return (
+        *DEFAULT_ARGS,
+        *(NUM_CLASSES_ARGS if hp.num_classes else ()),
+        *(CHECKPOINT_MINUTES_ARGS if checkpoint_minutes is not None else ()),
+    )
+
+
+def read_checkpoint_minutes(read: Reader) -> float | None:
+    minutes = read.number("checkpointMinutes", None, float, "10")
+    if minutes is not None:
+        positive("checkpointMinutes", minutes, "10", maximum=MAX_CHECKPOINT_MINUTES)
+    return minutes
 
 
 def placeholders(template: str, key: str = "trainerArgs") -> list[str]:
@@ -181,7 +198,9 @@ def _check_local_paths(key: str, values: tuple[str, ...], root: Path) -> None:
                 )
 
 
-def _check_placeholders(args: tuple[str, ...], hp: Hyperparameters, data: DataConfig) -> None:
+def _check_placeholders(
+    args: tuple[str, ...], hp: Hyperparameters, data: DataConfig, checkpoint_minutes: float | None
+) -> None:
     for arg in args:
         for name in placeholders(arg):
             if name not in PLACEHOLDERS:
@@ -193,6 +212,12 @@ def _check_placeholders(args: tuple[str, ...], hp: Hyperparameters, data: DataCo
                 )
             if name in HYPERPARAMETER_PLACEHOLDERS and getattr(hp, name) is None:
                 raise ConfigError("trainerArgs", f"{{{name}}} is used but not set", "set it or remove it")
+            if name == "checkpoint_minutes" and checkpoint_minutes is None:
+                raise ConfigError(
+                    "trainerArgs",
+                    "{checkpoint_minutes} is used but not set",
+                    set_fix("checkpointMinutes", "10"),
+                )
             if name == "data_dir" and data.source == "none" and not data.dir:
                 raise ConfigError(
                     "trainerArgs",
@@ -217,7 +242,9 @@ def read_trainer(
             f"is required: {directory} has no Dockerfile ENTRYPOINT to run",
             "write it as a YAML list, e.g. trainerCommand: [python, -m, mytrainer.task]",
         )
-    args = _strings(read, "trainerArgs", default_args(hp) if builtin else (), '"--data-dir", "{data_dir}"')
+    minutes = read_checkpoint_minutes(read)
+    defaults = default_args(hp, minutes) if builtin else ()
+    args = _strings(read, "trainerArgs", defaults, '"--data-dir", "{data_dir}"')
     if args and declared and declared[:2] == SHELL_FORM and command == declared:
         # `sh -c STRING arg...` puts the arguments in $0, $1...: STRING never sees them (POSIX sh).
         raise ConfigError(
@@ -226,7 +253,7 @@ def read_trainer(
             "set vertex-training:trainerCommand (a YAML list), or write the ENTRYPOINT in exec form "
             '(["python", "-m", "mytrainer.task"])',
         )
-    _check_placeholders(args, hp, data)
+    _check_placeholders(args, hp, data, minutes)
     if runner == "vertex":
         _check_local_paths("trainerCommand", command, root)
         _check_local_paths("trainerArgs", args, root)
@@ -240,4 +267,6 @@ def read_trainer(
             "run `pulumi config set vertex-training:dataSource none` (your trainer reads its own data), or "
             "remove vertex-training:trainerDir to train the built-in trainer",
         )
-    return TrainerConfig(dir=directory, command=command, args=args, builtin=builtin)
+    return TrainerConfig(
+        dir=directory, command=command, args=args, builtin=builtin, checkpoint_minutes=minutes
+    )

@@ -132,7 +132,10 @@ def plan(cfg: StackConfig, data_code: str, trainer_code: str) -> JobPlan:
         "machine": [cfg.machine_type, cfg.accelerator_type, cfg.accelerator_count, cfg.worker_count],
     }
     trainer = cfg.trainer
-    if (trainer.command, trainer.args) != (DEFAULT_COMMAND, default_args(cfg.hyperparameters)):
+    if (trainer.command, trainer.args) != (
+        DEFAULT_COMMAND,
+        default_args(cfg.hyperparameters, trainer.checkpoint_minutes),
+    ):
         # Another command line runs other code: it must not resume the built-in's checkpoints (and the
         # built-in's paths stay as they were before these keys existed).
         train_inputs["trainer"] = [list(trainer.command), list(trainer.args)]
@@ -172,12 +175,14 @@ def placeholder_values(cfg: StackConfig, job: JobPlan) -> dict[str, str]:
         for name, value in asdict(cfg.hyperparameters).items()
         if value is not None
     }
+    minutes = cfg.trainer.checkpoint_minutes
     return {
         "data_dir": job.data_dir,
         "bucket": job.root,
         "checkpoint_dir": job.checkpoint_dir,
         **hyperparameters,
         "image_size": str(cfg.data.image_size),
+        **({"checkpoint_minutes": f"{minutes:g}"} if minutes is not None else {}),
     }
 
 

@@ -178,3 +178,34 @@ def test_a_record_with_fields_of_the_wrong_type_is_listed_as_unreadable(tmp_path
         and next(iter(field)) in run.problem
     )
     assert runs.row(run, [])[1] == "UNREADABLE"
+
+
+THROUGHPUT = {
+    "head": {"images_per_second": [100.0, 100.0], "input_wait_fraction": [0.05, 0.04]},
+    "fine_tune": {"images_per_second": [50.0], "input_wait_fraction": [0.02]},
+}
+
+
+def test_the_table_and_the_plot_show_training_images_per_second(tmp_path, capsys) -> None:
+    from PIL import Image
+
+    for name, when, metrics in (
+        ("fast", "2026-11-25T10:00:00+00:00", {"val_accuracy": 0.9, "throughput": THROUGHPUT}),
+        ("older", "2026-11-24T10:00:00+00:00", {"val_accuracy": 0.8}),  # a trainer that reports none
+    ):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        (tmp_path / "runs" / name / "run.json").write_bytes(_record(create_time=when, metrics=metrics))
+    assert runs.main(["--stack", "dev", "--root", str(tmp_path)]) == 0
+    _title, header, fast, older = capsys.readouterr().out.splitlines()
+    assert header.split()[3:6] == ["METRIC", "IMAGES/S", "DURATION"]
+    # Every epoch of a phase trains as many images: 3 epochs in 2/100 + 1/50 s per image -> 75 images/s.
+    assert fast.split()[5] == "75.0" and older.split()[5] == "-"
+    picture = tmp_path / "runs.png"
+    assert runs.main(["--stack", "dev", "--root", str(tmp_path), "--plot", str(picture)]) == 0
+    assert Image.open(picture).size == (800, 800)  # a second panel for images/s under the curves
+
+
+def test_without_throughput_the_table_has_no_images_per_second_column() -> None:
+    record = json.loads(_record(metrics={"val_accuracy": 0.8}))
+    assert runs.run_images_per_second(record) is None
+    assert not any("IMAGES/S" in line for line in runs.table([runs.Run("r/1", record)]))

@@ -226,3 +226,35 @@ def test_a_copied_create_tfrecords_does_not_make_another_trainer_dir_prepare_dat
     with pytest.raises(ConfigError, match="trainerDir is mine/") as caught:
         read_trainer(reader, cfg.hyperparameters, cfg.data, "vertex", root=tmp_path)
     assert caught.value.key == "dataSource" and "dataSource none" in str(caught.value)
+
+
+def test_checkpoint_minutes_reaches_the_training_job_and_keeps_its_paths() -> None:
+    from infra.workloads.jobs import train_args
+
+    unset = stack_config("dev")
+    assert unset.trainer.checkpoint_minutes is None and "--checkpoint-minutes" not in unset.trainer.args
+    cfg = stack_config("dev", checkpointMinutes=5)
+    job = plan(cfg, data_code="d", trainer_code="t")
+    args = train_args(cfg, job)
+    assert args[args.index("--checkpoint-minutes") + 1] == "5"
+    assert train_args(stack_config("dev", checkpointMinutes="2.5"), job)[-1] == "2.5"  # a string, as set
+    # How often backups are made changes no result: the same run and checkpoint dirs, so a job whose
+    # cadence changed resumes the same checkpoints.
+    assert job == plan(unset, data_code="d", trainer_code="t")
+    # An own trainer takes it as a placeholder.
+    own = stack_config("dev", **OWN, checkpointMinutes=7, trainerArgs=["--every", "{checkpoint_minutes}"])
+    assert train_args(own, plan(own, data_code="d", trainer_code="t")) == ["--every", "7"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        ({"checkpointMinutes": 0}, "greater than 0"),
+        ({"checkpointMinutes": "often"}, "expected a number"),
+        ({"checkpointMinutes": 10**6}, "at most"),
+        ({**OWN, "trainerArgs": ["--every", "{checkpoint_minutes}"]}, "checkpointMinutes"),
+    ],
+)
+def test_checkpoint_minutes_mistakes(overrides: dict, words: str) -> None:
+    error = _error(**overrides)
+    assert words in str(error) and "Fix:" in str(error)

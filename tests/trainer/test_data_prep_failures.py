@@ -158,7 +158,25 @@ def test_the_conversion_takes_work_a_window_at_a_time_and_keeps_the_order() -> N
     with conversion.converter(2, 32) as convert:
         results = convert(loads(400))
         first = next(results)
-        assert len(taken) < 100  # a window of chunks (36 loaders today), not the whole data set up front
+        # A window of chunks and the reads ahead of them (112 loaders today), not the whole data set up front.
+        window = (2 * conversion.TASKS_PER_WORKER + 1) * conversion.CHUNK + 2 * conversion.READS_PER_WORKER
+        assert len(taken) <= window < 400
         parallel = [first, *results]
     in_process = [conversion.convert(load, 32) for load in loads(400)]
     assert all(isinstance(r, Converted) for r in parallel) and parallel == in_process
+
+
+def test_files_are_read_ahead_on_threads_and_their_errors_keep_their_meaning(tmp_path: Path) -> None:
+    from PIL import Image
+
+    photo = tmp_path / "a.png"
+    Image.fromarray(loaders.synthetic(0, 0, 40, 1)).save(photo)
+    read, gone = partial(loaders.read_file, str(photo)), partial(loaders.read_file, str(tmp_path / "b.png"))
+    assert conversion.reads_file(read) and not conversion.reads_file(partial(loaders.synthetic, 0, 0, 40, 1))
+    with conversion.converter(2, 32) as convert:
+        converted, missing = list(convert([read, gone]))
+    assert converted == conversion.convert(read, 32)  # the bytes read ahead convert as the file would
+    assert isinstance(missing, Unreadable) and "gone since the source was listed" in missing.reason
+    # Any other read error (here: a directory) fails the run, as it did when workers read their files.
+    with conversion.converter(2, 32) as convert, pytest.raises(IsADirectoryError):
+        list(convert([read, partial(loaders.read_file, str(tmp_path))]))
