@@ -5,6 +5,7 @@ two-class model, and leaves a run.json that `make runs` (infra.runs) lists with 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -90,7 +91,10 @@ def test_ctrl_c_cancels_the_local_job(tmp_path: Path) -> None:
             break
     rest = command.communicate(timeout=60)[0]
     assert command.returncode == 1
-    assert f"interrupted: cancelled 1 local job(s) under {run_dir}" in rest
+    # One job (or none, when the interrupt beat its record to disk): either way it ends CANCELLED below.
+    assert re.search(rf"interrupted: cancelled [01] local job\(s\) under {re.escape(str(run_dir))}", rest), (
+        rest
+    )
     (record,) = run_dir.glob(f"{LOCAL_RECORDS}/*/job.json")
     runner = LocalRunner(str(run_dir))
     deadline = time.monotonic() + 60
