@@ -89,12 +89,13 @@ def test_ctrl_c_cancels_the_local_job(tmp_path: Path) -> None:
         if "JOB_STATE_RUNNING" in line:
             command.send_signal(signal.SIGINT)
             break
-    rest = command.communicate(timeout=60)[0]
+    # Cancelling waits for the trainer, which on SIGTERM makes one last backup first (trainer/checkpoints.py).
+    rest = command.communicate(timeout=300)[0]
     assert command.returncode == 1
     assert f"interrupted: cancelled 1 local job(s) under {run_dir}" in rest, rest
     (record,) = run_dir.glob(f"{LOCAL_RECORDS}/*/job.json")
     runner = LocalRunner(str(run_dir))
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300
     while (status := runner.get(LOCAL_PREFIX + record.parent.name)) and not status.terminal:
         assert time.monotonic() < deadline, status
         time.sleep(0.5)
