@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.dynamic import polling
 from infra.leftovers.items import Found, Item
 from infra.vertex.lifecycle.status import LIVE_STATES, JobStatus
 from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
@@ -109,12 +110,15 @@ def cancel(
         LocalRunner(str(job.base)).cancel(job.status.name)
         say(f"cancelled: local job {job.status.name}")
     say(f"waiting up to {wait_seconds:.0f} s for {len(jobs)} local job(s) to stop")
-    deadline = time.monotonic() + wait_seconds
-    states = {job.status.name: job.status.state for job in jobs}
-    while True:
+
+    def read(_states: dict[str, str]) -> dict[str, str]:
+        now = {}
         for job in jobs:
             status = LocalRunner(str(job.base)).get(job.status.name)
-            states[job.status.name] = status.state if status else ""
-        if all(s not in LIVE_STATES for s in states.values()) or time.monotonic() >= deadline:
-            return states
-        time.sleep(POLL_SECONDS)
+            now[job.status.name] = status.state if status else ""
+        return now
+
+    def stopped(states: dict[str, str]) -> bool:
+        return all(state not in LIVE_STATES for state in states.values())
+
+    return polling.poll_until(read({}), read, stopped, time.time() + wait_seconds, POLL_SECONDS)

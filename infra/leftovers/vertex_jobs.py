@@ -5,6 +5,7 @@ each is terminal.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from google.cloud import aiplatform_v1
 from google.cloud.location import locations_pb2
 
+from infra.dynamic import polling
 from infra.guard import live_jobs
 from infra.guard.live_jobs import LiveJob, StackId
 from infra.leftovers import job_cost
@@ -165,19 +167,21 @@ def _wait(
     wait_seconds: float,
     poll_seconds: float,
 ) -> dict[str, str]:
-    """Each job's last read state once none is live or stopping, or when `wait_seconds` have passed."""
-    deadline = time.monotonic() + wait_seconds
-    states = {job.name: job.state for job in jobs}
-    pending = list(jobs)
-    while pending:
-        for job in list(pending):
-            try:
-                states[job.name] = live_jobs.job_state(client(job.region), job)
-            except live_jobs.REGION_ERRORS:
-                continue  # read again next round; the report after the wait lists what is still live
-            if states[job.name] not in (*live_jobs.LIVE_STATES, *live_jobs.STOPPING_STATES):
-                pending.remove(job)
-        if not pending or time.monotonic() >= deadline:
-            break
-        time.sleep(poll_seconds)
-    return states
+    """Each job's last read state once none is live or stopping, or when `wait_seconds` have passed (the
+    provider's own poll loop, infra/dynamic/polling.py)."""
+    unstopped = (*live_jobs.LIVE_STATES, *live_jobs.STOPPING_STATES)
+
+    def read(states: dict[str, str]) -> dict[str, str]:
+        now = dict(states)
+        for job in jobs:
+            # A region that fails is read again next round; the report after the wait lists what is live.
+            if now[job.name] in unstopped:
+                with contextlib.suppress(*live_jobs.REGION_ERRORS):
+                    now[job.name] = live_jobs.job_state(client(job.region), job)
+        return now
+
+    def stopped(states: dict[str, str]) -> bool:
+        return all(state not in unstopped for state in states.values())
+
+    first = read({job.name: job.state for job in jobs})
+    return polling.poll_until(first, read, stopped, time.time() + wait_seconds, poll_seconds)
