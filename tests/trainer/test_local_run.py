@@ -83,6 +83,9 @@ def test_ctrl_c_cancels_the_local_job(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # As a terminal's foreground job has it: a runner started in the background (`cmd &` without job
+        # control) ignores SIGINT, and Python then installs no KeyboardInterrupt handler in its children.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert command.stdout is not None
     for line in command.stdout:
