@@ -23,6 +23,7 @@ from infra.config import (
     hyperparameters,
     model_registry,
     placeholders,
+    shapes,
     suggest,
     trainer,
     tuning,
@@ -35,7 +36,17 @@ from infra.config.data import DATA_SOURCES, DataConfig
 from infra.config.every_error import load_every_error
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
 from infra.config.model_registry import ModelRegistryConfig
-from infra.config.reader import NAMESPACE, ConfigError, ConfigErrors, Reader, positive, raise_all, set_fix
+from infra.config.reader import (
+    NAMESPACE,
+    ConfigError,
+    ConfigErrors,
+    Reader,
+    positive,
+    problems,
+    raise_all,
+    set_fix,
+    stack_named,
+)
 from infra.config.trainer import TrainerConfig
 
 __all__ = [
@@ -164,6 +175,13 @@ KEY_ALIASES = {
     # gcloud's --project; similarity alone leads `project` to `protect`.
     "project": "gcpProject",
     "projectId": "gcpProject",
+    # A sum of money: by similarity alone `budgetUsd` leads to `budgetEmails`.
+    "budgetUsd": "budgetAmount",
+    "budgetDollars": "budgetAmount",
+    "maxBudget": "budgetAmount",
+    "budgetLimit": "budgetAmount",
+    "maxCost": "maxCostUsd",
+    "costLimit": "maxCostUsd",
 }
 
 
@@ -196,7 +214,26 @@ def _study_entry_fix(key: str, entry: str, value: object, stack: str, remove: st
     )
 
 
-def _unknown_key_fix(key: str, value: object, stack: str) -> str:
+def _refusal(
+    hint: str, value: object, values: Mapping[str, object], stack: str, root: Path
+) -> ConfigError | None:
+    """What the suggested key's own checks say of the value (None: it passes), with the other values as
+    they are and no unknown key (so this runs no suggestion of its own)."""
+    known = {
+        name: v
+        for name, v in values.items()
+        if not (name.startswith(f"{NAMESPACE}:") and name.partition(":")[2] not in KEYS)
+    }
+    try:
+        load_every_error(lambda r: _load(r, stack, root, True), {**known, f"{NAMESPACE}:{hint}": value})
+    except ConfigError as error:
+        return next((p for p in problems(error) if hint in p.keys), None)
+    return None
+
+
+def _unknown_key_fix(
+    key: str, value: object, stack: str, values: Mapping[str, object] | None = None, root: Path = REPO_ROOT
+) -> str:
     remove = f"`pulumi config rm --stack {stack} {NAMESPACE}:{key}`"
     hint = suggest.closest(key, KEYS, KEY_ALIASES)
     entry = suggest.spelt_alike(key, tuning.ENTRIES) or (
@@ -207,6 +244,13 @@ def _unknown_key_fix(key: str, value: object, stack: str) -> str:
     if hint is None:
         return f"remove it with {remove} (docs/stack.md lists the keys)"
     rendered = _rendered(_as_target(hint, value))
+    refused = _refusal(hint, _as_target(hint, value), values, stack, root) if values is not None else None
+    if refused is not None:
+        # The value would fail there too: that key's own problem and fix, not a command that sets it.
+        return (
+            f"did you mean {NAMESPACE}:{hint}? run {remove}; {value!r} would not do for {hint} either "
+            f"({refused.problem}): {refused.fix}"
+        )
     if rendered is not None:
         return (
             f"did you mean {NAMESPACE}:{hint}? run {remove} and "
@@ -215,11 +259,11 @@ def _unknown_key_fix(key: str, value: object, stack: str) -> str:
     return f"did you mean {NAMESPACE}:{hint}? rename {key} to {hint} in Pulumi.{stack}.yaml"
 
 
-def _reject_unknown(values: Mapping[str, object], stack: str) -> None:
+def _reject_unknown(values: Mapping[str, object], stack: str, root: Path = REPO_ROOT) -> None:
     """A misspelt key would silently fall back to a default (say, a 7-day timeout): refuse each one."""
     raise_all(
         [
-            ConfigError(key, "is not a known key", _unknown_key_fix(key, value, stack))
+            ConfigError(key, "is not a known key", _unknown_key_fix(key, value, stack, values, root))
             for name, value in values.items()
             for namespace, _, key in [name.partition(":")]
             if namespace == NAMESPACE and key not in KEYS
@@ -298,11 +342,24 @@ def load_config(
 ) -> StackConfig:
     """Validate a stack's values; raise ConfigError naming the bad key, or ConfigErrors naming each of
     several. `allow_example_ids`: the example project and billing ids pass (a plan that reaches no one)."""
-    return load_every_error(
-        lambda remaining: _load(remaining, stack, root, allow_example_ids),
-        values,
-        namespace_errors(values, stack),
-    )
+    own = shapes.shape_errors(values, stack)
+    try:
+        return load_every_error(
+            lambda remaining: _load(remaining, stack, root, allow_example_ids),
+            values,
+            namespace_errors(values, stack) + own,
+        )
+    except ConfigError as error:
+        raise stack_named(_without_repeats(error, own), stack) from None
+
+
+def _without_repeats(error: ConfigError, own: list[ConfigError]) -> ConfigError:
+    """A shape's own problem, reported first, is not repeated by the same shape's later checks (which see
+    it through the job's inherited settings)."""
+    owned = {k for e in own for k in (e.key, e.key.removesuffix(".machineType"))}
+    found = problems(error)
+    kept = [p for p in found if p in own or not owned & set(p.keys)]
+    return error if len(kept) == len(found) else (kept[0] if len(kept) == 1 else ConfigErrors(kept))
 
 
 def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_ids: bool) -> StackConfig:
@@ -314,7 +371,7 @@ def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_id
             "(it goes into labels, service-account ids and the bucket name)",
             "`pulumi stack init <name>` with such a name",
         )
-    _reject_unknown(values, stack)
+    _reject_unknown(values, stack, root)
     read = Reader(values)
     runner = read.str("runner", "local" if stack == "local" else "vertex", "vertex", RUNNERS)
     cloud = runner == "vertex"

@@ -38,7 +38,7 @@ class BudgetConfig:
 
 
 def _thresholds(read: Reader, key: str, default: tuple[float, ...]) -> tuple[float, ...]:
-    values = read.list(key, default, "0.9")
+    values = read.list(key, default, (0.5, 0.9, 1.0))
     fix = f"use fractions of the budget, e.g. [0.5, 0.9, 1.0] (1.0 = 100%) in Pulumi.<stack>.yaml under {key}"
     result = []
     for value in map(path_number, values):
@@ -76,7 +76,7 @@ def read_budget(read: Reader, required: bool) -> BudgetConfig | None:
             f"{currency!r} is not an ISO 4217 code",
             set_fix("budgetCurrency", "USD") + " (it must be the billing account's currency)",
         )
-    emails = read.list("budgetEmails", (), "you@example.com")
+    emails = read.list("budgetEmails", (), ("you@example.com",))
     for email in emails:
         if not isinstance(email, str) or not _EMAIL.match(email):
             raise ConfigError("budgetEmails", f"{email!r} is not an e-mail address", "list addresses only")

@@ -144,8 +144,8 @@ def read_capacity(
             "set only one of them (spot: true means schedulingStrategy SPOT)",
         )
     max_wait = read.number("maxWaitSeconds", None, int, "3600")
-    fallbacks = tuple(_fallback(i, entry) for i, entry in enumerate(read.list("fallbacks", (), "{}")))
-    fallback_regions = tuple(read.list("fallbackRegions", (), "[us-east4]"))
+    fallbacks = tuple(_fallback(i, entry) for i, entry in enumerate(read.list("fallbacks", (), None)))
+    fallback_regions = tuple(read.list("fallbackRegions", (), ("us-east4",)))
     raw_reservation = read.raw("reservationAffinity")
     reservation = (
         _reservation("reservationAffinity", raw_reservation) if raw_reservation is not None else None

@@ -38,7 +38,7 @@ def read_model_registry(read: Reader, stack: str, runner: str) -> ModelRegistryC
         raise ConfigError(
             "modelDisplayName", "must be 1 to 128 characters", set_fix("modelDisplayName", "cats-vs-dogs")
         )
-    aliases = read.list("modelVersionAliases", ("candidate",), "candidate")
+    aliases = read.list("modelVersionAliases", ("candidate",), ("candidate",))
     for alias in aliases:
         if not isinstance(alias, str) or not _ALIAS.match(alias) or alias == "default":
             raise ConfigError(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -57,7 +59,38 @@ def raise_all(errors: Sequence[ConfigError]) -> None:
 
 
 def set_fix(key: str, example: str) -> str:
+    """`example` is shell text as printed (quoted where the shell needs it); load_config names the stack."""
     return f"run `pulumi config set {NAMESPACE}:{key} {example}`"
+
+
+def list_commands(key: str, elements: Sequence[object]) -> str:
+    """The commands that write `key` as a list, one element at a time with `pulumi config set --path`, the
+    form the Pulumi docs give for lists ("pulumi config set --path 'names[0]' a", Configuration concepts,
+    https://www.pulumi.com/docs/iac/concepts/config/, read 2026-11-27); the old value is removed first (a path
+    into a string fails). A value starting with `-` comes after `--`, which ends the command's own flags."""
+    sets = [
+        f"pulumi config set --path {shlex.quote(f'{NAMESPACE}:{key}[{index}]')} "
+        f"{'-- ' if str(value).startswith('-') else ''}{shlex.quote(str(value))}"
+        for index, value in enumerate(elements)
+    ]
+    return " && ".join([f"pulumi config rm {NAMESPACE}:{key}", *sets])
+
+
+# A `pulumi config set|rm` command in a fix; load_config adds `--stack <name>` where one is missing, so a
+# fix never changes whichever stack happens to be selected.
+_CONFIG_COMMAND = re.compile(r"pulumi config (set|rm)\b(?![^`&]*--stack)")
+
+
+def stack_named(error: ConfigError, stack: str) -> ConfigError:
+    """The error with every `pulumi config set|rm` in its fix naming `--stack stack`."""
+    if isinstance(error, ConfigErrors):
+        return ConfigErrors([stack_named(each, stack) for each in error.errors])
+    fix = _CONFIG_COMMAND.sub(lambda m: f"pulumi config {m.group(1)} --stack {stack}", error.fix)
+    if fix == error.fix:
+        return error
+    named = ConfigError(error.keys, error.problem, fix)
+    named.__cause__ = error.__cause__
+    return named
 
 
 def set_path_fix(path: str, example: object) -> str:
@@ -125,7 +158,7 @@ class Reader:
             raise ConfigError(key, f"expected a whole number, got {value!r}", set_fix(key, example))
         return number
 
-    def list(self, key: str, default: tuple, example: str) -> tuple:
+    def list(self, key: str, default: tuple, example: Sequence[object] | None) -> tuple:
         value = self.raw(key)
         if value is None:
             return default
@@ -135,9 +168,21 @@ class Reader:
             except json.JSONDecodeError:
                 value = None
         if not isinstance(value, list):
-            fix = f"run `pulumi config set --path '{NAMESPACE}:{key}[0]' {example}` or write a YAML list"
-            raise ConfigError(key, f"expected a list, got {self.raw(key)!r}", fix)
+            raise ConfigError(key, f"expected a list, got {self.raw(key)!r}", self._list_fix(key, example))
         return tuple(value)
+
+    def _list_fix(self, key: str, example: Sequence[object] | None) -> str:
+        """The commands that write the list: the words of the value given (`python -m x` as a string), else
+        the example's; no example (a list of maps): the stack file."""
+        raw = self.raw(key)
+        try:
+            words = shlex.split(raw.replace(",", " ")) if isinstance(raw, str) else []
+        except ValueError:
+            words = []
+        elements = words if len(words) > 1 else example
+        if not elements:
+            return f"write {key} as a YAML list in the stack file (docs/stack.md)"
+        return f"run `{list_commands(key, elements)}` or write a YAML list in the stack file"
 
 
 def positive(key: str, value: float, example: str, maximum: float | None = None) -> None:

@@ -171,11 +171,13 @@ def _directory(read: Reader, root: Path) -> Path:
     return path
 
 
-def _strings(read: Reader, key: str, default: tuple[str, ...], example: str) -> tuple[str, ...]:
+def _strings(read: Reader, key: str, default: tuple[str, ...], example: tuple[str, ...]) -> tuple[str, ...]:
     values = read.list(key, default, example)
     bad = [v for v in values if isinstance(v, bool) or not isinstance(v, str | int | float)]
     if bad:
-        raise ConfigError(key, f"expected a list of strings, got {bad!r} in it", f"quote them: [{example}]")
+        raise ConfigError(
+            key, f"expected a list of strings, got {bad!r} in it", f"quote them: {json.dumps(list(example))}"
+        )
     return tuple(str(v) for v in values)
 
 
@@ -235,7 +237,7 @@ def read_trainer(
     dockerfile = directory / "Dockerfile"
     declared = entrypoint(dockerfile) if dockerfile.is_file() else None
     default_command = DEFAULT_COMMAND if builtin else declared or ()
-    command = _strings(read, "trainerCommand", default_command, '"python", "-m", "mytrainer.task"')
+    command = _strings(read, "trainerCommand", default_command, ("python", "-m", "mytrainer.task"))
     if not command:
         raise ConfigError(
             "trainerCommand",
@@ -244,7 +246,7 @@ def read_trainer(
         )
     minutes = read_checkpoint_minutes(read)
     defaults = default_args(hp, minutes) if builtin else ()
-    args = _strings(read, "trainerArgs", defaults, '"--data-dir", "{data_dir}"')
+    args = _strings(read, "trainerArgs", defaults, ("--data-dir", "{data_dir}"))
     if args and declared and declared[:2] == SHELL_FORM and command == declared:
         # `sh -c STRING arg...` puts the arguments in $0, $1...: STRING never sees them (POSIX sh).
         raise ConfigError(

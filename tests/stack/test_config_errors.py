@@ -29,7 +29,8 @@ def error(stack: str, **overrides: object) -> str:
         ("preemptible", True, "spot", "true"),
         ("Region", "europe-west4", "region", "europe-west4"),
         ("timeout", 600, "timeoutSeconds", "600"),
-        ("dataFolders", "gs://b/my images", "dataFolder", "'gs://b/my images'"),
+        ("datasource", "synthetic", "dataSource", "synthetic"),
+        ("modeldisplayname", "cats and dogs", "modelDisplayName", "'cats and dogs'"),
     ],
 )
 def test_a_near_miss_key_gets_did_you_mean_and_the_two_commands(key, value, right, shown) -> None:

@@ -75,7 +75,7 @@ def with_parameters(**parameters: object) -> dict:
 
 
 def path_fix(path: str, value: object) -> str:
-    return f"run `pulumi config set --path 'vertex-training:tuning.{path}' {value}`"
+    return f"run `pulumi config set --stack local --path 'vertex-training:tuning.{path}' {value}`"
 
 
 # Each rule: its problem, and its own fix (the command that sets the entry right, or what to rename).

@@ -43,6 +43,7 @@ Sources, per column:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
@@ -193,11 +194,21 @@ FAMILY_PRICE_WORDS = {name: family.price_words for name, family in FAMILIES.item
 
 # (vCPUs, GiB) per machine type, for prices per core and GiB and for the vCPU quota: Compute Engine's machine
 # tables (https://cloud.google.com/compute/docs/general-purpose-machines, .../accelerator-optimized-machines).
+# N1 (https://cloud.google.com/compute/docs/machine-types, read 2026-11-27): n1-standard-1 to -96, n1-highmem
+# and n1-highcpu -2 to -96. E2 "offer up to 32 vCPUs with up to 128 GB of memory" (same page): e2-highmem
+# stops at 16 (8 GiB per vCPU); E2's shared-core types (e2-micro, -small, -medium) are not listed here.
 _N1 = {"standard": 3.75, "highmem": 6.5, "highcpu": 0.9}
 _E2 = {"standard": 4.0, "highmem": 8.0, "highcpu": 1.0}
+_E2_MOST_GIB = 128
 MACHINE_SHAPES: dict[str, tuple[int, float]] = {
+    "n1-standard-1": (1, 3.75),
     **{f"n1-{kind}-{n}": (n, n * gib) for kind, gib in _N1.items() for n in (2, 4, 8, 16, 32, 64, 96)},
-    **{f"e2-{kind}-{n}": (n, n * gib) for kind, gib in _E2.items() for n in (2, 4, 8, 16, 32)},
+    **{
+        f"e2-{kind}-{n}": (n, n * gib)
+        for kind, gib in _E2.items()
+        for n in (2, 4, 8, 16, 32)
+        if n * gib <= _E2_MOST_GIB
+    },
     **{f"g2-standard-{n}": (n, 4.0 * n) for n in (4, 8, 12, 16, 24, 32, 48, 96)},
     "a2-highgpu-1g": (12, 85.0),
     "a2-highgpu-2g": (24, 170.0),
@@ -257,3 +268,33 @@ def counts_text(counts: tuple[int, ...]) -> str:
     if len(counts) == 1:
         return f"exactly {counts[0]}"
     return f"{', '.join(str(c) for c in counts[:-1])} or {counts[-1]}"
+
+
+# Every machine type the tables above name, by family: a type of a listed family that is not here is a
+# misspelling (or a size the family does not have); a family not listed gets no verdict.
+MACHINE_TYPES: dict[str, tuple[str, ...]] = {
+    family: tuple(
+        sorted(
+            {name for name in (*MACHINE_SHAPES, *GPUS_ATTACHED) if name.split("-", 1)[0] == family},
+            key=lambda name: (name.rsplit("-", 1)[0], int(re.sub(r"\D", "", name.rsplit("-", 1)[1]) or 0)),
+        )
+    )
+    for family in FAMILIES
+}
+KNOWN_MACHINE_TYPES = frozenset(name for names in MACHINE_TYPES.values() for name in names)
+# Compute Engine's predefined names: <family>-<kind>-<size>, e.g. n1-standard-8, a3-highgpu-8g.
+WELL_FORMED = re.compile(r"^[a-z][a-z0-9]*-[a-z]+-[0-9]+g?$")
+
+
+def machine_family(machine_type: str) -> str:
+    return machine_type.split("-", 1)[0]
+
+
+def machine_type_known(machine_type: str) -> bool | None:
+    """True: a type the tables list; False: not one of its family's (or not a machine type at all); None: a
+    well-formed type of a family the tables do not list (no verdict)."""
+    if machine_type in KNOWN_MACHINE_TYPES:
+        return True
+    if machine_family(machine_type) in MACHINE_TYPES or not WELL_FORMED.match(machine_type):
+        return False
+    return None
