@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.config.reader import ConfigError, Reader, path_number, set_path_fix
+from infra.config.reader import ConfigError, Reader, path_number, rm_fix, set_path_fix
 
 KEYS = ("batchPrediction",)
 # Config key -> the batch prediction's prop.
@@ -76,7 +76,7 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
         raise ConfigError(
             key,
             f"must be a map of {', '.join(FALLBACK_FIELDS)}, got {entry!r}",
-            set_path_fix(f"{key}.region", "europe-west4"),
+            rm_fix(key, path=True) + " and " + set_path_fix(f"{key}.region", "europe-west4"),
         )
     return {FALLBACK_FIELDS[k]: path_number(v) for k, v in entry.items()}
 
@@ -94,7 +94,7 @@ def read_batch_prediction(
         raise ConfigError(
             "batchPrediction",
             f"must be a map, got {value!r}",
-            set_path_fix("batchPrediction.images", _EXAMPLE),
+            rm_fix("batchPrediction") + " and " + set_path_fix("batchPrediction.images", _EXAMPLE),
         )
     unknown = sorted(set(value) - set(FIELDS))
     if unknown:
@@ -118,7 +118,9 @@ def read_batch_prediction(
         raise ConfigError(
             "batchPrediction.fallbacks",
             "must be a list of shapes",
-            set_path_fix("batchPrediction.fallbacks[0].region", "europe-west4"),
+            rm_fix("batchPrediction.fallbacks", path=True)
+            + " and "
+            + set_path_fix("batchPrediction.fallbacks[0].region", "europe-west4"),
         )
     config = BatchPredictionConfig(
         images=images,

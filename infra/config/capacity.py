@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config.reader import ConfigError, Reader, raise_all
+from infra.config.reader import NAMESPACE, ConfigError, Reader, raise_all
 from infra.vertex.capacity.machines import STRATEGIES
 
 KEYS = (
@@ -141,7 +141,8 @@ def read_capacity(
         raise ConfigError(
             "schedulingStrategy",
             f"is {strategy} but spot is {str(spot).lower()}",
-            "set only one of them (spot: true means schedulingStrategy SPOT)",
+            "set only one of them (spot: true means schedulingStrategy SPOT): "
+            f"`pulumi config rm {NAMESPACE}:spot`",
         )
     max_wait = read.number("maxWaitSeconds", None, int, "3600")
     fallbacks = tuple(_fallback(i, entry) for i, entry in enumerate(read.list("fallbacks", (), None)))

@@ -93,6 +93,12 @@ def stack_named(error: ConfigError, stack: str) -> ConfigError:
     return named
 
 
+def rm_fix(key: str, path: bool = False) -> str:
+    """The command that removes a key (`path`: one entry inside a map or list key)."""
+    where = f"--path {shlex.quote(f'{NAMESPACE}:{key}')}" if path else f"{NAMESPACE}:{key}"
+    return f"run `pulumi config rm {where}`"
+
+
 def set_path_fix(path: str, example: object) -> str:
     """The command that sets one entry inside a map or list key, e.g. `tuning.parallelTrials`."""
     return f"run `pulumi config set --path '{NAMESPACE}:{path}' {example}`"
@@ -131,7 +137,8 @@ class Reader:
         if not isinstance(value, str):
             raise ConfigError(key, f"expected a string, got {value!r}", set_fix(key, example))
         if choices and value not in choices:
-            raise ConfigError(key, f"{value!r} is not one of {', '.join(choices)}", set_fix(key, choices[0]))
+            right = example if example in choices else choices[0]
+            raise ConfigError(key, f"{value!r} is not one of {', '.join(choices)}", set_fix(key, right))
         return value
 
     def bool(self, key: str, default: bool) -> bool:

@@ -20,6 +20,7 @@ from infra.vertex.capacity import machines
 from infra.vertex.lifecycle.checks import accelerator_failures
 
 DOCS = "docs/stack.md, 'Machines'"
+CUTOFF = 0.8  # a typo of a name this long; lower lets n1-standard-8 pass for e2-standard-4
 GPU_DOCS = "see docs/training-job-resource.md, 'Getting a GPU: scheduling strategies and fallback shapes'"
 
 
@@ -62,12 +63,18 @@ def shapes(values: Mapping[str, object]) -> Iterator[Shape]:
 
 
 def closest_machine_type(machine_type: str) -> str | None:
-    """The listed type `machine_type` most likely meant (its own family's first), or None."""
+    """The listed type `machine_type` most likely meant (its own family's first), or None: nothing close,
+    or a tie (n1-standard-5 is as near -4 as -8, and a wrong size is worse than none)."""
     family = machine_type.split("-", 1)[0]
     for candidates in (machines.MACHINE_TYPES.get(family, ()), sorted(machines.KNOWN_MACHINE_TYPES)):
-        match = difflib.get_close_matches(machine_type, list(candidates), n=1, cutoff=0.8)
-        if match:
-            return match[0]
+        scored = sorted(
+            ((difflib.SequenceMatcher(None, machine_type, c).ratio(), c) for c in candidates), reverse=True
+        )
+        best = [c for ratio, c in scored if ratio >= CUTOFF and ratio == scored[0][0]]
+        if len(best) == 1:
+            return best[0]
+        if best:
+            return None
     return None
 
 
@@ -143,4 +150,23 @@ def shape_errors(values: Mapping[str, object], stack: str) -> list[ConfigError]:
 
 
 def shape_warnings(values: Mapping[str, object]) -> list[str]:
+    """One line per shape whose machine type is of a family the machine facts do not list."""
     return [w for w in map(machine_type_warning, shapes(values)) if w is not None]
+
+
+def configured_shapes(cfg: Any) -> Iterator[Shape]:
+    """The machine types of a loaded StackConfig's shapes, named by their stack keys."""
+    yield Shape("machineType", "machineType", cfg.machine_type)
+    yield Shape("dataMachineType", "dataMachineType", cfg.data_machine_type)
+    for index, entry in enumerate(cfg.capacity.fallbacks):
+        yield Shape(f"fallbacks[{index}]", f"fallbacks[{index}].machineType", entry.get("machine_type"))
+    if cfg.batch_prediction is not None:
+        yield Shape("batchPrediction", "batchPrediction.machineType", cfg.batch_prediction.machine_type)
+        for index, entry in enumerate(cfg.batch_prediction.fallbacks):
+            where = f"batchPrediction.fallbacks[{index}]"
+            yield Shape(where, f"{where}.machineType", entry.get("machine_type"))
+
+
+def config_warnings(cfg: Any) -> list[str]:
+    """shape_warnings of a loaded StackConfig (what plan and preflight print)."""
+    return list(dict.fromkeys(w for w in map(machine_type_warning, configured_shapes(cfg)) if w is not None))

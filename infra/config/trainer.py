@@ -153,7 +153,11 @@ def entrypoint_conflict(trainer: TrainerConfig) -> str | None:
 
 def _directory(read: Reader, root: Path) -> Path:
     relative = read.str("trainerDir", DEFAULT_DIR, "examples/housing")
-    fix = "run `pulumi config set vertex-training:trainerDir <dir>` with a directory inside the project"
+    fix = (
+        "name a directory inside the project, e.g. "
+        "`pulumi config set vertex-training:trainerDir examples/housing`, "
+        "or `pulumi config rm vertex-training:trainerDir` for the built-in trainer"
+    )
     if Path(relative).expanduser().is_absolute():
         raise ConfigError("trainerDir", f"{relative!r} must be relative to the project root ({root})", fix)
     path = (root / relative).resolve()

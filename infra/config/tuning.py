@@ -17,7 +17,7 @@ from typing import Any
 
 from infra.config import suggest
 from infra.config.hyperparameters import BACKBONES
-from infra.config.reader import NAMESPACE, ConfigError, Reader, path_number, set_path_fix
+from infra.config.reader import NAMESPACE, ConfigError, Reader, path_number, rm_fix, set_path_fix
 from infra.config.trainer import TrainerConfig, argument_uses
 
 KEYS = ("tuning", "trainWithBest")
@@ -107,7 +107,9 @@ def _rename(entry: str, name: str, right: str | None, known: tuple[str, ...] | l
 def _mapping(read: Reader) -> Mapping[str, Any] | None:
     value = read.raw("tuning")
     fix = (
-        f"set each entry, e.g. {_set('metric', 'val_accuracy')} and {_set('maxTrials', 4)}, or write it as "
+        f"{rm_fix('tuning')}, then set each entry, e.g. {_set('metric', 'val_accuracy')}, "
+        f"{_set('maxTrials', 4)}, {_set('parameters.learningRate.values[0]', 0.01)} and "
+        f"{_set('parameters.learningRate.values[1]', 0.001)}, or write it as "
         f"a YAML map in the stack file or a JSON object (see {DOCS})"
     )
     if isinstance(value, str):

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from infra.config import ConfigError, example_id_error
+from infra.config import ConfigError, example_id_error, shapes
 from infra.config.reader import problems
 from infra.config.stack_file import load_stack, stack_values
 from infra.plan.jobs import planned_jobs
@@ -27,7 +27,7 @@ def make_plan(stack: str, root: Path) -> Plan:
         (f"{example.name}: {example.problem}; `pulumi up` stops here.\n  Fix: {example.fix}",)
         if example
         else ()
-    )
+    ) + tuple(shapes.config_warnings(cfg))
     # Resources by type and name (the engine registers them in whatever order their inputs resolve); jobs in
     # the order registered, which follows their dependencies: the order they run in.
     ordered = tuple(sorted(resources, key=lambda r: (r.type, r.name)))

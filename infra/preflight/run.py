@@ -8,7 +8,7 @@ from google.auth import exceptions as auth_exceptions
 from google.cloud import billing_v1, cloudquotas_v1, iam_admin_v1, resourcemanager_v3, service_usage_v1
 
 from infra.bootstrap.stack_accounts import stack_account_ids
-from infra.config import StackConfig
+from infra.config import StackConfig, shapes
 from infra.preflight import accounts, checks, clients, demand
 from infra.preflight import permissions as up
 from infra.preflight.accounts import StackAccount
@@ -51,11 +51,13 @@ def stack_accounts(cfg: StackConfig) -> list[StackAccount]:
 
 def offline(cfg: StackConfig) -> list[Result]:
     """What the stack file alone tells, printed whatever preflight cannot read: whether Cloud Build runs in
-    the region, and each (GPU, region) of the training job's chain that the dated GPU table does not list
-    (a note: Vertex decides at submission, and the chain moves on if it refuses)."""
+    the region, each (GPU, region) of the training job's chain that the dated GPU table does not list
+    (a note: Vertex decides at submission, and the chain moves on if it refuses), and each machine type of
+    a family the machine facts do not list (an unknown type of a listed family is a configuration problem)."""
     results = [checks.cloud_build_region(cfg.region, cfg.image_builder, cfg.stack)]
     lines = gpu_regions.unlisted_lines(demand.training_props(cfg))
-    return [*results, *(note("GPU regions", line) for line in lines)]
+    machines = [note("machine types", line) for line in shapes.config_warnings(cfg)]
+    return [*results, *(note("GPU regions", line) for line in lines), *machines]
 
 
 def run(cfg: StackConfig) -> list[Result]:

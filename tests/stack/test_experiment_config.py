@@ -53,7 +53,8 @@ def test_a_stack_with_tensorboard_is_not_linked_unless_asked_and_cannot_be() -> 
 @pytest.mark.parametrize("bad", ["Dev", "abc", "with_underscore", 7])
 def test_a_bad_name_is_refused_with_the_fix(bad: object) -> None:
     with pytest.raises(
-        ConfigError, match=r"is not an experiment name.*pulumi config set --stack dev vertex-training:experiment"
+        ConfigError,
+        match=r"is not an experiment name.*pulumi config set --stack dev vertex-training:experiment",
     ):
         stack_config("dev", experiment=bad)
 
