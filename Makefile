@@ -22,7 +22,9 @@ CUDA_VISIBLE_DEVICES ?= -1
 TF_CPP_MIN_LOG_LEVEL ?= 3
 export TF_STARTUP_NOISE := ^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR|I[0-9]{4} [0-9:.]+ +[0-9]+ [A-Za-z0-9_.]+:[0-9]+\] .*)$$
 QUIET := CUDA_VISIBLE_DEVICES=$(CUDA_VISIBLE_DEVICES) TF_CPP_MIN_LOG_LEVEL=$(TF_CPP_MIN_LOG_LEVEL)
-FILTER := 2>&1 | sed -uE "/$$TF_STARTUP_NOISE/d"
+# The filter ignores Ctrl-C (`trap '' INT`, inherited by sed as an ignored signal): it stays to pass on the
+# line the interrupted command prints last (what was stopped and kept), then ends with its input.
+FILTER := 2>&1 | (trap '' INT; exec sed -uE "/$$TF_STARTUP_NOISE/d")
 # pipefail: a failing trainer fails the target even though its output goes through the filter.
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c

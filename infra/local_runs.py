@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from infra.config.trainer import DEFAULT_COMMAND
+from infra.labels import stack_labels
 from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool, to_props
+from infra.vertex.lifecycle import run_record
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
 from infra.vertex.tuning.resource import Parameter, StudyArgs, tuning_props
@@ -29,6 +31,12 @@ from infra.vertex.tuning_provider import TuningJobProvider
 # Shape fields the providers validate; the local runner ignores them (Pulumi.local.yaml says the same).
 MACHINE_TYPE = "n1-standard-4"
 TIMEOUT_SECONDS = 3600
+# The stack whose localDir holds these runs (Pulumi.local.yaml; the Makefile's LOCAL_ROOT), in Pulumi.yaml's
+# project: its leftovers and runs list them.
+PULUMI_PROJECT = "vertex-training"
+LOCAL_STACK = "local"
+CANCEL_WAIT_SECONDS = 120.0  # the supervisor gives replicas 10 s after SIGTERM; the trainer backs up first
+POLL_SECONDS = 0.5
 # The trainer's environment in every local run: unbuffered lines, so they reach the terminal as they come.
 TRAINER_ENV = {"PYTHONUNBUFFERED": "1"}
 
@@ -53,7 +61,8 @@ def job_args(name: str, run_dir: Path, pool: WorkerPool) -> CustomJobArgs:
         worker_pools=[pool],
         service_account="local",
         base_output_dir=str(run_dir),
-        labels={"run": name},
+        # The local stack's labels: `make leftovers STACK=local` finds a live run by them.
+        labels={"run": name, **stack_labels(PULUMI_PROJECT, LOCAL_STACK)},
         timeout_seconds=TIMEOUT_SECONDS,
         poll_interval_seconds=1.0,
         runner="local",
@@ -70,25 +79,75 @@ def checked(provider: Any, props: dict[str, Any]) -> dict[str, Any]:
 
 def create(provider: Any, props: dict[str, Any]) -> dict[str, Any] | None:
     """Runs the job or study to its end; None when it failed (the provider has printed why, and written
-    run.json). Ctrl-C cancels it: its processes run detached, as a Vertex job runs on without `pulumi up`."""
+    run.json). Ctrl-C cancels it (its processes run detached, as a Vertex job runs on without `pulumi up`),
+    waits for it to stop, writes its run.json as CANCELLED and ends with one line saying so."""
     try:
         return provider.create(checked(provider, props)).outs
     except KeyboardInterrupt:
-        stopped = cancel_all(Path(props["base_output_dir"]))
-        sys.exit(f"interrupted: cancelled {stopped} local job(s) under {props['base_output_dir']}")
+        sys.exit(interrupted(provider, props))
     except Exception as exc:  # the provider's errors name the job, its state and its logs
         print(f"error: {exc}", file=sys.stderr)
         return None
 
 
+def interrupted(provider: Any, props: dict[str, Any], wait_seconds: float = CANCEL_WAIT_SECONDS) -> str:
+    """Ctrl-C: cancel the run's live jobs, wait until they stopped (a second Ctrl-C stops waiting), record
+    the run as the provider records a finished one; the one line that says what stopped and what is kept."""
+    run_dir = Path(props["base_output_dir"])
+    name = props["display_name"]
+    stopped = cancel_all(run_dir)
+    try:
+        own = wait_stopped(run_dir, wait_seconds)
+    except KeyboardInterrupt:
+        return (
+            f"interrupted twice: cancelled {name} ({stopped} local job(s)) without waiting for it to stop; "
+            f"kept {run_dir} without a run.json (`make leftovers STACK=local` lists the job until it ends)"
+        )
+    if own is None:
+        return f"interrupted before {name} started: nothing ran; kept {run_dir}"
+    if not own.terminal:
+        return (
+            f"interrupted: cancelled {name} ({own.name}), still stopping after {wait_seconds:.0f} s; kept "
+            f"{run_dir} without a run.json (`make leftovers STACK=local` lists the job until it ends)"
+        )
+    warnings: list[str] = []
+    outputs = provider.read(own.name, props).outs
+    run_record.keep(outputs, warnings.append, provider.kind.record_kind, provider.kind.output_dir(outputs))
+    kept = ", ".join(p.name for p in sorted(run_dir.iterdir()) if not p.name.startswith(".")) or "nothing"
+    state = own.state.removeprefix("JOB_STATE_")
+    line = f"interrupted: stopped {name} ({own.name}, {state}); kept {run_dir} ({kept}); `make runs` lists it"
+    return "; ".join([line, *warnings])
+
+
+def wait_stopped(run_dir: Path, wait_seconds: float) -> Any:
+    """The run's own job record (None: it never started) once every job under `run_dir` stopped, or when
+    `wait_seconds` ran out (the trainer makes one last backup on SIGTERM: trainer/checkpoints.py)."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        statuses = [status for _, status in _statuses(run_dir)]
+        if all(status.terminal for status in statuses) or time.monotonic() > deadline:
+            own = [status for base, status in _statuses(run_dir) if base == run_dir]
+            return own[0] if own else None
+        time.sleep(POLL_SECONDS)
+
+
+def _statuses(run_dir: Path) -> list[tuple[Path, Any]]:
+    """(base output dir, status) of every local job recorded under `run_dir` (a study's trials too)."""
+    found = []
+    for record in sorted(run_dir.rglob(f"{LOCAL_RECORDS}/*/job.json")):
+        base = record.parent.parent.parent
+        status = LocalRunner(str(base)).get(LOCAL_PREFIX + record.parent.name)
+        if status is not None:
+            found.append((base, status))
+    return found
+
+
 def cancel_all(run_dir: Path) -> int:
     """Cancels every live local job whose records are under `run_dir` (a study's trials too); how many."""
     cancelled = 0
-    for record in sorted(run_dir.rglob(f"{LOCAL_RECORDS}/*/job.json")):
-        runner = LocalRunner(str(record.parent.parent.parent))
-        status = runner.get(LOCAL_PREFIX + record.parent.name)
-        if status is not None and not status.terminal:
-            runner.cancel(status.name)
+    for base, status in _statuses(run_dir):
+        if not status.terminal:
+            LocalRunner(str(base)).cancel(status.name)
             cancelled += 1
     return cancelled
 

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import os
+import pty
 import re
+import select
 import subprocess
+import time
 from pathlib import Path
 
 from infra import runs
@@ -42,14 +45,14 @@ def test_every_python_command_hides_the_gpu_quiets_tensorflow_and_filters_start_
     assert len(commands) == 4  # and the held-back images, whose import of trainer loads TensorFlow
     for command in commands:
         assert "CUDA_VISIBLE_DEVICES=-1" in command and "TF_CPP_MIN_LOG_LEVEL=3" in command
-        assert '2>&1 | sed -uE "/$TF_STARTUP_NOISE/d"' in command
+        assert "2>&1 | (trap '' INT; exec sed -uE \"/$TF_STARTUP_NOISE/d\")" in command
     assert "TF_CPP_MIN_LOG_LEVEL=0" in _make_n("TF_CPP_MIN_LOG_LEVEL=0")
 
 
 def test_the_filter_drops_only_the_start_up_lines_and_keeps_the_exit_status() -> None:
     noise = re.search(r"^export TF_STARTUP_NOISE := (.+)$", (ROOT / "Makefile").read_text(), re.M)
     env = {"TF_STARTUP_NOISE": noise.group(1).replace("$$", "$"), "PATH": "/usr/bin:/bin"}
-    sed = 'sed -uE "/$TF_STARTUP_NOISE/d"'  # as the recipe runs it
+    sed = "(trap '' INT; exec sed -uE \"/$TF_STARTUP_NOISE/d\")"  # as the recipe runs it
     text = "\n".join([*NOISE, *KEPT]) + "\n"
     shell = ["bash", "-o", "pipefail", "-c"]
     filtered = subprocess.run(
@@ -87,3 +90,62 @@ def test_local_runs_go_where_make_runs_reads_and_never_run_a_benchmark() -> None
     assert "infra.runs --stack local" in _make_n(target="runs")
     for recipe in (train, tune):
         assert "benchmarks/" not in recipe
+
+
+# A stand-in for .venv/bin/python in the recipe: the steps before training print one line; the training
+# step (infra.local_runs) runs until Ctrl-C, then, as the real one does after waiting for the job to stop
+# (tests/trainer/test_local_run.py), prints one line a second later and exits 1.
+FAKE_PYTHON = """#!/bin/bash
+case "$*" in
+  *"-m trainer.create_tfrecords"*) echo "wrote data"; exit 0;;
+  *"-m infra.local_runs"*) exec "$REAL_PYTHON" -c '
+import sys, time
+print("[train-local] local/x: JOB_STATE_RUNNING", flush=True)
+try:
+    time.sleep(120)
+except KeyboardInterrupt:
+    time.sleep(1)
+    sys.exit("interrupted: stopped train-local (local/x, CANCELLED); kept the run folder")
+';;
+  *) exec "$REAL_PYTHON" "$@";;
+esac
+"""
+
+
+def test_ctrl_c_in_a_terminal_leaves_the_last_line_through_the_filter(tmp_path: Path) -> None:
+    """Ctrl-C at a terminal signals make, the recipe's shell, the command and the filter alike (one
+    foreground process group): the filter must outlive it to pass on the command's last line."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python").write_text(FAKE_PYTHON)
+    (fake / "python").chmod(0o755)
+    env = {**os.environ, "REAL_PYTHON": str(ROOT / ".venv" / "bin" / "python")}
+    command = ["make", "train-local", f"BIN={fake}", f"LOCAL_RUN={tmp_path / 'run'}"]
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: a session of its own with the pseudo-terminal as its controlling terminal
+        os.chdir(ROOT)
+        os.execvpe(command[0], command, env)
+    out, deadline = b"", time.monotonic() + 60
+    while b"JOB_STATE_RUNNING" not in out:
+        assert time.monotonic() < deadline, out
+        out += _read(terminal)
+    os.write(terminal, b"\x03")  # the terminal's interrupt character: SIGINT to its foreground group
+    while chunk := _read(terminal):
+        assert time.monotonic() < deadline + 60, out
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    text = out.decode()
+    assert os.waitstatus_to_exitcode(status) != 0
+    assert "interrupted: stopped train-local (local/x, CANCELLED); kept the run folder" in text, text
+    assert "Model:" not in text  # the recipe stopped there
+
+
+def _read(terminal: int) -> bytes:
+    """What the terminal shows next (b"" once the session ended)."""
+    ready, _, _ = select.select([terminal], [], [], 5.0)
+    if not ready:
+        return b"..."
+    try:
+        return os.read(terminal, 4096)
+    except OSError:  # EIO: every process of the session has exited
+        return b""

@@ -9,13 +9,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from infra import runs
+from infra.leftovers.command import main as leftovers
 from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
+from tests.leftovers.conftest import write_stack
+from tests.stack.conftest import stack_values
 from tests.trainer.helpers import REPO, make_synthetic, run, trainer_env
 
 
@@ -69,11 +71,14 @@ def test_the_local_run_leaves_a_record_that_make_runs_lists(
     assert listed["run_dir"].endswith("runs/train-local-test") and listed["metrics"] == record["metrics"]
 
 
-def test_ctrl_c_cancels_the_local_job(tmp_path: Path) -> None:
-    """Its processes run detached (a Vertex job outlives `pulumi up` too): an interrupt stops them."""
+def test_ctrl_c_cancels_the_local_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its processes run detached (a Vertex job outlives `pulumi up` too): while it runs, the local stack's
+    leftovers list it; an interrupt stops it, records it as CANCELLED, and says so in one line."""
     data = tmp_path / "data"
     make_synthetic(data, count=24)
-    run_dir = tmp_path / "runs" / "train-local-x"
+    local_dir = tmp_path / "stack-local"  # the local stack's localDir, as the Makefile's LOCAL_ROOT
+    write_stack(tmp_path, "local", stack_values("local", localDir=str(local_dir)))
+    run_dir = local_dir / "runs" / "train-local-x"
     cmd = [sys.executable, "-m", "infra.local_runs", "train", "--run-dir", str(run_dir), "--"]
     command = subprocess.Popen(
         # A batch the 20 training images fill: the job is still training when the interrupt comes.
@@ -90,16 +95,27 @@ def test_ctrl_c_cancels_the_local_job(tmp_path: Path) -> None:
     assert command.stdout is not None
     for line in command.stdout:
         if "JOB_STATE_RUNNING" in line:
-            command.send_signal(signal.SIGINT)
             break
+    # `make leftovers STACK=local` while it runs: the live job, free, with the command that stops it.
+    assert leftovers(["--stack", "local"], root=tmp_path) == 0
+    listed = capsys.readouterr().out
+    assert "local job" in listed and "runs/train-local-x" in listed and "RUNNING" in listed, listed
+    command.send_signal(signal.SIGINT)
     # Cancelling waits for the trainer, which on SIGTERM makes one last backup first (trainer/checkpoints.py).
     rest = command.communicate(timeout=300)[0]
     assert command.returncode == 1
-    assert f"interrupted: cancelled 1 local job(s) under {run_dir}" in rest, rest
     (record,) = run_dir.glob(f"{LOCAL_RECORDS}/*/job.json")
-    runner = LocalRunner(str(run_dir))
-    deadline = time.monotonic() + 300
-    while (status := runner.get(LOCAL_PREFIX + record.parent.name)) and not status.terminal:
-        assert time.monotonic() < deadline, status
-        time.sleep(0.5)
+    name = LOCAL_PREFIX + record.parent.name
+    (last,) = [line for line in rest.splitlines() if line.startswith("interrupted")]
+    assert last.startswith(f"interrupted: stopped train-local ({name}, CANCELLED); kept {run_dir} ("), rest
+    assert "run.json" in last and last.endswith("`make runs` lists it")  # checkpoints: once an epoch ended
+    assert rest.splitlines()[-1] == last and "Traceback" not in rest, rest  # the last line, and only it
+    status = LocalRunner(str(run_dir)).get(name)
     assert status is not None and status.state == "JOB_STATE_CANCELLED"
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["state"] == "JOB_STATE_CANCELLED" and record["job_name"] == name
+    assert runs.main(["--stack", "local", "--root", str(local_dir)]) == 0
+    (row,) = [r for r in capsys.readouterr().out.splitlines() if "runs/train-local-x" in r]
+    assert "CANCELLED" in row
+    assert leftovers(["--stack", "local"], root=tmp_path) == 0
+    assert "nothing found" in capsys.readouterr().out
