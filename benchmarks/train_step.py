@@ -2,16 +2,18 @@
 own ceiling: the numbers that choose a shape (is this GPU fed? would a cheaper one keep up?).
 
 For each backbone the trainer offers, each precision it offers (`--mixed-precision off`: float32; `on`:
-mixed_float16) and each phase it trains (head: frozen backbone; fine_tune: its top block too), the trainer's
+mixed_float16) and each way it trains (PHASES: with `--weights imagenet`, head = frozen backbone, then
+fine_tune = its top block too; with `--weights none`, both phases train the whole network), the trainer's
 own model and fit run on the trainer's own input pipeline, measured by the trainer's own throughput meter
 (trainer/throughput.py: images/s and the share of step time spent waiting for input, from the end of each
 epoch's first step). The trainer offers no graph-compile option (no XLA flag): every row runs Keras' default
 tf.function step. The input ceiling is the same pipeline iterated with no model at all.
 
 Data: views of the photographs scikit-image ships (benchmarks/photos.py), converted by the trainer's
-create_tfrecords at --image-size. No ImageNet weights can be downloaded here: `weights none` (the head
-phase then trains the whole network, as the trainer does without weights), which costs what training with
-weights costs per step for fine_tune, and more than the frozen head.
+create_tfrecords at --image-size. No ImageNet weights can be downloaded here: the model is built without
+them and the layers of each row are frozen as that phase freezes them. A step costs the same whatever the
+weights' values; the frozen rows call the backbone with BatchNorm in training mode, where the trainer with
+ImageNet weights calls it in inference mode (a little cheaper).
 
     .venv/bin/python benchmarks/train_step.py [--image-size 64] [--batch 16] [--steps 12] [--epochs 2]
         [--backbones densenet121,...] [--precisions float32,mixed_float16]
@@ -32,6 +34,12 @@ import trainer  # noqa: F401  sets TF_USE_LEGACY_KERAS before TensorFlow loads (
 
 # TensorFlow is imported inside the functions: the conversion's worker processes import this script.
 PRECISIONS = {"float32": "off", "mixed_float16": "on"}  # policy -> the trainer's --mixed-precision
+# What each row's phase trains (trainer/task.py): its label, and which backbone layers are trainable.
+PHASES = {
+    "head": "head, frozen backbone (--weights imagenet)",
+    "fine_tune": "fine_tune, top block (--weights imagenet)",
+    "scratch": "whole network (--weights none, both phases)",
+}
 
 
 def write_data(root: Path, images: int, size: int) -> str:
@@ -58,7 +66,7 @@ def input_ceiling(data_dir: str, size: int, batch: int, batches: int) -> float:
 
 
 def measure(name: str, policy: str, data_dir: str, size: int, batch: int, steps: int, epochs: int) -> dict:
-    """Images/s and input wait of the last epoch of each phase (head, then fine_tune)."""
+    """Images/s and input wait of the last epoch of each phase (PHASES, in order)."""
     import tf_keras as keras
 
     from trainer import backbones, data, metadata, model
@@ -72,15 +80,22 @@ def measure(name: str, policy: str, data_dir: str, size: int, batch: int, steps:
     net = model.build(size, None, classes, name)
     clock = StepClock()
     row: dict = {"backbone": name, "precision": policy}
-    for phase in ("head", "fine_tune"):
-        if phase == "fine_tune":
+    backbone = model.backbone_of(net)
+    for phase in PHASES:
+        if phase == "head":
+            backbone.trainable = False
+        elif phase == "fine_tune":
             model.unfreeze_top(net, spec.top_block)
+        else:
+            backbone.trainable = True
+            for layer in backbone.layers:
+                layer.trainable = True
         model.compile_for(net, 1e-4, classes)
         meter = ThroughputMeter(clock, batch)
         with clock.timing(net):
             net.fit(train_ds, epochs=epochs, steps_per_epoch=steps, callbacks=[meter], verbose=0)
         last = meter.history[-1]
-        row[phase] = (last.images_per_second, last.input_wait_fraction)
+        row[phase] = (last.images_per_second, last.input_wait_fraction) if last else (0.0, 0.0)
     keras.mixed_precision.set_global_policy("float32")
     return row
 
@@ -122,20 +137,18 @@ def main() -> None:
         ceiling = max(ceiling, input_ceiling(data_dir, args.image_size, args.batch, args.steps * 4))
     print(
         f"{device()}, image size {args.image_size}, batch {args.batch}, {args.steps} steps x {args.epochs} "
-        f"epochs per phase (last epoch shown), weights none; 1-minute load average {os.getloadavg()[0]:.1f}"
+        f"epochs per phase (last epoch shown), built without weights; "
+        f"1-minute load average {os.getloadavg()[0]:.1f}"
     )
     print(f"input pipeline alone (decode, crop, batch): {ceiling:.1f} images/s")
-    print(
-        "| backbone | precision (--mixed-precision) | head images/s | head input wait | "
-        "fine_tune images/s | fine_tune input wait | faster phase / input ceiling |"
-    )
-    print("|---|---|---|---|---|---|---|")
+    columns = "".join(f" {label} images/s | input wait |" for label in PHASES.values())
+    print(f"| backbone | precision (--mixed-precision) |{columns} fastest / input ceiling |")
+    print("|---|---|" + "---|---|" * len(PHASES) + "---|")
     for r in rows:
-        (head, head_wait), (tune, tune_wait) = r["head"], r["fine_tune"]
-        print(
-            f"| {r['backbone']} | {r['precision']} ({PRECISIONS[r['precision']]}) | {head:.1f} | "
-            f"{head_wait:.0%} | {tune:.1f} | {tune_wait:.0%} | {max(head, tune) / ceiling:.2f} |"
-        )
+        cells = "".join(f" {r[p][0]:.1f} | {r[p][1]:.0%} |" for p in PHASES)
+        fastest = max(r[p][0] for p in PHASES)
+        precision = f"{r['precision']} ({PRECISIONS[r['precision']]})"
+        print(f"| {r['backbone']} | {precision} |{cells} {fastest / ceiling:.2f} |")
 
 
 if __name__ == "__main__":

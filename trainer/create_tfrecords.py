@@ -110,20 +110,20 @@ def run(args: argparse.Namespace) -> Metadata | None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from trainer import startup
+
+    startup.quiet_start()  # before the conversion's worker processes start (they inherit stderr)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("trainer").setLevel(logging.INFO)
     args = parse_args(argv)
     try:
-        meta = run(args)
+        run(args)  # it says once what it did: wrote the data set, or found it already there
     except TrainerError as exc:
         sys.exit(f"error: {exc}")
-    if meta is not None:
-        log.info(
-            "wrote %s: train %s, valid %s, skipped %d",
-            args.output,
-            meta.counts["train"],
-            meta.counts["valid"],
-            meta.skipped,
+    except KeyboardInterrupt:
+        sys.exit(
+            f"interrupted: conversion stopped; kept the finished shards in {args.output} (the same command "
+            "writes only the rest)"
         )
 
 

@@ -44,6 +44,10 @@ def load_source(args: argparse.Namespace) -> sources.Source:
     return sources.synthetic(args.count or 400, args.image_size, args.seed)
 
 
+# Settings an error names when --output holds another data set (metadata.json keys).
+SETTINGS_NAMED = ("image_size", "class_names", "source", "seed", "valid_fraction", "valid_split")
+
+
 def run(args: argparse.Namespace) -> metadata.Metadata | None:
     """Writes this replica's shards; the chief returns the data set's metadata, other replicas None."""
     replica = data_replicas.from_env(os.environ)
@@ -65,10 +69,20 @@ def run(args: argparse.Namespace) -> metadata.Metadata | None:
         meta.fingerprint, names = names, ""  # nothing can change under a name: no content check
     else:
         meta.fingerprint = shard_plan.fingerprint(shards, settings, stamps)
-    complete = shard_files.start(args.output, meta.fingerprint, names)
+    # The settings a different data set in --output is told apart by (its metadata.json's own keys).
+    wanted = {k: v for k, v in asdict(meta).items() if k in SETTINGS_NAMED}
+    complete = shard_files.start(args.output, meta.fingerprint, names, wanted)
     if complete is not None:
-        log.info("%s already holds this data set (its metadata.json): nothing to do", args.output)
-        return metadata.Metadata(**complete) if replica.is_chief else None
+        done = metadata.Metadata(**complete)
+        if replica.is_chief:
+            log.info(
+                "%s already holds this data set (same images and settings): nothing written; "
+                "train %s, valid %s",
+                args.output,
+                done.counts.get("train"),
+                done.counts.get("valid"),
+            )
+        return done if replica.is_chief else None
     write_own_shards(args, shards, replica, source.class_names, meta.fingerprint)
     if not replica.is_chief:
         return None
@@ -82,6 +96,13 @@ def run(args: argparse.Namespace) -> metadata.Metadata | None:
         raise
     # Last, and whole or not at all: a data dir without metadata.json is visibly incomplete and resumes.
     shard_files.write_atomically(posixpath.join(args.output, metadata.FILENAME), metadata.dumps(meta))
+    log.info(
+        "wrote %s: train %s, valid %s, skipped %d",
+        args.output,
+        meta.counts["train"],
+        meta.counts["valid"],
+        meta.skipped,
+    )
     return meta
 
 

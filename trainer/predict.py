@@ -10,13 +10,14 @@ import argparse
 import json
 import logging
 import posixpath
+import re
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 import tensorflow as tf
 
-from trainer import export
+from trainer import export, startup
 from trainer.errors import TrainerError
 from trainer.sources import IMAGE_EXTENSIONS
 
@@ -95,8 +96,27 @@ def read_image(path: str) -> bytes:
     try:
         tf.io.decode_image(encoded, channels=3, expand_animations=False)
     except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError) as exc:
-        raise TrainerError(f"{path}: not an image this model can read (JPEG or PNG): {exc.message}") from exc
+        raise TrainerError(f"{path}: not a JPEG or PNG image ({decode_reason(exc.message)})") from exc
     return encoded
+
+
+def decode_reason(message: str) -> str:
+    """TensorFlow's decode error without its op internals (`{{function_node __wrapped__DecodeImage...}}`,
+    `[Op:DecodeImage]`), on one line."""
+    if "Unknown image file format" in message:
+        return "its bytes are in no image format"
+    plain = re.sub(r"\{\{[^}]*\}\}", "", message).split("[Op:", 1)[0]
+    return " ".join(plain.split()).rstrip(".") or "it does not decode"
+
+
+def top_k_note(top_k: int, class_names: list[str]) -> str | None:
+    """--top-k above the model's class count: say that every class is shown."""
+    if top_k <= len(class_names):
+        return None
+    return (
+        f"--top-k {top_k}: the model has {len(class_names)} classes ({', '.join(class_names)}); showing all "
+        f"{len(class_names)}"
+    )
 
 
 def rank(probs: np.ndarray, class_names: list[str], top_k: int) -> list[list[tuple[str, float]]]:
@@ -113,6 +133,9 @@ def rank(probs: np.ndarray, class_names: list[str], top_k: int) -> list[list[tup
 def predict(model_dir: str, paths: list[str], top_k: int) -> tuple[list[Prediction], list[str]]:
     """(predictions of the readable images, one error line per unreadable one)."""
     serve, class_names = load_model(model_dir)
+    note = top_k_note(top_k, class_names)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     readable: list[tuple[str, bytes]] = []
     images, errors = list_images(paths)
     for path in images:
@@ -137,12 +160,15 @@ def format_line(p: Prediction, as_json: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    startup.quiet_start()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     args = parse_args(argv)
     try:
         predictions, errors = predict(args.model_dir, args.images, args.top_k)
     except TrainerError as exc:
         sys.exit(f"error: {exc}")
+    except KeyboardInterrupt:
+        sys.exit("interrupted: nothing classified was printed; nothing was written")
     for p in predictions:
         print(format_line(p, args.json))
     for line in errors:

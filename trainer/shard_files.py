@@ -18,7 +18,9 @@ import logging
 import os
 import posixpath
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import tensorflow as tf
 
@@ -56,7 +58,20 @@ def write_atomically(path: str, text: str) -> None:
     publish(tmp, path)
 
 
-def start(output: str, fingerprint: str, names_fingerprint: str = "") -> dict | None:
+def changed_settings(held: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
+    """`: image_size 64 there, 32 now` for each setting of metadata.json that differs ("" when none does:
+    then the images themselves differ)."""
+    changed = [
+        f"{key} {held[key]!r} there, {value!r} now"
+        for key, value in wanted.items()
+        if key in held and held[key] != value
+    ]
+    return f": {'; '.join(changed)}" if changed else ""
+
+
+def start(
+    output: str, fingerprint: str, names_fingerprint: str = "", wanted: Mapping[str, Any] | None = None
+) -> dict | None:
     """Readies `output` for this conversion; returns metadata.json's content if it is already complete.
 
     `names_fingerprint` leaves the images' contents out: a data set with the same one holds the same images
@@ -89,8 +104,8 @@ def start(output: str, fingerprint: str, names_fingerprint: str = "") -> dict | 
                 tf.io.gfile.remove(meta_path)
             return None
         raise TrainerError(
-            f"--output {output} already holds TFRecords of other images or settings; choose a new directory "
-            "or delete it first"
+            f"--output {output} already holds TFRecords of other images or settings"
+            f"{changed_settings(done, wanted or {})}; choose a new directory or delete it first"
         )
     if tf.io.gfile.exists(conversion_path):
         return _same_conversion(output, conversion_path, fingerprint, names_fingerprint)

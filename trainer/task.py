@@ -27,6 +27,7 @@ from trainer import (
     model,
     phases,
     run_identity,
+    startup,
 )
 from trainer.errors import TrainerError
 from trainer.outputs import write_dir
@@ -136,6 +137,28 @@ def check_data(
     return meta.image_size
 
 
+def plan_line(args: argparse.Namespace, top_block: tuple[str, ...], fine_tune_default: bool) -> str:
+    """What the run will do, said first: its phases, their epochs and what each trains."""
+    total = args.epochs + args.fine_tune_epochs
+    default = " (the default --fine-tune-epochs)" if fine_tune_default and args.fine_tune_epochs else ""
+    tuned = (
+        f"then {args.fine_tune_epochs} fine-tune epoch(s){default} at a tenth of the learning rate"
+        if args.fine_tune_epochs
+        else "no fine-tune epochs"
+    )
+    if args.weights == "none":
+        return (
+            f"plan: {total} epochs: no pretrained weights (--weights none), so every layer trains from "
+            f"scratch: {args.epochs} head epoch(s) (the whole network, not a frozen backbone), {tuned} "
+            "(the whole network still)"
+        )
+    head = f"plan: {total} epochs: {args.epochs} head epoch(s) on the frozen {args.weights} backbone, {tuned}"
+    blocks = "/".join(top_block)
+    return (
+        f"{head} with its top block ({blocks}*, BatchNorm frozen) unfrozen" if args.fine_tune_epochs else head
+    )
+
+
 def plan_phases(epochs: int, fine_tune_epochs: int) -> list[Phase]:
     plan = [Phase("head", 0, epochs)]
     if fine_tune_epochs:
@@ -167,6 +190,8 @@ class EpochLog(keras.callbacks.Callback):
         speed = (
             f", {figures.images_per_second:.1f} images/s, input wait {figures.input_wait_fraction:.0%}"
             if figures
+            else f", {self.meter.not_measured()}"
+            if self.meter
             else ""
         )
         log.info(
@@ -281,7 +306,10 @@ def train(args: argparse.Namespace) -> dict:
             if phase.name in done:
                 continue
             with strategy.scope():
-                if phase.name == "fine_tune":
+                # Without pretrained weights nothing is frozen to begin with, and narrowing training to the
+                # top block would freeze most of a network that has only just started to learn: the whole
+                # network goes on, at the fine-tune phase's lower rate.
+                if phase.name == "fine_tune" and args.weights != "none":
                     tuned = model.unfreeze_top(net, backbone.top_block)
                     log.info("fine-tuning %d backbone layers (BatchNorm frozen)", tuned)
                 lr = learning_rate * (FINE_TUNE_LR_FACTOR if phase.name == "fine_tune" else 1)
@@ -340,11 +368,15 @@ def train(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
+    startup.quiet_start()
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr
     )
     logging.getLogger("trainer").setLevel(logging.INFO)
     args = parse_args(argv)
+    given = argv if argv is not None else sys.argv[1:]
+    fine_tune_default = not any(a.split("=")[0] == "--fine-tune-epochs" for a in given)
+    log.info("%s", plan_line(args, backbones.get(args.backbone).top_block, fine_tune_default))
     try:
         train(args)
     except TrainerError as exc:
@@ -352,6 +384,12 @@ def main(argv: list[str] | None = None) -> None:
     except checkpoints.Preempted as exc:
         log.warning("%s", exc)
         sys.exit(checkpoints.PREEMPTED_EXIT_STATUS)
+    except KeyboardInterrupt:
+        sys.exit(
+            f"interrupted: training stopped; kept {args.checkpoint_dir} (a backup at each epoch's end and "
+            f"every {args.checkpoint_minutes:g} min: the same command resumes from the last one) and "
+            f"{args.tensorboard_dir}"
+        )
 
 
 if __name__ == "__main__":

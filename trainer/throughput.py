@@ -28,6 +28,10 @@ log = logging.getLogger("trainer.task")
 # "HIGHLY input-bound" threshold (kHighlyInfeedBoundThresholdInPercent = 20; 5-20 % is "moderately"),
 # tensorflow/core/profiler/convert/op_stats_to_input_pipeline_analysis.cc, read 2026-11-26.
 INPUT_BOUND_FRACTION = 0.20
+# Steps an epoch needs for a figure: its first (which traces the step function and waits for the first
+# batch) is left out, and one step after it is a single sample. A 48-image epoch of batch 32 is one step:
+# its "0.9 images/s" was the tracing, not the training.
+MIN_STEPS = 3
 
 FIXES = (
     "a machine type with more vCPUs per GPU (machineType): decoding JPEGs is CPU work",
@@ -119,7 +123,7 @@ class ThroughputMeter(keras.callbacks.Callback):
         super().__init__()
         self._supports_tf_logs = True  # never reads the logs: no per-step device sync for it
         self.clock, self.global_batch = clock, global_batch
-        self.history: list[EpochThroughput] = []
+        self.history: list[EpochThroughput | None] = []  # None: too few steps to measure
         self.steps, self.began, self.first_end, self.last_end, self.first_wait = 0, 0.0, 0.0, 0.0, 0.0
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
@@ -138,20 +142,23 @@ class ThroughputMeter(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         waited = self.clock.waited_seconds() - self.first_wait
-        if self.steps >= 2:
-            figures = epoch_throughput(
-                (self.steps - 1) * self.global_batch, self.last_end - self.first_end, waited
-            )
-        else:  # a one-step epoch: its only step, tracing included
-            figures = epoch_throughput(self.steps * self.global_batch, self.last_end - self.began, waited)
-        self.history.append(figures)
+        measured = self.steps >= MIN_STEPS
+        span = self.last_end - self.first_end
+        self.history.append(
+            epoch_throughput((self.steps - 1) * self.global_batch, span, waited) if measured else None
+        )
 
     @property
     def last(self) -> EpochThroughput | None:
         return self.history[-1] if self.history else None
 
-    def as_json(self) -> dict[str, list[float]]:
+    def not_measured(self) -> str:
+        """Why the last epoch has no figures (for its epoch line)."""
+        return f"throughput not measured: {self.steps} step(s), at least {MIN_STEPS} needed"
+
+    def as_json(self) -> dict[str, list[float | None]]:
+        """Per epoch; null for an epoch too short to measure."""
         return {
-            "images_per_second": [round(f.images_per_second, 2) for f in self.history],
-            "input_wait_fraction": [round(f.input_wait_fraction, 4) for f in self.history],
+            "images_per_second": [round(f.images_per_second, 2) if f else None for f in self.history],
+            "input_wait_fraction": [round(f.input_wait_fraction, 4) if f else None for f in self.history],
         }
