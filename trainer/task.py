@@ -159,6 +159,18 @@ def plan_line(args: argparse.Namespace, top_block: tuple[str, ...], fine_tune_de
     )
 
 
+def start_fine_tune(net: keras.Model, weights: str, top_block: tuple[str, ...]) -> int | None:
+    """The fine-tune phase's layers: with pretrained weights, the backbone's top block (BatchNorm frozen);
+    how many. Without (None): nothing was frozen, and narrowing training to the top block would freeze most
+    of a network that has only just started to learn, so the whole network goes on at the lower rate."""
+    if weights == "none":
+        log.info("fine-tuning the whole network (no pretrained weights) at a tenth of the learning rate")
+        return None
+    tuned = model.unfreeze_top(net, top_block)
+    log.info("fine-tuning %d backbone layers (BatchNorm frozen)", tuned)
+    return tuned
+
+
 def plan_phases(epochs: int, fine_tune_epochs: int) -> list[Phase]:
     plan = [Phase("head", 0, epochs)]
     if fine_tune_epochs:
@@ -306,12 +318,8 @@ def train(args: argparse.Namespace) -> dict:
             if phase.name in done:
                 continue
             with strategy.scope():
-                # Without pretrained weights nothing is frozen to begin with, and narrowing training to the
-                # top block would freeze most of a network that has only just started to learn: the whole
-                # network goes on, at the fine-tune phase's lower rate.
-                if phase.name == "fine_tune" and args.weights != "none":
-                    tuned = model.unfreeze_top(net, backbone.top_block)
-                    log.info("fine-tuning %d backbone layers (BatchNorm frozen)", tuned)
+                if phase.name == "fine_tune":
+                    start_fine_tune(net, args.weights, backbone.top_block)
                 lr = learning_rate * (FINE_TUNE_LR_FACTOR if phase.name == "fine_tune" else 1)
                 model.compile_for(net, lr, num_classes)
             meter = ThroughputMeter(clock, global_batch)
