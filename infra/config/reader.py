@@ -65,9 +65,9 @@ def set_fix(key: str, example: str) -> str:
 
 def list_commands(key: str, elements: Sequence[object]) -> str:
     """The commands that write `key` as a list, one element at a time with `pulumi config set --path`, the
-    form the Pulumi docs give for lists ("pulumi config set --path 'names[0]' a", Configuration concepts,
-    https://www.pulumi.com/docs/iac/concepts/config/, read 2026-11-27); the old value is removed first (a path
-    into a string fails). A value starting with `-` comes after `--`, which ends the command's own flags."""
+    form Pulumi documents for lists ("pulumi config set --path 'names[0]' a"; usage `pulumi config set <key>
+    [flags] [--] [value]`: https://www.pulumi.com/docs/iac/cli/commands/pulumi_config_set/, read 2026-11-27);
+    the old value is removed first (a path into a string fails). A value starting with `-` follows `--`."""
     sets = [
         f"pulumi config set --path {shlex.quote(f'{NAMESPACE}:{key}[{index}]')} "
         f"{'-- ' if str(value).startswith('-') else ''}{shlex.quote(str(value))}"
