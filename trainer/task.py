@@ -35,6 +35,7 @@ from trainer.throughput import StepClock, ThroughputMeter, input_bound_message
 
 log = logging.getLogger("trainer.task")
 FINE_TUNE_LR_FACTOR = 0.1
+MIN_IMAGE_SIZE = 32  # what create_tfrecords stores at the least (the backbones' smallest input)
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,11 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
         p.error("--epochs must be at least 1 and --fine-tune-epochs at least 0")
     if args.batch_size < 1 or args.learning_rate <= 0:
         p.error("--batch-size and --learning-rate must be positive")
+    if args.image_size is not None and args.image_size < MIN_IMAGE_SIZE:
+        p.error(
+            f"--image-size {args.image_size} is too small; the backbones need at least {MIN_IMAGE_SIZE} "
+            "(omit it to train at the data's own size)"
+        )
     if not args.checkpoint_minutes > 0:
         p.error(f"--checkpoint-minutes {args.checkpoint_minutes:g} must be positive, e.g. 10")
     return args

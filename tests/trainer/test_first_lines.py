@@ -160,3 +160,15 @@ def test_top_k_above_the_class_count_says_so() -> None:
     assert predict.top_k_note(2, ["cats", "dogs"]) is None
     note = predict.top_k_note(5, ["cats", "dogs"])
     assert note == "--top-k 5: the model has 2 classes (cats, dogs); showing all 2"
+
+
+@pytest.mark.parametrize("size", ["0", "16"])
+def test_an_image_size_too_small_is_refused_without_suggesting_data_at_that_size(
+    size: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: `--image-size 0` suggested recreating the data at size 0."""
+    with pytest.raises(SystemExit):
+        task.parse_args(["--data-dir", "d", "--model-dir", "m", "--image-size", size])
+    error = capsys.readouterr().err
+    assert f"--image-size {size} is too small; the backbones need at least 32" in error
+    assert "create_tfrecords" not in error
