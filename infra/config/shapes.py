@@ -25,7 +25,7 @@ GPU_DOCS = "see docs/training-job-resource.md, 'Getting a GPU: scheduling strate
 
 
 @dataclass(frozen=True)
-class Shape:
+class ShapeEntry:
     key: str  # the error's key: machineType, fallbacks[1], batchPrediction.fallbacks[0]
     path: str  # where its machine type is set: machineType, fallbacks[1].machineType
     machine_type: object
@@ -37,17 +37,17 @@ def _entries(value: object) -> list[Mapping[str, Any]]:
     return [e if isinstance(e, Mapping) else {} for e in value] if isinstance(value, list) else []
 
 
-def shapes(values: Mapping[str, object]) -> Iterator[Shape]:
+def shapes(values: Mapping[str, object]) -> Iterator[ShapeEntry]:
     """Each shape the stack names a machine type or GPU in, as written (nothing inherited)."""
 
     def raw(key: str) -> object:
         return values.get(f"{NAMESPACE}:{key}")
 
-    yield Shape("machineType", "machineType", raw("machineType"))
-    yield Shape("dataMachineType", "dataMachineType", raw("dataMachineType"))
+    yield ShapeEntry("machineType", "machineType", raw("machineType"))
+    yield ShapeEntry("dataMachineType", "dataMachineType", raw("dataMachineType"))
     for index, entry in enumerate(_entries(raw("fallbacks"))):
         where = f"fallbacks[{index}]"
-        yield Shape(
+        yield ShapeEntry(
             where,
             f"{where}.machineType",
             entry.get("machineType"),
@@ -56,10 +56,10 @@ def shapes(values: Mapping[str, object]) -> Iterator[Shape]:
         )
     batch = raw("batchPrediction")
     if isinstance(batch, Mapping):
-        yield Shape("batchPrediction", "batchPrediction.machineType", batch.get("machineType"))
+        yield ShapeEntry("batchPrediction", "batchPrediction.machineType", batch.get("machineType"))
         for index, entry in enumerate(_entries(batch.get("fallbacks"))):
             where = f"batchPrediction.fallbacks[{index}]"
-            yield Shape(where, f"{where}.machineType", entry.get("machineType"))
+            yield ShapeEntry(where, f"{where}.machineType", entry.get("machineType"))
 
 
 def closest_machine_type(machine_type: str) -> str | None:
@@ -96,7 +96,7 @@ def _not_listed(value: str) -> str:
     )
 
 
-def machine_type_error(shape: Shape, stack: str) -> ConfigError | None:
+def machine_type_error(shape: ShapeEntry, stack: str) -> ConfigError | None:
     """An unknown machine type of one shape, with the closest listed type and its family's list."""
     value = shape.machine_type
     if not isinstance(value, str) or not value or machines.machine_type_known(value) is not False:
@@ -111,7 +111,7 @@ def machine_type_error(shape: Shape, stack: str) -> ConfigError | None:
     return ConfigError(shape.path, problem, fix)
 
 
-def machine_type_warning(shape: Shape) -> str | None:
+def machine_type_warning(shape: ShapeEntry) -> str | None:
     """A well-formed type of a family the machine facts do not list: no verdict, said once."""
     value = shape.machine_type
     if not isinstance(value, str) or machines.machine_type_known(value) is not None:
@@ -124,7 +124,7 @@ def machine_type_warning(shape: Shape) -> str | None:
     )
 
 
-def fallback_gpu_error(shape: Shape) -> ConfigError | None:
+def fallback_gpu_error(shape: ShapeEntry) -> ConfigError | None:
     """A fallback's own GPU: its type, and its fit with its own machine type when it names both."""
     if not shape.key.startswith("fallbacks[") or shape.accelerator_type is None:
         return None
@@ -154,17 +154,17 @@ def shape_warnings(values: Mapping[str, object]) -> list[str]:
     return [w for w in map(machine_type_warning, shapes(values)) if w is not None]
 
 
-def configured_shapes(cfg: Any) -> Iterator[Shape]:
+def configured_shapes(cfg: Any) -> Iterator[ShapeEntry]:
     """The machine types of a loaded StackConfig's shapes, named by their stack keys."""
-    yield Shape("machineType", "machineType", cfg.machine_type)
-    yield Shape("dataMachineType", "dataMachineType", cfg.data_machine_type)
+    yield ShapeEntry("machineType", "machineType", cfg.machine_type)
+    yield ShapeEntry("dataMachineType", "dataMachineType", cfg.data_machine_type)
     for index, entry in enumerate(cfg.capacity.fallbacks):
-        yield Shape(f"fallbacks[{index}]", f"fallbacks[{index}].machineType", entry.get("machine_type"))
+        yield ShapeEntry(f"fallbacks[{index}]", f"fallbacks[{index}].machineType", entry.get("machine_type"))
     if cfg.batch_prediction is not None:
-        yield Shape("batchPrediction", "batchPrediction.machineType", cfg.batch_prediction.machine_type)
+        yield ShapeEntry("batchPrediction", "batchPrediction.machineType", cfg.batch_prediction.machine_type)
         for index, entry in enumerate(cfg.batch_prediction.fallbacks):
             where = f"batchPrediction.fallbacks[{index}]"
-            yield Shape(where, f"{where}.machineType", entry.get("machine_type"))
+            yield ShapeEntry(where, f"{where}.machineType", entry.get("machine_type"))
 
 
 def config_warnings(cfg: Any) -> list[str]:
