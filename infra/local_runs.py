@@ -164,13 +164,23 @@ def train(run_dir: Path, trainer_args: Sequence[str]) -> int:
 def tune(run_dir: Path, count: int, image_size: int) -> int:
     """Synthetic data, then a 4-trial grid (learning rate x batch size), trials two at a time."""
     data = run_dir / "data"
-    subprocess.run(
+    # In a session of its own, so Ctrl-C reaches this process alone, which stops it and says so once.
+    convert = subprocess.Popen(
         [
             *(sys.executable, "-m", "trainer.create_tfrecords", "--source", "synthetic"),
             *("--count", str(count), "--image-size", str(image_size), "--output", str(data)),
         ],
-        check=True,
+        start_new_session=True,
     )
+    try:
+        if convert.wait() != 0:
+            return 1  # create_tfrecords has said why
+    except KeyboardInterrupt:
+        convert.terminate()
+        convert.wait()
+        sys.exit(
+            f"interrupted: stopped tune-local while it prepared its data; kept {run_dir} (no study started)"
+        )
     trainer = trainer_pool(
         [
             *("--data-dir", str(data), "--image-size", str(image_size), "--weights", "none"),
