@@ -113,3 +113,20 @@ def test_a_bad_fallback_gpu_is_listed_when_the_primary_count_and_region_are_bad_
     )
     assert "fallbacks[2].machineType" in keys and "dataMachineType" in keys
     assert len(keys) == len(set(keys)), keys  # each once
+
+
+def test_the_study_and_batch_shapes_are_checked_when_the_primary_count_and_region_are_bad() -> None:
+    study = {"metric": "val_accuracy", "maxTrials": 2, "parallelTrials": 5}
+    study["parameters"] = {"learningRate": {"values": [0.1, 0.01]}}
+    batch = {"images": "gs://b/i", "machineType": "n1-standard-4", "acceleratorType": "NVIDIA_TESLA_T9"}
+    keys = [
+        p.key
+        for p in found(
+            "dev",
+            acceleratorCount=0,
+            region="us-central1-a",
+            tuning=study,
+            batchPrediction={**batch, "acceleratorCount": 1},
+        )
+    ]
+    assert {"region", "acceleratorCount", "tuning", "batchPrediction.acceleratorType"} <= set(keys), keys
