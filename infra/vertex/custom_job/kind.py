@@ -11,12 +11,12 @@ from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
 from infra.vertex.custom_job import experiments, spec
 from infra.vertex.custom_job.report import run_outputs, summary_line
+from infra.vertex.custom_job.watch import watcher
 from infra.vertex.lifecycle import restarts, waiting
 from infra.vertex.lifecycle.kind import JobKind, Ticker
 from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.run_record import arg_values
 from infra.vertex.lifecycle.status import JobStatus
-from infra.vertex.lifecycle.watch import watcher
 from infra.vertex.runners.local.runner import LocalRunner
 from infra.vertex.runners.vertex import VertexRunner
 
