@@ -246,7 +246,7 @@ def accelerator_failures(where: str, machine: Mapping[str, Any]) -> Failures:
     counts = accelerator_counts(machine_type, kind) if kind else None
     if counts is not None and count not in counts:
         reason = f"machine type {machine_type} takes {counts_text(counts)} {kind}, not {count}"
-        limit = n1_vcpu_limit(kind, count)
+        limit = n1_vcpu_limit(str(kind), count)
         if limit is not None and machine_type in MACHINE_SHAPES:
             vcpus = MACHINE_SHAPES[machine_type][0]
             reason += f" (with {count} {kind} an N1 machine type has at most {limit} vCPUs; "
