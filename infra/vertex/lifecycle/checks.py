@@ -25,6 +25,7 @@ from infra.vertex.capacity.machines import (
     counts_text,
     n1_vcpu_limit,
 )
+from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import spend
 from infra.vertex.lifecycle import restarts
 
@@ -196,6 +197,16 @@ def label_failures(
 
 def machine_family(machine_type: str) -> str:
     return machine_type.split("-", 1)[0]
+
+
+def machine_failures(shape: Shape) -> Failures:
+    """accelerator_failures of a shape's machine (the stack's configuration checks its machines so)."""
+    machine = {
+        "machine_type": shape.machine_type,
+        "accelerator_type": shape.accelerator_type,
+        "accelerator_count": shape.accelerator_count,
+    }
+    return accelerator_failures("", machine)
 
 
 def accelerator_failures(where: str, machine: Mapping[str, Any]) -> Failures:
