@@ -34,6 +34,7 @@ from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex import NOT_OFFERED
 from tests.fakes.vertex_tuning import FakeTuningJobService
+from tests.stack.test_tuning_stack import STUDY  # the study the stack tests use
 
 GOLDEN = Path(__file__).with_name("requests.json")
 CUSTOM_JOB = "pulumi-python:dynamic/vertex:CustomJob"
@@ -43,14 +44,6 @@ PROVIDERS: dict[str, Any] = {
     CUSTOM_JOB: CustomJobProvider,
     TUNING_JOB: TuningJobProvider,
     BATCH_JOB: BatchPredictionProvider,
-}
-STUDY = {
-    "metric": "val_accuracy",
-    "goal": "MAXIMIZE",
-    "algorithm": "grid",
-    "maxTrials": 4,
-    "parallelTrials": 2,
-    "parameters": {"learningRate": {"values": [0.01, 0.001]}, "batchSize": {"values": [16, 32]}},
 }
 BATCH = {
     "images": "gs://demo-images/held-back/",
