@@ -6,7 +6,8 @@ model (a BatchPredictionJob, infra/vertex/batch/). Absent: no batch prediction.
       machineType: n1-standard-4             # and acceleratorType / acceleratorCount
       startingReplicaCount: 1
       maxReplicaCount: 2
-      fallbacks: [{region: europe-west4}]    # machineType, acceleratorType, acceleratorCount, region
+      fallbacks: [{machineType: n1-highmem-8}]  # machineType, acceleratorType, acceleratorCount (the job's
+                                             # region only: batch/spec.py SAME_REGION_DOC)
       timeoutSeconds: 3600                   # default: the stack's timeoutSeconds
 
 The machine and replica rules are the resource's own (batch/spec.py validate), applied here so that a stack
@@ -76,7 +77,7 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
         raise ConfigError(
             key,
             f"must be a map of {', '.join(FALLBACK_FIELDS)}, got {entry!r}",
-            set_path_fix(f"{key}.region", "europe-west4"),
+            set_path_fix(f"{key}.machineType", "n1-highmem-8"),
         )
     return {FALLBACK_FIELDS[k]: path_number(v) for k, v in entry.items()}
 
@@ -118,7 +119,7 @@ def read_batch_prediction(
         raise ConfigError(
             "batchPrediction.fallbacks",
             "must be a list of shapes",
-            set_path_fix("batchPrediction.fallbacks[0].region", "europe-west4"),
+            set_path_fix("batchPrediction.fallbacks[0].machineType", "n1-highmem-8"),
         )
     config = BatchPredictionConfig(
         images=images,

@@ -102,6 +102,30 @@ def _batch_problem(job: aiplatform_v1.BatchPredictionJob) -> str | None:
         return "dedicated_resources.machine_spec is required"
     if resources.starting_replica_count > (resources.max_replica_count or 10):
         return "starting_replica_count must not exceed max_replica_count"
+    return _instance_config_problem(job)
+
+
+# InstanceConfig (batch_prediction_job.proto, read 2026-11-27): key_field needs input that is "JSONL with
+# objects at each line, CSV, BigQuery or TfRecord"; included/excluded_fields "JSONL with objects at each
+# line, BigQuery or TfRecord" and not both; instance_type `object`/`array` "Does not apply to `csv`,
+# `file-list`, `tf-record`, or `tf-record-gzip`".
+_KEYED_FORMATS = {"jsonl", "csv", "bigquery", "tf-record", "tf-record-gzip"}
+_FIELD_FORMATS = {"jsonl", "bigquery", "tf-record", "tf-record-gzip"}
+_TYPED_FORMATS = {"jsonl", "bigquery"}
+
+
+def _instance_config_problem(job: aiplatform_v1.BatchPredictionJob) -> str | None:
+    config, fmt = job.instance_config, job.input_config.instances_format
+    if config.key_field and fmt not in _KEYED_FORMATS:
+        return f"instance_config.key_field is not supported for instances_format {fmt}"
+    if (config.included_fields or config.excluded_fields) and fmt not in _FIELD_FORMATS:
+        return f"instance_config.included_fields/excluded_fields are not supported for instances_format {fmt}"
+    if config.included_fields and config.excluded_fields:
+        return "only one of instance_config.included_fields and excluded_fields may be set"
+    if config.instance_type and (
+        config.instance_type not in ("object", "array") or fmt not in _TYPED_FORMATS
+    ):
+        return f"instance_config.instance_type {config.instance_type!r} does not apply to {fmt}"
     return None
 
 

@@ -1,6 +1,7 @@
 """A batch prediction run by the local runner on the session's tiny three-class model, end to end through the
-provider: the held-back images classified into JSON lines, a bad file counted as failed, run.json written,
-and destroy removing the job's records."""
+provider: the held-back images classified into the files and lines Vertex writes (each names its image and
+every class with its probability), a corrupt image failing alone and counted as failed, the results table,
+run.json written, and destroy removing the job's records."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from infra import predictions as predictions_command
 from infra.vertex.batch_provider import BatchPredictionProvider
-from infra.vertex.runners.local.batch import ERRORS_FILE, PREDICTIONS_FILE
+from infra.vertex.runners.local.batch import ERRORS_FILE, RESULTS_FILE
 from infra.vertex.runners.local.runner import job_dir
 from tests.trainer.helpers import make_class_folder
 from trainer import export
@@ -45,17 +47,36 @@ def test_local_batch_prediction_classifies_a_folder(trained: dict, tmp_path: Pat
     predictions = Path(outs["predictions_dir"])
     assert predictions.parent == tmp_path / "predictions"
     assert predictions.name.startswith("prediction-classify-held-back-")
-    lines = [json.loads(line) for line in (predictions / PREDICTIONS_FILE).read_text().splitlines()]
-    assert len(lines) == 6
+    assert sorted(p.name for p in predictions.iterdir()) == [ERRORS_FILE, RESULTS_FILE]
+    lines = [json.loads(line) for line in (predictions / RESULTS_FILE).read_text().splitlines()]
+    # Every image has its line (the broken one too: the model answers that it cannot read it).
+    assert sorted(line["key"] for line in lines) == sorted(
+        str(p) for p in images.rglob("*") if p.suffix in (".png", ".jpg")
+    )
     for line in lines:
-        assert Path(line["image"]).parent.parent == images
-        assert sorted(p["class"] for p in line["predictions"]) == CLASS_NAMES  # every class, with its
-        assert abs(sum(p["probability"] for p in line["predictions"]) - 1.0) < 1e-4  # probability
-    (error,) = [json.loads(line) for line in (predictions / ERRORS_FILE).read_text().splitlines()]
-    assert "broken.png" in error["error"]["message"]
+        assert set(line) == {"key", "prediction"}  # no instance (image bytes) in the output
+        prediction = line["prediction"]
+        if line["key"].endswith("broken.png"):
+            assert prediction["error"] == export.UNREADABLE and prediction["top_class"] == ""
+            continue
+        assert prediction["error"] == "" and sorted(prediction["classes"]) == CLASS_NAMES  # every class,
+        assert abs(sum(prediction["probabilities"]) - 1.0) < 1e-4  # with its probability
+        assert prediction["top_class"] == prediction["classes"][0]
+    assert (predictions / ERRORS_FILE).read_text() == ""  # no request failed
     record = json.loads((tmp_path / "predictions" / "run.json").read_text())
     assert record["kind"] == "batch_prediction_job" and record["completion_stats"]["successful_count"] == 6
-    assert "6 images classified, 1 failed" in capsys.readouterr().err
+    assert "6 images classified, 1 failed, 0 incomplete" in capsys.readouterr().err
+
+    # The results as one table, read from the output_dir (its newest prediction-* folder).
+    assert predictions_command.main([str(tmp_path / "predictions")]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["IMAGE", "CLASS", "PROBABILITY", "ERROR"] and len(table) == 8
+    broken = next(row for row in table if "broken.png" in row)
+    assert export.UNREADABLE in broken
+    good = [row.split() for row in table[1:] if "broken.png" not in row]
+    assert all(row[1] in CLASS_NAMES and 0 < float(row[2]) <= 1 for row in good)
+    assert predictions_command.main([str(predictions), "--csv", "--all-classes"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1 + 6 * 3 + 1
 
     provider.delete(result.id, outs)
     assert not job_dir(str(tmp_path / "predictions"), result.id).exists()

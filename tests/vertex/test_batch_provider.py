@@ -1,6 +1,7 @@
 """BatchPredictionProvider against the fake JobService, through the real JobServiceClient and the shared
 lifecycle: the request, the outputs and run.json, fallbacks, adoption, cancel/delete and check refusals."""
 
+import base64
 import json
 
 import pytest
@@ -41,13 +42,31 @@ def batch_jobs(fake):
     return [job for job in fake.jobs.values() if isinstance(job, aiplatform_v1.BatchPredictionJob)]
 
 
-def test_the_request_feeds_the_listed_images_to_the_prebuilt_container(fake_vertex, images, provider):
+def test_the_request_feeds_keyed_images_to_the_prebuilt_container(fake_vertex, images, provider):
+    images.put(IMAGES + "dogs/c.png", b"\x89PNG other bytes")
     create(provider, accelerator_type="NVIDIA_TESLA_T4", accelerator_count=1, max_replica_count=3)
     (job,) = batch_jobs(fake_vertex)
-    assert job.input_config.instances_format == "file-list"
-    assert list(job.input_config.gcs_source.uris) == [f"{OUTPUT_DIR}/file-list.txt"]
-    listed = images.get(f"{OUTPUT_DIR}/file-list.txt").decode().splitlines()
-    assert listed == [IMAGES + "cats/a.jpg", IMAGES + "dogs/b.PNG"]  # JPEG/PNG only, any case
+    assert job.input_config.instances_format == "jsonl"
+    assert list(job.input_config.gcs_source.uris) == [f"{OUTPUT_DIR}/instances.jsonl"]
+    lines = [json.loads(line) for line in images.get(f"{OUTPUT_DIR}/instances.jsonl").decode().splitlines()]
+    # JPEG/PNG only, any case; each line: the image's URI as the key, its own bytes as {"b64": ...}.
+    assert [line["key"] for line in lines] == [
+        IMAGES + "cats/a.jpg",
+        IMAGES + "dogs/b.PNG",
+        IMAGES + "dogs/c.png",
+    ]
+    assert [base64.b64decode(line["image_bytes"]["b64"]) for line in lines] == [
+        b"bytes",
+        b"bytes",
+        b"\x89PNG other bytes",
+    ]
+    # key_field: the key is not sent to the model and each output line carries it instead of the instance
+    # (no image bytes in the output). Nothing excluded: an excluded field is not sent to the model, which
+    # needs the bytes (aiplatform_v1 BatchPredictionJob.InstanceConfig).
+    config = job.instance_config
+    assert (config.instance_type, config.key_field) == ("object", "key")
+    assert list(config.excluded_fields) == [] and list(config.included_fields) == []
+    assert set(lines[0]) - {config.key_field} == {"image_bytes"}  # what the model is sent: its one input
     assert job.output_config.predictions_format == "jsonl"
     assert job.output_config.gcs_destination.output_uri_prefix == OUTPUT_DIR
     resources = job.dedicated_resources
@@ -97,23 +116,34 @@ def test_success_outputs_and_run_record(fake_vertex, images, provider):
     assert record["completion_stats"]["failed_count"] == 1
 
 
-def test_a_stockout_moves_to_the_fallback_region(fake_vertex, images, provider, capsys):
+def test_a_stockout_moves_to_the_fallback_machine(fake_vertex, images, provider, capsys):
     fake_vertex.capacity[(REGION, "n1-standard-4", "", "STANDARD")] = STOCKOUT
-    result = create(provider, fallbacks=[{"region": "europe-west4"}])
-    assert result.id.startswith("projects/demo-project/locations/europe-west4/batchPredictionJobs/")
+    result = create(provider, fallbacks=[{"machine_type": "n1-highmem-8", "region": REGION}])
+    assert result.id.startswith(f"{PARENT}/batchPredictionJobs/")
     outs = result.outs
     assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
-    assert outs["placement"]["region"] == "europe-west4"
+    assert outs["placement"]["machine_type"] == "n1-highmem-8" and outs["placement"]["region"] == REGION
     assert "Resources are insufficient" in outs["attempts"][0]["reason"]
     assert "trying next" in capsys.readouterr().err
+
+
+def test_a_fallback_region_is_refused_at_check_with_the_reason(provider):
+    """Google requires a batch prediction's input and output in its model's region; they are in the home
+    region's bucket, so a fallback in another region could only fail or read across regions."""
+    failures = provider.check({}, batch_props(fallbacks=[{"region": "europe-west4"}])).failures
+    (failure,) = failures
+    assert failure.property == "fallbacks[0].region"
+    assert "same region as its model" in failure.reason and spec.SAME_REGION_DOC in failure.reason
+    assert "Drop the region from this fallback" in failure.reason
 
 
 def test_every_shape_stocked_out_names_the_vertex_quotas_page_not_training_quotas(
     fake_vertex, images, provider
 ):
     fake_vertex.capacity[("n1-standard-4", "", "STANDARD")] = STOCKOUT
+    fake_vertex.capacity[("n1-highmem-8", "", "STANDARD")] = STOCKOUT
     with pytest.raises(JobError) as raised:
-        create(provider, fallbacks=[{"machine_type": "n1-standard-4", "region": "europe-west4"}])
+        create(provider, fallbacks=[{"machine_type": "n1-highmem-8"}])
     message = str(raised.value)
     assert "Batch prediction classify-held-back could not get machines" in message
     assert "custom_model_training" not in message and "FLEX_START" not in message
@@ -205,5 +235,5 @@ def test_check_skips_unknown_preview_values(provider):
 def test_diff_replaces_on_what_the_job_computes_only(provider):
     olds = spec.with_defaults(batch_props())
     assert provider.diff("id", olds, batch_props(wait=False)).replaces == []
-    assert provider.diff("id", olds, batch_props(fallbacks=[{"region": "europe-west4"}])).replaces == []
+    assert provider.diff("id", olds, batch_props(fallbacks=[{"machine_type": "n1-highmem-8"}])).replaces == []
     assert provider.diff("id", olds, batch_props(images="gs://demo-bucket/other/")).replaces == ["images"]
