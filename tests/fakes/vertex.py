@@ -140,6 +140,8 @@ def _batch_output(job: aiplatform_v1.BatchPredictionJob, fake: FakeJobService) -
     job.completion_stats = aiplatform_v1.CompletionStats(
         successful_count=fake.batch_successful, failed_count=fake.batch_failed, incomplete_count=0
     )
+    if fake.batch_writes is not None:  # what the job wrote there (a test's fake Cloud Storage)
+        fake.batch_writes(job.output_info.gcs_output_directory)
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,8 @@ class FakeJobService(FakeService):
         # The completion stats a succeeded batch prediction reports.
         self.batch_successful: int = 3
         self.batch_failed: int = 0
+        # Called with a succeeded batch prediction's output directory: a test writes its files there.
+        self.batch_writes: Callable[[str], None] | None = None
 
     def capacity_of(self, region: str, job: aiplatform_v1.CustomJob) -> str | None:
         """STOCKOUT, QUEUED or None (room) for this job's shape in `region`."""

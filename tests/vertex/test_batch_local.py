@@ -80,3 +80,67 @@ def test_local_batch_prediction_classifies_a_folder(trained: dict, tmp_path: Pat
 
     provider.delete(result.id, outs)
     assert not job_dir(str(tmp_path / "predictions"), result.id).exists()
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An untrained two-layer classifier exported by the trainer's own export (both SavedModels): what the
+    local runner serves is the export, not how well it was trained."""
+    import tf_keras as keras
+
+    from trainer.distribute import Role
+
+    inputs = keras.Input((16, 16, 3))
+    outputs = keras.layers.Dense(3, activation="softmax")(keras.layers.GlobalAveragePooling2D()(inputs))
+    model_dir = tmp_path_factory.mktemp("tiny") / "model"
+    export.export(keras.Model(inputs, outputs), str(model_dir), 16, Role("chief", 0, True), CLASS_NAMES)
+    return model_dir / export.BYTES_MODEL_DIR
+
+
+def test_local_run_names_every_image_and_a_corrupt_one_fails_alone(tiny_model: Path, tmp_path: Path, capsys):
+    images = make_class_folder(tmp_path / "images", CLASS_NAMES, per_class=1, size=20, seed=5)
+    (images / "green" / "truncated.png").write_bytes(
+        (images / "green").iterdir().__next__().read_bytes()[:50]
+    )
+    provider = BatchPredictionProvider()
+    props = {
+        "runner": "local",
+        "display_name": "tiny",
+        "artifact_uri": str(tiny_model),
+        "images": str(images),
+        "output_dir": str(tmp_path / "out"),
+        "timeout_seconds": 600,
+        "poll_interval_seconds": 0.2,
+    }
+    outs = provider.create(provider.check({}, props).inputs).outs
+    assert outs["state"] == "JOB_STATE_SUCCEEDED", outs["error"]
+    assert outs["completion_stats"] == {"successful_count": 3, "failed_count": 1, "incomplete_count": 0}
+    instances = [json.loads(line) for line in (tmp_path / "out" / "instances.jsonl").read_text().splitlines()]
+    assert len(instances) == 4 and all(set(i) == {"key", "image_bytes"} for i in instances)
+    lines = [
+        json.loads(line) for line in (Path(outs["predictions_dir"]) / RESULTS_FILE).read_text().splitlines()
+    ]
+    by_image = {str(Path(line["key"]).relative_to(images)): line["prediction"] for line in lines}
+    assert sorted(by_image) == ["blue/000.png", "green/000.png", "green/truncated.png", "red/000.png"]
+    assert by_image["green/truncated.png"]["error"] == export.UNREADABLE
+    for name, prediction in by_image.items():
+        if name != "green/truncated.png":
+            assert prediction["error"] == "" and sorted(prediction["classes"]) == CLASS_NAMES
+            assert prediction["top_class"] == prediction["classes"][0]
+    err = capsys.readouterr().err
+    assert "4 images written to" in err and "3 images classified, 1 failed, 0 incomplete" in err
+
+
+def test_a_request_the_model_refuses_fails_its_instances_into_errors_stats(tiny_model: Path, tmp_path: Path):
+    """As TF Serving fails a whole request: each instance of it gets an error line with its key."""
+    from infra.vertex.runners.local import batch
+
+    instances = tmp_path / "instances.jsonl"
+    instances.write_text(
+        "".join(json.dumps({"key": f"gs://b/{i}.png", "pixels": [1, 2]}) + "\n" for i in range(3))
+    )
+    assert batch.main([str(tmp_path / "out"), str(tiny_model), str(instances), "key"]) == 1
+    assert (tmp_path / "out" / RESULTS_FILE).read_text() == ""
+    errors = [json.loads(line) for line in (tmp_path / "out" / ERRORS_FILE).read_text().splitlines()]
+    assert [e["key"] for e in errors] == ["gs://b/0.png", "gs://b/1.png", "gs://b/2.png"]
+    assert all(e["error"]["message"] and isinstance(e["error"]["code"], int) for e in errors)

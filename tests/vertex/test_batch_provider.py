@@ -7,6 +7,7 @@ import json
 import pytest
 from google.cloud import aiplatform_v1
 
+from infra import predictions as predictions_command
 from infra.vertex.batch import spec
 from infra.vertex.batch_provider import BatchPredictionProvider
 from infra.vertex.lifecycle.checks import KEY_LABEL
@@ -237,3 +238,66 @@ def test_diff_replaces_on_what_the_job_computes_only(provider):
     assert provider.diff("id", olds, batch_props(wait=False)).replaces == []
     assert provider.diff("id", olds, batch_props(fallbacks=[{"machine_type": "n1-highmem-8"}])).replaces == []
     assert provider.diff("id", olds, batch_props(images="gs://demo-bucket/other/")).replaces == ["images"]
+
+
+def vertex_lines(images_ok: list[str], unreadable: list[str]) -> str:
+    """Result lines as Vertex writes them with key_field for the exported model's batch signature."""
+    lines = [
+        {
+            "key": key,
+            "prediction": {
+                "top_class": "dogs",
+                "classes": ["dogs", "cats"],
+                "probabilities": [0.9, 0.1],
+                "error": "",
+            },
+        }
+        for key in images_ok
+    ] + [
+        {
+            "key": key,
+            "prediction": {
+                "top_class": "",
+                "classes": ["", ""],
+                "probabilities": [0, 0],
+                "error": "unreadable",
+            },
+        }
+        for key in unreadable
+    ]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def test_images_the_model_could_not_read_count_as_failed(fake_vertex, images, provider, capsys):
+    """Vertex counts an answered instance as successful; an image whose answer is an `error` is failed to the
+    user: the counts are read from the job's own result files."""
+    fake_vertex.batch_successful, fake_vertex.batch_failed = 3, 1
+    written = {
+        "prediction.results-00000-of-00002": vertex_lines([IMAGES + "cats/a.jpg"], [IMAGES + "bad.jpg"]),
+        "prediction.results-00001-of-00002": vertex_lines([IMAGES + "dogs/b.PNG"], []),
+        "prediction.errors_stats-00000-of-00001": json.dumps(
+            {"key": IMAGES + "x.png", "error": {"code": 3, "message": "request failed"}}
+        )
+        + "\n",
+    }
+    fake_vertex.batch_writes = lambda where: [
+        images.put(f"{where}/{name}", text.encode()) for name, text in written.items()
+    ]
+    outs = create(provider).outs
+    assert outs["completion_stats"] == {"successful_count": 2, "failed_count": 2, "incomplete_count": 0}
+    assert "2 images classified, 2 failed, 0 incomplete" in capsys.readouterr().err
+
+    # The table command reads the same files from Cloud Storage (the output_dir: its newest prediction-*).
+    assert predictions_command.main([OUTPUT_DIR, "--csv"]) == 0
+    out = capsys.readouterr()
+    rows = out.out.splitlines()
+    assert rows[0] == "image,class,probability,error"
+    assert sorted(rows[1:]) == sorted(
+        [
+            f"{IMAGES}cats/a.jpg,dogs,0.9000,",
+            f"{IMAGES}dogs/b.PNG,dogs,0.9000,",
+            f"{IMAGES}bad.jpg,,,unreadable",
+            f"{IMAGES}x.png,,,request failed",
+        ]
+    )
+    assert "2 images classified, 2 failed" in out.err
