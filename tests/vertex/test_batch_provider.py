@@ -2,6 +2,7 @@
 lifecycle: the request, the outputs and run.json, fallbacks, adoption, cancel/delete and check refusals."""
 
 import base64
+import datetime
 import json
 
 import pytest
@@ -10,6 +11,7 @@ from google.cloud import aiplatform_v1
 from infra import predictions as predictions_command
 from infra.vertex.batch import spec
 from infra.vertex.batch_provider import BatchPredictionProvider
+from infra.vertex.cost import pricing
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from tests.fakes.vertex import STOCKOUT
@@ -301,3 +303,31 @@ def test_images_the_model_could_not_read_count_as_failed(fake_vertex, images, pr
         ]
     )
     assert "2 images classified, 2 failed" in out.err
+
+
+# A figure for these tests only (no prediction price has a source: pricing.PREDICTION_TABLE is empty): it
+# proves the mechanism that a sourced row will drive, and is never shown to a user.
+TEST_NODE_HOUR_USD = 1.0
+
+
+def test_the_cap_cancels_a_batch_job_at_its_prediction_price(fake_vertex, images, provider, monkeypatch):
+    monkeypatch.setitem(pricing.PREDICTION_TABLE, REGION, {"n1-standard-4": TEST_NODE_HOUR_USD})
+    fake_vertex.auto_advance = False
+    job = spec.build_job(spec.with_defaults(batch_props(max_replica_count=2)))
+    name = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
+    fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=1800)
+    # Two replicas at most: USD 2 an hour; half an hour has run, the cap is a quarter hour's worth.
+    outs = create(provider, max_replica_count=2, max_cost_usd=0.5).outs
+    assert outs["state"] == "JOB_STATE_CANCELLED" and outs["cost_cap_reached"] is True
+    assert outs["estimated_cost_usd"] >= 1.0 - 1e-3
+    assert "reached max_cost_usd" in outs["error"] and f"stays under {OUTPUT_DIR}" in outs["error"]
+    assert "checkpoints" not in outs["error"]
+    assert "CancelBatchPredictionJob" in [method for method, _ in fake_vertex.calls]
+
+
+def test_without_a_sourced_price_the_cap_is_not_enforced_and_check_says_so(fake_vertex, provider, capsys):
+    assert pricing.PREDICTION_TABLE == {}  # no sourced figure: nothing may price a prediction machine
+    provider.check({}, batch_props(max_cost_usd=1))
+    err = capsys.readouterr().err
+    assert "n1-standard-4 (us-central1, batch prediction: no sourced price)" in err
+    assert "WARNING" in err and "max_cost_usd USD 1.00 is not enforced" in err
