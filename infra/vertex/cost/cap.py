@@ -100,14 +100,20 @@ def paragraph(props: Mapping[str, Any], status: JobStatus) -> str:
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
     counted = "at most " if total.bound else ""
     if "base_output_dir" in props:  # a training job: it resumes from its checkpoints
-        what, kept = "Training job", (
-            f"Its checkpoints stay in {spec.output_dirs(props['base_output_dir'])['AIP_CHECKPOINT_DIR']}: "
-            "`pulumi up` with a larger maxCostUsd starts it again from them"
+        what, kept = (
+            "Training job",
+            (
+                f"Its checkpoints stay in {spec.output_dirs(props['base_output_dir'])['AIP_CHECKPOINT_DIR']}: "
+                "`pulumi up` with a larger maxCostUsd starts it again from them"
+            ),
         )
     else:  # a batch prediction: no checkpoints, its output so far stays
-        what, kept = "Job", (
-            f"What it wrote so far stays under {props.get('output_dir')}: `pulumi up` with a larger "
-            "maxCostUsd runs it again"
+        what, kept = (
+            "Job",
+            (
+                f"What it wrote so far stays under {props.get('output_dir')}: `pulumi up` with a larger "
+                "maxCostUsd runs it again"
+            ),
         )
     return (
         f"{what} {status.name} ({props.get('display_name')}) was cancelled because its running cost "
