@@ -9,6 +9,7 @@ model (a BatchPredictionJob, infra/vertex/batch/). Absent: no batch prediction.
       fallbacks: [{machineType: n1-highmem-8}]  # machineType, acceleratorType, acceleratorCount (the job's
                                              # region only: batch/spec.py SAME_REGION_DOC)
       timeoutSeconds: 3600                   # default: the stack's timeoutSeconds
+      reservationAffinity: {type: SPECIFIC_RESERVATION, reservation: projects/P/zones/Z/reservations/N}
 
 The machine and replica rules are the resource's own (batch/spec.py validate), applied here so that a stack
 error names the key.
@@ -35,6 +36,7 @@ FIELDS = {
     "startingReplicaCount": "starting_replica_count",
     "maxReplicaCount": "max_replica_count",
     "timeoutSeconds": "timeout_seconds",
+    "reservationAffinity": "reservation_affinity",
     "fallbacks": "fallbacks",
 }
 FALLBACK_FIELDS = {
@@ -42,6 +44,7 @@ FALLBACK_FIELDS = {
     "acceleratorType": "accelerator_type",
     "acceleratorCount": "accelerator_count",
     "region": "region",
+    "reservationAffinity": "reservation_affinity",
 }
 _EXAMPLE = "gs://my-bucket/to-classify/"
 
@@ -56,6 +59,7 @@ class BatchPredictionConfig:
     max_replica_count: int = 1
     timeout_seconds: int = 3600
     fallbacks: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    reservation_affinity: dict[str, Any] | None = None
 
     def job_args(self) -> dict[str, Any]:
         """The BatchPredictionArgs these keys set."""
@@ -68,6 +72,7 @@ class BatchPredictionConfig:
             "max_replica_count": self.max_replica_count,
             "timeout_seconds": self.timeout_seconds,
             "fallbacks": [dict(f) for f in self.fallbacks] or None,
+            "reservation_affinity": dict(self.reservation_affinity) if self.reservation_affinity else None,
         }
 
 
@@ -113,7 +118,11 @@ def read_batch_prediction(
         )
     if runner == "local" and not images.startswith("gs://") and not Path(images).expanduser().is_absolute():
         images = str(root / images)  # relative to the repository root, as localDir is
-    numbers = {k: path_number(value[k]) for k in FIELDS if k in value and k not in ("images", "fallbacks")}
+    numbers = {
+        k: path_number(value[k])
+        for k in FIELDS
+        if k in value and k not in ("images", "fallbacks", "reservationAffinity")
+    }
     fallbacks = value.get("fallbacks") or []
     if not isinstance(fallbacks, list):
         raise ConfigError(
@@ -130,6 +139,7 @@ def read_batch_prediction(
         max_replica_count=numbers.get("maxReplicaCount", numbers.get("startingReplicaCount", 1)),
         timeout_seconds=numbers.get("timeoutSeconds", timeout_seconds),
         fallbacks=tuple(_fallback(i, entry) for i, entry in enumerate(fallbacks)),
+        reservation_affinity=value.get("reservationAffinity"),
     )
     _check(config, runner, region)
     return config

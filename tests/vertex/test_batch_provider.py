@@ -331,3 +331,37 @@ def test_without_a_sourced_price_the_cap_is_not_enforced_and_check_says_so(fake_
     err = capsys.readouterr().err
     assert "n1-standard-4 (us-central1, batch prediction: no sourced price)" in err
     assert "WARNING" in err and "max_cost_usd USD 1.00 is not enforced" in err
+
+
+RESERVATION = f"projects/{PROJECT}/zones/{REGION}-a/reservations/predict-t4"
+
+
+def test_a_reservation_is_in_the_machine_spec_and_a_fallback_on_other_machines_drops_it(
+    fake_vertex, images, provider
+):
+    """MachineSpec.reservation_affinity ("Optional. Immutable.") is accepted for batch; a reservation
+    matches one exact machine configuration, so a fallback on other machines does not inherit it."""
+    fake_vertex.capacity[(REGION, "n1-standard-4", "", "STANDARD")] = STOCKOUT
+    affinity = {"type": "SPECIFIC_RESERVATION", "reservation": RESERVATION}
+    create(provider, reservation_affinity=affinity, fallbacks=[{"machine_type": "n1-highmem-8"}])
+    first, second = sorted(batch_jobs(fake_vertex), key=lambda job: job.name)
+    reserved = first.dedicated_resources.machine_spec.reservation_affinity
+    assert reserved.reservation_affinity_type.name == "SPECIFIC_RESERVATION"
+    assert (reserved.key, list(reserved.values)) == ("compute.googleapis.com/reservation-name", [RESERVATION])
+    assert "reservation_affinity" not in second.dedicated_resources.machine_spec
+
+
+@pytest.mark.parametrize(
+    ("affinity", "words"),
+    [
+        ({"type": "SOMETIMES"}, "type must be one of"),
+        ({"type": "SPECIFIC_RESERVATION", "reservation": "predict-t4"}, "full name"),
+        (
+            {"type": "SPECIFIC_RESERVATION", "reservation": "projects/p/zones/europe-west4-a/reservations/r"},
+            "not in the shape's region",
+        ),
+    ],
+)
+def test_a_bad_reservation_is_refused_at_check(provider, affinity, words):
+    failures = provider.check({}, batch_props(reservation_affinity=affinity)).failures
+    assert [f.property for f in failures] == ["reservation_affinity"] and words in failures[0].reason

@@ -32,7 +32,8 @@ class BatchPredictionArgs:
     accelerator_count: int = 0
     starting_replica_count: int = 1
     max_replica_count: int | None = None  # default: starting_replica_count
-    fallbacks: list[dict[str, Any]] | None = None  # machine_type, accelerator_*, region
+    reservation_affinity: dict[str, str] | None = None  # {type, reservation}: MachineSpec.reservation_affinity
+    fallbacks: list[dict[str, Any]] | None = None  # machine_type, accelerator_*, reservation_affinity
     max_cost_usd: float | None = None
     queue_timeout_seconds: int | None = None
     wait: bool = True

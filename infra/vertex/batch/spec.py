@@ -28,9 +28,11 @@ from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
 from infra.vertex.prediction_image import prediction_image
 
-# The shape keys a batch prediction's fallbacks may change: its machine and its region (no Spot, FLEX_START
-# nor reservation in BatchDedicatedResources).
-SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "region")
+# The shape keys a batch prediction's fallbacks may change: its machine (and its reservation: the
+# MachineSpec of BatchDedicatedResources has `reservation_affinity`, "Optional. Immutable.",
+# machine_resources.proto, read 2026-11-27); no Spot nor FLEX_START (BatchDedicatedResources has no
+# scheduling); `region` only the job's own (SAME_REGION_DOC).
+SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "region", "reservation_affinity")
 IN_PLACE_INPUTS = frozenset(
     {"wait", "poll_interval_seconds", "queue_timeout_seconds", "fallbacks", "max_cost_usd"}
 )
@@ -52,6 +54,7 @@ INPUTS = (
     "accelerator_count",
     "starting_replica_count",
     "max_replica_count",
+    "reservation_affinity",
     "model",
     "artifact_uri",
     "images",
@@ -121,6 +124,9 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.append(("machine_type", "machine_type is required, e.g. n1-standard-4"))
         return failures
     failures += checks.accelerator_failures("", props)
+    failures += reservations.affinity_failures(
+        "reservation_affinity", props.get("reservation_affinity"), props.get("region"), "STANDARD"
+    )
     return failures + _fallback_failures(props)
 
 
@@ -218,8 +224,15 @@ def _fallback_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         if "region" in entry:
             failures.extend(reservations.region_failures(f"{where}.region", entry["region"]))
             failures.extend(_other_region_failures(where, entry["region"], props.get("region")))
-        shaped = placement.apply_shape(props, placement.resolve(entry, placement.primary_shape(props)))
+        resolved = placement.resolve(entry, placement.primary_shape(props))
+        shaped = placement.apply_shape(props, resolved)
         failures.extend((where, reason) for _key, reason in checks.accelerator_failures(where, shaped))
+        if "reservation_affinity" in entry:
+            failures.extend(
+                reservations.affinity_failures(
+                    where, entry["reservation_affinity"], resolved.region or props.get("region"), "STANDARD"
+                )
+            )
     return failures
 
 
@@ -249,6 +262,9 @@ def machine_spec(props: Mapping[str, Any]) -> aiplatform_v1.MachineSpec:
     if props.get("accelerator_type") and props.get("accelerator_count"):
         machine.accelerator_type = aiplatform_v1.AcceleratorType[props["accelerator_type"]]
         machine.accelerator_count = int(props["accelerator_count"])
+    reservation = reservations.Reservation.of(props.get("reservation_affinity"))
+    if reservation is not None:
+        machine.reservation_affinity = reservation.proto()
     return machine
 
 
