@@ -32,7 +32,7 @@ class BatchPredictionArgs:
     accelerator_count: int = 0
     starting_replica_count: int = 1
     max_replica_count: int | None = None  # default: starting_replica_count
-    reservation_affinity: dict[str, str] | None = None  # {type, reservation}: MachineSpec.reservation_affinity
+    reservation_affinity: dict[str, str] | None = None  # {type, reservation}: MachineSpec's
     fallbacks: list[dict[str, Any]] | None = None  # machine_type, accelerator_*, reservation_affinity
     max_cost_usd: float | None = None
     queue_timeout_seconds: int | None = None

@@ -100,10 +100,11 @@ def paragraph(props: Mapping[str, Any], status: JobStatus) -> str:
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
     counted = "at most " if total.bound else ""
     if "base_output_dir" in props:  # a training job: it resumes from its checkpoints
+        checkpoints = spec.output_dirs(props["base_output_dir"])["AIP_CHECKPOINT_DIR"]
         what, kept = (
             "Training job",
             (
-                f"Its checkpoints stay in {spec.output_dirs(props['base_output_dir'])['AIP_CHECKPOINT_DIR']}: "
+                f"Its checkpoints stay in {checkpoints}: "
                 "`pulumi up` with a larger maxCostUsd starts it again from them"
             ),
         )
