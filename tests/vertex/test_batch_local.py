@@ -144,3 +144,21 @@ def test_a_request_the_model_refuses_fails_its_instances_into_errors_stats(tiny_
     errors = [json.loads(line) for line in (tmp_path / "out" / ERRORS_FILE).read_text().splitlines()]
     assert [e["key"] for e in errors] == ["gs://b/0.png", "gs://b/1.png", "gs://b/2.png"]
     assert all(e["error"]["message"] and isinstance(e["error"]["code"], int) for e in errors)
+
+
+def test_a_local_job_recorded_by_the_earlier_version_still_reads(tmp_path: Path):
+    """A record whose replica ran the file-list version (3 arguments, its own file names) reads as its
+    predictions dir with nothing counted, instead of failing a refresh or destroy of an existing stack."""
+    from infra.vertex.lifecycle.status import JobStatus
+    from infra.vertex.runners.local.batch_runner import BATCH_MODULE, LocalBatchRunner
+
+    into = tmp_path / "out" / "prediction-old-2026-11-26T10:00:00.000Z"
+    record = job_dir(str(tmp_path / "out"), "local/20261126-100000-abcdef")
+    record.mkdir(parents=True)
+    argv = ["python", "-m", BATCH_MODULE, str(into), "/models/serving_bytes", str(tmp_path / "file-list.txt")]
+    (record / "job.json").write_text(json.dumps({"replicas": [{"argv": argv}]}))
+    status = LocalBatchRunner(str(tmp_path / "out")).status(
+        JobStatus("local/20261126-100000-abcdef", "JOB_STATE_SUCCEEDED", "file://x")
+    )
+    assert status.predictions_dir == str(into)
+    assert status.completion_stats == {"successful_count": 0, "failed_count": 0, "incomplete_count": 0}
