@@ -148,12 +148,19 @@ def export(model: keras.Model, model_dir: str, image_size: int, role: Role, clas
         )
         return serve(tf.cast(images, tf.float32))
 
+    width = int(model.output_shape[-1])  # 1 (a sigmoid head) or the number of classes
+
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, BYTES_INPUT)])
     def serve_batch(image_bytes: tf.Tensor) -> dict[str, tf.Tensor]:
         count = tf.shape(image_bytes)[0]
         index, images = decode_each(image_bytes, image_size)
-        probs = serve(tf.cast(images, tf.float32))[SIGNATURE_OUTPUT]
-        width = probs.shape[1]
+        # No image read: the model is not called (DenseNet's batch norm fails on an empty batch: "scale must
+        # have the same number of elements as the channels of x", seen with TF 2.21).
+        probs = tf.cond(
+            tf.size(index) > 0,
+            lambda: serve(tf.cast(images, tf.float32))[SIGNATURE_OUTPUT],
+            lambda: tf.zeros([0, width], tf.float32),
+        )
         placed = tf.ensure_shape(
             tf.scatter_nd(index[:, None], probs, tf.stack([count, width])), [None, width]
         )
