@@ -23,9 +23,9 @@ SIGNATURE_OUTPUT = "probability"
 # docs/serving.md; read 2026-11-22).
 BYTES_SIGNATURE = "serving_bytes"
 BYTES_INPUT = "image_bytes"
-# A second SavedModel inside the model dir whose serving_default is serving_bytes: Vertex batch prediction
-# from a file list sends each file as {"b64": ...} (aiplatform_v1 BatchPredictionJob.InstanceConfig) to the
-# prebuilt TensorFlow container, which serves serving_default (docs/batch-prediction.md). The model dir's own
+# A second SavedModel inside the model dir whose serving_default takes image_bytes: Vertex batch prediction
+# sends each instance, {"image_bytes": {"b64": ...}} (the job's keyed JSONL input), to the prebuilt
+# TensorFlow container, which serves serving_default (docs/batch-prediction.md). The model dir's own
 # serving_default stays the float-pixel contract.
 BYTES_MODEL_DIR = "serving_bytes"
 # What <model_dir>/serving_bytes/'s serving_default answers per image (TF Serving's row format makes each a

@@ -21,7 +21,7 @@ class BatchPredictionArgs:
     region: str
     display_name: pulumi.Input[str]
     images: pulumi.Input[str]  # gs:// prefix of JPEG/PNG files (a local folder for runner local)
-    output_dir: pulumi.Input[str]  # predictions, the file list and run.json go under it
+    output_dir: pulumi.Input[str]  # predictions, instances.jsonl and run.json go under it
     service_account: pulumi.Input[str]
     labels: dict[str, str]
     timeout_seconds: int
