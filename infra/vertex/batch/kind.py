@@ -14,13 +14,13 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.auth import exceptions as auth_exceptions
 
-from infra.vertex import kinds
 from infra.vertex.batch import instances, results, spec
 from infra.vertex.batch.status import BatchStatus
+from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
-from infra.vertex.lifecycle import outcome, waiting
+from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind
@@ -33,8 +33,9 @@ from infra.vertex.runners.vertex_batch import VertexBatchRunner
 class BatchPredictionKind(JobKind):
     spec = spec
     noun = "Batch prediction"
-    api_kind = kinds.BATCH_PREDICTION_JOB.api_kind
-    record_kind = kinds.BATCH_PREDICTION_JOB.record_kind
+    api_kind = "BatchPredictionJob"
+    record_kind = "batch_prediction_job"
+    run_folder = "predictions"
     output_key = "output_dir"
     quota_family = None  # no documented quota id for batch prediction machines: no pre-check
     local_runner = LocalBatchRunner
@@ -64,7 +65,7 @@ class BatchPredictionKind(JobKind):
 
     def capacity_advice(self, props: dict[str, Any]) -> str | None:
         return (
-            f"check {self.quota_words()} at {outcome.quota_page(props.get('project'))}, add fallback shapes "
+            f"check {self.quota_words()} at {quota_page(props.get('project'))}, add fallback shapes "
             "with other machines or regions (stack config key batchPrediction.fallbacks), allow a longer "
             "wait (queueTimeoutSeconds), or ask for fewer replicas (batchPrediction.startingReplicaCount)."
         )
@@ -120,4 +121,4 @@ class BatchPredictionKind(JobKind):
         return cost_preview.preview_lines(props)
 
 
-BATCH_PREDICTION = BatchPredictionKind()
+BATCH_PREDICTION_JOB = BatchPredictionKind()

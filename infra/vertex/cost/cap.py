@@ -18,10 +18,10 @@ from typing import Any
 
 from infra.vertex.capacity import placement
 from infra.vertex.cost import pricing, spend
-from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import restarts
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.heartbeat import duration_text
+from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -100,7 +100,7 @@ def paragraph(props: Mapping[str, Any], status: JobStatus) -> str:
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
     counted = "at most " if total.bound else ""
     if "base_output_dir" in props:  # a training job: it resumes from its checkpoints
-        checkpoints = spec.output_dirs(props["base_output_dir"])["AIP_CHECKPOINT_DIR"]
+        checkpoints = output_dirs(props["base_output_dir"])["AIP_CHECKPOINT_DIR"]
         what, kept = (
             "Training job",
             (
