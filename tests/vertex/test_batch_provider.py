@@ -365,3 +365,13 @@ def test_a_reservation_is_in_the_machine_spec_and_a_fallback_on_other_machines_d
 def test_a_bad_reservation_is_refused_at_check(provider, affinity, words):
     failures = provider.check({}, batch_props(reservation_affinity=affinity)).failures
     assert [f.property for f in failures] == ["reservation_affinity"] and words in failures[0].reason
+
+
+def test_an_unknown_incomplete_count_is_said_so(provider):
+    outs = {
+        "state": "JOB_STATE_FAILED",
+        "duration_seconds": 60,
+        "predictions_dir": "gs://b/p",
+        "completion_stats": {"successful_count": 0, "failed_count": 0, "incomplete_count": -1},
+    }
+    assert "0 failed, an unknown number incomplete" in provider.kind.summary(outs)

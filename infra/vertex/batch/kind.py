@@ -105,10 +105,12 @@ class BatchPredictionKind(JobKind):
         predictions in gs://.../prediction-..., as a table: python -m infra.predictions gs://...`."""
         stats = outputs.get("completion_stats") or {}
         where = outputs.get("predictions_dir") or "?"
+        # CompletionStats.incomplete_count: "Set to -1 if the number is unknown" (completion_stats.proto).
+        incomplete = int(stats.get("incomplete_count", 0))
         parts = [
             f"{outputs['state']} after {duration_text(outputs.get('duration_seconds') or 0)} running: "
             f"{stats.get('successful_count', 0)} images classified, {stats.get('failed_count', 0)} failed, "
-            f"{stats.get('incomplete_count', 0)} incomplete",
+            f"{incomplete if incomplete >= 0 else 'an unknown number'} incomplete",
             f"predictions in {where}, as a table: python -m infra.predictions {where}",
         ]
         if "estimated_cost_usd" in outputs:
