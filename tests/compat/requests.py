@@ -52,8 +52,9 @@ BATCH = {
     "acceleratorCount": 1,
     "startingReplicaCount": 1,
     "maxReplicaCount": 3,
+    # No fallback region: a batch prediction runs in its model's region only (issue 41, batch/spec.py).
     "fallbacks": [
-        {"region": "europe-west4"},
+        {"machineType": "n1-highmem-8"},
         {"acceleratorType": "NVIDIA_L4", "machineType": "g2-standard-8"},
     ],
     "timeoutSeconds": 7200,

@@ -222,6 +222,9 @@ def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
             own.pop("accelerator_type")
         if moves_region(props, shape):
             own["region"] = shape.region
+        own.pop("reservation_affinity", None)
+        if shape.reservation is not None:
+            own["reservation_affinity"] = shape.reservation.as_dict()
         return own
     shaped_pools = []
     for index, pool in enumerate(props["worker_pools"]):

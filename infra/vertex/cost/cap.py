@@ -98,16 +98,22 @@ def paragraph(placed: Placed, status: JobStatus) -> str:
     rate = hourly.text() if hourly is not None else "no list price"
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
     counted = "at most " if total.bound else ""
+    where, what = placed.request.output_dir, placed.request.kind.noun
+    if placed.request.kind.resumable:  # a training job: it resumes from its checkpoints
+        kept = (
+            f"Its checkpoints stay in {output_dirs(where)['AIP_CHECKPOINT_DIR']}: "
+            "`pulumi up` with a larger maxCostUsd starts it again from them"
+        )
+    else:  # a study or a batch prediction: no checkpoints, its output so far stays
+        kept = f"What it wrote so far stays under {where}: `pulumi up` with a larger maxCostUsd runs it again"
     return (
-        f"Training job {status.name} ({placed.request.display_name}) was cancelled because its running cost "
+        f"{what} {status.name} ({placed.request.display_name}) was cancelled because its running cost "
         f"reached max_cost_usd USD {cap_usd(placed):.2f}: {counted}USD {total.usd:.2f} at list prices "
         f"({earlier}"
         f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "
         f"{duration_text(seconds)} of running time over {total.attempts} "
-        f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). Its checkpoints stay in "
-        f"{output_dirs(placed.request.output_dir)['AIP_CHECKPOINT_DIR']}: `pulumi up` with a larger "
-        f"maxCostUsd starts it again from them, with the new cap as a fresh allowance. Details and logs: "
-        f"{status.console_url}"
+        f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). {kept}, with the new cap as a "
+        f"fresh allowance. Details and logs: {status.console_url}"
     )
 
 
