@@ -17,9 +17,10 @@ from infra.vertex.custom_job.resource import CustomJob
 from infra.workloads.gate import after_success
 
 # The model the batch job runs: the SavedModel the trainer exports inside its model dir whose
-# serving_default takes encoded images (trainer/export.py BYTES_MODEL_DIR), because Vertex sends each file of
-# a file list as {"b64": ...} to serving_default (docs/batch-prediction.md). The registered model version
-# keeps the model dir's float-pixel serving_default, so the stack points at this directory, not the version.
+# serving_default takes encoded images (trainer/export.py BYTES_MODEL_DIR), because Vertex sends each line of
+# the job's keyed JSONL input, {"image_bytes": {"b64": ...}}, to serving_default (docs/batch-prediction.md).
+# The registered model version keeps the model dir's float-pixel serving_default, so the stack points at this
+# directory, not the version.
 BYTES_MODEL_DIR = "serving_bytes/"
 
 

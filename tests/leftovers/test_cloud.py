@@ -7,6 +7,7 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from infra.components.killswitch import guard_names
+from infra.config.experiment import default_experiment
 from infra.leftovers import prices, vertex_jobs
 from infra.leftovers.prices import GIB
 from infra.vertex.cost import pricing
@@ -480,3 +481,41 @@ def test_a_failure_outside_every_finder_is_one_line_and_exits_2(
     code, report = cloud.json(capsys, "--all-regions")
     assert (code, report["items"]) == (2, [])
     assert report["cannot_tell"] == ["listing failed (ValueError: a location id nobody expected)"]
+
+
+def add_experiment(cloud: Cloud, experiment: str, runs: int) -> str:
+    """The stack's experiment and its runs, as custom_job/experiments.py makes them (child run contexts)."""
+    store = f"{parent(HOME)}/metadataStores/default"
+    cloud.metadata.stores[store] = aiplatform_v1.MetadataStore(name=store)
+    name = f"{store}/contexts/{experiment}"
+    cloud.metadata.contexts[name] = aiplatform_v1.Context(name=name, schema_title="system.Experiment")
+    for index in range(runs):
+        run = f"{name}-train-{index:012d}"
+        cloud.metadata.contexts[run] = aiplatform_v1.Context(
+            name=run, schema_title="system.ExperimentRun", parent_contexts=[name]
+        )
+    return name
+
+
+def test_the_stacks_experiment_is_listed_with_its_runs_and_the_command_that_deletes_it(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    experiment = default_experiment(STACK)  # the dev stack's file sets none: the stack's default name
+    ours = add_experiment(cloud, experiment, runs=3)
+    add_experiment(cloud, "someone-elses", runs=1)
+    code, report = cloud.json(capsys)
+    assert code == 1  # its stored metadata bills
+    (item,) = [item for item in report["items"] if item["kind"] == "experiment"]
+    assert (item["name"], item["region"], item["state"]) == (ours, HOME, "3 run(s)")
+    assert item["bills"] is True and item["cost"].startswith("no sourced price")
+    assert item["remove"] == (
+        'python -c "from google.cloud import aiplatform; '
+        f"aiplatform.Experiment('{experiment}', project='{PROJECT}', location='{HOME}').delete()\""
+    )
+    assert not any("experiments" in line for line in report["cannot_tell"])
+
+
+def test_no_experiment_no_item(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    _, report = cloud.json(capsys)
+    assert [item for item in report["items"] if item["kind"] == "experiment"] == []
+    assert not any("experiments" in line for line in report["cannot_tell"])

@@ -191,3 +191,18 @@ def test_a_tuning_study_is_planned_between_data_and_training(capsys, tmp_path):
     assert plan["worst_case_usd"] == pytest.approx(
         sum(job["worst_case_usd"] for job in plan["jobs"]), abs=0.01
     )
+
+
+def test_a_cloud_batch_prediction_is_planned_without_a_price(capsys, tmp_path):
+    """No prediction node-hour price has a source here (docs/batch-prediction.md, Sources): the batch job's
+    shapes and worst case are null in JSON and "no sourced price" in text, never a training figure."""
+    batch = {"images": "gs://my-bucket/to-classify/", "machineType": "n1-standard-4", "maxReplicaCount": 2}
+    root = write_stack(tmp_path, "dev", dev_with(batchPrediction=batch))
+    _, plan = plan_json(capsys, "dev", root)
+    (job,) = [job for job in plan["jobs"] if job["kind"] == "BatchPredictionJob"]
+    assert [s["machine_type"] for s in job["shapes"]] == ["n1-standard-4"]
+    assert [s["hourly_usd"] for s in job["shapes"]] == [None] and job["worst_case_usd"] is None
+    assert plan["worst_case_usd"] is None
+    assert main(["--stack", "dev"], root=root) == 0
+    text = capsys.readouterr().out
+    assert "BatchPredictionJob" in text and "no sourced price" in text
