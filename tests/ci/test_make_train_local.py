@@ -120,7 +120,15 @@ def test_ctrl_c_in_a_terminal_leaves_the_last_line_through_the_filter(tmp_path: 
     (fake / "python").write_text(FAKE_PYTHON)
     (fake / "python").chmod(0o755)
     env = {**os.environ, "REAL_PYTHON": str(ROOT / ".venv" / "bin" / "python")}
-    command = ["make", "train-local", f"BIN={fake}", f"LOCAL_RUN={tmp_path / 'run'}"]
+    # -o: the .venv's stamp counts as made (a stand-in python cannot make a .venv).
+    command = [
+        "make",
+        "-o",
+        ".venv/.installed",
+        "train-local",
+        f"BIN={fake}",
+        f"LOCAL_RUN={tmp_path / 'run'}",
+    ]
     pid, terminal = pty.fork()
     if pid == 0:  # the child: a session of its own with the pseudo-terminal as its controlling terminal
         os.chdir(ROOT)
