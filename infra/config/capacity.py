@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config.reader import ConfigError, Reader, raise_all
+from infra.config.reader import ConfigError, Reader, raise_all, set_path_fix
 from infra.vertex.capacity.machines import STRATEGIES
 
 KEYS = (
@@ -28,6 +28,7 @@ FALLBACK_KEYS = {
     "schedulingStrategy": "scheduling_strategy",
     "region": "region",
     "reservationAffinity": "reservation_affinity",
+    "maxHourlyUsd": "max_hourly_usd",  # this shape's hourly ceiling, over the job's (cost/limits.py)
 }
 # reservationAffinity's YAML keys (the same on the job and in a fallback) and the CustomJob's.
 RESERVATION_KEYS = {"type": "type", "reservation": "reservation"}
@@ -109,6 +110,15 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
             key, f"has unknown keys {unknown}; a fallback takes {', '.join(FALLBACK_KEYS)}", _FIX
         )
     found = {FALLBACK_KEYS[k]: v for k, v in entry.items()}
+    ceiling = found.get("max_hourly_usd")
+    if ceiling is not None and (
+        isinstance(ceiling, bool) or not isinstance(ceiling, int | float) or ceiling <= 0
+    ):
+        raise ConfigError(
+            f"{key}.maxHourlyUsd",
+            f"must be a positive number of US dollars per hour, got {ceiling!r}",
+            set_path_fix(f"fallbacks[{index}].maxHourlyUsd", 2),
+        )
     if "reservation_affinity" in found:
         found["reservation_affinity"] = _reservation(
             f"{key}.reservationAffinity", found["reservation_affinity"]
@@ -170,7 +180,9 @@ def read_capacity(
         ],
         "scheduling_strategy": strategy,
         "max_wait_seconds": max_wait,
-        "fallbacks": [dict(entry) for entry in fallbacks],
+        # The hourly ceilings are checked above; the probe prices nothing (the chain's prices are the
+        # provider's check, with the Billing Catalog of the stack's project).
+        "fallbacks": [{k: v for k, v in entry.items() if k != "max_hourly_usd"} for entry in fallbacks],
         "fallback_regions": list(fallback_regions),
         "reservation_affinity": reservation,
         "capacity_deadline_seconds": deadline,

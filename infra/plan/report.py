@@ -13,8 +13,9 @@ from infra.vertex.cost import pricing
 
 # Where the figures come from: the plan never reads the Billing Catalog (it is made offline).
 PRICE_SOURCE = (
-    f"list prices from the Vertex AI price list ({pricing.PRICE_LIST_URL}, read {pricing.PRICE_LIST_READ}); "
-    "the Cloud Billing Catalog is not read offline, so `pulumi preview` may find more prices"
+    f"list prices from the Vertex AI price list ({pricing.PRICE_LIST_URL}), figures as read on "
+    f"{pricing.PRICE_LIST_READ}; the Cloud Billing Catalog is not read offline: at `pulumi preview` and `up` "
+    "it overrides the table where it answers, and may price a shape skipped here"
 )
 NOT_COUNTED = "storage, network, image builds and the model registry are not counted"
 
@@ -69,6 +70,11 @@ def _hourly(job: PlannedJob, shape: PlannedShape) -> str:
     machines = f" for {shape.replicas} machines" if shape.replicas > 1 else ""
     if job.local:
         return "nothing billed"
+    if shape.skipped is not None and shape.hourly_usd is None:
+        items = ", ".join(item.split(" (", 1)[0] for item in shape.missing)
+        return f"skipped ({shape.skip_key}**): no sourced price for {items}"
+    if shape.skipped is not None:
+        return f"skipped ({shape.skip_key}): {shape.skipped}"
     if shape.hourly_usd is None:
         # pricing.missing names `item (region, strategy)`; the line shows the region and strategy already.
         return f"no sourced price for {', '.join(item.split(' (', 1)[0] for item in shape.missing)}"
@@ -119,7 +125,14 @@ def _footnotes(plan: Plan) -> list[str]:
             if shape.bound and not job.local
         }
     )
-    return [f"* {strategy}: {pricing.bound_words(strategy)}" for strategy in strategies]
+    lines = [f"* {strategy}: {pricing.bound_words(strategy)}" for strategy in strategies]
+    if any(shape.skipped and shape.hourly_usd is None for job in plan.jobs for shape in job.shapes):
+        lines.append(
+            "** a shape without a sourced price is skipped when the job is about to run on it: its time could "
+            "not be counted (maxCostUsd) nor held to maxHourlyUsd; the Billing Catalog read at `up` may price "
+            "it, and allowUnpricedShapes: true runs it uncounted"
+        )
+    return lines
 
 
 def as_text(plan: Plan) -> str:

@@ -48,10 +48,15 @@ def test_prod_exports_each_jobs_worst_case_at_list_prices() -> None:
     # Chief + 1 worker, each n1-standard-16 + 2 x T4, for 3 hours, at the cited on-demand table's prices.
     assert outputs["train_worst_case_usd"] == pytest.approx(round(2 * (0.873996 + 2 * 0.4025) * 3, 2))
     assert outputs["data_worst_case_usd"] == pytest.approx(round(0.436998 * 3, 2))  # n1-standard-8
-    # prod's fallback chain includes g2 + L4, which has no sourced price: no worst case rather than a guess.
-    assert cached_run("prod").outputs["train_worst_case_usd"] is None
-    # dev's Spot T4 counts at its on-demand bound, but its g2 + L4 fallback has no sourced price at all.
-    assert cached_run("dev").outputs["train_worst_case_usd"] is None
+    # prod's fallback chain includes g2 + L4 and us-east1, with no sourced price: under maxCostUsd those
+    # shapes are skipped (cost/limits.py), so the worst case is the dearest priced shape, the V100 pair.
+    assert cached_run("prod").outputs["train_worst_case_usd"] == pytest.approx(
+        round(2 * (0.873996 + 2 * 2.852) * 3, 2)
+    )
+    # dev's Spot T4 counts at its on-demand bound; its unpriced g2 + L4 fallback is skipped under the cap.
+    assert cached_run("dev").outputs["train_worst_case_usd"] == pytest.approx(round(0.218499 + 0.4025, 2))
+    # With allowUnpricedShapes the L4 stays in the chain: no worst case rather than a guess.
+    assert run_stack("dev", allowUnpricedShapes=True).outputs["train_worst_case_usd"] is None
     assert run_stack("dev", fallbacks=None).outputs["train_worst_case_usd"] == pytest.approx(
         round(0.218499 + 0.4025, 2)  # n1-standard-4 + T4 on demand for 1 hour: the bound of the Spot shape
     )

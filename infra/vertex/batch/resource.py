@@ -34,6 +34,8 @@ class BatchPredictionArgs:
     max_replica_count: int | None = None  # default: starting_replica_count
     fallbacks: list[dict[str, Any]] | None = None  # machine_type, accelerator_*, region
     max_cost_usd: float | None = None
+    max_hourly_usd: float | None = None  # cost/limits.py, as a CustomJob's
+    allow_unpriced_shapes: bool | None = None
     queue_timeout_seconds: int | None = None
     wait: bool = True
     poll_interval_seconds: float = 30.0

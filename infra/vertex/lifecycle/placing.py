@@ -1,6 +1,7 @@
 """Placing a job of any kind: its primary shape, else each fallback in turn; a Spot preemption resubmits it.
 
-A shape whose quota cannot hold the job is skipped without a request, and one Vertex refuses to create (its
+A shape whose quota cannot hold the job, or that the job's price limits rule out (no price under a dollar
+cap, above its hourly ceiling: cost/limits.py), is skipped without a request, and one Vertex refuses to create (its
 quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that stocks out,
 hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives way to the
 next shape (placement.try_shapes). Each move
@@ -19,7 +20,7 @@ from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import AttemptRecord, Shape, ShapeResult
 from infra.vertex.capacity.quotas import shortfall
 from infra.vertex.cost import cap as cost_cap
-from infra.vertex.cost import spend
+from infra.vertex.cost import limits, spend
 from infra.vertex.lifecycle import outcome, restarts, waiting
 from infra.vertex.lifecycle.errors import JobError, is_training_quota
 from infra.vertex.lifecycle.kind import JobKind, Runner
@@ -120,8 +121,19 @@ def wait_shape(
         raise _with(waiting.failure(kind, shaped, status), records)
 
 
-def _skipped(kind: JobKind, shaped: dict[str, Any], index: int, shape: Shape) -> ShapeResult | None:
-    """A shape the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
+def _skipped(kind: JobKind, props: dict[str, Any], index: int, shape: Shape, say: Say) -> ShapeResult | None:
+    """A shape the price limits rule out (one line says which key, the shape and why), or one the quota
+    pre-check says cannot run here (its quota is too small), as a skipped attempt."""
+    found_limit = limits.verdict(props, index, shape)
+    if found_limit.skipped is not None:
+        line = limits.skip_line(props, shape, found_limit)
+        say(line)
+        return ShapeResult(
+            [AttemptRecord(index, shape, "", "SKIPPED", found_limit.skipped)],
+            move_on=True,
+            error=JobError(f"{kind.noun} {props.get('display_name')}: {line}"),
+        )
+    shaped = placement.apply_shape(props, shape)
     needs = kind.quota_props(shaped)
     found = None if needs is None else shortfall(needs)
     if found is None:
@@ -175,7 +187,7 @@ def place(
         status, pending = pending, None
         runner = kind.runner(placement.apply_shape(props, shape))
         if status is None:
-            skipped = _skipped(kind, placement.apply_shape(props, shape), index, shape)
+            skipped = _skipped(kind, props, index, shape, say)
             if skipped is not None:
                 return skipped
             if kind.resumable and restarts.remaining_seconds(props, spent) <= 0:
