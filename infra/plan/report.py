@@ -128,9 +128,9 @@ def _footnotes(plan: Plan) -> list[str]:
     lines = [f"* {strategy}: {pricing.bound_words(strategy)}" for strategy in strategies]
     if any(shape.skipped and shape.hourly_usd is None for job in plan.jobs for shape in job.shapes):
         lines.append(
-            "** a shape without a sourced price is skipped when the job is about to run on it: its time could "
-            "not be counted (maxCostUsd) nor held to maxHourlyUsd; the Billing Catalog read at `up` may price "
-            "it, and allowUnpricedShapes: true runs it uncounted"
+            "** a shape without a sourced price is skipped when the job is about to run on it: its time "
+            "could not be counted (maxCostUsd) nor held to maxHourlyUsd; the Billing Catalog read at `up` "
+            "may price it, and allowUnpricedShapes: true runs it uncounted"
         )
     return lines
 

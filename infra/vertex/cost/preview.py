@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import gpu_regions, placement
 from infra.vertex.cost import limits, pricing, storage_transfer
 from infra.vertex.lifecycle.heartbeat import duration_text

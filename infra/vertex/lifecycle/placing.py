@@ -1,12 +1,11 @@
 """Placing a job of any kind: its primary shape, else each fallback in turn; a Spot preemption resubmits it.
 
 A shape whose quota cannot hold the job, or that the job's price limits rule out (no price under a dollar
-cap, above its hourly ceiling: cost/limits.py), is skipped without a request, and one Vertex refuses to create (its
-quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that stocks out,
-hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives way to the
-next shape (placement.try_shapes). Each move
-is one stderr line; when every shape gave way, one paragraph. Never two live jobs: the next shape is
-submitted only once the last job is terminal.
+cap, above its hourly ceiling: cost/limits.py), is skipped without a request, and one Vertex refuses to
+create (its quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that
+stocks out, hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives
+way to the next shape (placement.try_shapes). Each move is one stderr line; when every shape gave way, one
+paragraph. Never two live jobs: the next shape is submitted only once the last job is terminal.
 """
 
 from __future__ import annotations
