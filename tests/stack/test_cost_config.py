@@ -16,6 +16,14 @@ from tests.stack.conftest import cached_run, run_stack, stack_config
         ({"maxCostUsd": 0}, "maxCostUsd", "greater than 0"),
         ({"maxCostUsd": "lots"}, "maxCostUsd", "number"),
         ({"budgetCredits": "some"}, "budgetCredits", "exclude, include"),
+        ({"maxHourlyUsd": -2}, "maxHourlyUsd", "greater than 0"),
+        ({"maxHourlyUsd": "cheap"}, "maxHourlyUsd", "number"),
+        ({"allowUnpricedShapes": "maybe"}, "allowUnpricedShapes", "true or false"),
+        (
+            {"fallbacks": [{"acceleratorType": "NVIDIA_TESLA_V100", "maxHourlyUsd": 0}]},
+            "fallbacks[0].maxHourlyUsd",
+            "positive number",
+        ),
     ],
 )
 def test_bad_cost_values_name_their_key(overrides, key, words) -> None:
@@ -36,6 +44,26 @@ def test_each_job_carries_the_cap_and_the_budget_its_credit_treatment(stack: str
     assert len(jobs) == 2 and all(job["max_cost_usd"] == cfg.cost.max_cost_usd for job in jobs)
     budget = run.one("gcp:billing/budget:Budget").inputs
     assert budget["budgetFilter"]["creditTypesTreatment"] == "EXCLUDE_ALL_CREDITS"
+
+
+def test_bad_limit_values_say_the_command_that_fixes_them() -> None:
+    with pytest.raises(ConfigError) as raised:
+        stack_config("dev", maxHourlyUsd=0)
+    assert "pulumi config set" in raised.value.fix and "vertex-training:maxHourlyUsd" in raised.value.fix
+    with pytest.raises(ConfigError) as raised:
+        stack_config("dev", fallbacks=[{"acceleratorType": "NVIDIA_TESLA_V100", "maxHourlyUsd": -1}])
+    assert "--path" in raised.value.fix and "fallbacks[0].maxHourlyUsd" in raised.value.fix
+
+
+def test_the_limits_reach_every_job_and_stay_out_when_unset() -> None:
+    fallbacks = [{"acceleratorType": "NVIDIA_TESLA_V100", "maxHourlyUsd": 4}]
+    run = run_stack("dev", maxHourlyUsd=1.5, allowUnpricedShapes=True, fallbacks=fallbacks)
+    jobs = {r.name: r.inputs for r in run.resources if r.type == RESOURCE_TYPE}
+    assert all(job["max_hourly_usd"] == 1.5 and job["allow_unpriced_shapes"] is True for job in jobs.values())
+    assert jobs["train"]["fallbacks"] == [{"accelerator_type": "NVIDIA_TESLA_V100", "max_hourly_usd": 4}]
+    # The committed stacks set neither: their jobs' inputs are what earlier versions stored (no update).
+    for job in (r.inputs for r in cached_run("dev").resources if r.type == RESOURCE_TYPE):
+        assert "max_hourly_usd" not in job and "allow_unpriced_shapes" not in job
 
 
 def test_include_nets_credits_out() -> None:
