@@ -135,6 +135,12 @@ def chain_known(props: Mapping[str, Any]) -> bool:
     )
 
 
+def _entries(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The fallback entries that are maps (a preview may not know the list, or an entry, yet)."""
+    fallbacks = props.get("fallbacks")
+    return [entry for entry in fallbacks if isinstance(entry, Mapping)] if isinstance(fallbacks, list) else []
+
+
 def value_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """max_hourly_usd (the job's, each fallback's) a positive number; allow_unpriced_shapes a boolean."""
     failures = []
@@ -142,7 +148,9 @@ def value_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("max_hourly_usd", props.get("max_hourly_usd")),
         *(
             (f"fallbacks[{i}].max_hourly_usd", entry.get("max_hourly_usd"))
-            for i, entry in enumerate(props.get("fallbacks") or [])
+            for i, entry in enumerate(
+                props.get("fallbacks") if isinstance(props.get("fallbacks"), list) else []
+            )
             if isinstance(entry, Mapping)
         ),
     ]:
@@ -162,9 +170,7 @@ def value_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The chain left with no shape under the limits, as one check failure naming the cheapest shape."""
-    ceilings = [props.get("max_hourly_usd")] + [
-        entry.get("max_hourly_usd") for entry in props.get("fallbacks") or [] if isinstance(entry, Mapping)
-    ]
+    ceilings = [props.get("max_hourly_usd")] + [entry.get("max_hourly_usd") for entry in _entries(props)]
     capped = props.get("max_cost_usd") is not None or any(c is not None for c in ceilings)
     if not limited(props) or not capped or not chain_known(props):
         return []
