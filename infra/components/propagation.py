@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import pulumi
 
@@ -42,8 +42,10 @@ def decide(
     return None if gap is None else (gap, newest)
 
 
-def retry_hook(name: str, waiting_for: str, patterns: Sequence[re.Pattern[str]]) -> pulumi.ErrorHook:
-    """An ErrorHook named `name` that retries while `patterns` match the newest error (see `decide`)."""
+def on_error_function(
+    waiting_for: str, patterns: Sequence[re.Pattern[str]]
+) -> Callable[[pulumi.ErrorHookArgs], Awaitable[bool]]:
+    """The hook's function: one line and the next gap, then True, while `decide` says to retry."""
 
     async def on_error(args: pulumi.ErrorHookArgs) -> bool:
         if args.type.startswith(DYNAMIC_TYPES):
@@ -57,7 +59,12 @@ def retry_hook(name: str, waiting_for: str, patterns: Sequence[re.Pattern[str]])
         await asyncio.sleep(gap)
         return True
 
-    return pulumi.ErrorHook(name, on_error)
+    return on_error
+
+
+def retry_hook(name: str, waiting_for: str, patterns: Sequence[re.Pattern[str]]) -> pulumi.ErrorHook:
+    """An ErrorHook named `name` that retries while `patterns` match the newest error (see `decide`)."""
+    return pulumi.ErrorHook(name, on_error_function(waiting_for, patterns))
 
 
 def api_hooks() -> pulumi.ResourceHookBinding:
