@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config.reader import ConfigError, Reader, raise_all, set_path_fix
+from infra.config.reader import NAMESPACE, ConfigError, Reader, raise_all
 from infra.vertex.capacity.machines import STRATEGIES
 
 KEYS = (
@@ -100,7 +100,7 @@ def _reservation(key: str, value: Any) -> dict[str, Any]:
     return {RESERVATION_KEYS[k]: v for k, v in value.items()}
 
 
-def _fallback(index: int, entry: Any) -> dict[str, Any]:
+def _fallback(index: int, entry: Any, stack: str) -> dict[str, Any]:
     key = f"fallbacks[{index}]"
     if not isinstance(entry, Mapping) or not entry:
         raise ConfigError(key, f"must be a map of {', '.join(FALLBACK_KEYS)}, got {entry!r}", _FIX)
@@ -116,8 +116,9 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
     ):
         raise ConfigError(
             f"{key}.maxHourlyUsd",
-            f"must be a positive number of US dollars per hour, got {ceiling!r}",
-            set_path_fix(f"fallbacks[{index}].maxHourlyUsd", 2),
+            f"must be a positive number of US dollars per hour (this shape is skipped when its price is "
+            f"above it), got {ceiling!r}",
+            f"run `pulumi config set --stack {stack} --path '{NAMESPACE}:fallbacks[{index}].maxHourlyUsd' 2`",
         )
     if "reservation_affinity" in found:
         found["reservation_affinity"] = _reservation(
@@ -134,6 +135,7 @@ def read_capacity(
     worker_count: int,
     timeout_seconds: int,
     region: str,
+    stack: str = "<stack>",
 ) -> CapacityConfig:
     """The capacity keys, checked against the training job's pools (`chief`: machine type, accelerator type
     and count; the workers are copies of it) as the CustomJob checks them."""
@@ -154,7 +156,7 @@ def read_capacity(
             "set only one of them (spot: true means schedulingStrategy SPOT)",
         )
     max_wait = read.number("maxWaitSeconds", None, int, "3600")
-    fallbacks = tuple(_fallback(i, entry) for i, entry in enumerate(read.list("fallbacks", (), "{}")))
+    fallbacks = tuple(_fallback(i, e, stack) for i, e in enumerate(read.list("fallbacks", (), "{}")))
     fallback_regions = tuple(read.list("fallbackRegions", (), "[us-east4]"))
     raw_reservation = read.raw("reservationAffinity")
     reservation = (

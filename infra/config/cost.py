@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config.reader import Reader, positive
+from infra.config.reader import NAMESPACE, ConfigError, Reader, positive
 
 KEYS = ("maxCostUsd", "maxHourlyUsd", "allowUnpricedShapes")
 
@@ -30,12 +30,43 @@ class CostConfig:
         }
 
 
-def read_cost(read: Reader) -> CostConfig:
+def set_on_stack(stack: str, key: str, example: str) -> str:
+    """The command that sets `key` on this stack."""
+    return f"run `pulumi config set --stack {stack} {NAMESPACE}:{key} {example}`"
+
+
+def read_cost(read: Reader, stack: str) -> CostConfig:
     cap = read.number("maxCostUsd", None, float, "5")
     if cap is not None:
         positive("maxCostUsd", cap, "5")
-    hourly = read.number("maxHourlyUsd", None, float, "2")
-    if hourly is not None:
-        positive("maxHourlyUsd", hourly, "2")
-    allow = read.bool("allowUnpricedShapes", False)
-    return CostConfig(max_cost_usd=cap, max_hourly_usd=hourly, allow_unpriced_shapes=allow)
+    hourly = read.raw("maxHourlyUsd")
+    if hourly is not None and (
+        isinstance(hourly, bool) or not isinstance(hourly, int | float | str) or not _positive_number(hourly)
+    ):
+        raise ConfigError(
+            "maxHourlyUsd",
+            f"must be a positive number of US dollars per hour (a shape priced above it is skipped), got "
+            f"{hourly!r}",
+            set_on_stack(stack, "maxHourlyUsd", "2"),
+        )
+    allow = read.raw("allowUnpricedShapes")
+    if allow is not None and not (isinstance(allow, bool) or str(allow).lower() in ("true", "false")):
+        raise ConfigError(
+            "allowUnpricedShapes",
+            f"expected true or false (true: run shapes that have no sourced price under maxCostUsd and "
+            f"maxHourlyUsd, their time uncounted), got {allow!r}",
+            set_on_stack(stack, "allowUnpricedShapes", "true"),
+        )
+    return CostConfig(
+        max_cost_usd=cap,
+        max_hourly_usd=None if hourly is None else float(hourly),
+        allow_unpriced_shapes=read.bool("allowUnpricedShapes", False),
+    )
+
+
+def _positive_number(value: int | float | str) -> bool:
+    try:
+        number = float(value)
+    except ValueError:
+        return False
+    return number > 0 and number != float("inf")
