@@ -19,6 +19,8 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 
 import pulumi
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.settings import monitor_supports_feature
 
 from infra.dynamic import propagation
 
@@ -67,14 +69,31 @@ def retry_hook(name: str, waiting_for: str, patterns: Sequence[re.Pattern[str]])
     return pulumi.ErrorHook(name, on_error_function(waiting_for, patterns))
 
 
-def api_hooks() -> pulumi.ResourceHookBinding:
+def supported() -> bool:
+    """Whether the Pulumi CLI running the program takes error hooks (registering one with an older CLI fails
+    the whole program: pulumi/runtime/resource.py, register_error_hook)."""
+    return monitor_supports_feature(resource_pb2.RESOURCE_MONITOR_FEATURE_ERROR_HOOKS)
+
+
+def _binding(hook: Callable[[], pulumi.ErrorHook]) -> pulumi.ResourceHookBinding | None:
+    if supported():
+        return pulumi.ResourceHookBinding(on_error=[hook()])
+    pulumi.log.warn(
+        "this Pulumi CLI takes no error hooks (3.219 or later does): a first use that a change still "
+        "propagating refuses fails instead of being retried; run `pulumi up` again if it does, or update "
+        "the CLI"
+    )
+    return None
+
+
+def api_hooks() -> pulumi.ResourceHookBinding | None:
     """For every resource after the APIs are enabled: retry while an API just enabled is still refused."""
-    return pulumi.ResourceHookBinding(
-        on_error=[retry_hook("api-enablement", "the APIs enabled by this `up`", [propagation.API_NOT_YET])]
+    return _binding(
+        lambda: retry_hook("api-enablement", "the APIs enabled by this `up`", [propagation.API_NOT_YET])
     )
 
 
-def grant_hooks(name: str, grants: str) -> pulumi.ResourceHookBinding:
+def grant_hooks(name: str, grants: str) -> pulumi.ResourceHookBinding | None:
     """For the first user of new grants (`grants` says which): retry while they, or the APIs, are refused."""
     patterns = [propagation.PERMISSION_NOT_YET, propagation.API_NOT_YET]
-    return pulumi.ResourceHookBinding(on_error=[retry_hook(name, grants, patterns)])
+    return _binding(lambda: retry_hook(name, grants, patterns))

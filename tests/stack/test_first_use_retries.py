@@ -59,7 +59,11 @@ def test_the_hook_says_what_it_waits_for_then_asks_for_a_retry(monkeypatch: pyte
 
     def call(errors: list[str], kind: str = "gcp:cloudfunctionsv2/function:Function") -> bool:
         args = pulumi.ErrorHookArgs("urn", "", "kill-switch", kind, failed_operation="create", errors=errors)
-        return asyncio.run(on_error(args))
+        loop = asyncio.new_event_loop()  # not asyncio.run: it unsets the thread's loop the SDK's mocks use
+        try:
+            return loop.run_until_complete(on_error(args))
+        finally:
+            loop.close()
 
     assert call([EVENTARC]) is True
     assert call([EVENTARC] * 3) is False  # past the (shortened) worst case
@@ -101,3 +105,19 @@ def test_a_permission_really_missing_is_not_retried_by_the_providers() -> None:
     with pytest.raises(gexc.PermissionDenied):
         retries.with_retry(call, "Creating a job", 0.01, error=lambda m, c: RuntimeError(m), service="Vertex")
     assert calls == [1]
+
+
+def test_a_cli_without_error_hooks_still_runs_the_program_without_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from infra.stack import build
+    from tests.fakes.pulumi_mocks import run_program
+    from tests.stack.conftest import stack_config
+
+    monkeypatch.setattr(hooks, "supported", lambda: False)
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
+    run = run_program(lambda: build(stack_config("dev")), stack="dev")
+    assert run.by_type("gcp:cloudfunctionsv2/function:Function")
+    assert not any(r.error_hooks for r in run.resources)
+    assert any("takes no error hooks" in line for line in warned)
