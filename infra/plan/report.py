@@ -106,12 +106,16 @@ def _job_lines(index: int, job: PlannedJob) -> list[str]:
             else "not stated for this kind of job"
         )
         lines.append(f"     worst case: unknown ({why})")
+    unpriced = [s.name for s in job.shapes if s.hourly_usd is None and s.skipped is None]
     if job.max_cost_usd is not None and not job.local:
-        # cost/cap.py counts a shape's price or bound; time on a shape with neither is not counted.
-        unpriced = " (time on a shape without a price is not counted)" if job.worst_case_usd is None else ""
-        lines.append(
-            f"     cap: {_usd(job.max_cost_usd)}, maxCostUsd: cancelled at that running cost{unpriced}"
+        # cost/cap.py counts a shape's price or bound; without allowUnpricedShapes an unpriced shape is
+        # skipped (cost/limits.py), so the cap counts every shape the job may run on.
+        held = (
+            f" (allowUnpricedShapes: true: time on {', '.join(unpriced)} is not counted)" if unpriced else ""
         )
+        lines.append(f"     cap: {_usd(job.max_cost_usd)}, maxCostUsd: cancelled at that running cost{held}")
+    elif job.allow_unpriced_shapes and unpriced and not job.local:
+        lines.append(f"     allowUnpricedShapes: true: {', '.join(unpriced)} run without a sourced price")
     return lines
 
 

@@ -211,3 +211,32 @@ def test_a_tuning_study_is_planned_between_data_and_training(capsys, tmp_path):
     assert plan["worst_case_usd"] == pytest.approx(
         sum(job["worst_case_usd"] for job in plan["jobs"]), abs=0.01
     )
+
+
+def test_max_hourly_usd_shows_the_shapes_it_skips_with_their_price(capsys, tmp_path):
+    # A per-fallback ceiling above the job's keeps that fallback: the on-demand T4 at USD 0.62/h.
+    values = dev_with(
+        maxHourlyUsd=0.5,
+        fallbacks=[{"schedulingStrategy": "STANDARD", "maxHourlyUsd": 1}],
+    )
+    _, plan = plan_json(capsys, "dev", write_stack(tmp_path, "dev", values))
+    train = plan["jobs"][1]
+    spot, on_demand = train["shapes"]
+    assert spot["skipped"] == (
+        f"its on-demand price USD {T4_SHAPE:.2f}/h (the bound of a SPOT price) is above "
+        "max_hourly_usd USD 0.50"
+    )
+    assert on_demand["skipped"] is False and train["worst_case_usd"] == round(T4_SHAPE, 2)
+    assert main(["--stack", "dev"], root=tmp_path) == 0
+    text = capsys.readouterr().out
+    assert "skipped (maxHourlyUsd): its on-demand price USD 0.62/h" in text
+
+
+def test_allow_unpriced_shapes_is_named_where_the_cap_cannot_count(capsys, tmp_path):
+    values = dev_with(allowUnpricedShapes=True)
+    assert main(["--stack", "dev"], root=write_stack(tmp_path, "dev", values)) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    assert (
+        "cap: USD 5.00, maxCostUsd: cancelled at that running cost (allowUnpricedShapes: true: time on "
+        "fallback 1 is not counted)" in lines
+    )
