@@ -12,7 +12,7 @@ import pytest
 from pulumi.dynamic.dynamic import PROVIDER_KEY
 
 from tests.compat.cases import CASES, Case
-from tests.compat.test_stored_state import PICKLED_AT, STORED
+from tests.compat.test_stored_state import PICKLED_AT, STATES
 from tests.engine.host import secret_paths
 from tests.engine.inputs import JobShape, known, recorded
 
@@ -38,11 +38,17 @@ def test_the_sdk_sends_the_provider_in_plain_text_and_keeps_a_secret_env_secret(
     assert inputs[PROVIDER_KEY]  # the blob itself, a plain string
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+# Every stored resource of every recording (state-<commit>.json), each written with a secret `__provider`.
+STORED = [
+    (commit, case) for commit, state in STATES.items() for case in CASES if case.name in state["resources"]
+]
+
+
+@pytest.mark.parametrize(("commit", "case"), STORED, ids=[f"{c}-{case.name}" for c, case in STORED])
 def test_todays_inputs_of_each_stored_resource_carry_the_same_class_in_plain_text(
-    case: Case, tmp_path: Path
+    commit: str, case: Case, tmp_path: Path
 ) -> None:
     inputs = case.inputs(tmp_path)
     assert PROVIDER_KEY not in secret_paths(inputs)
     # The same class reference as the blob the earlier version stored (as a secret): nothing to replace.
-    assert inputs[PROVIDER_KEY] == STORED["resources"][case.name]["inputs"][PROVIDER_KEY]
+    assert inputs[PROVIDER_KEY] == STATES[commit]["resources"][case.name]["inputs"][PROVIDER_KEY]
