@@ -170,3 +170,15 @@ def test_the_limits_change_in_place_and_keep_the_job_key():
     limited_props = {**props, "max_hourly_usd": 2.0, "allow_unpriced_shapes": True}
     assert spec.job_key(props) == spec.job_key(limited_props)
     assert {"max_hourly_usd", "allow_unpriced_shapes"} <= spec.IN_PLACE_INPUTS
+
+
+def test_a_batch_prediction_under_a_cap_is_refused_until_unpriced_shapes_are_allowed(fake_vertex):
+    from infra.vertex.batch_provider import BatchPredictionProvider
+    from tests.vertex.batch_props import batch_props
+
+    # No prediction price is sourced: every shape of its chain would run uncounted.
+    refused = BatchPredictionProvider().check({}, batch_props(max_cost_usd=5))
+    ((key, reason),) = [(f.property, f.reason) for f in refused.failures]
+    assert key == "max_cost_usd" and "allowUnpricedShapes: true" in reason
+    allowed = BatchPredictionProvider().check({}, batch_props(max_cost_usd=5, allow_unpriced_shapes=True))
+    assert allowed.failures == []
