@@ -44,16 +44,19 @@ def test_under_a_cap_the_unpriced_fallback_is_skipped_with_one_line_and_no_job(f
         "SKIPPED",
         "",
     )
-    assert skipped["reason"].startswith("no sourced price for g2-standard-8 (us-central1, SPOT), NVIDIA_L4")
+    assert skipped["reason"].startswith(
+        "maxCostUsd (max_cost_usd): no sourced price for g2-standard-8 (us-central1, SPOT), NVIDIA_L4"
+    )
     assert ran["state"] == "JOB_STATE_SUCCEEDED" and outs["placement"]["scheduling_strategy"] == "STANDARD"
     assert outs["estimated_cost_usd"] is not None  # every shape that ran is counted
     err = capsys.readouterr().err
-    (line,) = [line for line in err.splitlines() if "skipping" in line]
+    # One line: the key, the shape, why (and where the chain goes next).
+    (line,) = [line for line in err.splitlines() if "max_cost_usd)" in line and "no sourced price" in line]
     assert line.startswith(
-        "[train-densenet] maxCostUsd (max_cost_usd): skipping g2-standard-8 + 1 x NVIDIA_L4 (SPOT) in "
-        "us-central1: no sourced price for g2-standard-8 (us-central1, SPOT)"
+        "[train-densenet] leaving g2-standard-8 + 1 x NVIDIA_L4 (SPOT): maxCostUsd (max_cost_usd): no "
+        "sourced price for g2-standard-8 (us-central1, SPOT)"
     )
-    assert "allowUnpricedShapes: true" in line
+    assert "allowUnpricedShapes: true" in line and "trying next: n1-standard-8 + 1 x NVIDIA_TESLA_T4" in line
 
 
 def test_with_allow_unpriced_shapes_the_unpriced_fallback_runs(fake_vertex, capsys):
@@ -62,7 +65,7 @@ def test_with_allow_unpriced_shapes_the_unpriced_fallback_runs(fake_vertex, caps
     assert [shape_of(job) for job in submitted(fake_vertex)] == [T4_SPOT, L4_SPOT]
     assert outs["placement"]["accelerator_type"] == "NVIDIA_L4"
     err = capsys.readouterr().err
-    assert "skipping" not in err
+    assert "(max_cost_usd): no sourced price" not in err
     assert "max_cost_usd USD 5.00 is not enforced while the job runs on this shape" in err
 
 
@@ -79,7 +82,7 @@ def test_a_shape_the_billing_catalog_prices_is_not_skipped(fake_vertex_and_catal
     outs = create(max_cost_usd=5).outs
     assert [shape_of(job) for job in submitted(jobs)] == [T4_SPOT, L4_SPOT]
     assert outs["estimated_cost_usd"] is not None
-    assert "skipping" not in capsys.readouterr().err
+    assert "(max_cost_usd): no sourced price" not in capsys.readouterr().err
 
 
 def test_max_hourly_usd_skips_a_dearer_fallback_at_check_and_at_submission(fake_vertex, capsys):
@@ -98,8 +101,8 @@ def test_max_hourly_usd_skips_a_dearer_fallback_at_check_and_at_submission(fake_
     assert shapes == [T4_ON_DEMAND, ("n1-standard-8", "NVIDIA_TESLA_P4", "STANDARD")]  # never the V100
     assert outs["attempts"][1]["state"] == "SKIPPED"
     assert (
-        "maxHourlyUsd (max_hourly_usd): skipping n1-standard-8 + 1 x NVIDIA_TESLA_V100"
-        in capsys.readouterr().err
+        "leaving n1-standard-8 + 1 x NVIDIA_TESLA_V100 (STANDARD): maxHourlyUsd (max_hourly_usd): its price "
+        f"USD {V100_HOURLY:.2f}/h is above max_hourly_usd USD 1.50; trying next" in capsys.readouterr().err
     )
     # The worst case is over the shapes the job may run on: the P4 shape, not the V100.
     assert cost_preview.worst_case_usd(spec.with_defaults(props)) == round(0.436998 + 0.69, 2)

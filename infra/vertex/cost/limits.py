@@ -98,10 +98,11 @@ def verdict(props: Mapping[str, Any], index: int, shape: Shape, chain: list[Shap
     return Verdict(rate, missing)
 
 
-def skip_line(props: Mapping[str, Any], shape: Shape, found: Verdict) -> str:
-    """The one line for a skipped shape: the key, the shape, why."""
+def skip_reason(found: Verdict) -> str:
+    """Why a shape is skipped, its key first (`maxCostUsd (max_cost_usd): no sourced price for ...`): the
+    attempt's reason, so the one line that moves past it names the key, the shape and why."""
     key = found.key or "max_cost_usd"
-    return f"{STACK_KEYS[key]} ({key}): skipping {shape.where()}: {found.skipped}"
+    return f"{STACK_KEYS[key]} ({key}): {found.skipped}"
 
 
 def chain_known(props: Mapping[str, Any]) -> bool:

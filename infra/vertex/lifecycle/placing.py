@@ -120,17 +120,16 @@ def wait_shape(
         raise _with(waiting.failure(kind, shaped, status), records)
 
 
-def _skipped(kind: JobKind, props: dict[str, Any], index: int, shape: Shape, say: Say) -> ShapeResult | None:
-    """A shape the price limits rule out (one line says which key, the shape and why), or one the quota
-    pre-check says cannot run here (its quota is too small), as a skipped attempt."""
+def _skipped(kind: JobKind, props: dict[str, Any], index: int, shape: Shape) -> ShapeResult | None:
+    """A shape the price limits rule out (its reason names the key: the move line says key, shape and why),
+    or one the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
     found_limit = limits.verdict(props, index, shape)
     if found_limit.skipped is not None:
-        line = limits.skip_line(props, shape, found_limit)
-        say(line)
+        reason = limits.skip_reason(found_limit)
         return ShapeResult(
-            [AttemptRecord(index, shape, "", "SKIPPED", found_limit.skipped)],
+            [AttemptRecord(index, shape, "", "SKIPPED", reason)],
             move_on=True,
-            error=JobError(f"{kind.noun} {props.get('display_name')}: {line}"),
+            error=JobError(f"{kind.noun} {props.get('display_name')}: {shape.where()} skipped: {reason}"),
         )
     shaped = placement.apply_shape(props, shape)
     needs = kind.quota_props(shaped)
@@ -186,7 +185,7 @@ def place(
         status, pending = pending, None
         runner = kind.runner(placement.apply_shape(props, shape))
         if status is None:
-            skipped = _skipped(kind, props, index, shape, say)
+            skipped = _skipped(kind, props, index, shape)
             if skipped is not None:
                 return skipped
             if kind.resumable and restarts.remaining_seconds(props, spent) <= 0:
