@@ -14,7 +14,7 @@ Only the vertex runner is limited: local runs bill nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,6 +22,7 @@ from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import pricing
+from infra.vertex.lifecycle.request import Placed
 
 # The keys a fallback entry may carry besides its shape (placement.SHAPE_KEYS).
 FALLBACK_LIMIT_KEYS = ("max_hourly_usd",)
@@ -46,18 +47,20 @@ class Verdict:
 def _home_index(props: Mapping[str, Any], index: int, chain: list[Shape]) -> int:
     """The place in the home chain (0: the job, i: fallbacks[i - 1]) of chain[index], a shape that may be
     the home chain's moved to a fallback region (placement.shapes)."""
-    home = placement.home_chain(props)
-    if index < len(home):
+    if index < 1 + len(props.get("fallbacks") or []):  # placement.shapes: the home chain comes first
         return index
+    home = placement.home_chain(props)
     moved = replace(chain[index], region=str(props.get("region") or ""))
     return home.index(moved) if moved in home else 0
 
 
 def ceiling(props: Mapping[str, Any], index: int, chain: list[Shape] | None = None) -> float | None:
     """The hourly ceiling of chain[index]: its fallback entry's max_hourly_usd, else the job's."""
+    if props.get("max_hourly_usd") is None and all(e.get("max_hourly_usd") is None for e in _entries(props)):
+        return None  # no ceiling anywhere: no need to find the shape's entry
+    entries: list[Mapping[str, Any]] = [{}, *(props.get("fallbacks") or [])]
     chain = placement.shapes(props) if chain is None else chain
     at = _home_index(props, index, chain)
-    entries: list[Mapping[str, Any]] = [{}, *(props.get("fallbacks") or [])]
     own = entries[at].get("max_hourly_usd") if at < len(entries) else None
     found = own if own is not None else props.get("max_hourly_usd")
     return None if found is None else float(found)
@@ -69,12 +72,35 @@ def limited(props: Mapping[str, Any]) -> bool:
 
 
 def verdict(props: Mapping[str, Any], index: int, shape: Shape, chain: list[Shape] | None = None) -> Verdict:
-    """chain[index] (= `shape`) under the job's limits."""
+    """chain[index] (= `shape`) under the job's limits, from the job's props (check, preview, plan)."""
     shaped = placement.apply_shape(props, shape)
     region, pools, strategy = shaped["region"], placement.pools(shaped), shape.scheduling_strategy
     project = props.get("project")
     rate = pricing.shape_rate(region, pools, strategy, project)
-    missing = () if rate is not None else tuple(pricing.missing(region, pools, strategy, project))
+    missing = lambda: pricing.missing(region, pools, strategy, project)  # noqa: E731
+    return _judged(props, index, chain, strategy, rate, missing)
+
+
+def placed_verdict(placed: Placed) -> Verdict:
+    """The attempt's shape under the job's limits, from what the attempt already derived (its price, its
+    machines): the lifecycle asks this before it submits."""
+    request = placed.request
+    if not request.on_vertex:
+        return Verdict(None, ())  # a local run bills nothing (and must not look for a price catalog)
+    region, pools, strategy = placed.region or "", list(placed.pools), placed.strategy
+    missing = lambda: pricing.missing(region, pools, strategy, request.project)  # noqa: E731
+    return _judged(request.props, placed.index, list(request.chain), strategy, placed.rate, missing)
+
+
+def _judged(
+    props: Mapping[str, Any],
+    index: int,
+    chain: list[Shape] | None,
+    strategy: str,
+    rate: pricing.Rate | None,
+    find_missing: Callable[[], Iterable[str]],
+) -> Verdict:
+    missing = () if rate is not None else tuple(find_missing())
     if not limited(props):
         return Verdict(rate, missing)
     top = ceiling(props, index, chain)

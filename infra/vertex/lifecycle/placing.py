@@ -116,7 +116,7 @@ def _skipped(kind: JobKind, placed: Placed) -> ShapeResult | None:
     """A shape the price limits rule out (its reason names the key: the move line says key, shape and why),
     or one the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
     request = placed.request
-    found_limit = limits.verdict(request.props, placed.index, placed.shape, list(request.chain))
+    found_limit = limits.placed_verdict(placed)
     if found_limit.skipped is not None:
         reason = limits.skip_reason(found_limit)
         return ShapeResult(
