@@ -4,6 +4,16 @@ from collections.abc import Iterator
 
 import pytest
 
+# Marks the tests that train, by rule, and fails a test that trains unmarked: tests/tensorflow_rule.py.
+from tests.tensorflow_rule import (  # noqa: F401  (pytest finds hooks and fixtures by name here)
+    _trains_only_when_marked,
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_ignore_collect,
+    pytest_sessionfinish,
+    pytest_unconfigure,
+)
+
 CLASSES = ["green", "red", "blue"]  # sorted folder order: blue = 0, green = 1, red = 2
 
 
