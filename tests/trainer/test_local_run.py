@@ -75,26 +75,30 @@ def test_ctrl_c_cancels_the_local_job(tmp_path: Path) -> None:
     make_synthetic(data, count=24)
     run_dir = tmp_path / "runs" / "train-local-x"
     cmd = [sys.executable, "-m", "infra.local_runs", "train", "--run-dir", str(run_dir), "--"]
-    command = subprocess.Popen(
-        # A batch the 20 training images fill: the job is still training when the interrupt comes.
-        [*cmd, "--data-dir", str(data), "--weights", "none", "--batch-size", "4"],
-        cwd=REPO,
-        env=trainer_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        # As a terminal's foreground job has it: a runner started in the background (`cmd &` without job
-        # control) ignores SIGINT, and Python then installs no KeyboardInterrupt handler in its children.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    assert command.stdout is not None
-    for line in command.stdout:
-        if "JOB_STATE_RUNNING" in line:
-            command.send_signal(signal.SIGINT)
-            break
+    # Its output goes to a file, not a pipe: the detached job's processes inherit it and may hold a pipe
+    # open long after the runner exits; the test waits on the runner process itself.
+    output = tmp_path / "runner.log"
+    with open(output, "wb") as out:
+        command = subprocess.Popen(
+            # A batch the 20 training images fill: the job is still training when the interrupt comes.
+            [*cmd, "--data-dir", str(data), "--weights", "none", "--batch-size", "4"],
+            cwd=REPO,
+            env=trainer_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            # As a terminal's foreground job has it: a runner started in the background (`cmd &` without job
+            # control) ignores SIGINT, and Python then installs no KeyboardInterrupt handler in its children.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+    deadline = time.monotonic() + 300
+    while "JOB_STATE_RUNNING" not in output.read_text(errors="replace"):
+        assert command.poll() is None, output.read_text(errors="replace")
+        assert time.monotonic() < deadline, output.read_text(errors="replace")
+        time.sleep(0.2)
+    command.send_signal(signal.SIGINT)
     # Cancelling waits for the trainer, which on SIGTERM makes one last backup first (trainer/checkpoints.py).
-    rest = command.communicate(timeout=300)[0]
-    assert command.returncode == 1
+    assert command.wait(timeout=300) == 1
+    rest = output.read_text(errors="replace")
     assert f"interrupted: cancelled 1 local job(s) under {run_dir}" in rest, rest
     (record,) = run_dir.glob(f"{LOCAL_RECORDS}/*/job.json")
     runner = LocalRunner(str(run_dir))
