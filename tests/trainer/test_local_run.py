@@ -32,7 +32,13 @@ def local_run(trained: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     done = run(
         [sys.executable, "-m", "infra.local_runs", "train", "--run-dir", str(run_dir), "--", *trainer_args]
     )
-    return {"root": root, "run_dir": run_dir, "rc": done.returncode, "log": done.stdout + done.stderr}
+    return {
+        "root": root,
+        "run_dir": run_dir,
+        "data": data,
+        "rc": done.returncode,
+        "log": done.stdout + done.stderr,
+    }
 
 
 def test_a_model_dir_of_another_class_count_starts_fresh_in_a_few_lines(local_run: dict) -> None:
@@ -46,6 +52,32 @@ def test_a_model_dir_of_another_class_count_starts_fresh_in_a_few_lines(local_ru
     metrics = json.loads((model / "metrics.json").read_text())
     assert metrics["class_names"] == ["cats", "dogs"] and len(metrics["confusion_matrix"]) == 2
     assert (model / "assets" / "class_names.txt").read_text() == "cats\ndogs\n"
+
+
+def test_the_two_class_export_serves_one_probability_as_the_trained_model_does(local_run: dict) -> None:
+    """The two-class contract (moved here from test_training.py's own run): the SavedModel's serving_default
+    takes [None, S, S, 3] and returns P(second class) [None, 1], equal to the trained Keras model's."""
+    import numpy as np
+    import tensorflow as tf
+
+    from tests.trainer.helpers import SIZE
+    from trainer import data, export, model, phases
+
+    assert local_run["rc"] == 0, local_run["log"]
+    model_dir = local_run["run_dir"] / "model"
+    metrics = json.loads((model_dir / "metrics.json").read_text())
+    assert set(metrics["per_class_accuracy"]) == {"cats", "dogs"} and metrics["backbone"] == "densenet121"
+    assert np.sum(metrics["confusion_matrix"]) == metrics["valid_images"] > 0
+    assert np.shape(metrics["confusion_matrix"]) == (2, 2)
+    images = next(iter(data.valid_dataset(str(local_run["data"]), SIZE, 64)))[0]
+    net = model.build(SIZE, None)
+    phases.load_done(net, str(local_run["run_dir"] / "checkpoints" / metrics["run_id"]), "head")
+    before = net(images, training=False).numpy()
+    serve = tf.saved_model.load(str(model_dir)).signatures["serving_default"]
+    after = serve(images=tf.cast(images, tf.float32))[export.SIGNATURE_OUTPUT].numpy()
+    assert after.shape == (len(images), 1)
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-6)
+    assert serve.structured_input_signature[1]["images"].shape.as_list() == [None, SIZE, SIZE, 3]
 
 
 def test_the_local_run_leaves_a_record_that_make_runs_lists(
