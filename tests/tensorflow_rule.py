@@ -6,8 +6,9 @@ by rule every test that does:
 - every test under tests/trainer/;
 - every test that uses a training fixture (`TRAINING_FIXTURES`, directly or through another fixture);
 - every test marked `slow` by hand (the older name of the same thing).
-Marked tests get the `tensorflow` mark and one xdist group, so that on two workers one worker runs them all
-and builds each session fixture (`trained`, `interrupted_runs`, `tiny_data`) once.
+Marked tests get the `tensorflow` mark and an xdist group: one per shared trained model (`trained`,
+`interrupted_runs`, `tiny_data`: built once, on the worker that runs its group), one per module for the other
+tests that train (their module-scoped fixtures built once). Under xdist the groups run first, longest first.
 
 At run time every Python process the session starts loads tests/tensorflow_guard_site/sitecustomize.py
 (first on PYTHONPATH; a process whose environment drops PYTHONPATH is not seen), which records an import of
@@ -31,7 +32,9 @@ from tests.tensorflow_guard_site import sitecustomize as guard
 MARK = "tensorflow"
 GROUP = "tensorflow"
 TRAINING_DIRS = ("tests/trainer/",)
-TRAINING_FIXTURES = frozenset({"trained", "interrupted_runs", "tiny_data"})
+# The session's shared trained models (and data), longest to build first: each one's tests form one group.
+SHARED_MODELS = ("trained", "interrupted_runs", "tiny_data")
+TRAINING_FIXTURES = frozenset(SHARED_MODELS)
 HAND_MARKS = ("slow",)
 GUARD_SITE = Path(guard.__file__).parent
 # Two workers share two cores: one thread per TensorFlow op (TensorFlow reads these when it starts).
@@ -87,19 +90,36 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if relative.startswith(TRAINING_DIRS) else None
 
 
+def group_of(path: str, fixturenames: Iterable[str]) -> str:
+    """The xdist group of a test that trains: the shared trained model it uses, else its module (whose
+    module-scoped fixtures are then built once)."""
+    names = set(fixturenames)
+    shared = [name for name in SHARED_MODELS if name in names]
+    return f"{GROUP}-{shared[0]}" if shared else f"{GROUP}-{path.split('::')[0]}"
+
+
+def _order(item: pytest.Item) -> int:
+    """Longest first: the groups of the shared models, then the other tests that train, then the rest."""
+    if item.get_closest_marker(MARK) is None:
+        return len(SHARED_MODELS) + 1
+    names = set(getattr(item, "fixturenames", ()))
+    return next((i for i, name in enumerate(SHARED_MODELS) if name in names), len(SHARED_MODELS))
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     grouped = config.pluginmanager.hasplugin("xdist")
     for item in items:
         path = item.path.relative_to(config.rootpath).as_posix()
         names = [m.name for m in item.iter_markers()]
-        if training_reason(path, getattr(item, "fixturenames", ()), names):
+        fixturenames = getattr(item, "fixturenames", ())
+        if training_reason(path, fixturenames, names):
             item.add_marker(MARK)
             if grouped:
-                item.add_marker(pytest.mark.xdist_group(GROUP))
+                item.add_marker(pytest.mark.xdist_group(group_of(path, fixturenames)))
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        # The group first: its worker starts on the longest part at once while the other takes the rest.
-        items.sort(key=lambda item: item.get_closest_marker(MARK) is None)
+        # Each worker starts on a long group at once; the short tests fill in at the end.
+        items.sort(key=_order)
 
 
 def _test_of(record: dict) -> str:

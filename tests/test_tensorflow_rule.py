@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tensorflow_rule import training_reason
+from tests.tensorflow_rule import group_of, training_reason
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,6 +40,18 @@ def test_a_test_is_marked_by_rule(
     path: str, fixtures: list[str], marks: list[str], reason: str | None
 ) -> None:
     assert training_reason(path, fixtures, marks) == reason
+
+
+def test_a_shared_model_s_tests_share_a_group_and_the_others_go_by_module() -> None:
+    """On two workers each shared trained model is built once: all its tests are one xdist group."""
+    assert group_of("tests/trainer/test_retrain.py", ["retrained", "trained"]) == "tensorflow-trained"
+    assert group_of("tests/vertex/test_batch_local.py", ["trained"]) == "tensorflow-trained"
+    assert group_of("tests/trainer/test_throughput.py", ["interrupted_runs"]) == "tensorflow-interrupted_runs"
+    assert group_of("tests/vertex/test_run_local.py", ["tiny_data"]) == "tensorflow-tiny_data"
+    # Module-scoped fixtures (a housing run, say) are built once when their module's tests stay together.
+    assert group_of("tests/stack/test_housing_example.py", ["tmp_path"]) == (
+        "tensorflow-tests/stack/test_housing_example.py"
+    )
 
 
 CONFTEST = f"""
