@@ -75,7 +75,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
             break
     first.wait(timeout=60)
     exported_before_resume = (model_dir / "saved_model.pb").exists()
-    second = run(cmd, timeout=600)
+    second = run(cmd)
     return {
         "root": root,
         "data": data,
