@@ -10,6 +10,7 @@ from tests.tensorflow_rule import (  # noqa: F401  (pytest finds hooks and fixtu
     pytest_collection_modifyitems,
     pytest_configure,
     pytest_ignore_collect,
+    pytest_itemcollected,
     pytest_sessionfinish,
     pytest_unconfigure,
 )

@@ -106,20 +106,42 @@ def _order(item: pytest.Item) -> int:
     return next((i for i, name in enumerate(SHARED_MODELS) if name in names), len(SHARED_MODELS))
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the groups
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Marks as each test is collected: xdist's loadgroup reads the groups in its own
+    pytest_collection_modifyitems, which may run before any other plugin's."""
+    config = item.config
+    path = item.path.relative_to(config.rootpath).as_posix()
+    fixturenames = getattr(item, "fixturenames", ())
+    if training_reason(path, fixturenames, [m.name for m in item.iter_markers()]):
+        item.add_marker(MARK)
+        if config.pluginmanager.hasplugin("xdist"):
+            item.add_marker(pytest.mark.xdist_group(group_of(path, fixturenames)))
+
+
+def _name_group(item: pytest.Item) -> None:
+    """What xdist 3.8's loadgroup does (xdist/remote.py: `item._nodeid = f"{nodeid}@{group}"`), which
+    pytest 9 no longer reads (a node's id is `_id`, a NodeId): the controller groups by the id's suffix."""
+    groups = sorted({str(m.args[0]) for m in item.iter_markers("xdist_group") if m.args})
+    if not groups or "@" in item.nodeid:
+        return
+    named = f"{item.nodeid}@{'_'.join(groups)}"
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import coerce_node_id
+
+        item._id = coerce_node_id(named)
+    else:
+        item._nodeid = named
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    grouped = config.pluginmanager.hasplugin("xdist")
-    for item in items:
-        path = item.path.relative_to(config.rootpath).as_posix()
-        names = [m.name for m in item.iter_markers()]
-        fixturenames = getattr(item, "fixturenames", ())
-        if training_reason(path, fixturenames, names):
-            item.add_marker(MARK)
-            if grouped:
-                item.add_marker(pytest.mark.xdist_group(group_of(path, fixturenames)))
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        # Each worker starts on a long group at once; the short tests fill in at the end.
-        items.sort(key=_order)
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    # Each worker starts on a long group at once; the short tests fill in at the end.
+    items.sort(key=_order)
+    if config.getvalue("loadgroup"):
+        for item in items:
+            _name_group(item)
 
 
 def _test_of(record: dict) -> str:
