@@ -3,6 +3,7 @@ the mark fails (a pytest session of its own, on a small project of tests)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -58,8 +59,8 @@ CONFTEST = f"""
 import sys
 sys.path.insert(0, {str(REPO)!r})
 from tests.tensorflow_rule import (
-    _trains_only_when_marked, pytest_collection_modifyitems, pytest_configure, pytest_sessionfinish,
-    pytest_unconfigure,
+    _trains_only_when_marked, pytest_collection_modifyitems, pytest_configure, pytest_itemcollected,
+    pytest_sessionfinish, pytest_unconfigure,
 )
 """
 
@@ -105,3 +106,48 @@ def test_a_test_that_trains_without_the_mark_fails(tmp_path: Path) -> None:
     assert "tests/test_unmarked.py::test_unmarked_starts_the_trainer trains (process " in out
     assert "-m trainer.task --help imported TensorFlow)" in out
     assert "without the `tensorflow` mark" in out
+
+
+SHARED = """
+import os, pytest
+
+@pytest.fixture(scope="session")
+def trained(tmp_path_factory):
+    with open(os.environ["BUILT_LOG"], "a") as log:
+        log.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+"""
+
+
+def test_on_two_workers_a_shared_model_is_built_once(tmp_path: Path) -> None:
+    """xdist's loadgroup on pytest 9 (tests/tensorflow_rule.py `_name_group`): all tests of one shared model
+    run on one worker, which builds the model once, while other tests go to both."""
+    (tmp_path / "conftest.py").write_text(textwrap.dedent(CONFTEST) + textwrap.dedent(SHARED))
+    (tmp_path / "tests").mkdir()
+    for i in range(6):
+        (tmp_path / "tests" / f"test_uses_{i}.py").write_text(f"def test_uses_{i}(trained):\n    pass\n")
+        (tmp_path / "tests" / f"test_other_{i}.py").write_text(f"def test_other_{i}():\n    pass\n")
+    built = tmp_path / "built.log"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-v",
+            "tests",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "BUILT_LOG": str(built)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(built.read_text().split()) == 1, done.stdout
+    workers = {line.split()[0] for line in done.stdout.splitlines() if "PASSED tests/test_uses_" in line}
+    assert len(workers) == 1, done.stdout
