@@ -65,20 +65,14 @@ class CapacityConfig:
 
 
 def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | None, count: int) -> None:
-    """Family/accelerator compatibility via the CustomJob resource's own validator (the rules live once)."""
-    from infra.vertex.custom_job.spec import validate
+    """Family/accelerator compatibility: the machine as a Shape, checked by the rule every job kind's check
+    runs (lifecycle/checks.py machine_failures: the rules live once)."""
+    from infra.vertex.capacity.placement import Shape
+    from infra.vertex.lifecycle.checks import machine_failures
 
-    pool = {"machine_type": machine, "accelerator_type": accelerator, "accelerator_count": count}
-    probe = {
-        "runner": "local",
-        "display_name": "config-check",
-        "base_output_dir": "config-check",
-        "timeout_seconds": 1,
-        "worker_pools": [{**pool, "image_uri": "config-check", "command": ["true"]}],
-    }
+    shape = Shape(machine, accelerator or None, count, "STANDARD")
     fields = dict(zip(("machine_type", "accelerator_type", "accelerator_count"), keys, strict=True))
-    for prop, reason in validate({k: v for k, v in probe.items() if v is not None}):
-        field = prop.rsplit(".", 1)[-1]
+    for field, reason in machine_failures(shape):
         if field in fields:
             fix = (
                 f"set {fields[field]} to a count {machine} takes, or pick a machine type for {count} "

@@ -7,6 +7,7 @@ the hooks that differ; the providers are pickled by reference, so none of this i
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -26,7 +27,9 @@ class _Named(dict[str, Any]):
 class SpecProvider(ResourceProvider):
     """configure / check / diff from a props module; create/read/update/delete are the subclass's."""
 
-    spec: ClassVar[ModuleType]
+    # An instance annotation: a provider class body assigns its spec module (mypy reads a module assigned
+    # over a ClassVar as an instance variable).
+    spec: ModuleType
     # Delete the old resource before creating its replacement (two runs of one job would share outputs).
     delete_before_replace: ClassVar[bool] = False
     # Inputs fixed when the resource is made that no later change applies to (diff never reports them).
@@ -39,10 +42,10 @@ class SpecProvider(ResourceProvider):
     # How stderr lines name the resource, from its props: "[image {image_name}:{tag}] ...".
     log_format: ClassVar[str]
 
-    def log_name(self, props: dict[str, Any]) -> str:
+    def log_name(self, props: Mapping[str, Any]) -> str:
         return self.log_format.format_map(_Named(props))
 
-    def log(self, props: dict[str, Any], message: str) -> None:
+    def log(self, props: Mapping[str, Any], message: str) -> None:
         # The provider's stderr reaches the Pulumi CLI.
         print(f"[{self.log_name(props)}] {message}", file=sys.stderr, flush=True)
 

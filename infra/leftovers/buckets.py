@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from google.cloud import storage
+from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-storage has no py.typed
 
 from infra.leftovers import prices
 from infra.leftovers.items import Found, Item, size_text

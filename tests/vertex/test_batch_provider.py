@@ -121,7 +121,7 @@ def test_every_shape_stocked_out_names_the_vertex_quotas_page_not_training_quota
 
 
 def test_an_interrupted_create_is_adopted(fake_vertex, images, provider):
-    job = spec.build_job(spec.with_defaults(batch_props()))
+    job = spec.build_batch_job(spec.with_defaults(batch_props()))
     seeded = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
     fake_vertex._advancing.add(seeded)
     result = create(provider)

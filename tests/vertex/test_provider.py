@@ -15,11 +15,12 @@ from pulumi.runtime.rpc import UNKNOWN
 from infra.vertex.custom_job import spec
 from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle import waiting
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError, with_retry
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.vertex import VertexRunner
-from tests.vertex.props import PROJECT, REGION, job_props, pool
+from tests.vertex.props import PROJECT, REGION, job_props, placed, pool
 
 JobState = aiplatform_v1.JobState
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
@@ -57,7 +58,7 @@ def test_create_waits_to_success_and_reports_states(fake_vertex, provider, capsy
     assert outs["create_time"] and outs["start_time"] and outs["end_time"] and outs["error"] == ""
     assert outs["worker_pools"][0]["machine_type"] == "n1-standard-8"  # inputs are kept for delete/read
     (job,) = fake_vertex.jobs.values()
-    assert job.labels[spec.KEY_LABEL] == spec.job_key(spec.with_defaults(job_props()))
+    assert job.labels[KEY_LABEL] == spec.job_key(spec.with_defaults(job_props()))
     sent = next(req for method, req in fake_vertex.calls if method == "CreateCustomJob")
     assert sent.parent == PARENT
     err = capsys.readouterr().err
@@ -304,7 +305,7 @@ def test_paused_job_is_not_held_to_a_deadline(provider):
     paused = JobStatus(
         "job", "JOB_STATE_PAUSED", "url", create_time="2020-01-01T00:00:00+00:00", start_time=""
     )
-    assert waiting.deadline(CUSTOM_JOB, paused, spec.with_defaults(job_props())) == float("inf")
+    assert waiting.deadline(CUSTOM_JOB, paused, placed(job_props())) == float("inf")
 
 
 def test_delete_of_running_job_cancels_waits_then_deletes(fake_vertex, provider):

@@ -11,17 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex import kinds
 from infra.vertex.batch import spec
 from infra.vertex.batch.status import BatchStatus
+from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
-from infra.vertex.lifecycle import outcome, waiting
+from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind
 from infra.vertex.lifecycle.output_files import files_under, write_text
+from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.batch_runner import LocalBatchRunner
 from infra.vertex.runners.vertex_batch import VertexBatchRunner
@@ -30,58 +31,58 @@ from infra.vertex.runners.vertex_batch import VertexBatchRunner
 class BatchPredictionKind(JobKind):
     spec = spec
     noun = "Batch prediction"
-    api_kind = kinds.BATCH_PREDICTION_JOB.api_kind
-    record_kind = kinds.BATCH_PREDICTION_JOB.record_kind
+    api_kind = "BatchPredictionJob"
+    record_kind = "batch_prediction_job"
+    run_folder = "predictions"
     output_key = "output_dir"
     quota_family = None  # no documented quota id for batch prediction machines: no pre-check
     local_runner = LocalBatchRunner
     vertex_runner = VertexBatchRunner
 
-    def before_submit(self, shaped: dict[str, Any], say: Callable[[str], None]) -> None:
+    def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
         """The file list Vertex reads the images from (instances_format file-list): every JPEG/PNG under
         `images`, one per line, in output_dir."""
+        shaped = placed.props
         images = files_under(shaped["images"], spec.IMAGE_SUFFIXES)
         if not images:
             raise JobError(
-                f"{self.noun} {shaped['display_name']}: no JPEG or PNG files under images "
+                f"{self.noun} {placed.request.display_name}: no JPEG or PNG files under images "
                 f"{shaped['images']}; point images at the folder or gs:// prefix that holds them."
             )
         target = spec.file_list_uri(shaped)
         write_text(target, "".join(f"{image}\n" for image in images), content_type="text/plain")
         say(f"{len(images)} images listed in {target}")
 
-    def run_deadline(self, status: JobStatus, props: dict[str, Any]) -> float | None:
+    def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
         """timeout_seconds after it started running: BatchPredictionJob has no timeout of its own."""
         if not status.start_time:
             return None
-        return waiting.timestamp(status.start_time) + float(props["timeout_seconds"])
+        return waiting.timestamp(status.start_time) + float(placed.request.timeout_seconds)
 
-    def overrun_limit(self, props: dict[str, Any]) -> str:
-        return f"timeout_seconds={props['timeout_seconds']}"
+    def overrun_limit(self, placed: Placed) -> str:
+        return f"timeout_seconds={placed.request.timeout_seconds}"
 
-    def capacity_advice(self, props: dict[str, Any]) -> str | None:
+    def capacity_advice(self, request: JobRequest) -> str | None:
         return (
-            f"check {self.quota_words()} at {outcome.quota_page(props.get('project'))}, add fallback shapes "
+            f"check {self.quota_words()} at {quota_page(request.project)}, add fallback shapes "
             "with other machines or regions (stack config key batchPrediction.fallbacks), allow a longer "
             "wait (queueTimeoutSeconds), or ask for fewer replicas (batchPrediction.startingReplicaCount)."
         )
 
-    def outputs(
-        self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]
-    ) -> dict[str, Any]:
+    def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
         found = status if isinstance(status, BatchStatus) else BatchStatus(**vars(status))
         out: dict[str, Any] = {
             "predictions_dir": found.predictions_dir,
             "completion_stats": dict(found.completion_stats),
             "duration_seconds": round(self.running_seconds(status), 1),
         }
-        if shaped.get("runner") == "vertex":
-            spent = spend.spent(shaped, status)
+        if placed.request.on_vertex:
+            spent = spend.spent(placed.rate, status)
             if spent.known_usd is not None:
                 out["estimated_cost_usd"] = spent.known_usd
-        return {**out, **cost_cap.outputs(shaped, status)}
+        return {**out, **cost_cap.outputs(placed, status)}
 
-    def summary(self, outputs: dict[str, Any]) -> str:
+    def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
         """E.g. `JOB_STATE_SUCCEEDED after 4m 10s running: 812 images classified, 0 failed; predictions in
         gs://.../prediction-...; no cost estimate (no sourced price for batch prediction machines)`."""
         stats = outputs.get("completion_stats") or {}
@@ -100,4 +101,4 @@ class BatchPredictionKind(JobKind):
         return cost_preview.preview_lines(props)
 
 
-BATCH_PREDICTION = BatchPredictionKind()
+BATCH_PREDICTION_JOB = BatchPredictionKind()

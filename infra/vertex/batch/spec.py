@@ -97,7 +97,7 @@ def job_key(props: Mapping[str, Any]) -> str:
 
 
 def file_list_uri(props: Mapping[str, Any]) -> str:
-    return props["output_dir"].rstrip("/") + "/" + FILE_LIST
+    return str(props["output_dir"]).rstrip("/") + "/" + FILE_LIST
 
 
 def model_name(props: Mapping[str, Any]) -> str:
@@ -221,20 +221,23 @@ def _fallback_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
 def machine_spec(props: Mapping[str, Any]) -> aiplatform_v1.MachineSpec:
     machine = aiplatform_v1.MachineSpec(machine_type=props["machine_type"])
     if props.get("accelerator_type") and props.get("accelerator_count"):
-        machine.accelerator_type = aiplatform_v1.AcceleratorType[props["accelerator_type"]]
+        machine.accelerator_type = aiplatform_v1.AcceleratorType[props["accelerator_type"]]  # type: ignore[misc]
         machine.accelerator_count = int(props["accelerator_count"])
     return machine
 
 
-def build_job(
+def build_batch_job(
     props: Mapping[str, Any], shape: placement.Shape | None = None
 ) -> aiplatform_v1.BatchPredictionJob:
     """The BatchPredictionJob Vertex runs for these (validated, defaulted) props on `shape` (default: the
     primary): the images through the file list in output_dir, predictions as JSON lines under output_dir,
     the model as `model` or as the prebuilt TensorFlow container over `artifact_uri`. Every shape carries
     the same key label: adoption finds any of them."""
-    key = job_key(props)
-    shaped = placement.apply_shape(props, shape or placement.primary_shape(props))
+    return build_job(placement.apply_shape(props, shape or placement.primary_shape(props)), job_key(props))
+
+
+def build_job(shaped: Mapping[str, Any], key: str) -> aiplatform_v1.BatchPredictionJob:
+    """The BatchPredictionJob for props already on their shape (the lifecycle's request.Placed.props)."""
     job = aiplatform_v1.BatchPredictionJob(
         display_name=shaped["display_name"],
         input_config=aiplatform_v1.BatchPredictionJob.InputConfig(

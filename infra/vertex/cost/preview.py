@@ -11,7 +11,7 @@ regions (storage_transfer.py), and whether its region offers its GPU where the c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,7 +39,7 @@ class ShapeCost:
         return None if self.rate is None else self.rate.usd
 
 
-def _machines(pools: list[Mapping[str, Any]]) -> str:
+def _machines(pools: Sequence[Mapping[str, Any]]) -> str:
     parts = []
     for pool in pools:
         count = int(pool.get("accelerator_count") or 0)
@@ -163,7 +163,7 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
     if props.get("runner") != "vertex" or not _known(props):
         return []
     timeout = float(props["timeout_seconds"])
-    lines = []
+    lines: list[str] = []
     costs = shape_costs(props)
     for cost in costs:
         head = f"cost of {cost.name}: {cost.machines} ({cost.strategy})"
@@ -205,7 +205,7 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
 def region_lines(props: Mapping[str, Any]) -> list[str]:
     """For shapes outside the bucket's region: data read across regions (once per region), the TensorBoard
     link they run without; and a WARNING per GPU/region the dated table does not list or cannot judge."""
-    lines = []
+    lines: list[str] = []
     seen: set[str] = set()
     for shape in placement.shapes(props):
         if shape.region in seen or not placement.moves_region(props, shape):
@@ -240,7 +240,7 @@ def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
     trials = props.get("max_trial_count")
     if props.get("runner") != "vertex" or not _known(props) or not isinstance(trials, int):
         return []
-    lines = []
+    lines: list[str] = []
     costs = shape_costs(props)
     for cost in costs:
         where = "" if cost.name == "shape" else f" on {cost.name}"

@@ -13,13 +13,7 @@ from infra.vertex.capacity import placement, reservations
 from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES
 from infra.vertex.custom_job import experiments
 from infra.vertex.lifecycle import checks, restarts
-from infra.vertex.lifecycle.checks import (  # noqa: F401  (their old home: tests and earlier code name them here)
-    ACCELERATOR_TYPES,
-    KEY_LABEL,
-    RUNNERS,
-    label_failures,
-    machine_family,
-)
+from infra.vertex.lifecycle.checks import KEY_LABEL
 
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
 # `fallbacks` and `fallback_regions` only say where else the same job may run, and
@@ -133,28 +127,9 @@ def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def job_inputs(props: Mapping[str, Any]) -> dict[str, Any]:
-    """The inputs that define what the job computes (everything but wait/poll interval)."""
-    return {k: props[k] for k in INPUTS if k in props and k not in IN_PLACE_INPUTS}
-
-
 def job_key(props: Mapping[str, Any]) -> str:
     """Deterministic label value naming this job's inputs: the same inputs find the same job."""
     return checks.job_key(props, INPUTS, IN_PLACE_INPUTS)
-
-
-def model_dir(base_output_dir: str) -> str:
-    return output_dirs(base_output_dir)["AIP_MODEL_DIR"]
-
-
-def output_dirs(base_output_dir: str) -> dict[str, str]:
-    """The directories Vertex derives from base_output_directory and passes to every replica."""
-    base = base_output_dir.rstrip("/")
-    return {
-        "AIP_MODEL_DIR": f"{base}/model/",
-        "AIP_CHECKPOINT_DIR": f"{base}/checkpoints/",
-        "AIP_TENSORBOARD_LOG_DIR": f"{base}/logs/",
-    }
 
 
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -419,15 +394,27 @@ def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0)
     """The CustomJob that Vertex runs for these (validated, defaulted) props on `shape`, or on the chain's
     shape of that index (0: the primary, i: fallbacks[i - 1]). Every shape carries the same key label:
     adoption finds any of them."""
-    key = job_key(props)
     if isinstance(shape, int):
         shape = placement.shapes(props)[shape]
-    props = placement.apply_shape(props, shape)
+    return build_job(placement.apply_shape(props, shape), job_key(props))
+
+
+def build_job(shaped: Mapping[str, Any], key: str) -> aiplatform_v1.CustomJob:
+    """The CustomJob for props already on their shape (the lifecycle's request.Placed.props), labelled with
+    the job's key."""
+    labels = {**shaped.get("labels", {}), KEY_LABEL: key}
+    return aiplatform_v1.CustomJob(
+        display_name=shaped["display_name"], job_spec=job_spec(shaped), labels=labels
+    )
+
+
+def job_spec(props: Mapping[str, Any]) -> aiplatform_v1.CustomJobSpec:
+    """The CustomJobSpec of props on their shape (a study's trials carry it too)."""
     strategy = props["scheduling_strategy"]
     scheduling = aiplatform_v1.Scheduling(
         timeout=duration_pb2.Duration(seconds=int(props["timeout_seconds"])),
         restart_job_on_worker_restart=bool(props.get("restart_on_worker_restart", False)),
-        strategy=aiplatform_v1.Scheduling.Strategy[strategy],
+        strategy=aiplatform_v1.Scheduling.Strategy[strategy],  # type: ignore[misc]  # proto-plus enum
     )
     if strategy == "FLEX_START" and props.get("max_wait_seconds") is not None:
         scheduling.max_wait_duration = duration_pb2.Duration(seconds=int(props["max_wait_seconds"]))
@@ -439,17 +426,13 @@ def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0)
         tensorboard=props.get("tensorboard") or "",
     )
     spec.experiment, spec.experiment_run = experiments.names(props)
-    labels = {**props.get("labels", {}), KEY_LABEL: key}
-    return aiplatform_v1.CustomJob(display_name=props["display_name"], job_spec=spec, labels=labels)
-
-
-build_job = build_custom_job  # the lifecycle's name for it (lifecycle/kind.py)
+    return spec
 
 
 def _pool_spec(pool: Mapping[str, Any]) -> aiplatform_v1.WorkerPoolSpec:
     machine = aiplatform_v1.MachineSpec(machine_type=pool["machine_type"])
     if pool.get("accelerator_type"):
-        machine.accelerator_type = aiplatform_v1.AcceleratorType[pool["accelerator_type"]]
+        machine.accelerator_type = aiplatform_v1.AcceleratorType[pool["accelerator_type"]]  # type: ignore[misc]
         machine.accelerator_count = int(pool.get("accelerator_count", 0))
     reservation = reservations.Reservation.of(pool.get("reservation_affinity"))
     if reservation is not None:  # set by placement.apply_shape on the pools with the shape's machines

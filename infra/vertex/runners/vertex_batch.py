@@ -5,25 +5,25 @@ from __future__ import annotations
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex import kinds
 from infra.vertex.batch import spec
 from infra.vertex.batch.status import STATS, BatchStatus
+from infra.vertex.capacity.placement import region_of, shape_from
 from infra.vertex.runners.vertex import VertexRunner
 
 
 class VertexBatchRunner(VertexRunner):
     """Batch predictions on Vertex AI's regional endpoint, or on `VERTEX_AI_EMULATOR_HOST`."""
 
-    KIND = kinds.BATCH_PREDICTION_JOB.api_kind
+    KIND = "BatchPredictionJob"
     METHOD = "batch_prediction_job"
     LIST_REQUEST = aiplatform_v1.ListBatchPredictionJobsRequest
     JOB_TYPE = "batch-predictions"  # python-aiplatform jobs.py: BatchPredictionJob._job_type
 
-    def _status(self, job: aiplatform_v1.BatchPredictionJob) -> BatchStatus:  # type: ignore[override]
+    def _status(self, job: aiplatform_v1.BatchPredictionJob) -> BatchStatus:
         stats = job.completion_stats
         return BatchStatus(
             **self._fields(job),
-            shape=spec.job_shape(job),
+            shape=shape_from(spec.job_shape(job), region_of(job.name) or ""),
             predictions_dir=job.output_info.gcs_output_directory,
             completion_stats={key: int(getattr(stats, key)) for key in STATS},
         )

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import json
 from pathlib import Path
@@ -52,4 +51,4 @@ class LocalBatchRunner(WrappedLocalRunner):
         into = record["replicas"][0]["argv"][-3]
         done, failed = _lines(Path(into) / PREDICTIONS_FILE), _lines(Path(into) / ERRORS_FILE)
         stats = {"successful_count": done, "failed_count": failed, "incomplete_count": 0}
-        return BatchStatus(**dataclasses.asdict(status), predictions_dir=into, completion_stats=stats)
+        return BatchStatus(**vars(status), predictions_dir=into, completion_stats=stats)
