@@ -13,7 +13,10 @@ tests that train (their module-scoped fixtures built once). Under xdist the grou
 At run time every Python process the session starts loads tests/tensorflow_guard_site/sitecustomize.py
 (first on PYTHONPATH; a process whose environment drops PYTHONPATH is not seen), which records an import of
 TensorFlow with the test it was started under; a test without the mark that is named by such a record fails
-at teardown. tests/test_tensorflow_rule.py shows both halves work.
+at teardown. The pytest process itself is watched too, but only until its first import of TensorFlow, which
+collection usually makes (test modules import trainer modules): in-process imports (tests/stack's checks of
+the trainer's CLI, say) go unseen; started processes, where the training happens, are each seen.
+tests/test_tensorflow_rule.py shows both halves work.
 """
 
 from __future__ import annotations
