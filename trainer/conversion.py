@@ -1,4 +1,5 @@
-"""Decode, resize and encode on every core: a pool of worker processes whose results come back in order.
+"""Decode, resize, encode and serialize on every core: a pool of worker processes whose records come back in
+order, so the main process only writes bytes.
 
 Why processes (`benchmarks/data_prep.py --executors`, this 2-core machine quiet, load average 1.0, 2026-11-25,
 512 photographs, best of 4): a process pool made 669 images/s, a thread pool 648, a tf.data parallel map over
@@ -33,7 +34,7 @@ from itertools import islice
 
 import numpy as np
 
-from trainer import loaders
+from trainer import example_proto, loaders
 from trainer.images import UnreadableImage, to_stored_jpeg
 
 # Items per task sent to a worker: amortizes the pipe round trip, small enough to keep results in order.
@@ -50,9 +51,7 @@ READS_PER_WORKER = 16
 
 @dataclass(frozen=True)
 class Converted:
-    jpeg: bytes
-    height: int
-    width: int
+    record: bytes  # the serialized tf.train.Example (trainer/records.py's schema)
 
 
 @dataclass(frozen=True)
@@ -62,6 +61,8 @@ class Unreadable:
 
 Result = Converted | Unreadable
 Loader = Callable[[], bytes | np.ndarray]
+# What a worker gets per image: how to load it, and its label (it goes into the record).
+Work = tuple[Loader, int]
 
 
 def default_workers() -> int:
@@ -69,34 +70,36 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def convert(load: Loader, image_size: int) -> Result:
-    """One image as stored; bytes that do not decode, or a file gone since the listing, are Unreadable.
+def convert(item: Work, image_size: int) -> Result:
+    """One image's record; bytes that do not decode, or a file gone since the listing, are Unreadable.
 
     Any other read error (a permission, a storage or network error) is raised: it fails the replica, and
     the re-run redoes that shard, instead of storing a readable image as skipped for good.
     """
+    load, label = item
     try:
         data = load()
     except FileNotFoundError as exc:
         return Unreadable(f"gone since the source was listed ({exc})")
     try:
-        return Converted(*to_stored_jpeg(data, image_size))
+        jpeg, height, width = to_stored_jpeg(data, image_size)
     except UnreadableImage as exc:
         return Unreadable(str(exc))
+    return Converted(example_proto.serialize(jpeg, label, height, width))
 
 
-def convert_chunk(loads: list[Loader], image_size: int) -> list[Result]:
-    return [convert(load, image_size) for load in loads]
+def convert_chunk(items: list[Work], image_size: int) -> list[Result]:
+    return [convert(item, image_size) for item in items]
 
 
 def bounded_map(
-    pool: Executor, work: Callable[[list[Loader]], list[Result]], loads: Iterable[Loader], window: int
+    pool: Executor, work: Callable[[list[Work]], list[Result]], items: Iterable[Work], window: int
 ) -> Iterator[Result]:
-    """`work` over CHUNK-sized chunks of `loads`, in order, with at most `window` chunks submitted at once.
+    """`work` over CHUNK-sized chunks of `items`, in order, with at most `window` chunks submitted at once.
 
-    Executor.map would take every loader and submit every chunk up front.
+    Executor.map would take every item and submit every chunk up front.
     """
-    chunks = _chunks(loads)
+    chunks = _chunks(items)
     pending: deque[Future] = deque(pool.submit(work, chunk) for chunk in islice(chunks, window))
     while pending:
         results = pending.popleft().result()
@@ -105,8 +108,8 @@ def bounded_map(
         yield from results
 
 
-def _chunks(loads: Iterable[Loader]) -> Iterator[list[Loader]]:
-    it = iter(loads)
+def _chunks(items: Iterable[Work]) -> Iterator[list[Work]]:
+    it = iter(items)
     while chunk := list(islice(it, CHUNK)):
         yield chunk
 
@@ -124,39 +127,40 @@ def _read(load: Loader) -> Loader:
         return partial(loaders.gone, str(exc))
 
 
-def read_ahead(reading: Executor, loads: Iterable[Loader], window: int) -> Iterator[Loader]:
-    """`loads` in order, each file-reading one replaced by its bytes, read on `reading`'s threads at most
-    `window` loaders ahead. Any read error but a missing file is raised here: it fails the run."""
-    pending: deque[Future | Loader] = deque()
-    it = iter(loads)
+def read_ahead(reading: Executor, items: Iterable[Work], window: int) -> Iterator[Work]:
+    """`items` in order, each file-reading loader replaced by its bytes, read on `reading`'s threads at most
+    `window` items ahead. Any read error but a missing file is raised here: it fails the run."""
+    pending: deque[tuple[Future | Loader, int]] = deque()
+    it = iter(items)
 
     def top_up() -> None:
-        while len(pending) < window and (load := next(it, None)):
-            pending.append(reading.submit(_read, load) if reads_file(load) else load)
+        while len(pending) < window and (item := next(it, None)):
+            load, label = item
+            pending.append((reading.submit(_read, load) if reads_file(load) else load, label))
 
     top_up()
     while pending:
-        head = pending.popleft()
+        head, label = pending.popleft()
         top_up()
-        yield head.result() if isinstance(head, Future) else head
+        yield (head.result() if isinstance(head, Future) else head), label
 
 
 @contextmanager
-def converter(workers: int, image_size: int) -> Iterator[Callable[[Iterable[Loader]], Iterator[Result]]]:
-    """A function mapping loaders to results in their order, on `workers` processes (1: in this process)."""
+def converter(workers: int, image_size: int) -> Iterator[Callable[[Iterable[Work]], Iterator[Result]]]:
+    """A function mapping items to results in their order, on `workers` processes (1: in this process)."""
     readers = READS_PER_WORKER * workers
     with ThreadPoolExecutor(readers, thread_name_prefix="read") as reading:
         if workers == 1:
             one = partial(convert, image_size=image_size)
-            yield lambda loads: map(one, read_ahead(reading, loads, readers))
+            yield lambda items: map(one, read_ahead(reading, items, readers))
             return
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([__name__])
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
         work = partial(convert_chunk, image_size=image_size)
         try:
-            yield lambda loads: bounded_map(
-                pool, work, read_ahead(reading, loads, readers), workers * TASKS_PER_WORKER
+            yield lambda items: bounded_map(
+                pool, work, read_ahead(reading, items, readers), workers * TASKS_PER_WORKER
             )
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
