@@ -26,7 +26,7 @@ def _varint(value: int) -> bytes:
 
 
 def _field(number: int, *parts: bytes) -> list[bytes]:
-    """A length-delimited field as pieces (tag, length, payload pieces): joined once, the image copied once."""
+    """A length-delimited field as pieces (tag, length, payload): joined once, the image copied once."""
     return [_varint(number << 3 | _LEN), _varint(sum(map(len, parts))), *parts]
 
 
