@@ -10,6 +10,15 @@ one process: the conversion with --workers 1, for comparison
 workers read: with --read-latency-ms, the floor's pool with each worker waiting for its own reads (the
             conversion's design before it read ahead on threads)
 
+--camera instead converts camera photos: 12 MP (4032x3024) and 2 MP (1600x1200) q90 JPEGs of the same
+photographs, upscaled. Per size, in one run: the conversion (as above), the floor (every core doing only the
+per-image work: read, decode with DCT scaling, EXIF transpose, RGB, resize, encode) and the full-decode floor
+(the same with every pixel decoded: the conversion's per-image work before it decoded at the kept size).
+
+--quality prints how far the scaled decode's stored pixels are from a full decode's (mean and largest
+difference, grey levels of 255) per decode margin (trainer/images.py DECODE_MARGIN), stored size and camera
+size, on the upscaled photographs and on mosaics of their crops at their own resolution (full detail).
+
 --executors instead compares ways to spread the same conversion over the cores (why trainer/conversion.py
 uses processes): a process pool, a thread pool, and a tf.data parallel map over the same PIL code in
 tf.py_function; plus how much of one conversion holds the GIL (a spinning Python thread's speed beside a
@@ -20,7 +29,7 @@ alternate (in turn reversed), and the best of each is kept, so load from other p
 load average is printed with the figures.
 
     .venv/bin/python benchmarks/data_prep.py [--images 1024] [--rounds 5] [--workers N] [--executors]
-        [--read-latency-ms 50]
+        [--read-latency-ms 50] [--camera] [--quality]
 """
 
 from __future__ import annotations
@@ -30,23 +39,30 @@ import multiprocessing
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
 import numpy as np
-from photos import photo_views, sample_photos
+from photos import mosaic, photo_views, sample_photos
 
 SIZE = 224
 TARGET = 0.9
+# Camera sizes: a 12 MP phone or camera photo, and a mid size.
+CAMERA_SIZES = ((4032, 3024), (1600, 1200))
+# The issue's target: the conversion of 12 MP photos at least this many times its rate with full decodes.
+CAMERA_SPEEDUP = 3.0
+MARGINS = (1.0, 1.5, 2.0, 3.0)
+STORED_SIZES = (224, 299, 512)
 
 
-def write_photos(folder: Path, count: int) -> list[str]:
-    """`count` JPEG files, alternately in class folders a/ and b/ (q90, as photos from cameras come)."""
+def write_photos(folder: Path, count: int, size: tuple[int, int] = (500, 375)) -> list[str]:
+    """`count` JPEG files of `size`, alternately in class folders a/ and b/ (q90, as cameras save them)."""
     from PIL import Image
 
     paths = []
-    for i, view in enumerate(photo_views(np.random.default_rng(0), sample_photos(), count)):
+    for i, view in enumerate(photo_views(np.random.default_rng(0), sample_photos(), count, size)):
         path = folder / "ab"[i % 2] / f"{i:05d}.jpg"
         path.parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(view).save(path, format="JPEG", quality=90)
@@ -64,11 +80,25 @@ def convert_file(path: str, latency: float = 0.0) -> int:
         return len(to_stored_jpeg(f.read(), SIZE)[0])
 
 
-def floor_seconds(paths: list[str], pool: Executor, workers: int, latency: float = 0.0) -> float:
+def full_decode_file(path: str) -> int:
+    """The full-decode floor's per-image work: as convert_file, but every pixel of a JPEG decoded."""
+    from trainer import images
+
+    with open(path, "rb") as f:
+        return len(images.encoded(images.resized(images.decode(f.read()), SIZE)))
+
+
+def floor_seconds(
+    paths: list[str],
+    pool: Executor,
+    workers: int,
+    latency: float = 0.0,
+    work: Callable[..., int] = convert_file,
+) -> float:
     """The same per-image work on a started process pool of every core, each worker a contiguous share of
     the files, nothing written and nothing but a length sent back: the machine's speed at this work."""
     start = time.perf_counter()
-    work = partial(convert_file, latency=latency)
+    work = partial(work, latency=latency) if latency else work
     for _ in pool.map(work, paths, chunksize=max(1, len(paths) // (workers * 4))):
         pass
     return time.perf_counter() - start
@@ -189,14 +219,98 @@ def gil_free_fraction(paths: list[str]) -> float:
     return spin_rate(lambda: [convert_bytes(d) for d in data]) / alone
 
 
+def camera(args: argparse.Namespace) -> None:
+    """Per camera size: the conversion, the floor (decode with scaling) and the full-decode floor, one run."""
+    load_before = os.getloadavg()[0]
+    print(
+        f"camera photos (q90) -> shorter side {SIZE}, {args.workers} workers, {args.images} images per size, "
+        f"best of {args.rounds}"
+    )
+    pool = floor_pool(args.workers)
+    with tempfile.TemporaryDirectory() as tmp:
+        for width, height in CAMERA_SIZES:
+            folder = Path(tmp) / f"photos-{width}"
+            paths = write_photos(folder, args.images, (width, height))
+            megabytes = sum(Path(path).stat().st_size for path in paths) / len(paths) / 1e6
+            list(pool.map(convert_file, paths[: args.workers * 2]))  # warm
+            best = {"conversion": 0.0, "floor": 0.0, "full decode": 0.0}
+            cpu = dict.fromkeys(best, float("inf"))
+            for round_ in range(args.rounds):
+                output = Path(tmp) / f"round-{width}-{round_}"
+                measures = [
+                    ("conversion", partial(conversion_seconds, folder, output, args.workers)),
+                    ("floor", partial(floor_seconds, paths, pool, args.workers)),
+                    ("full decode", partial(floor_seconds, paths, pool, args.workers, work=full_decode_file)),
+                ]
+                for name, measure in measures if round_ % 2 == 0 else reversed(measures):
+                    used = cpu_seconds(pool)
+                    best[name] = max(best[name], args.images / measure())
+                    time.sleep(0.5)  # the fork server reaps the conversion's workers
+                    cpu[name] = min(cpu[name], (cpu_seconds(pool) - used) * 1000 / args.images)
+            print(f"{width}x{height} ({megabytes:.2f} MB per JPEG):")
+            for name, rate in best.items():
+                print(f"  {name:12}: {rate:8.1f} img/s   {cpu[name]:7.1f} CPU ms/image")
+            ratio = best["conversion"] / best["floor"]
+            print(f"  conversion / floor: {ratio:.2f}x   target: >= {TARGET}x -> {_verdict(ratio >= TARGET)}")
+            speedup = best["conversion"] / best["full decode"]
+            target = f"   target: >= {CAMERA_SPEEDUP:g}x -> {_verdict(speedup >= CAMERA_SPEEDUP)}"
+            print(f"  conversion / full-decode floor: {speedup:.2f}x{target if width == 4032 else ''}")
+            print(f"  floor / conversion CPU per image: {cpu['floor'] / cpu['conversion']:.2f}x")
+    pool.shutdown()
+    print(f"1-minute load average (all processes): {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def quality() -> None:
+    """The scaled decode's stored pixels against a full decode's, per margin, stored size and camera size."""
+    import io
+
+    from PIL import Image
+
+    from trainer import images
+
+    def jpeg(pixels: np.ndarray) -> bytes:
+        out = io.BytesIO()
+        Image.fromarray(pixels).save(out, format="JPEG", quality=90)
+        return out.getvalue()
+
+    rng = np.random.default_rng(0)
+    photos = sample_photos()
+    print("stored pixels, scaled decode vs full decode: mean / largest difference (grey levels of 255)")
+    print(f"{'camera JPEG':22} {'stored':>6}  " + "  ".join(f"margin {m:<3g} (decoded) " for m in MARGINS))
+    for size in CAMERA_SIZES:
+        contents = {
+            "upscaled": [jpeg(view) for view in photo_views(rng, photos, 9, size)],
+            "mosaic": [jpeg(mosaic(rng, photos, size)) for _ in range(4)],
+        }
+        for kind, datas in contents.items():
+            for stored in STORED_SIZES:
+                full = [np.asarray(images.resized(images.decode(d), stored), dtype=int) for d in datas]
+                cells = []
+                for margin in MARGINS:
+                    decoded = [images.decode(d, stored, margin) for d in datas]
+                    scaled = [np.asarray(images.resized(p, stored), dtype=int) for p in decoded]
+                    diffs = [np.abs(a - b) for a, b in zip(scaled, full, strict=True)]
+                    mean, top = np.mean([d.mean() for d in diffs]), max(int(d.max()) for d in diffs)
+                    w, h = decoded[0].size
+                    cells.append(f"{mean:5.2f} / {top:3d} ({w}x{h})".ljust(24))
+                label = f"{size[0]}x{size[1]} {kind}"
+                print(f"{label:22} {stored:6}  " + "  ".join(cells))
+
+
 def main() -> None:
     from trainer.conversion import default_workers
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--images", type=int, default=1024)
+    p.add_argument("--images", type=int, help="photos to convert (default 1024; 64 with --camera)")
     p.add_argument("--rounds", type=int, default=5, help="alternating measurements; the best of each is kept")
     p.add_argument("--workers", type=int, default=default_workers())
     p.add_argument("--executors", action="store_true", help="compare processes, threads and tf.data instead")
+    p.add_argument("--camera", action="store_true", help="12 MP and 2 MP camera photos (default --images 64)")
+    p.add_argument("--quality", action="store_true", help="scaled vs full decode pixels, per margin")
     p.add_argument(
         "--read-latency-ms",
         type=float,
@@ -204,6 +318,14 @@ def main() -> None:
         help="the conversion's every file read first waits this long, as a gs:// read on a Vertex replica",
     )
     args = p.parse_args()
+    if args.quality:
+        quality()
+        return
+    if args.camera:
+        args.images = args.images or 64
+        camera(args)
+        return
+    args.images = args.images or 1024
     if args.read_latency_ms:
         slow_reads(args.read_latency_ms / 1000)
     if args.executors:

@@ -20,9 +20,9 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 JPEG_QUALITY = 95
 # The scaled decode keeps at least this many times the stored shorter side, so the bicubic resize that follows
 # still reduces by 2x or more and its filter, not the decoder's 8x8 block scaling, makes the stored pixels.
-# Measured against a full decode (benchmarks/data_prep.py --camera, docs/trainer.md): a margin of 2 differs
-# by 0.16-0.59 grey levels on average (at most 13); a margin of 1 by 0.45-2.55 (at most 58) and saves only a
-# third of the time left. Pillow's own `thumbnail` asks `draft` for the same 2x (its `reducing_gap=2.0`).
+# Measured against a full decode (benchmarks/data_prep.py --quality, docs/trainer.md): a margin of 2 differs
+# by 0.13-0.58 grey levels on average (at most 14); a margin of 1 by 0.32-2.51 (at most 62). Pillow's own
+# `Image.thumbnail` asks `draft` for the same 2x (its default `reducing_gap=2.0`; PIL/Image.py, Pillow 13.0).
 DECODE_MARGIN = 2.0
 _ERRORS = (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError)
 
@@ -47,15 +47,15 @@ def decode_size(width: int, height: int, shorter: int, margin: float = DECODE_MA
     return math.ceil(width * scale), math.ceil(height * scale)
 
 
-def decode(data: bytes, keep_shorter: int | None = None) -> Image.Image:
+def decode(data: bytes, keep_shorter: int | None = None, margin: float = DECODE_MARGIN) -> Image.Image:
     """Encoded bytes as an upright RGB image; given `keep_shorter`, a JPEG is decoded scaled down towards it
-    (DECODE_MARGIN), other formats in full. DecompressionBombError is not an OSError: it is caught here too,
+    (`margin` x it), other formats in full. DecompressionBombError is not an OSError: it is caught here too,
     or one huge file would abort the whole data set."""
     try:
         pil = Image.open(io.BytesIO(data))
         if keep_shorter is not None:
             # On the image as the file stores it (before the EXIF rotation); a no-op for other formats.
-            pil.draft("RGB", decode_size(pil.width, pil.height, keep_shorter))
+            pil.draft("RGB", decode_size(pil.width, pil.height, keep_shorter, margin))
         pil.load()
         # Phone photos are stored sideways with an EXIF orientation tag; store them as viewers show them.
         return ImageOps.exif_transpose(pil).convert("RGB")
