@@ -53,6 +53,8 @@ TARGET = 0.9
 CAMERA_SIZES = ((4032, 3024), (1600, 1200))
 # The issue's target: the conversion of 12 MP photos at least this many times its rate with full decodes.
 CAMERA_SPEEDUP = 3.0
+# The full-decode floor's share of the camera photos: at a fifth of the rate, all of them would take long.
+FULL_DECODE_IMAGES = 32
 MARGINS = (1.0, 1.5, 2.0, 3.0)
 STORED_SIZES = (224, 299, 512)
 
@@ -132,8 +134,9 @@ def cpu_seconds(pool: ProcessPoolExecutor) -> float:
 
 
 def slow_reads(latency: float) -> None:
-    """Every file read of the conversion first waits `latency` seconds, as a gs:// read waits for its first
-    byte (the floor keeps reading local files: it is the machine's speed at the work, not the storage's)."""
+    """Every URI read of the conversion first waits `latency` seconds, as a gs:// read waits for its first
+    byte; the conversion then reads its folder as a file:// URI, read ahead on threads as gs:// is (the floor
+    keeps reading local files: it is the machine's speed at the work, not the storage's)."""
     from trainer import loaders
 
     read = loaders.read_file
@@ -145,7 +148,7 @@ def slow_reads(latency: float) -> None:
     loaders.read_file = read_after_latency
 
 
-def conversion_seconds(folder: Path, output: Path, workers: int) -> float:
+def conversion_seconds(folder: Path | str, output: Path, workers: int) -> float:
     from trainer import create_tfrecords
 
     args = ["--source", "folder", "--folder", str(folder), "--output", str(output), "--image-size", str(SIZE)]
@@ -223,8 +226,8 @@ def camera(args: argparse.Namespace) -> None:
     """Per camera size: the conversion, the floor (decode with scaling) and the full-decode floor, one run."""
     load_before = os.getloadavg()[0]
     print(
-        f"camera photos (q90) -> shorter side {SIZE}, {args.workers} workers, {args.images} images per size, "
-        f"best of {args.rounds}"
+        f"camera photos (q90) -> shorter side {SIZE}, {args.workers} workers, {args.images} images per size "
+        f"(full decode: the first {FULL_DECODE_IMAGES}), best of {args.rounds}"
     )
     pool = floor_pool(args.workers)
     with tempfile.TemporaryDirectory() as tmp:
@@ -232,6 +235,7 @@ def camera(args: argparse.Namespace) -> None:
             folder = Path(tmp) / f"photos-{width}"
             paths = write_photos(folder, args.images, (width, height))
             megabytes = sum(Path(path).stat().st_size for path in paths) / len(paths) / 1e6
+            few = paths[:FULL_DECODE_IMAGES]
             list(pool.map(convert_file, paths[: args.workers * 2]))  # warm
             best = {"conversion": 0.0, "floor": 0.0, "full decode": 0.0}
             cpu = dict.fromkeys(best, float("inf"))
@@ -240,13 +244,13 @@ def camera(args: argparse.Namespace) -> None:
                 measures = [
                     ("conversion", partial(conversion_seconds, folder, output, args.workers)),
                     ("floor", partial(floor_seconds, paths, pool, args.workers)),
-                    ("full decode", partial(floor_seconds, paths, pool, args.workers, work=full_decode_file)),
+                    ("full decode", partial(floor_seconds, few, pool, args.workers, work=full_decode_file)),
                 ]
                 for name, measure in measures if round_ % 2 == 0 else reversed(measures):
-                    used = cpu_seconds(pool)
-                    best[name] = max(best[name], args.images / measure())
+                    used, count = cpu_seconds(pool), len(few) if name == "full decode" else args.images
+                    best[name] = max(best[name], count / measure())
                     time.sleep(0.5)  # the fork server reaps the conversion's workers
-                    cpu[name] = min(cpu[name], (cpu_seconds(pool) - used) * 1000 / args.images)
+                    cpu[name] = min(cpu[name], (cpu_seconds(pool) - used) * 1000 / count)
             print(f"{width}x{height} ({megabytes:.2f} MB per JPEG):")
             for name, rate in best.items():
                 print(f"  {name:12}: {rate:8.1f} img/s   {cpu[name]:7.1f} CPU ms/image")
@@ -305,11 +309,13 @@ def main() -> None:
     from trainer.conversion import default_workers
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--images", type=int, help="photos to convert (default 1024; 64 with --camera)")
-    p.add_argument("--rounds", type=int, default=5, help="alternating measurements; the best of each is kept")
+    p.add_argument("--images", type=int, help="photos to convert (default 1024; --camera 128)")
+    p.add_argument(
+        "--rounds", type=int, help="alternating measurements, the best of each kept (default 5; --camera 3)"
+    )
     p.add_argument("--workers", type=int, default=default_workers())
     p.add_argument("--executors", action="store_true", help="compare processes, threads and tf.data instead")
-    p.add_argument("--camera", action="store_true", help="12 MP and 2 MP camera photos (default --images 64)")
+    p.add_argument("--camera", action="store_true", help="12 MP and 2 MP photos (default --images 128)")
     p.add_argument("--quality", action="store_true", help="scaled vs full decode pixels, per margin")
     p.add_argument(
         "--read-latency-ms",
@@ -322,10 +328,10 @@ def main() -> None:
         quality()
         return
     if args.camera:
-        args.images = args.images or 64
+        args.images, args.rounds = args.images or 128, args.rounds or 3
         camera(args)
         return
-    args.images = args.images or 1024
+    args.images, args.rounds = args.images or 1024, args.rounds or 5
     if args.read_latency_ms:
         slow_reads(args.read_latency_ms / 1000)
     if args.executors:
@@ -348,6 +354,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "photos"
         paths = write_photos(folder, args.images)
+        source = f"file://{folder}" if args.read_latency_ms else folder
         best = {"floor": 0.0, "conversion": 0.0, "one process": 0.0}
         if args.read_latency_ms:
             best["workers read"] = 0.0
@@ -358,8 +365,8 @@ def main() -> None:
             output = Path(tmp) / f"round-{round_}"
             measures = [
                 ("floor", partial(floor_seconds, paths, pool, args.workers)),
-                ("conversion", partial(conversion_seconds, folder, output / "conversion", args.workers)),
-                ("one process", partial(conversion_seconds, folder, output / "one-process", 1)),
+                ("conversion", partial(conversion_seconds, source, output / "conversion", args.workers)),
+                ("one process", partial(conversion_seconds, source, output / "one-process", 1)),
             ]
             if args.read_latency_ms:  # the design before read-ahead: each worker waits for its own reads
                 wait = partial(floor_seconds, paths, pool, args.workers, args.read_latency_ms / 1000)

@@ -12,12 +12,16 @@ pixels (another bicubic kernel, no EXIF rotation): not the same work.
 Workers come from a fork server that preloads only this module (PIL and numpy, no TensorFlow): a fork of a
 process that has started TensorFlow is not safe, and a spawned worker would import it again.
 
-Files are read ahead on threads of this process (READS_PER_WORKER per worker), and the workers get their
-bytes: a worker never waits on storage. On a Vertex replica the folder source is gs://, where each read
-first waits for the object's first byte; a worker reading its own files would idle that long per image,
-and would import TensorFlow (its gs:// filesystem) besides. TensorFlow's file reads release the GIL (a
-spinning Python thread kept its speed while another read through tf.io.gfile, measured here 2026-11-26), so
-threads overlap the waits. `benchmarks/data_prep.py --read-latency-ms` measures it.
+Files behind a URI (gs://) are read ahead on threads of this process (READS_PER_WORKER per worker), and the
+workers get their bytes: a worker never waits on remote storage. On a Vertex replica the folder source is
+gs://, where each read first waits for the object's first byte; a worker reading its own files would idle
+that long per image, and would import TensorFlow (its gs:// filesystem) besides. TensorFlow's file reads
+release the GIL (a spinning Python thread kept its speed while another read through tf.io.gfile, measured
+here 2026-11-26), so threads overlap the waits. `benchmarks/data_prep.py --read-latency-ms` measures it.
+Local files are read by the worker that converts them: a local read does not wait for a first byte, and
+sending a camera photo's bytes through the pool's pipe made this process read, pickle and write every byte
+and the worker unpickle it: 2.4 ms of this process's CPU per 12 MP photo of 0.95 MB, a third of what it
+spent (benchmarks/data_prep.py --camera, 2026-11-27).
 """
 
 from __future__ import annotations
@@ -114,9 +118,9 @@ def _chunks(items: Iterable[Work]) -> Iterator[list[Work]]:
         yield chunk
 
 
-def reads_file(load: Loader) -> bool:
-    """A loader that reads storage (waits on it), as opposed to making or holding its pixels."""
-    return isinstance(load, partial) and load.func is loaders.read_file
+def reads_remote(load: Loader) -> bool:
+    """A loader that reads a URI (gs://...): it waits on storage, and only this process imports TensorFlow."""
+    return isinstance(load, partial) and load.func is loaders.read_file and "://" in load.args[0]
 
 
 def _read(load: Loader) -> Loader:
@@ -128,7 +132,7 @@ def _read(load: Loader) -> Loader:
 
 
 def read_ahead(reading: Executor, items: Iterable[Work], window: int) -> Iterator[Work]:
-    """`items` in order, each file-reading loader replaced by its bytes, read on `reading`'s threads at most
+    """`items` in order, each URI-reading loader replaced by its bytes, read on `reading`'s threads at most
     `window` items ahead. Any read error but a missing file is raised here: it fails the run."""
     pending: deque[tuple[Future | Loader, int]] = deque()
     it = iter(items)
@@ -136,7 +140,7 @@ def read_ahead(reading: Executor, items: Iterable[Work], window: int) -> Iterato
     def top_up() -> None:
         while len(pending) < window and (item := next(it, None)):
             load, label = item
-            pending.append((reading.submit(_read, load) if reads_file(load) else load, label))
+            pending.append((reading.submit(_read, load) if reads_remote(load) else load, label))
 
     top_up()
     while pending:

@@ -166,17 +166,21 @@ def test_the_conversion_takes_work_a_window_at_a_time_and_keeps_the_order() -> N
     assert all(isinstance(r, Converted) for r in parallel) and parallel == in_process
 
 
-def test_files_are_read_ahead_on_threads_and_their_errors_keep_their_meaning(tmp_path: Path) -> None:
+def test_uris_are_read_ahead_on_threads_and_their_errors_keep_their_meaning(tmp_path: Path) -> None:
     from PIL import Image
 
     photo = tmp_path / "a.png"
     Image.fromarray(loaders.synthetic(0, 0, 40, 1)).save(photo)
-    read, gone = partial(loaders.read_file, str(photo)), partial(loaders.read_file, str(tmp_path / "b.png"))
-    assert conversion.reads_file(read) and not conversion.reads_file(partial(loaders.synthetic, 0, 0, 40, 1))
+    read, gone = (partial(loaders.read_file, f"file://{tmp_path}/{name}") for name in ("a.png", "b.png"))
+    local = partial(loaders.read_file, str(photo))
+    assert conversion.reads_remote(read) and not conversion.reads_remote(local)  # a worker reads a local file
+    assert not conversion.reads_remote(partial(loaders.synthetic, 0, 0, 40, 1))
     with conversion.converter(2, 32) as convert:
-        converted, missing = list(convert([(read, 1), (gone, 0)]))
+        converted, missing, local_converted = list(convert([(read, 1), (gone, 0), (local, 1)]))
     assert converted == conversion.convert((read, 1), 32)  # the bytes read ahead convert as the file would
+    assert local_converted == converted  # and as the worker that read the file itself made it
     assert isinstance(missing, Unreadable) and "gone since the source was listed" in missing.reason
-    # Any other read error (here: a directory) fails the run, as it did when workers read their files.
-    with conversion.converter(2, 32) as convert, pytest.raises(IsADirectoryError):
-        list(convert([(read, 0), (partial(loaders.read_file, str(tmp_path)), 1)]))
+    # Any other read error (here: a directory) fails the run, whether read ahead or by a worker.
+    for directory in (f"file://{tmp_path}", str(tmp_path)):
+        with conversion.converter(2, 32) as convert, pytest.raises(OSError, match="[Ii]s a directory"):
+            list(convert([(read, 0), (partial(loaders.read_file, directory), 1)]))
