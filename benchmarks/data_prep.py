@@ -268,6 +268,11 @@ def _verdict(met: bool) -> str:
     return "met" if met else "NOT met"
 
 
+def _difference(got: list[np.ndarray], expected: list[np.ndarray]) -> str:
+    diffs = [np.abs(a - b) for a, b in zip(got, expected, strict=True)]
+    return f"{np.mean([d.mean() for d in diffs]):5.2f} / {max(int(d.max()) for d in diffs):3d}"
+
+
 def quality() -> None:
     """The scaled decode's stored pixels against a full decode's, per margin, stored size and camera size."""
     import io
@@ -283,8 +288,10 @@ def quality() -> None:
 
     rng = np.random.default_rng(0)
     photos = sample_photos()
-    print("stored pixels, scaled decode vs full decode: mean / largest difference (grey levels of 255)")
-    print(f"{'camera JPEG':22} {'stored':>6}  " + "  ".join(f"margin {m:<3g} (decoded) " for m in MARGINS))
+    print("stored pixels, scaled decode vs full decode: mean / largest difference (grey levels of 255);")
+    print("last column: what the stored JPEG's encode (q95) itself changes in the full decode's pixels")
+    header = "  ".join(f"margin {m:<3g} (decoded) " for m in MARGINS)
+    print(f"{'camera JPEG':22} {'stored':>6}  {header}  q95 encode")
     for size in CAMERA_SIZES:
         contents = {
             "upscaled": [jpeg(view) for view in photo_views(rng, photos, 9, size)],
@@ -292,15 +299,16 @@ def quality() -> None:
         }
         for kind, datas in contents.items():
             for stored in STORED_SIZES:
-                full = [np.asarray(images.resized(images.decode(d), stored), dtype=int) for d in datas]
+                full_images = [images.resized(images.decode(d), stored) for d in datas]
+                full = [np.asarray(p, dtype=int) for p in full_images]
                 cells = []
                 for margin in MARGINS:
                     decoded = [images.decode(d, stored, margin) for d in datas]
                     scaled = [np.asarray(images.resized(p, stored), dtype=int) for p in decoded]
-                    diffs = [np.abs(a - b) for a, b in zip(scaled, full, strict=True)]
-                    mean, top = np.mean([d.mean() for d in diffs]), max(int(d.max()) for d in diffs)
-                    w, h = decoded[0].size
-                    cells.append(f"{mean:5.2f} / {top:3d} ({w}x{h})".ljust(24))
+                    cells.append(_difference(scaled, full) + f" ({decoded[0].width}x{decoded[0].height})")
+                stored_jpegs = [io.BytesIO(images.encoded(p)) for p in full_images]
+                reencoded = [np.asarray(Image.open(f), dtype=int) for f in stored_jpegs]
+                cells = [cell.ljust(24) for cell in cells] + [_difference(reencoded, full)]
                 label = f"{size[0]}x{size[1]} {kind}"
                 print(f"{label:22} {stored:6}  " + "  ".join(cells))
 
