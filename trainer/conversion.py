@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -41,13 +42,17 @@ import numpy as np
 from trainer import example_proto, loaders
 from trainer.images import UnreadableImage, to_stored_jpeg
 
-# Items per task sent to a worker: amortizes the pipe round trip, small enough to keep results in order.
-# 16 (was 4) brought the conversion's CPU per image from 1.12x to 1.05x the floor's (benchmarks/data_prep.py,
-# 1,024 photographs, 2026-11-26; one run each on the shared 2-core machine).
+# A task (the items sent to a worker at once) holds about this many seconds of work: enough to amortize the
+# pipe round trip, little enough that the end of a run or one slow worker leaves no core idle for long. On
+# 500x375 photos that is CHUNK items; on 12 MP camera photos, two.
+CHUNK_SECONDS = 0.05
+# Items per task at most: 16 (was 4) brought the conversion's CPU per image from 1.12x to 1.05x the floor's
+# on 500x375 photos (benchmarks/data_prep.py, 1,024 photographs, 2026-11-26; one run each on the shared
+# 2-core machine).
 CHUNK = 16
-# Tasks in flight per worker: enough that no worker waits for the next one, few enough that memory (the
-# loaders sent, the JPEGs back) stays bounded whatever the size of the data set.
-TASKS_PER_WORKER = 2
+# Tasks in flight per worker: enough that no worker waits for the next one while results are taken in order,
+# few enough that memory (the loaders sent, the records back) stays bounded whatever the size of the data set.
+TASKS_PER_WORKER = 4
 # Files being read at once per worker: enough to hide a gs:// read's wait for its first byte behind the
 # conversions (a benchmark figure, not a guarantee; see benchmarks/data_prep.py --read-latency-ms).
 READS_PER_WORKER = 16
@@ -92,30 +97,42 @@ def convert(item: Work, image_size: int) -> Result:
     return Converted(example_proto.serialize(jpeg, label, height, width))
 
 
-def convert_chunk(items: list[Work], image_size: int) -> list[Result]:
-    return [convert(item, image_size) for item in items]
+def convert_chunk(items: list[Work], image_size: int) -> tuple[list[Result], float]:
+    """The items' results, and the seconds they took (the next tasks are sized by it)."""
+    start = time.perf_counter()
+    results = [convert(item, image_size) for item in items]
+    return results, time.perf_counter() - start
+
+
+def chunk_size(seconds_per_item: float) -> int:
+    """Items per task for about CHUNK_SECONDS of work, 1 to CHUNK."""
+    return max(1, min(CHUNK, round(CHUNK_SECONDS / max(seconds_per_item, 1e-6))))
 
 
 def bounded_map(
-    pool: Executor, work: Callable[[list[Work]], list[Result]], items: Iterable[Work], window: int
+    pool: Executor,
+    work: Callable[[list[Work]], tuple[list[Result], float]],
+    items: Iterable[Work],
+    window: int,
 ) -> Iterator[Result]:
-    """`work` over CHUNK-sized chunks of `items`, in order, with at most `window` chunks submitted at once.
+    """`work` over chunks of `items`, in order, with at most `window` chunks submitted at once.
 
-    Executor.map would take every item and submit every chunk up front.
+    The first chunks hold one item each; later ones are sized by the time the last one took (chunk_size).
+    Executor.map would take every item and submit every chunk up front, all of one size.
     """
-    chunks = _chunks(items)
-    pending: deque[Future] = deque(pool.submit(work, chunk) for chunk in islice(chunks, window))
-    while pending:
-        results = pending.popleft().result()
-        for chunk in islice(chunks, 1):
-            pending.append(pool.submit(work, chunk))
-        yield from results
-
-
-def _chunks(items: Iterable[Work]) -> Iterator[list[Work]]:
     it = iter(items)
-    while chunk := list(islice(it, CHUNK)):
-        yield chunk
+    pending: deque[Future] = deque()
+
+    def submit(size: int) -> None:
+        if chunk := list(islice(it, size)):
+            pending.append(pool.submit(work, chunk))
+
+    for _ in range(window):
+        submit(1)
+    while pending:
+        results, seconds = pending.popleft().result()
+        submit(chunk_size(seconds / len(results)))
+        yield from results
 
 
 def reads_remote(load: Loader) -> bool:

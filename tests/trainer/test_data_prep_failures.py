@@ -182,5 +182,11 @@ def test_uris_are_read_ahead_on_threads_and_their_errors_keep_their_meaning(tmp_
     assert isinstance(missing, Unreadable) and "gone since the source was listed" in missing.reason
     # Any other read error (here: a directory) fails the run, whether read ahead or by a worker.
     for directory in (f"file://{tmp_path}", str(tmp_path)):
-        with conversion.converter(2, 32) as convert, pytest.raises(OSError, match="[Ii]s a directory"):
+        with conversion.converter(2, 32) as convert, pytest.raises(OSError, match=r"[Ii]s a directory"):
             list(convert([(read, 0), (partial(loaders.read_file, directory), 1)]))
+
+
+def test_tasks_hold_about_the_same_work_whatever_the_image_size() -> None:
+    assert conversion.chunk_size(0.003) == conversion.CHUNK  # 500x375 photos: 16 per task
+    assert conversion.chunk_size(0.027) == 2  # 12 MP camera photos decoded at a quarter
+    assert conversion.chunk_size(2.0) == 1 and conversion.chunk_size(0.0) == conversion.CHUNK
