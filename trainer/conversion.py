@@ -20,8 +20,9 @@ release the GIL (a spinning Python thread kept its speed while another read thro
 here 2026-11-26), so threads overlap the waits. `benchmarks/data_prep.py --read-latency-ms` measures it.
 Local files are read by the worker that converts them: a local read does not wait for a first byte, and
 sending a camera photo's bytes through the pool's pipe made this process read, pickle and write every byte
-and the worker unpickle it: 2.4 ms of this process's CPU per 12 MP photo of 0.95 MB, a third of what it
-spent (benchmarks/data_prep.py --camera, 2026-11-27).
+and the worker unpickle it: this process's CPU per 12 MP photo of 0.95 MB went from 2.5-3.6 ms to 1.2-1.8 ms
+when workers read local files themselves (64 photos of benchmarks/data_prep.py --camera, 2026-11-27; what is
+left is mostly the content stamps' SHA-256, trainer/image_stamps.py).
 """
 
 from __future__ import annotations
