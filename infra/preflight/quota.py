@@ -13,7 +13,7 @@ from infra.preflight.checks import api_error
 from infra.preflight.demand import JobDemand, ShapeDemand
 from infra.preflight.results import Result, cannot_tell, missing, note, ok
 from infra.vertex.capacity.quotas import SERVICE as VERTEX_SERVICE
-from infra.vertex.capacity.quotas import QuotaNeed, quota_info, region_value, request_command, request_url
+from infra.vertex.capacity.quotas import QuotaNeed, quota_info, quota_page, region_value, request_command
 
 
 class QuotaUnreadable(Exception):
@@ -113,4 +113,4 @@ def _request(shape: ShapeDemand, verdict: Verdict, caller: Caller, project_id: s
     """Commands that request the quotas `shape` is short of (new projects start at 0; approval takes time)."""
     email = caller.member.split(":", 1)[1] if caller.member and caller.member.startswith("user:") else "<you>"
     commands = [request_command(need, project_id, shape.region, email) for need in verdict.short]
-    return f"{' ; '.join(commands)} (or in the console: {request_url(project_id)})"
+    return f"{' ; '.join(commands)} (or in the console: {quota_page(project_id)})"

@@ -6,11 +6,11 @@ It is the shared job lifecycle (infra/vertex/lifecycle/) with the BatchPredictio
 
 from __future__ import annotations
 
-from infra.vertex.batch.kind import BATCH_PREDICTION
+from infra.vertex.batch.kind import BATCH_PREDICTION_JOB
 from infra.vertex.lifecycle.job_provider import JobProvider
 
 
 class BatchPredictionProvider(JobProvider):
     """Create/read/update/delete a batch prediction from snake_case props (batch/spec.py INPUTS)."""
 
-    kind = BATCH_PREDICTION
+    kind = BATCH_PREDICTION_JOB

@@ -1,4 +1,4 @@
-"""State written by an earlier version (state-4a0a9a0.json, recorded by record_state.py) still works.
+"""State written by earlier versions (each state-<commit>.json, recorded by record_state.py) still works.
 
 Each stored resource is replayed the way the engine does it, through the real dynamic-provider host in a fresh
 process: the engine sends the stored outputs, whose `__provider` blob (dill, pickled by reference at the
@@ -42,8 +42,12 @@ from tests.compat.services import Fakes
 from tests.engine.host import ROOT as REPO
 from tests.engine.host import ProviderHost, this_project
 
-STATE = Path(__file__).with_name("state-4a0a9a0.json")
-STORED = json.loads(STATE.read_text())
+# One recording per commit whose state must keep working: 4a0a9a0, and 3a1c9ee (before issue 39 moved the
+# lifecycle onto typed requests).
+STATES = {
+    path.stem.removeprefix("state-"): json.loads(path.read_text())
+    for path in sorted(Path(__file__).parent.glob("state-*.json"))
+}
 # The classes the stored blobs name: they must stay importable there (issue 24, item 6).
 PICKLED_AT = {
     CUSTOM_JOB: ("infra.vertex.provider", "CustomJobProvider"),
@@ -97,9 +101,9 @@ def host(fakes: Fakes, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pro
     started.stop()
 
 
-def stored(case: Case, base: Path) -> dict[str, Any]:
+def stored(commit: str, case: Case, base: Path) -> dict[str, Any]:
     """The case's stored entry, its local paths moved to `base` and this checkout."""
-    return rewrite(rewrite(STORED["resources"][case.name], BASE, str(base)), ROOT, str(REPO))
+    return rewrite(rewrite(STATES[commit]["resources"][case.name], BASE, str(base)), ROOT, str(REPO))
 
 
 def restore_files(entry: dict[str, Any], base: Path) -> None:
@@ -157,9 +161,14 @@ def stop(supervisor: subprocess.Popen[bytes]) -> None:
             supervisor.wait()
 
 
-def test_the_stored_blobs_name_the_provider_classes_by_reference() -> None:
-    assert STORED["commit"].startswith("4a0a9a0")
-    for name, entry in STORED["resources"].items():
+def test_every_recording_is_replayed() -> None:
+    assert {"4a0a9a0", "3a1c9ee"} <= set(STATES)
+
+
+@pytest.mark.parametrize("commit", sorted(STATES))
+def test_the_stored_blobs_name_the_provider_classes_by_reference(commit: str) -> None:
+    assert STATES[commit]["commit"].startswith(commit)
+    for name, entry in STATES[commit]["resources"].items():
         module, cls = PICKLED_AT[entry["type"]]
         blob = base64.b64decode(entry["outputs"]["__provider"])
         # By reference: the blob names the module and class, and holds none of their code.
@@ -223,12 +232,13 @@ def gone(case: Case, fakes: Fakes, entry: dict[str, Any], base: Path) -> bool:
     return entry["outputs"]["version_id"] not in fakes.models.versions(entry["outputs"]["model_name"])
 
 
+@pytest.mark.parametrize("commit", sorted(STATES))
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_stored_resource_reads_diffs_updates_and_deletes(
-    case: Case, fakes: Fakes, host: ProviderHost, tmp_path: Path
+    commit: str, case: Case, fakes: Fakes, host: ProviderHost, tmp_path: Path
 ) -> None:
     base = tmp_path / case.name
-    entry = stored(case, base)
+    entry = stored(commit, case, base)
     fakes.seed(entry["service"])
     restore_files(entry, base)
     supervisor = None

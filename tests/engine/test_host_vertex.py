@@ -22,6 +22,7 @@ from pulumi.runtime import proto
 from pulumi.runtime.rpc import UNKNOWN
 
 from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from tests.engine.host import ROOT, ProviderHost, engine_launch, plain, secret_paths, this_project
 from tests.engine.inputs import SECRET, JobShape, known, recorded
 
@@ -121,7 +122,7 @@ def test_lifecycle_create_read_diff_update_delete(fake_vertex, start_host):
     assert outs["state"] == "JOB_STATE_SUCCEEDED" and outs["job_name"] == created.id
     assert outs["model_dir"] == "gs://demo-bucket/runs/1/model/"
     (job,) = fake_vertex.jobs.values()
-    assert job.labels[spec.KEY_LABEL] and job.job_spec.service_account == "trainer@demo-project.iam"
+    assert job.labels[KEY_LABEL] and job.job_spec.service_account == "trainer@demo-project.iam"
     read = host.read(created.id, created.properties)
     assert read.id == created.id and plain(read.properties)["state"] == "JOB_STATE_SUCCEEDED"
     same = host.diff(

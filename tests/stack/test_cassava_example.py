@@ -10,6 +10,7 @@ import pytest
 
 from infra.vertex.custom_job import spec
 from infra.vertex.custom_job.resource import RESOURCE_TYPE
+from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.runners.local import runner as local_runner
 from tests.stack.conftest import run_stack, stack_config
 
@@ -44,7 +45,7 @@ def test_training_job_is_resnet50_on_one_machine_with_two_t4s(jobs: dict[str, di
         1,
     )
     assert not spec.validate(train)  # the CustomJob resource's own check accepts it (n1 takes T4)
-    args = task.parse_args(pool["args"], env=spec.output_dirs(train["base_output_dir"]))
+    args = task.parse_args(pool["args"], env=output_dirs(train["base_output_dir"]))
     assert (args.backbone, args.num_classes, args.weights) == ("resnet50", 5, "imagenet")
     assert (args.batch_size, args.mixed_precision) == (64, "auto")
     data = jobs["data-prep"]["worker_pools"][0]["args"]

@@ -8,7 +8,7 @@ import pytest
 
 from infra.components import image
 from infra.vertex.custom_job.resource import RESOURCE_TYPE
-from infra.vertex.custom_job.spec import output_dirs
+from infra.vertex.lifecycle.output_files import output_dirs
 from infra.workloads.jobs import logs_url
 from tests.stack.conftest import BUILTIN_TRAINER_STACKS, STACKS, cached_run
 

@@ -9,7 +9,7 @@ import pytest
 
 from infra.config import ConfigError, load_config
 from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
-from infra.vertex.custom_job.spec import output_dirs
+from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB
 from infra.vertex.tuning_provider import TuningJobProvider
 from infra.workloads.best_parameters import with_best

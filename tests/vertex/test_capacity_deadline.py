@@ -3,8 +3,9 @@ gap, one line per pass, the final paragraph counting the passes; one shape at a 
 
 import pytest
 
-from infra.vertex.capacity import placement
-from infra.vertex.capacity.placement import AttemptRecord, Deadline, Shape, ShapeResult
+from infra.vertex.capacity.placement import Shape
+from infra.vertex.lifecycle import attempts
+from infra.vertex.lifecycle.attempts import AttemptRecord, Deadline, ShapeResult
 from infra.vertex.lifecycle.errors import JobError
 
 CHAIN = [
@@ -49,14 +50,14 @@ def deadline(clock: Clock, seconds: float) -> Deadline:
 
 
 def exhausted(records):
-    return JobError(placement.exhausted_message(PROPS, records))
+    return JobError(attempts.exhausted_message(PROPS, records))
 
 
 def test_passes_repeat_with_a_growing_gap_until_the_deadline_and_the_paragraph_counts_them():
     clock, said = Clock(), []
     run, calls = runner(clock)
     with pytest.raises(JobError) as raised:
-        placement.try_shapes(CHAIN, 0, run, said.append, exhausted, deadline(clock, 900))
+        attempts.try_shapes(CHAIN, 0, run, said.append, exhausted, deadline(clock, 900))
     # Each pass spends 20 s; gaps 60, 96, 153.6, 245.76 s; after pass 5 (at 655.4 s) the next gap, 300 s,
     # would end past the deadline.
     assert clock.sleeps == pytest.approx([60.0, 96.0, 153.6, 245.76])
@@ -73,7 +74,7 @@ def test_passes_repeat_with_a_growing_gap_until_the_deadline_and_the_paragraph_c
 def test_a_later_pass_that_finds_capacity_returns_its_shape():
     clock = Clock()
     run, calls = runner(clock, succeed_on_call=4)
-    index, result, records = placement.try_shapes(
+    index, result, records = attempts.try_shapes(
         CHAIN, 0, run, lambda line: None, exhausted, deadline(clock, 900)
     )
     assert (index, calls, result.records[0].state) == (
@@ -88,7 +89,7 @@ def test_no_deadline_is_one_pass_and_a_lone_shape_raises_its_own_error():
     clock = Clock()
     run, calls = runner(clock)
     with pytest.raises(JobError) as raised:
-        placement.try_shapes(CHAIN, 0, run, lambda line: None, exhausted)
+        attempts.try_shapes(CHAIN, 0, run, lambda line: None, exhausted)
     assert calls == ["us-central1", "us-east4"] and clock.sleeps == []
     assert "passes round the chain" not in str(raised.value)
 
@@ -100,21 +101,21 @@ def test_no_deadline_is_one_pass_and_a_lone_shape_raises_its_own_error():
         )
 
     with pytest.raises(JobError, match="the shape's own error"):
-        placement.try_shapes(CHAIN[:1], 0, gives_way, lambda line: None, exhausted)
+        attempts.try_shapes(CHAIN[:1], 0, gives_way, lambda line: None, exhausted)
 
 
 def test_an_adopted_job_resumes_mid_chain_and_later_passes_start_from_the_first_shape():
     clock = Clock()
     run, calls = runner(clock)
     with pytest.raises(JobError):
-        placement.try_shapes(CHAIN, 1, run, lambda line: None, exhausted, deadline(clock, 100))
+        attempts.try_shapes(CHAIN, 1, run, lambda line: None, exhausted, deadline(clock, 100))
     assert calls == ["us-east4", "us-central1", "us-east4"]
 
 
 def test_backoff_grows_by_1_6_to_300_seconds_with_jitter_inside_20_percent():
-    gaps = [placement.backoff_seconds(n, lambda low, high: 1.0) for n in range(1, 7)]
+    gaps = [attempts.backoff_seconds(n, lambda low, high: 1.0) for n in range(1, 7)]
     assert gaps == pytest.approx([60.0, 96.0, 153.6, 245.76, 300.0, 300.0])
-    assert placement.backoff_seconds(1, lambda low, high: low) == pytest.approx(48.0)
-    assert placement.backoff_seconds(9, lambda low, high: high) == pytest.approx(360.0)
+    assert attempts.backoff_seconds(1, lambda low, high: low) == pytest.approx(48.0)
+    assert attempts.backoff_seconds(9, lambda low, high: high) == pytest.approx(360.0)
     assert Deadline.of({"capacity_deadline_seconds": 3600}).seconds == 3600.0
     assert Deadline.of({}).seconds == 0.0

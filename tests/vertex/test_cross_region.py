@@ -6,9 +6,10 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity import placement
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import attempts
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.provider import CustomJobProvider
@@ -44,7 +45,7 @@ def live(fake: FakeJobService, key: str) -> list[str]:
     return [
         name
         for name, job in fake.jobs.items()
-        if job.labels.get(spec.KEY_LABEL) == key and job.state not in TERMINAL
+        if job.labels.get(KEY_LABEL) == key and job.state not in TERMINAL
     ]
 
 
@@ -95,7 +96,7 @@ def test_a_job_stocked_out_on_every_home_shape_runs_in_the_next_region_and_refre
     assert stored.job_spec.service_account == home.job_spec.service_account == props["service_account"]
     assert stored.job_spec.base_output_directory.output_uri_prefix == "gs://demo-bucket/runs/1"
     assert home.job_spec.base_output_directory == stored.job_spec.base_output_directory  # checkpoints resume
-    assert stored.labels[spec.KEY_LABEL] == home.labels[spec.KEY_LABEL]  # adoption finds it in any region
+    assert stored.labels[KEY_LABEL] == home.labels[KEY_LABEL]  # adoption finds it in any region
     assert moved.labels[ATTEMPT_LABEL] == "1-0-2"  # shape 2 of the chain: T4 Spot in us-east4
     # A Vertex job uses resources of its own region: the home region's TensorBoard is not linked there.
     assert home.job_spec.tensorboard == TENSORBOARD and stored.job_spec.tensorboard == ""
@@ -173,9 +174,9 @@ class Passes:
         if len(self.sleeps) == self.free_after:
             self.fake.capacity.clear()  # machines free up during this gap
 
-    def of(self, props, **_kwargs) -> placement.Deadline:
+    def of(self, props, **_kwargs) -> attempts.Deadline:
         seconds = float(props.get("capacity_deadline_seconds") or 0)
-        return placement.Deadline(seconds, clock=lambda: self.now, sleep=self.sleep, draw=lambda lo, hi: 1.0)
+        return attempts.Deadline(seconds, clock=lambda: self.now, sleep=self.sleep, draw=lambda lo, hi: 1.0)
 
 
 @pytest.fixture
@@ -187,7 +188,7 @@ def guarded_vertex(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeJobSer
     create = fake._create
 
     def guarded(request):
-        seen.append(live(fake, request.custom_job.labels[spec.KEY_LABEL]))
+        seen.append(live(fake, request.custom_job.labels[KEY_LABEL]))
         return create(request)
 
     fake._create = guarded  # before start(): handler() serves this one
@@ -207,7 +208,7 @@ def test_a_pass_that_found_nothing_is_retried_until_machines_free_up_with_never_
     fake, seen = guarded_vertex
     stock_out_everywhere(fake)
     passes = Passes(fake, free_after=2)  # two passes find nothing; the third finds machines at home
-    monkeypatch.setattr(placement.Deadline, "of", passes.of)
+    monkeypatch.setattr(attempts.Deadline, "of", passes.of)
     outs = CustomJobProvider().create(checked(fallbacks=[], capacity_deadline_seconds=900)).outs
     assert outs["state"] == "JOB_STATE_SUCCEEDED" and outs["placement"]["region"] == REGION
     assert [r.parent for r in created(fake)] == [HOME_PARENT, OTHER_PARENT] * 2 + [HOME_PARENT]
@@ -226,7 +227,7 @@ def test_a_deadline_that_runs_out_counts_the_passes_in_the_final_paragraph(guard
     fake, seen = guarded_vertex
     stock_out_everywhere(fake)
     passes = Passes(fake, free_after=None)
-    monkeypatch.setattr(placement.Deadline, "of", passes.of)
+    monkeypatch.setattr(attempts.Deadline, "of", passes.of)
     with pytest.raises(JobError) as raised:
         CustomJobProvider().create(checked(fallbacks=[], capacity_deadline_seconds=900))
     # Gaps 60, 96, 153.6, 245.76, 300 s fit in 900 s (a pass takes no time on this clock); a sixth does not.

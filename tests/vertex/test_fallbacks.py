@@ -11,6 +11,7 @@ from google.cloud import aiplatform_v1
 from infra.vertex.custom_job import spec
 from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle import waiting
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
@@ -62,7 +63,7 @@ def test_primary_stocks_out_and_the_first_fallback_runs(fake_google, capsys):
     first, second = submitted(fake_vertex)
     assert [shape_of(first), shape_of(second)] == [T4_SPOT, L4_SPOT]
     # One job: the same key label on both shapes (adoption finds either); the fallback is labelled shape 1.
-    assert first.labels[spec.KEY_LABEL] == second.labels[spec.KEY_LABEL]
+    assert first.labels[KEY_LABEL] == second.labels[KEY_LABEL]
     assert second.labels[ATTEMPT_LABEL] == "1-0-1"
     assert second.job_spec.base_output_directory == first.job_spec.base_output_directory
     assert outs["state"] == "JOB_STATE_SUCCEEDED"

@@ -1,8 +1,8 @@
 """The heartbeat line while a job waits for machines, and how often it comes."""
 
+from infra.vertex.custom_job.watch import Watcher
 from infra.vertex.lifecycle.heartbeat import HEARTBEAT_SECONDS, QUEUED_LONG_SECONDS, heartbeat_line
 from infra.vertex.lifecycle.status import JobStatus
-from infra.vertex.lifecycle.watch import Watcher
 
 
 def test_a_short_queue_says_state_and_time():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from infra.vertex.batch import spec as batch_spec
-from infra.vertex.batch.kind import BATCH_PREDICTION
+from infra.vertex.batch.kind import BATCH_PREDICTION_JOB
 from infra.vertex.capacity import placement
 from infra.vertex.cost import pricing
 from infra.vertex.custom_job import spec as custom_spec
@@ -29,7 +29,7 @@ def test_a_kind_without_an_output_location_cannot_be_defined() -> None:
 
 
 def test_every_kind_names_its_output_location_record_kind_and_reports_the_shared_outputs() -> None:
-    kinds = (CUSTOM_JOB, TUNING_JOB, BATCH_PREDICTION)
+    kinds = (CUSTOM_JOB, TUNING_JOB, BATCH_PREDICTION_JOB)
     assert [k.output_key for k in kinds] == ["base_output_dir", "base_output_dir", "output_dir"]
     assert [k.record_kind for k in kinds] == ["custom_job", "tuning_job", "batch_prediction_job"]
     for outputs in (custom_spec.OUTPUTS, TUNING_OUTPUTS, batch_spec.OUTPUTS):
@@ -83,3 +83,15 @@ def test_a_batch_jobs_machines_are_one_prediction_pool_with_no_training_price() 
     assert (shape.machine_type, shape.scheduling_strategy) == ("n1-standard-4", "STANDARD")
     moved = placement.apply_shape(props, placement.resolve({"region": "europe-west4"}, shape))
     assert moved["region"] == "europe-west4" and "worker_pools" not in moved
+
+
+def test_one_registry_of_kinds_names_each_row_of_the_kill_switch_table_once() -> None:
+    from infra.guard.job_kinds import JOB_KINDS
+    from infra.vertex import kinds
+
+    # infra/guard's import-free table (what the kill switch cancels) and the lifecycle's kinds are one list.
+    assert sorted(k.api_kind for k in kinds.KINDS) == sorted(row.name for row in JOB_KINDS)
+    rows = {row.name: row for row in JOB_KINDS}
+    assert all(k.collection == rows[k.api_kind].collection for k in kinds.KINDS)
+    assert kinds.run_folders() == ("runs", "tuning", "predictions")
+    assert kinds.permissions(kinds.TUNING_JOB)[0] == "aiplatform.hyperparameterTuningJobs.create"

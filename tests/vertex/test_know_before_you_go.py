@@ -13,6 +13,7 @@ from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import storage_transfer
 from infra.vertex.custom_job import spec
 from infra.vertex.custom_job.report import summary_line
+from infra.vertex.lifecycle.checks import ACCELERATOR_TYPES
 from tests.fakes.vertex import STOCKOUT, FakeJobService
 from tests.vertex.props import PROJECT, job_props, pool
 
@@ -124,7 +125,7 @@ def test_the_fake_keeps_capacity_per_region_and_shape(fake_vertex: FakeJobServic
 
 @pytest.mark.parametrize("kind", ["NVIDIA_L4", "NVIDIA_TESLA_V100", "NVIDIA_TESLA_A100", "NVIDIA_H100_80GB"])
 def test_every_listed_gpu_is_a_vertex_accelerator(kind):
-    assert kind in spec.ACCELERATOR_TYPES
+    assert kind in ACCELERATOR_TYPES
 
 
 def test_a_preview_with_unknown_images_still_warns_where_the_gpu_is_not_listed():

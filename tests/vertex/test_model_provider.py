@@ -9,7 +9,7 @@ import grpc
 import pytest
 from pulumi.output import Unknown
 
-from infra.vertex.custom_job.spec import KEY_LABEL
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.model import spec as model_spec
 from infra.vertex.model.registry import ModelError
 from infra.vertex.model_provider import ModelVersionProvider

@@ -11,6 +11,7 @@ from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import spend
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import restarts, waiting
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props, pool
 
@@ -79,7 +80,7 @@ def test_a_fallback_builds_its_own_shape_under_the_primary_key():
     primary, fallback = spec.build_custom_job(props, 0), spec.build_custom_job(props, 1)
     assert primary.job_spec.scheduling.strategy == Strategy.SPOT
     assert fallback.job_spec.scheduling.strategy == Strategy.STANDARD
-    assert primary.labels[spec.KEY_LABEL] == fallback.labels[spec.KEY_LABEL] == spec.job_key(props)
+    assert primary.labels[KEY_LABEL] == fallback.labels[KEY_LABEL] == spec.job_key(props)
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from pulumi.runtime.rpc import UNKNOWN
 from infra.vertex.custom_job import spec
 from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle import waiting
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError, with_retry
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
@@ -57,7 +58,7 @@ def test_create_waits_to_success_and_reports_states(fake_vertex, provider, capsy
     assert outs["create_time"] and outs["start_time"] and outs["end_time"] and outs["error"] == ""
     assert outs["worker_pools"][0]["machine_type"] == "n1-standard-8"  # inputs are kept for delete/read
     (job,) = fake_vertex.jobs.values()
-    assert job.labels[spec.KEY_LABEL] == spec.job_key(spec.with_defaults(job_props()))
+    assert job.labels[KEY_LABEL] == spec.job_key(spec.with_defaults(job_props()))
     sent = next(req for method, req in fake_vertex.calls if method == "CreateCustomJob")
     assert sent.parent == PARENT
     err = capsys.readouterr().err

@@ -7,6 +7,8 @@ from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.reservations import Reservation
 from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle import attempts
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props
 
@@ -73,7 +75,7 @@ def test_a_shape_in_another_region_moves_the_job_and_drops_the_tensorboard_link_
 def test_the_custom_job_of_a_moved_shape_keeps_the_key_so_adoption_finds_it_in_any_region():
     job = props(fallbacks=[L4], fallback_regions=["us-east4"])
     built = [spec.build_custom_job(job, index) for index in range(4)]
-    assert len({b.labels[spec.KEY_LABEL] for b in built}) == 1
+    assert len({b.labels[KEY_LABEL] for b in built}) == 1
     assert spec.job_key(job) == spec.job_key({**job, "fallback_regions": ["europe-west4"]})
     assert spec.job_key(job) == spec.job_key({**job, "capacity_deadline_seconds": 600})
     assert spec.job_key(job) != spec.job_key({**job, "reservation_affinity": {"type": "ANY_RESERVATION"}})
@@ -93,9 +95,9 @@ def test_a_job_reads_its_region_from_its_resource_name():
             "scheduling_strategy": "SPOT",
         },
     )
-    _index, shape = placement.job_shape(status, job)
+    _index, shape = attempts.job_shape(status, job)
     assert shape.region == "us-east4"
-    assert placement.resume_index(status, job) == 3
+    assert attempts.resume_index(status, job) == 3
     assert shape.as_dict()["region"] == "us-east4"
 
 
@@ -122,7 +124,7 @@ def test_spec_shape_reads_the_reservation_a_job_carries():
 
 def test_a_move_across_regions_names_both_regions():
     left = Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "SPOT", "us-central1")
-    line = placement.move_line(
+    line = attempts.move_line(
         left, "stockout", Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "SPOT", "us-east4")
     )
     assert line == (

@@ -5,6 +5,7 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import resubmit_delay  # the real one: conftest patches the module's to 0
 from infra.vertex.provider import CustomJobProvider
@@ -32,7 +33,7 @@ def test_a_preempted_job_is_submitted_again_and_the_second_attempt_succeeds(fake
     assert first.state == JobState.JOB_STATE_FAILED
     assert outs["state"] == "JOB_STATE_SUCCEEDED" and outs["job_name"] == second.name
     # Same key (adoptable after an interrupted up), same output dir (resumes from its checkpoints).
-    assert first.labels[spec.KEY_LABEL] == second.labels[spec.KEY_LABEL]
+    assert first.labels[KEY_LABEL] == second.labels[KEY_LABEL]
     assert second.job_spec.base_output_directory == first.job_spec.base_output_directory
     assert restarts.ATTEMPT_LABEL not in first.labels
     assert second.labels[restarts.ATTEMPT_LABEL].startswith("2-")

@@ -8,6 +8,7 @@ from infra.vertex.capacity import placement
 from infra.vertex.cost.spend import SPENT_LABEL
 from infra.vertex.custom_job import spec
 from infra.vertex.custom_job.report import run_outputs, summary_line
+from infra.vertex.lifecycle import attempts
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props
@@ -123,7 +124,7 @@ def test_a_refresh_after_a_fallback_keeps_the_cost_of_the_earlier_attempts():
     labels = {ATTEMPT_LABEL: "1-1800-1", SPENT_LABEL: "12-1"}
     last = JobStatus("projects/p/locations/us-central1/customJobs/2", "JOB_STATE_SUCCEEDED", "url", "",
                      START, START, END, labels, on_demand)  # fmt: skip
-    shaped = placement.apply_shape(spec.with_defaults(props), placement.job_shape(last, props)[1])
+    shaped = placement.apply_shape(spec.with_defaults(props), attempts.job_shape(last, props)[1])
     outs = run_outputs(shaped, last, pytest.fail)
     assert outs["estimated_cost_usd"] == pytest.approx(0.12 + 0.436998 + 0.4025, abs=1e-4)
     assert "estimated_cost_bound" not in outs  # the Spot half hour was carried before bounds existed

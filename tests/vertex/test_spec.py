@@ -9,6 +9,8 @@ from pulumi.runtime.rpc import UNKNOWN
 
 from infra.labels import stack_labels
 from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.checks import KEY_LABEL
+from infra.vertex.lifecycle.output_files import output_dirs
 from tests.vertex.props import job_props, pool
 
 Strategy = aiplatform_v1.Scheduling.Strategy
@@ -40,7 +42,7 @@ def test_one_gpu_job_spec():
     assert not job.job_spec.scheduling.restart_job_on_worker_restart
     assert job.job_spec.tensorboard == ""
     assert job.labels["pulumi_stack"] == "dev"
-    assert job.labels[spec.KEY_LABEL] == spec.job_key(spec.with_defaults(job_props()))
+    assert job.labels[KEY_LABEL] == spec.job_key(spec.with_defaults(job_props()))
 
 
 def test_several_gpus_on_one_machine():
@@ -104,7 +106,7 @@ def test_key_is_deterministic_and_ignores_wait_and_poll():
 
 
 def test_output_dirs_follow_vertex():
-    assert spec.output_dirs("gs://b/run/") == {
+    assert output_dirs("gs://b/run/") == {
         "AIP_MODEL_DIR": "gs://b/run/model/",
         "AIP_CHECKPOINT_DIR": "gs://b/run/checkpoints/",
         "AIP_TENSORBOARD_LOG_DIR": "gs://b/run/logs/",
@@ -169,7 +171,7 @@ def failures(**overrides):
         ({"labels": {"Team": "ml"}}, "labels", "label key 'Team'"),
         ({"labels": {"team": "ML Ops"}}, "labels", "label value 'ML Ops'"),
         ({"labels": {"team": "x" * 64}}, "labels", "label value"),
-        ({"labels": {spec.KEY_LABEL: "abc"}}, "labels", "reserved"),
+        ({"labels": {KEY_LABEL: "abc"}}, "labels", "reserved"),
         # The provider adds three: the job key, the attempt and, on a resubmission, the spend carried over.
         ({"labels": {"vertex_training_spent": "100-1"}}, "labels", "reserved"),
         ({"labels": {f"k{i}": "v" for i in range(62)}}, "labels", "at most 61"),
@@ -323,11 +325,11 @@ def test_known_values_are_not_unknown():
 
 def test_label_keys_named_in_list_filters_use_only_simple_characters():
     # Vertex documents list filters on simple label keys; the job key and the kill switch's stack labels.
-    filtered = [spec.KEY_LABEL, *(stack_labels("vertex-training", "dev").keys() - {"managed-by"})]
+    filtered = [KEY_LABEL, *(stack_labels("vertex-training", "dev").keys() - {"managed-by"})]
     for key in filtered:
         assert re.fullmatch(r"[a-z][a-z0-9_]*", key), key
     assert {"pulumi_project", "pulumi_stack"} <= stack_labels("vertex-training", "dev").keys()
-    assert spec.build_custom_job(spec.with_defaults(job_props())).labels[spec.KEY_LABEL]
+    assert spec.build_custom_job(spec.with_defaults(job_props())).labels[KEY_LABEL]
 
 
 @pytest.mark.parametrize("missing", ["", None])

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import waiting
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.tuning import spec as tuning_spec
 from infra.vertex.tuning.kind import TUNING_JOB
@@ -78,7 +78,7 @@ def test_primary_trials_stock_out_and_the_fallback_study_succeeds(services, caps
     first, second = submitted(jobs)
     assert [trial_shape(first), trial_shape(second)] == [T4_SPOT, L4_SPOT]
     # One study: the same key label on both shapes, so adoption finds either.
-    assert first.labels[spec.KEY_LABEL] == second.labels[spec.KEY_LABEL]
+    assert first.labels[KEY_LABEL] == second.labels[KEY_LABEL]
     assert outs["state"] == "JOB_STATE_SUCCEEDED" and outs["job_name"] == list(jobs.tuning_jobs)[1]
     assert len(outs["trials"]) == 2 and outs["best_metric"] == 0.5
     assert outs["placement"] == {

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.tuning import spec as tuning_spec
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.vertex import STOCKOUT, STOCKOUT_MESSAGE, TERMINAL, shape_of
@@ -83,7 +83,7 @@ def test_a_study_whose_trials_stock_out_at_home_moves_to_the_next_region(tuning_
     assert ran.worker_pool_specs[0].container_spec.image_uri == DEV_POOL["image_uri"]
     assert ran.service_account == first.service_account == inputs["service_account"]
     assert ran.base_output_directory == first.base_output_directory
-    assert stored.labels[spec.KEY_LABEL] == home.labels[spec.KEY_LABEL]
+    assert stored.labels[KEY_LABEL] == home.labels[KEY_LABEL]
 
     assert outs["state"] == "JOB_STATE_SUCCEEDED" and len(outs["trials"]) == 2
     assert outs["placement"]["region"] == OTHER and outs["placement"]["scheduling_strategy"] == "SPOT"

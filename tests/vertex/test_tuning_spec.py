@@ -5,6 +5,7 @@ from google.cloud import aiplatform_v1
 from pulumi.output import Unknown
 
 from infra.vertex.custom_job import spec
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.tuning import spec as tuning_spec
 from tests.vertex.tuning_props import tuning_props
 
@@ -66,7 +67,7 @@ def test_trial_job_spec_is_the_custom_job_spec_of_the_same_props():
     trial = {k: v for k, v in props.items() if k not in tuning_spec.STUDY_INPUTS}
     assert job.trial_job_spec == spec.build_custom_job(trial).job_spec
     assert job.trial_job_spec.base_output_directory.output_uri_prefix == "gs://demo-bucket/runs/1"
-    assert job.labels[spec.KEY_LABEL] == tuning_spec.job_key(props)
+    assert job.labels[KEY_LABEL] == tuning_spec.job_key(props)
     # The study is part of the key: another parameter list is another study.
     other = tuning_spec.with_defaults(tuning_props(max_trial_count=6))
     assert tuning_spec.job_key(other) != tuning_spec.job_key(props)

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex import kinds
 from infra.vertex.batch import spec
 from infra.vertex.batch.status import BatchStatus
+from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
-from infra.vertex.lifecycle import outcome, waiting
+from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind
@@ -30,8 +30,9 @@ from infra.vertex.runners.vertex_batch import VertexBatchRunner
 class BatchPredictionKind(JobKind):
     spec = spec
     noun = "Batch prediction"
-    api_kind = kinds.BATCH_PREDICTION_JOB.api_kind
-    record_kind = kinds.BATCH_PREDICTION_JOB.record_kind
+    api_kind = "BatchPredictionJob"
+    record_kind = "batch_prediction_job"
+    run_folder = "predictions"
     output_key = "output_dir"
     quota_family = None  # no documented quota id for batch prediction machines: no pre-check
     local_runner = LocalBatchRunner
@@ -61,7 +62,7 @@ class BatchPredictionKind(JobKind):
 
     def capacity_advice(self, props: dict[str, Any]) -> str | None:
         return (
-            f"check {self.quota_words()} at {outcome.quota_page(props.get('project'))}, add fallback shapes "
+            f"check {self.quota_words()} at {quota_page(props.get('project'))}, add fallback shapes "
             "with other machines or regions (stack config key batchPrediction.fallbacks), allow a longer "
             "wait (queueTimeoutSeconds), or ask for fewer replicas (batchPrediction.startingReplicaCount)."
         )
@@ -100,4 +101,4 @@ class BatchPredictionKind(JobKind):
         return cost_preview.preview_lines(props)
 
 
-BATCH_PREDICTION = BatchPredictionKind()
+BATCH_PREDICTION_JOB = BatchPredictionKind()

@@ -1,30 +1,22 @@
-"""Machine shapes for one job: the primary and its fallbacks, applied to worker pools, tried in order.
+"""Machine shapes for one job: the primary and its fallbacks, applied to worker pools, in the order tried.
 
 A shape is what a fallback may change (machine type, accelerator type and count, scheduling strategy, region,
 reservation affinity); the rest of the job (image, args, replica counts, service account, output directory,
 so its checkpoints) stays. `shapes` is the chain: the primary and the fallbacks in the home region (the
-stack's, where its bucket is), then the chain again in each of `fallback_regions`. `try_shapes` is the loop:
-it asks a caller-supplied `run` to place each shape in turn and moves on while a shape gives way (no quota, a
-stockout, still queued at its deadline); with `capacity_deadline_seconds` it goes round the whole chain again
-after a backoff until the deadline. It knows no runner, so a tuning job can reuse it.
+stack's, where its bucket is), then the chain again in each of `fallback_regions`. The loop that tries them
+is the lifecycle's (lifecycle/attempts.py); this module knows no job, runner or status.
 """
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES
+from infra.vertex.capacity.machines import STRATEGIES
 from infra.vertex.capacity.reservations import CONSUMING_STRATEGIES, Reservation
-from infra.vertex.lifecycle import outcome
-from infra.vertex.lifecycle.errors import JobError
-from infra.vertex.lifecycle.restarts import Attempt
-from infra.vertex.lifecycle.status import JobStatus
 
 SHAPE_KEYS = (
     "machine_type",
@@ -34,14 +26,6 @@ SHAPE_KEYS = (
     "region",
     "reservation_affinity",
 )
-# Going round the whole chain again (capacity_deadline_seconds): the gap before pass n+1 grows from 60 s by
-# x1.6 up to 300 s, as SkyPilot's managed jobs back off between recovery attempts (ARCHITECTURE.md, "Peers on
-# capacity", review of 2026-11); each gap is drawn within +-20% of it (jitter: ours), so that stacks that
-# stocked out together do not submit together.
-BACKOFF_FIRST_SECONDS = 60.0
-BACKOFF_FACTOR = 1.6
-BACKOFF_MAX_SECONDS = 300.0
-BACKOFF_JITTER = 0.2
 # Where the user can act when no shape could run (the quota page, another region, Dynamic Workload Scheduler).
 DWS_DOC = "https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws"
 
@@ -183,33 +167,6 @@ def spec_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
     return found
 
 
-def job_shape(status: JobStatus, props: Mapping[str, Any]) -> tuple[int, Shape]:
-    """The shape a job ran on, from the job itself (its region from its resource name); the index is its
-    attempt label's (which shape of the chain it was submitted as). Only a job that carries no shape is looked
-    up by that index in the current chain."""
-    chain = shapes(props)
-    index = min(Attempt.of(status).shape, len(chain) - 1)
-    found = status.shape
-    if not found:
-        return index, chain[index]
-    return index, Shape(
-        machine_type=found["machine_type"],
-        accelerator_type=found["accelerator_type"] or None,
-        accelerator_count=int(found["accelerator_count"]),
-        scheduling_strategy=found["scheduling_strategy"],
-        region=region_of(status.name) or str(props.get("region") or ""),
-        reservation=Reservation.of(found.get("reservation_affinity")),
-    )
-
-
-def resume_index(status: JobStatus, props: Mapping[str, Any]) -> int:
-    """Where the chain goes on from an adopted job: its own shape's place in the current (maybe edited)
-    chain, else the place its label names."""
-    chain = shapes(props)
-    index, shape = job_shape(status, props)
-    return chain.index(shape) if shape in chain else index
-
-
 def home_chain(props: Mapping[str, Any]) -> list[Shape]:
     """The primary shape, then each fallback in order (each in the home region unless it names one)."""
     primary = primary_shape(props)
@@ -307,179 +264,3 @@ def tensorboard_note(props: Mapping[str, Any], shape: Shape) -> str | None:
         f"{props.get('region')}; a Vertex job uses resources of its own region, {TENSORBOARD_DOC}); its "
         f"event files still go to {logs}"
     )
-
-
-@dataclass(frozen=True)
-class AttemptRecord:
-    """One submitted job (or one shape skipped without a job): the contract's `attempts` entry, plus the
-    running seconds that its cost is computed from."""
-
-    shape_index: int
-    shape: Shape
-    job_name: str
-    state: str
-    reason: str
-    seconds: float = 0.0
-    passes: int = 1  # which pass round the chain it was made in (try_shapes sets it)
-
-    def as_output(self) -> dict[str, Any]:
-        return {"job_name": self.job_name, **self.shape.as_dict(), "state": self.state, "reason": self.reason}
-
-
-@dataclass
-class ShapeResult:
-    """What running one shape gave: its records, the last job's status, and whether to try the next shape.
-
-    `error` is what to raise when this shape's failure is final, or when it was the only shape.
-    """
-
-    records: list[AttemptRecord]
-    status: JobStatus | None = None
-    move_on: bool = False
-    error: JobError | None = None
-
-
-def one_line(text: str) -> str:
-    """API texts may hold newlines: a move is one line and the final error one paragraph."""
-    return " ".join(text.split())
-
-
-def _label(shape: Shape, across: bool) -> str:
-    return shape.where() if across else str(shape)
-
-
-def move_line(left: Shape, reason: str, following: Shape) -> str:
-    """The one stderr line for a move: the shape left, why, the shape tried next (with their regions when
-    the move crosses regions)."""
-    across = left.region != following.region
-    return f"leaving {_label(left, across)}: {one_line(reason)}; trying next: {_label(following, across)}"
-
-
-def exhausted_message(
-    props: Mapping[str, Any],
-    records: Sequence[AttemptRecord],
-    kind: str = "Training job",
-    quotas: str = "the custom_model_training quotas",
-    advice: str | None = None,
-) -> str:
-    """One paragraph when every shape gave way: each attempt with its reason, how many passes round the chain
-    were made (capacity_deadline_seconds), and what to do (`advice`; default: a training job's options)."""
-    project = props.get("project")
-    passes = max((r.passes for r in records), default=1)
-    where = list(dict.fromkeys(r.shape.region for r in records if r.shape.region)) or [props.get("region")]
-    across = len(where) > 1
-    tried = "; ".join(
-        f"{n}. {_label(r.shape, across)} {'(' + r.job_name + ') ' if r.job_name else ''}{r.state}: "
-        f"{one_line(r.reason)}"
-        for n, r in enumerate(records, 1)
-    )
-    rounds = (
-        f" {passes} passes round the chain were made before capacity_deadline_seconds "
-        f"{int(props.get('capacity_deadline_seconds') or 0)} ran out."
-        if passes > 1
-        else ""
-    )
-    return (
-        f"{kind} {props.get('display_name')} could not get machines in {', '.join(map(str, where))}: every "
-        f"shape was tried.{rounds} {tried}. What to do: " + (advice or training_advice(quotas, project))
-    )
-
-
-def training_advice(quotas: str, project: object) -> str:
-    """What a training job (or study) that could not get machines can do."""
-    return (
-        f"request {quotas} for these "
-        f"shapes at {outcome.quota_page(project)} (new projects start at 0; Spot and FLEX_START use "
-        "the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "
-        "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for "
-        f"{', '.join(sorted(FLEX_START_ACCELERATORS))}; {DWS_DOC}), allow a longer wait "
-        "(queueTimeoutSeconds, maxWaitSeconds), "
-        "add regions (stack config key `fallbackRegions`), keep trying for longer "
-        "(capacityDeadlineSeconds), or point the job at a reservation (reservationAffinity; "
-        "docs/training-job-resource.md)."
-    )
-
-
-def still_live_message(status: JobStatus, waited_seconds: float, kind: str = "Training job") -> str:
-    """Why no other shape is tried: the job cancelled at its queue limit has not ended yet."""
-    return (
-        f"{kind} {status.name} was cancelled at its queue limit but is still {status.state} "
-        f"{waited_seconds:.0f}s later, so no other shape was submitted (two jobs would share its checkpoints "
-        f"and both be billed). Check {status.console_url}; once it has ended, run `pulumi up` again."
-    )
-
-
-def backoff_seconds(gone: int, draw: Callable[[float, float], float] = random.uniform) -> float:
-    """The gap after `gone` passes (1, 2, ...): 60 s x1.6 per pass up to 300 s, with jitter."""
-    gap = min(BACKOFF_FIRST_SECONDS * BACKOFF_FACTOR ** (gone - 1), BACKOFF_MAX_SECONDS)
-    return gap * draw(1.0 - BACKOFF_JITTER, 1.0 + BACKOFF_JITTER)
-
-
-def pass_line(passes: int, tried: int, gap: float, left: float) -> str:
-    """The one stderr line between two passes round the chain."""
-    return (
-        f"pass {passes}: all {tried} shapes gave way; trying the chain again in {gap:.0f}s "
-        f"({left:.0f}s left of capacity_deadline_seconds)"
-    )
-
-
-@dataclass(frozen=True)
-class Deadline:
-    """How long to keep going round the chain (capacity_deadline_seconds; 0: one pass), and the clock and
-    sleep it uses (injected by tests)."""
-
-    seconds: float = 0.0
-    clock: Callable[[], float] = time.monotonic
-    sleep: Callable[[float], None] = time.sleep
-    draw: Callable[[float, float], float] = random.uniform
-
-    @classmethod
-    def of(cls, props: Mapping[str, Any], **kwargs: Any) -> Deadline:
-        return cls(float(props.get("capacity_deadline_seconds") or 0), **kwargs)
-
-
-def try_shapes(
-    chain: Sequence[Shape],
-    start: int,
-    run: Callable[[int, Shape], ShapeResult],
-    say: Callable[[str], None],
-    exhausted: Callable[[list[AttemptRecord]], Exception],
-    deadline: Deadline | None = None,
-) -> tuple[int, ShapeResult, list[AttemptRecord]]:
-    """Run chain[start:] in order until a shape does not give way; return its index, result and all records.
-
-    Shapes run one at a time: `run` returns only once its job has ended or given way, so two jobs are never
-    live. When every shape gave way and `deadline` leaves time, the chain is run again from its first shape
-    after backoff_seconds (one line per pass), while the next pass can start before the deadline.
-    A final failure raises that shape's error; so does a chain of one shape that gave way on a single pass
-    (nothing else was tried); otherwise giving way on every shape raises `exhausted(records)` (each record
-    carries its pass number: exhausted_message counts them).
-    """
-    deadline = deadline or Deadline()
-    ends = deadline.clock() + deadline.seconds
-    records: list[AttemptRecord] = []
-    passes = 0
-    while True:
-        passes += 1
-        for index in range(start, len(chain)):
-            try:
-                result = run(index, chain[index])
-            except JobError as exc:  # a final failure: it carries every attempt, this call's first
-                exc.records = [*records, *exc.records]
-                raise
-            records.extend(replace(record, passes=passes) for record in result.records)
-            if not result.move_on:
-                return index, result, records
-            if index + 1 < len(chain):
-                say(move_line(chain[index], result.records[-1].reason, chain[index + 1]))
-        gap = backoff_seconds(passes, deadline.draw)
-        left = ends - deadline.clock()
-        if left <= gap:
-            break
-        say(pass_line(passes, len(chain) - start, gap, left))
-        deadline.sleep(gap)
-        start = 0
-    if passes == 1 and len(chain) - start == 1 and result.error is not None:
-        result.error.records = records
-        raise result.error
-    raise exhausted(records)

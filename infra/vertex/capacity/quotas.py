@@ -45,7 +45,6 @@ from infra.vertex.capacity.machines import (
     QUOTA_GPU_NAMES,
     VCPUS_PER_GPU,
 )
-from infra.vertex.lifecycle import outcome
 
 SERVICE = "aiplatform.googleapis.com"
 ENDPOINT = "cloudquotas.googleapis.com"
@@ -140,8 +139,9 @@ def region_value(info: cloudquotas_v1.QuotaInfo, region: str) -> int | None:
     return default
 
 
-def request_url(project: str) -> str:
-    return outcome.quota_page(project)
+def quota_page(project: object) -> str:
+    """Where a project's Vertex AI quotas are read and raised (Cloud console, IAM & Admin > Quotas)."""
+    return f"https://console.cloud.google.com/iam-admin/quotas?project={project}&service=aiplatform.googleapis.com"
 
 
 def _shortfall(need: QuotaNeed, info: cloudquotas_v1.QuotaInfo, value: int, project: str, region: str) -> str:
@@ -149,7 +149,7 @@ def _shortfall(need: QuotaNeed, info: cloudquotas_v1.QuotaInfo, value: int, proj
         f"Vertex AI quota {need.quota_id} ({info.metric or 'custom training'}) in project {project}, "
         f"region {region} is {value}; this job needs {need.count} {need.what}, "
         "so it would wait in the queue until it times out.\n"
-        f"Request at least {need.count} at {request_url(project)} "
+        f"Request at least {need.count} at {quota_page(project)} "
         f"(filter on {need.quota_id}, region {region}), or: {request_command(need, project, region)}. "
         "New projects start at 0 and "
         "approval is not immediate; or choose another region, machine or `spot` setting that has quota."

@@ -18,10 +18,10 @@ from typing import Any
 
 from infra.vertex.capacity import placement
 from infra.vertex.cost import pricing, spend
-from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import restarts
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.heartbeat import duration_text
+from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -106,7 +106,7 @@ def paragraph(props: Mapping[str, Any], status: JobStatus) -> str:
         f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "
         f"{duration_text(seconds)} of running time over {total.attempts} "
         f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). Its checkpoints stay in "
-        f"{spec.output_dirs(props['base_output_dir'])['AIP_CHECKPOINT_DIR']}: `pulumi up` with a larger "
+        f"{output_dirs(props['base_output_dir'])['AIP_CHECKPOINT_DIR']}: `pulumi up` with a larger "
         f"maxCostUsd starts it again from them, with the new cap as a fresh allowance. Details and logs: "
         f"{status.console_url}"
     )

@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex import kinds
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
 from infra.vertex.custom_job import experiments, spec
 from infra.vertex.custom_job.report import run_outputs, summary_line
+from infra.vertex.custom_job.watch import watcher
 from infra.vertex.lifecycle import restarts, waiting
 from infra.vertex.lifecycle.kind import JobKind, Ticker
+from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.run_record import arg_values
 from infra.vertex.lifecycle.status import JobStatus
-from infra.vertex.lifecycle.watch import watcher
 from infra.vertex.runners.local.runner import LocalRunner
 from infra.vertex.runners.vertex import VertexRunner
 
@@ -24,8 +24,9 @@ from infra.vertex.runners.vertex import VertexRunner
 class CustomJobKind(JobKind):
     spec = spec
     noun = "Training job"
-    api_kind = kinds.CUSTOM_JOB.api_kind
-    record_kind = kinds.CUSTOM_JOB.record_kind
+    api_kind = "CustomJob"
+    record_kind = "custom_job"
+    run_folder = "runs"
     output_key = "base_output_dir"
     resumable = True
     # Vertex's job_spec.experiment / experiment_run are set at submission (the job is not changed after):
@@ -61,7 +62,7 @@ class CustomJobKind(JobKind):
         self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]
     ) -> dict[str, Any]:
         return {
-            "model_dir": spec.model_dir(props["base_output_dir"]),
+            "model_dir": model_dir(props["base_output_dir"]),
             **run_outputs(shaped, status, say),
             **cost_cap.outputs(shaped, status),
         }

@@ -8,9 +8,9 @@ from typing import Any
 from infra.vertex.capacity import placement
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import pricing, spend
-from infra.vertex.custom_job import spec
 from infra.vertex.custom_job.metrics import read_metrics
 from infra.vertex.lifecycle.heartbeat import duration_text
+from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -28,11 +28,11 @@ def run_outputs(shaped: dict[str, Any], status: JobStatus, warn: Callable[[str],
             if total.bound:  # some of it is a Spot/FLEX_START shape's on-demand bound: at most this
                 outputs["estimated_cost_bound"] = True
     if status.state == "JOB_STATE_SUCCEEDED":
-        model_dir = spec.model_dir(shaped["base_output_dir"])
+        models = model_dir(shaped["base_output_dir"])
         try:
-            metrics = read_metrics(model_dir)
+            metrics = read_metrics(models)
         except Exception as exc:  # metrics are optional: they never fail a finished run
-            warn(f"could not read {model_dir}metrics.json: {exc}")
+            warn(f"could not read {models}metrics.json: {exc}")
             metrics = None
         if metrics is not None:
             outputs["metrics"] = metrics

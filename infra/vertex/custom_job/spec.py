@@ -13,13 +13,7 @@ from infra.vertex.capacity import placement, reservations
 from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES
 from infra.vertex.custom_job import experiments
 from infra.vertex.lifecycle import checks, restarts
-from infra.vertex.lifecycle.checks import (  # noqa: F401  (their old home: tests and earlier code name them here)
-    ACCELERATOR_TYPES,
-    KEY_LABEL,
-    RUNNERS,
-    label_failures,
-    machine_family,
-)
+from infra.vertex.lifecycle.checks import KEY_LABEL
 
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
 # `fallbacks` and `fallback_regions` only say where else the same job may run, and
@@ -141,20 +135,6 @@ def job_inputs(props: Mapping[str, Any]) -> dict[str, Any]:
 def job_key(props: Mapping[str, Any]) -> str:
     """Deterministic label value naming this job's inputs: the same inputs find the same job."""
     return checks.job_key(props, INPUTS, IN_PLACE_INPUTS)
-
-
-def model_dir(base_output_dir: str) -> str:
-    return output_dirs(base_output_dir)["AIP_MODEL_DIR"]
-
-
-def output_dirs(base_output_dir: str) -> dict[str, str]:
-    """The directories Vertex derives from base_output_directory and passes to every replica."""
-    base = base_output_dir.rstrip("/")
-    return {
-        "AIP_MODEL_DIR": f"{base}/model/",
-        "AIP_CHECKPOINT_DIR": f"{base}/checkpoints/",
-        "AIP_TENSORBOARD_LOG_DIR": f"{base}/logs/",
-    }
 
 
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:

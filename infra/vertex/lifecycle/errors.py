@@ -11,6 +11,7 @@ from infra.dynamic import retries
 from infra.dynamic.errors import ProviderError
 from infra.dynamic.retries import code_name
 from infra.vertex.capacity.machines import LOCATIONS_URL
+from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.lifecycle import outcome
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -21,7 +22,7 @@ class JobError(ProviderError):
     """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request.
 
     `status`: the job that ended without succeeding (terminal), when there is one, and `records` every
-    attempt that led there (placement.AttemptRecord): the run is recorded before the error is raised.
+    attempt that led there (attempts.AttemptRecord): the run is recorded before the error is raised.
     """
 
     def __init__(
@@ -72,14 +73,14 @@ def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project:
             f"Project {project} is using up its Vertex AI API request quota in {region}: wait a few "
             "minutes and run `pulumi up` again, run fewer stacks or jobs at once in this project, or "
             "request a higher quota at "
-            f" {outcome.quota_page(project)}."
+            f" {quota_page(project)}."
         )
     if isinstance(exc, gexc.TooManyRequests):
         quotas = outcome.quota_names(message)
         quota = ", ".join(quotas) if quotas else "a Vertex AI custom training quota"
         return (
             f"{what} hit a quota in project {project}, region {region}: {quota}. {message} "
-            f"Request more at {outcome.quota_page(project)}, "
+            f"Request more at {quota_page(project)}, "
             "or use Spot VMs (spot: true draws on the separate preemptible quota), other regions with "
             "free quota (stack config key fallbackRegions), or a smaller machine / fewer accelerators."
         )
@@ -130,7 +131,7 @@ def job_failure_hint(
     return (
         f"This looks like missing quota or capacity for the job's machines in {region}: check "
         f"{quotas} at "
-        f"{outcome.quota_page(project)} and request more, or try "
+        f"{quota_page(project)} and request more, or try "
         "other regions (stack config key fallbackRegions) or a smaller machine / fewer accelerators."
         f"{spot_hint}"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infra.vertex.lifecycle import outcome
+from infra.vertex.capacity.quotas import quota_page
 
 HEARTBEAT_SECONDS = 180.0
 # Past this long in the queue the line names the likely causes and where to look.
@@ -36,7 +36,7 @@ def heartbeat_line(state: str, seconds_in_state: float, spot: bool, project: str
     return (
         f"{line}: Vertex AI queues a job until the project has enough {quota} "
         f"(aiplatform.googleapis.com/custom_model_training_*) and {capacity}. "
-        f"Quotas: {outcome.quota_page(project)} ; job: {console_url}"
+        f"Quotas: {quota_page(project)} ; job: {console_url}"
     )
 
 

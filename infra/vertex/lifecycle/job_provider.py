@@ -13,13 +13,12 @@ from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
 from infra.dynamic.base import SpecProvider
 from infra.vertex.capacity import placement
-from infra.vertex.capacity.placement import AttemptRecord
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import spend
-from infra.vertex.lifecycle import placing, run_record, waiting
+from infra.vertex.lifecycle import attempts, placing, run_record, waiting
+from infra.vertex.lifecycle.attempts import AttemptRecord, carried_attempts, current_record
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.kind import JobKind
-from infra.vertex.lifecycle.report import carried_attempts, current_record
 from infra.vertex.lifecycle.status import JobStatus
 
 
@@ -108,7 +107,7 @@ class JobProvider(SpecProvider):
         adopted = self._adoptable(props)
         if adopted is not None:
             say(f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
-            shaped = placement.apply_shape(props, placement.job_shape(adopted, props)[1])
+            shaped = placement.apply_shape(props, attempts.job_shape(adopted, props)[1])
             note = cost_cap.submit_note(shaped, spend.Carried.of(adopted))
             if note:
                 say(note)
@@ -145,7 +144,7 @@ class JobProvider(SpecProvider):
             return UpdateResult(self.outputs(props, status, stored=olds))
         # An update cannot change the resource's id, so it cannot move to a new attempt: it reports, waited
         # for under the rules of the shape it runs on (a FLEX_START fallback: max_wait_seconds).
-        shaped = placement.apply_shape(props, placement.job_shape(status, props)[1])
+        shaped = placement.apply_shape(props, attempts.job_shape(status, props)[1])
         try:
             status = waiting.wait(self.kind, runner, status, shaped, lambda line: self.log(props, line))
         except JobError as exc:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
+from infra.guard.job_kinds import JOB_KINDS
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
@@ -47,6 +48,7 @@ class JobKind:
     noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
     record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"
+    run_folder: ClassVar[str]  # where the stack writes this kind's runs under its output root (workloads/)
     # The prop that holds the job's own output directory: its local runner's records and its run.json go
     # there, never anywhere else.
     output_key: ClassVar[str]
@@ -68,6 +70,12 @@ class JobKind:
         super().__init_subclass__(**kwargs)
         if not isinstance(getattr(cls, "output_key", None), str) or not cls.output_key:
             raise TypeError(f"{cls.__name__} must name its output location (output_key): run.json goes there")
+
+    @property
+    def collection(self) -> str:
+        """The REST collection and IAM permission stem (aiplatform.customJobs.create), from infra/guard's
+        table of kinds (what the kill switch cancels), which names every kind's API resource."""
+        return next(row.collection for row in JOB_KINDS if row.name == self.api_kind)
 
     def output_dir(self, props: Mapping[str, Any]) -> str:
         """The job's own output directory (local path or gs://): where its run.json is written."""

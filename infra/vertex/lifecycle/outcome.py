@@ -113,11 +113,6 @@ _QUOTA_NAMES = re.compile(r"aiplatform\.googleapis\.com/\w+|\bCustomModelTrainin
 _COMPILED = tuple((re.compile(w.pattern, re.IGNORECASE), w.outcome) for w in WORDINGS)
 
 
-def quota_page(project: object) -> str:
-    """Where a project's Vertex AI quotas are read and raised (Cloud console, IAM & Admin > Quotas)."""
-    return f"https://console.cloud.google.com/iam-admin/quotas?project={project}&service=aiplatform.googleapis.com"
-
-
 def classify(text: str) -> Outcome:
     """The first row whose wording the text holds, else OTHER."""
     for pattern, outcome in _COMPILED:

@@ -1,4 +1,5 @@
-"""Small files in a job's outputs, on a local path or gs:// (Cloud Storage, honouring STORAGE_EMULATOR_HOST).
+"""A job's output directories, and small files in them, on a local path or gs:// (Cloud Storage, honouring
+STORAGE_EMULATOR_HOST).
 
 The storage client is made per call and never kept: the providers hold no clients between calls, and the
 `infra.runs` command reads with the caller's Application Default Credentials.
@@ -15,6 +16,20 @@ from google.cloud import storage
 def _split(uri: str) -> tuple[str, str]:
     bucket, _, name = uri.removeprefix("gs://").partition("/")
     return bucket, name
+
+
+def model_dir(base_output_dir: str) -> str:
+    return output_dirs(base_output_dir)["AIP_MODEL_DIR"]
+
+
+def output_dirs(base_output_dir: str) -> dict[str, str]:
+    """The directories Vertex derives from base_output_directory and passes to every replica."""
+    base = base_output_dir.rstrip("/")
+    return {
+        "AIP_MODEL_DIR": f"{base}/model/",
+        "AIP_CHECKPOINT_DIR": f"{base}/checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR": f"{base}/logs/",
+    }
 
 
 def join(directory: str, name: str) -> str:

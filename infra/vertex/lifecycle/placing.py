@@ -3,7 +3,7 @@
 A shape whose quota cannot hold the job is skipped without a request, and one Vertex refuses to create (its
 quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that stocks out,
 hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives way to the
-next shape (placement.try_shapes). Each move
+next shape (attempts.try_shapes). Each move
 is one stderr line; when every shape gave way, one paragraph. Never two live jobs: the next shape is
 submitted only once the last job is terminal.
 """
@@ -16,14 +16,14 @@ from typing import Any
 from google.api_core import exceptions as gexc
 
 from infra.vertex.capacity import placement
-from infra.vertex.capacity.placement import AttemptRecord, Shape, ShapeResult
+from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import shortfall
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import spend
-from infra.vertex.lifecycle import outcome, restarts, waiting
+from infra.vertex.lifecycle import attempts, outcome, restarts, waiting
+from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult, current_record
 from infra.vertex.lifecycle.errors import JobError, is_training_quota
 from infra.vertex.lifecycle.kind import JobKind, Runner
-from infra.vertex.lifecycle.report import current_record
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.lifecycle.waiting import QueueTimeout, Say
 
@@ -148,7 +148,7 @@ def _refusal(kind: JobKind, exc: JobError) -> str | None:
 
 
 def _with(error: JobError, records: list[AttemptRecord]) -> JobError:
-    """The error with the attempts that led to it (placement.try_shapes puts the earlier shapes' first)."""
+    """The error with the attempts that led to it (attempts.try_shapes puts the earlier shapes' first)."""
     error.records = list(records)
     return error
 
@@ -194,7 +194,7 @@ def place(
                     [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=exc
                 )
         else:
-            shape = placement.job_shape(status, props)[1]  # adopted: its own shape, whatever the chain says
+            shape = attempts.job_shape(status, props)[1]  # adopted: its own shape, whatever the chain says
             runner = kind.runner(placement.in_job_region(props, status.name))
         if not props["wait"]:
             return ShapeResult([current_record(props, status)], status)
@@ -205,20 +205,20 @@ def place(
             carried = spend.after(placement.apply_shape(props, shape), result.status)
         return result
 
-    start = 0 if adopted is None else placement.resume_index(adopted, props)
-    _index, result, records = placement.try_shapes(
+    start = 0 if adopted is None else attempts.resume_index(adopted, props)
+    _index, result, records = attempts.try_shapes(
         placement.shapes(props),
         start,
         run,
         say,
         lambda tried: _exhausted(
-            placement.exhausted_message(
+            attempts.exhausted_message(
                 props, tried, kind.noun, kind.quota_words(), kind.capacity_advice(props)
             ),
             last,
             tried,
         ),
-        placement.Deadline.of(props),
+        attempts.Deadline.of(props),
     )
     assert result.status is not None  # a shape that did not give way ran a job
     return result.status, records

@@ -10,8 +10,9 @@ from typing import Any
 
 from infra.dynamic.polling import poll_until
 from infra.vertex.capacity import placement
+from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.cost import cap as cost_cap
-from infra.vertex.lifecycle import outcome, restarts
+from infra.vertex.lifecycle import attempts, outcome, restarts
 from infra.vertex.lifecycle.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
 from infra.vertex.lifecycle.status import JobStatus
@@ -211,7 +212,7 @@ def overrun_message(kind: JobKind, props: dict[str, Any], status: JobStatus) -> 
         f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
         f"region {props.get('region')}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
         f"Fix: request {kind.quota_words()} at "
-        f"{outcome.quota_page(project)}, try other regions (stack "
+        f"{quota_page(project)}, try other regions (stack "
         "config key fallbackRegions)"
         f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "
         f"a longer wait with the stack config key {_wait_key(props)}. Details: {status.console_url}"
@@ -231,7 +232,7 @@ def _cancel_overrun(
     ended = cancel_and_wait(runner, status, props, say)
     if not ended.terminal:
         # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
-        return JobError(placement.still_live_message(ended, CANCEL_WAIT_SECONDS, kind.noun))
+        return JobError(attempts.still_live_message(ended, CANCEL_WAIT_SECONDS, kind.noun))
     if ended.start_time:  # it may have started between the last poll and the cancel
         return JobError(overrun_message(kind, props, ended), status=ended)
     return QueueTimeout(overrun_message(kind, props, ended), ended)

@@ -13,8 +13,8 @@ from google.cloud.aiplatform_v1.services.model_service.transports import ModelSe
 
 from infra.dynamic.endpoints import client_kwargs
 from infra.dynamic.errors import ProviderError
-from infra.vertex.custom_job.spec import KEY_LABEL
 from infra.vertex.lifecycle import errors
+from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import iso
 
 T = TypeVar("T")

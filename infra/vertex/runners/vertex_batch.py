@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex import kinds
 from infra.vertex.batch import spec
 from infra.vertex.batch.status import STATS, BatchStatus
 from infra.vertex.runners.vertex import VertexRunner
@@ -14,7 +13,7 @@ from infra.vertex.runners.vertex import VertexRunner
 class VertexBatchRunner(VertexRunner):
     """Batch predictions on Vertex AI's regional endpoint, or on `VERTEX_AI_EMULATOR_HOST`."""
 
-    KIND = kinds.BATCH_PREDICTION_JOB.api_kind
+    KIND = "BatchPredictionJob"
     METHOD = "batch_prediction_job"
     LIST_REQUEST = aiplatform_v1.ListBatchPredictionJobsRequest
     JOB_TYPE = "batch-predictions"  # python-aiplatform jobs.py: BatchPredictionJob._job_type

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.vertex import kinds
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import pricing, spend
@@ -46,8 +45,9 @@ def _failed(status: JobStatus) -> list[Trial]:
 class TuningJobKind(JobKind):
     spec = tuning_spec
     noun = "Tuning job"
-    api_kind = kinds.TUNING_JOB.api_kind
-    record_kind = kinds.TUNING_JOB.record_kind
+    api_kind = "HyperparameterTuningJob"
+    record_kind = "tuning_job"
+    run_folder = "tuning"
     output_key = "base_output_dir"
     local_runner = LocalTuningRunner
     vertex_runner = VertexTuningRunner

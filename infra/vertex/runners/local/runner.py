@@ -21,6 +21,7 @@ from infra.vertex.capacity.placement import spec_shape
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.lifecycle.status import ADOPTABLE_STATES, TERMINAL_STATES, JobStatus, now
 
 LOCAL_PREFIX = "local/"
@@ -80,7 +81,7 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
             }
             env = {e.name: e.value for e in container.env}
             workdir = env.pop(WORKDIR_ENV, None)
-            env.update(spec.output_dirs(base_output_dir))
+            env.update(output_dirs(base_output_dir))
             env["CLUSTER_SPEC"] = json.dumps(cluster_spec)
             env["TF_CONFIG"] = json.dumps(tf_config)
             plan.append(
