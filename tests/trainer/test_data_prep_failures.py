@@ -190,3 +190,8 @@ def test_tasks_hold_about_the_same_work_whatever_the_image_size() -> None:
     assert conversion.chunk_size(0.003) == conversion.CHUNK  # 500x375 photos: 16 per task
     assert conversion.chunk_size(0.027) == 2  # 12 MP camera photos decoded at a quarter
     assert conversion.chunk_size(2.0) == 1 and conversion.chunk_size(0.0) == conversion.CHUNK
+
+
+def test_workers_keep_freed_image_buffers_for_the_next_photo() -> None:
+    # glibc (this machine, the trainer image's Debian) takes the thresholds; a wrong parameter returns 0.
+    assert conversion.keep_freed_memory()
