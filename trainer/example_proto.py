@@ -2,7 +2,7 @@
 
 The conversion's worker processes make each record (they import no TensorFlow: trainer/conversion.py), so
 the main process only writes bytes. The encoding is the one `SerializeToString(deterministic=True)` gives
-(map entries in key order), byte for byte: tests/trainer/test_records.py compares them. Wire format:
+(map entries in key order), byte for byte: tests/trainer/test_images.py compares them. Wire format:
 protobuf's "Encoding" guide (varints, length-delimited fields, packed repeated scalars; maps as repeated
 key=1/value=2 entries); message layout: tensorflow/core/example/example.proto and feature.proto (Example
 `features` = 1; Features `feature` = 1, map<string, Feature>; Feature `bytes_list` = 1, `int64_list` = 3;
