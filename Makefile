@@ -63,9 +63,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[trainer,dev]'
 	touch $(STAMP)
 
+# ruff, then the type checker (mypy, pinned; its settings and the packages it reads as untyped are in
+# pyproject.toml [tool.mypy]): infra/ and trainer/, strictly for infra/vertex/ and infra/dynamic/.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: setup
 	$(BIN)/ruff check .

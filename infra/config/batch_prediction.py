@@ -6,8 +6,10 @@ model (a BatchPredictionJob, infra/vertex/batch/). Absent: no batch prediction.
       machineType: n1-standard-4             # and acceleratorType / acceleratorCount
       startingReplicaCount: 1
       maxReplicaCount: 2
-      fallbacks: [{region: europe-west4}]    # machineType, acceleratorType, acceleratorCount, region
+      fallbacks: [{machineType: n1-highmem-8}]  # machineType, acceleratorType, acceleratorCount (the job's
+                                             # region only: batch/spec.py SAME_REGION_DOC)
       timeoutSeconds: 3600                   # default: the stack's timeoutSeconds
+      reservationAffinity: {type: SPECIFIC_RESERVATION, reservation: projects/P/zones/Z/reservations/N}
 
 The machine and replica rules are the resource's own (batch/spec.py validate), applied here so that a stack
 error names the key.
@@ -34,6 +36,7 @@ FIELDS = {
     "startingReplicaCount": "starting_replica_count",
     "maxReplicaCount": "max_replica_count",
     "timeoutSeconds": "timeout_seconds",
+    "reservationAffinity": "reservation_affinity",
     "fallbacks": "fallbacks",
 }
 FALLBACK_FIELDS = {
@@ -41,6 +44,7 @@ FALLBACK_FIELDS = {
     "acceleratorType": "accelerator_type",
     "acceleratorCount": "accelerator_count",
     "region": "region",
+    "reservationAffinity": "reservation_affinity",
 }
 _EXAMPLE = "gs://my-bucket/to-classify/"
 
@@ -55,6 +59,7 @@ class BatchPredictionConfig:
     max_replica_count: int = 1
     timeout_seconds: int = 3600
     fallbacks: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    reservation_affinity: dict[str, Any] | None = None
 
     def job_args(self) -> dict[str, Any]:
         """The BatchPredictionArgs these keys set."""
@@ -67,6 +72,7 @@ class BatchPredictionConfig:
             "max_replica_count": self.max_replica_count,
             "timeout_seconds": self.timeout_seconds,
             "fallbacks": [dict(f) for f in self.fallbacks] or None,
+            "reservation_affinity": dict(self.reservation_affinity) if self.reservation_affinity else None,
         }
 
 
@@ -76,7 +82,7 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
         raise ConfigError(
             key,
             f"must be a map of {', '.join(FALLBACK_FIELDS)}, got {entry!r}",
-            set_path_fix(f"{key}.region", "europe-west4"),
+            set_path_fix(f"{key}.machineType", "n1-highmem-8"),
         )
     return {FALLBACK_FIELDS[k]: path_number(v) for k, v in entry.items()}
 
@@ -112,13 +118,17 @@ def read_batch_prediction(
         )
     if runner == "local" and not images.startswith("gs://") and not Path(images).expanduser().is_absolute():
         images = str(root / images)  # relative to the repository root, as localDir is
-    numbers = {k: path_number(value[k]) for k in FIELDS if k in value and k not in ("images", "fallbacks")}
+    numbers = {
+        k: path_number(value[k])
+        for k in FIELDS
+        if k in value and k not in ("images", "fallbacks", "reservationAffinity")
+    }
     fallbacks = value.get("fallbacks") or []
     if not isinstance(fallbacks, list):
         raise ConfigError(
             "batchPrediction.fallbacks",
             "must be a list of shapes",
-            set_path_fix("batchPrediction.fallbacks[0].region", "europe-west4"),
+            set_path_fix("batchPrediction.fallbacks[0].machineType", "n1-highmem-8"),
         )
     config = BatchPredictionConfig(
         images=images,
@@ -129,6 +139,7 @@ def read_batch_prediction(
         max_replica_count=numbers.get("maxReplicaCount", numbers.get("startingReplicaCount", 1)),
         timeout_seconds=numbers.get("timeoutSeconds", timeout_seconds),
         fallbacks=tuple(_fallback(i, entry) for i, entry in enumerate(fallbacks)),
+        reservation_affinity=value.get("reservationAffinity"),
     )
     _check(config, runner, region)
     return config

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config.reader import ConfigError, Reader, raise_all
+from infra.config.reader import NAMESPACE, ConfigError, Reader, raise_all
 from infra.vertex.capacity.machines import STRATEGIES
 
 KEYS = (
@@ -28,6 +28,7 @@ FALLBACK_KEYS = {
     "schedulingStrategy": "scheduling_strategy",
     "region": "region",
     "reservationAffinity": "reservation_affinity",
+    "maxHourlyUsd": "max_hourly_usd",  # this shape's hourly ceiling, over the job's (cost/limits.py)
 }
 # reservationAffinity's YAML keys (the same on the job and in a fallback) and the CustomJob's.
 RESERVATION_KEYS = {"type": "type", "reservation": "reservation"}
@@ -65,20 +66,14 @@ class CapacityConfig:
 
 
 def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | None, count: int) -> None:
-    """Family/accelerator compatibility via the CustomJob resource's own validator (the rules live once)."""
-    from infra.vertex.custom_job.spec import validate
+    """Family/accelerator compatibility: the machine as a Shape, checked by the rule every job kind's check
+    runs (lifecycle/checks.py machine_failures: the rules live once)."""
+    from infra.vertex.capacity.placement import Shape
+    from infra.vertex.lifecycle.checks import machine_failures
 
-    pool = {"machine_type": machine, "accelerator_type": accelerator, "accelerator_count": count}
-    probe = {
-        "runner": "local",
-        "display_name": "config-check",
-        "base_output_dir": "config-check",
-        "timeout_seconds": 1,
-        "worker_pools": [{**pool, "image_uri": "config-check", "command": ["true"]}],
-    }
+    shape = Shape(machine, accelerator or None, count, "STANDARD")
     fields = dict(zip(("machine_type", "accelerator_type", "accelerator_count"), keys, strict=True))
-    for prop, reason in validate({k: v for k, v in probe.items() if v is not None}):
-        field = prop.rsplit(".", 1)[-1]
+    for field, reason in machine_failures(shape):
         if field in fields:
             fix = (
                 f"set {fields[field]} to a count {machine} takes, or pick a machine type for {count} "
@@ -99,7 +94,7 @@ def _reservation(key: str, value: Any) -> dict[str, Any]:
     return {RESERVATION_KEYS[k]: v for k, v in value.items()}
 
 
-def _fallback(index: int, entry: Any) -> dict[str, Any]:
+def _fallback(index: int, entry: Any, stack: str) -> dict[str, Any]:
     key = f"fallbacks[{index}]"
     if not isinstance(entry, Mapping) or not entry:
         raise ConfigError(key, f"must be a map of {', '.join(FALLBACK_KEYS)}, got {entry!r}", _FIX)
@@ -109,6 +104,16 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
             key, f"has unknown keys {unknown}; a fallback takes {', '.join(FALLBACK_KEYS)}", _FIX
         )
     found = {FALLBACK_KEYS[k]: v for k, v in entry.items()}
+    ceiling = found.get("max_hourly_usd")
+    if ceiling is not None and (
+        isinstance(ceiling, bool) or not isinstance(ceiling, int | float) or ceiling <= 0
+    ):
+        raise ConfigError(
+            f"{key}.maxHourlyUsd",
+            f"must be a positive number of US dollars per hour (this shape is skipped when its price is "
+            f"above it), got {ceiling!r}",
+            f"run `pulumi config set --stack {stack} --path '{NAMESPACE}:fallbacks[{index}].maxHourlyUsd' 2`",
+        )
     if "reservation_affinity" in found:
         found["reservation_affinity"] = _reservation(
             f"{key}.reservationAffinity", found["reservation_affinity"]
@@ -124,6 +129,7 @@ def read_capacity(
     worker_count: int,
     timeout_seconds: int,
     region: str,
+    stack: str = "<stack>",
 ) -> CapacityConfig:
     """The capacity keys, checked against the training job's pools (`chief`: machine type, accelerator type
     and count; the workers are copies of it) as the CustomJob checks them."""
@@ -144,7 +150,7 @@ def read_capacity(
             "set only one of them (spot: true means schedulingStrategy SPOT)",
         )
     max_wait = read.number("maxWaitSeconds", None, int, "3600")
-    fallbacks = tuple(_fallback(i, entry) for i, entry in enumerate(read.list("fallbacks", (), "{}")))
+    fallbacks = tuple(_fallback(i, e, stack) for i, e in enumerate(read.list("fallbacks", (), "{}")))
     fallback_regions = tuple(read.list("fallbackRegions", (), "[us-east4]"))
     raw_reservation = read.raw("reservationAffinity")
     reservation = (
@@ -170,7 +176,9 @@ def read_capacity(
         ],
         "scheduling_strategy": strategy,
         "max_wait_seconds": max_wait,
-        "fallbacks": [dict(entry) for entry in fallbacks],
+        # The hourly ceilings are checked above; the probe prices nothing (the chain's prices are the
+        # provider's check, with the Billing Catalog of the stack's project).
+        "fallbacks": [{k: v for k, v in entry.items() if k != "max_hourly_usd"} for entry in fallbacks],
         "fallback_regions": list(fallback_regions),
         "reservation_affinity": reservation,
         "capacity_deadline_seconds": deadline,

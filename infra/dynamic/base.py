@@ -7,6 +7,7 @@ the hooks that differ; the providers are pickled by reference, so none of this i
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -26,7 +27,15 @@ class _Named(dict[str, Any]):
 class SpecProvider(ResourceProvider):
     """configure / check / diff from a props module; create/read/update/delete are the subclass's."""
 
-    spec: ClassVar[ModuleType]
+    # An instance annotation: a provider class body assigns its spec module (mypy reads a module assigned
+    # over a ClassVar as an instance variable).
+    spec: ModuleType
+    # The serialized provider is a class reference (dill, by reference) that holds no secret: keep it out
+    # of Pulumi's secrets unless a captured Output is secret (pulumi/dynamic/dynamic.py, 3.272;
+    # pulumi/pulumi#15864: the default True makes every serialization an encrypt call with a cloud secrets
+    # backend, #15538).
+    # State written with the default (a secret `__provider`) still loads: the host unpickles it the same way.
+    serialize_as_secret_always = False
     # Delete the old resource before creating its replacement (two runs of one job would share outputs).
     delete_before_replace: ClassVar[bool] = False
     # Inputs fixed when the resource is made that no later change applies to (diff never reports them).
@@ -39,10 +48,10 @@ class SpecProvider(ResourceProvider):
     # How stderr lines name the resource, from its props: "[image {image_name}:{tag}] ...".
     log_format: ClassVar[str]
 
-    def log_name(self, props: dict[str, Any]) -> str:
+    def log_name(self, props: Mapping[str, Any]) -> str:
         return self.log_format.format_map(_Named(props))
 
-    def log(self, props: dict[str, Any], message: str) -> None:
+    def log(self, props: Mapping[str, Any], message: str) -> None:
         # The provider's stderr reaches the Pulumi CLI.
         print(f"[{self.log_name(props)}] {message}", file=sys.stderr, flush=True)
 

@@ -147,6 +147,7 @@ def scan(cfg: StackConfig, project_name: str, every_region: bool) -> Scan:
         repository_id=_repository_id(cfg.stack),
         function=function,
         home=cfg.region,
+        experiment=cfg.experiment,
     )
     # The stack makes its repository, TensorBoard, models and function in its home region; a fallback region
     # costs a few calls. Every region (--all-regions) is for jobs only: not every service is in every region.

@@ -1,5 +1,6 @@
 """The stack's regional resources that bill by the month, besides buckets: its Artifact Registry repository
-(with its size), Vertex AI TensorBoards, Model Registry models and the kill-switch function.
+(with its size), Vertex AI TensorBoards, Model Registry models, its Vertex AI experiment (and its runs) and
+the kill-switch function.
 
 Each is found by the stack's name for it or its labels, in each region asked; each client talks to its
 endpoint with Application Default Credentials, or plain gRPC to VERTEX_AI_EMULATOR_HOST (infra/dynamic/
@@ -8,7 +9,10 @@ endpoints.py). A kind that cannot be read in a region is named and stops no othe
 What each bills (read 2026-11-26): the repository's storage (infra/leftovers/prices.py); a model "not deployed
 ... not charged" (Vertex AI pricing, https://cloud.google.com/vertex-ai/pricing), a deployed one bills for its
 endpoint's nodes (no price read here); a TensorBoard's stored data and the function have no sourced price
-here.
+here. The experiment: contexts in the project's `default` metadata store (custom_job/experiments.py), kept
+after `pulumi destroy`; no figure for metadata storage was read, so it has no sourced price either. Google's
+SDK deletes an experiment with its runs (`Experiment.delete`: "Deletes this experiment all the experiment
+runs under this experiment", google/cloud/aiplatform/metadata/experiment_resources.py, read 2026-11-27).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 
 from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1, artifactregistry_v1, functions_v2
+from google.cloud.aiplatform_v1.services.metadata_service.transports import MetadataServiceGrpcTransport
 from google.cloud.aiplatform_v1.services.model_service.transports import ModelServiceGrpcTransport
 from google.cloud.aiplatform_v1.services.tensorboard_service.transports import TensorboardServiceGrpcTransport
 from google.cloud.artifactregistry_v1.services.artifact_registry.transports import (
@@ -26,7 +31,7 @@ from google.cloud.artifactregistry_v1.services.artifact_registry.transports impo
 from google.cloud.functions_v2.services.function_service.transports import FunctionServiceGrpcTransport
 
 from infra.dynamic.endpoints import client_kwargs
-from infra.leftovers import prices
+from infra.leftovers import prices, storage_prices
 from infra.leftovers.items import Found, Item, size_text
 
 CALL_TIMEOUT_SECONDS = 30.0
@@ -40,6 +45,7 @@ class Wanted:
     repository_id: str  # vertex-training-<stack>
     function: str | None  # the kill switch's function name, None without one
     home: str  # the region the stack's function lives in
+    experiment: str | None = None  # the stack's Vertex AI experiment (config key `experiment`), if linked
 
     def ours(self, labels: Mapping[str, str] | None) -> bool:
         found = labels or {}
@@ -62,7 +68,13 @@ def repositories(wanted: Wanted, region: str) -> list[Item]:
     for repo in found:
         if _tail(repo.name) != wanted.repository_id and not wanted.ours(repo.labels):
             continue
-        cost = prices.repository_cost(repo.size_bytes)
+        skus = (
+            storage_prices.StorageCatalog.skus(storage_prices.REGISTRY_SERVICE, wanted.project)
+            if repo.size_bytes
+            else None
+        )
+        live = storage_prices.registry_rate(skus, region) if skus is not None else None
+        cost = prices.repository_cost(repo.size_bytes, live, region)
         items.append(
             Item(
                 kind="repository",
@@ -143,6 +155,40 @@ def models(wanted: Wanted, region: str) -> list[Item]:
     return items
 
 
+def experiments(wanted: Wanted, region: str) -> list[Item]:
+    """The stack's experiment in its home region (where its training jobs link it), with its run count."""
+    if wanted.experiment is None or region != wanted.home:
+        return []
+    client = aiplatform_v1.MetadataServiceClient(
+        **client_kwargs(MetadataServiceGrpcTransport, f"{region}-aiplatform.googleapis.com")
+    )
+    store = f"{wanted.parent(region)}/metadataStores/default"
+    name = f"{store}/contexts/{wanted.experiment}"
+    try:
+        client.get_context(name=name, timeout=CALL_TIMEOUT_SECONDS)
+    except gexc.NotFound:
+        return []
+    runs = client.list_contexts(
+        request={"parent": store, "filter": f'parent_contexts:"{name}"'}, timeout=CALL_TIMEOUT_SECONDS
+    )
+    count = sum(1 for _ in runs)
+    return [
+        Item(
+            kind="experiment",
+            name=name,
+            region=region,
+            state=f"{count} run(s)",
+            bills=True,
+            cost=f"{NO_PRICE} (its metadata is stored in the project's metadata store)",
+            remove=(
+                'python -c "from google.cloud import aiplatform; '
+                f"aiplatform.Experiment('{wanted.experiment}', project='{wanted.project}', "
+                f"location='{region}').delete()\""
+            ),
+        )
+    ]
+
+
 def function(wanted: Wanted, region: str) -> list[Item]:
     if wanted.function is None or region != wanted.home:
         return []
@@ -171,6 +217,7 @@ FINDERS: tuple[tuple[str, Callable[[Wanted, str], list[Item]]], ...] = (
     ("Artifact Registry repositories", repositories),
     ("TensorBoards", tensorboards),
     ("Model Registry models", models),
+    ("Vertex AI experiments", experiments),
     ("the kill-switch function", function),
 )
 

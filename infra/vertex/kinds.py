@@ -14,6 +14,16 @@ from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle.kind import JobKind
 from infra.vertex.tuning.kind import TUNING_JOB
 
+__all__ = [
+    "BATCH_PREDICTION_JOB",
+    "CUSTOM_JOB",
+    "KINDS",
+    "LIFECYCLE_VERBS",
+    "TUNING_JOB",
+    "permissions",
+    "run_folders",
+]
+
 KINDS: tuple[JobKind, ...] = (CUSTOM_JOB, TUNING_JOB, BATCH_PREDICTION_JOB)
 # The verbs of the shared lifecycle: submit, adopt by key label (list), watch (get), cancel and delete on
 # destroy (REST references of customJobs / hyperparameterTuningJobs / batchPredictionJobs, read 2026-11-26).

@@ -17,9 +17,10 @@ from infra.vertex.custom_job.resource import CustomJob
 from infra.workloads.gate import after_success
 
 # The model the batch job runs: the SavedModel the trainer exports inside its model dir whose
-# serving_default takes encoded images (trainer/export.py BYTES_MODEL_DIR), because Vertex sends each file of
-# a file list as {"b64": ...} to serving_default (docs/batch-prediction.md). The registered model version
-# keeps the model dir's float-pixel serving_default, so the stack points at this directory, not the version.
+# serving_default takes encoded images (trainer/export.py BYTES_MODEL_DIR), because Vertex sends each line of
+# the job's keyed JSONL input, {"image_bytes": {"b64": ...}}, to serving_default (docs/batch-prediction.md).
+# The registered model version keeps the model dir's float-pixel serving_default, so the stack points at this
+# directory, not the version.
 BYTES_MODEL_DIR = "serving_bytes/"
 
 
@@ -59,7 +60,7 @@ class Predictions(pulumi.ComponentResource):
                 service_account=service_account,
                 labels=labels,
                 queue_timeout_seconds=cfg.queue_timeout_seconds,
-                max_cost_usd=cfg.cost.max_cost_usd,
+                **cfg.cost.job_args(),
                 runner=cfg.runner,
                 poll_interval_seconds=5.0 if cfg.is_local else 30.0,
                 **cfg.batch_prediction.job_args(),

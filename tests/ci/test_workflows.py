@@ -92,7 +92,8 @@ def test_ci_runs_the_readme_test_command_on_push_and_pull_request() -> None:
     python = step_using(workflow, "test", "actions/setup-python")["with"]
     assert python["python-version"] == "3.11" and python["cache"] == "pip"
     assert [s["run"] for s in job["steps"] if "run" in s] == [".ci/run"]
-    assert "make test" in (ROOT / ".ci" / "run").read_text()
+    ci_run = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in ci_run and "make lint" in ci_run  # lint: ruff and the type checker (Makefile)
     assert workflow["concurrency"]["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
 
 

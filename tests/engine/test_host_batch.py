@@ -40,7 +40,7 @@ def recorded(*, preview: bool) -> struct_pb2.Struct:
                 labels={"managed-by": "pulumi", "pulumi_stack": "dev"},
                 timeout_seconds=600,
                 max_replica_count=2,
-                fallbacks=[{"region": "europe-west4"}],
+                fallbacks=[{"machine_type": "n1-highmem-8"}],
                 poll_interval_seconds=0.05,
             ),
         )

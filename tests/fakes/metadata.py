@@ -65,6 +65,11 @@ class FakeMetadataService(FakeService):
                 ),
                 "CreateMetadataStore": (self._create_store, aiplatform_v1.CreateMetadataStoreRequest, op),
                 "GetContext": (self._get_context, aiplatform_v1.GetContextRequest, context),
+                "ListContexts": (
+                    self._list_contexts,
+                    aiplatform_v1.ListContextsRequest,
+                    aiplatform_v1.ListContextsResponse.serialize,
+                ),
                 "CreateContext": (self._create_context, aiplatform_v1.CreateContextRequest, context),
                 "UpdateContext": (self._update_context, aiplatform_v1.UpdateContextRequest, context),
                 "AddContextChildren": (
@@ -107,6 +112,31 @@ class FakeMetadataService(FakeService):
         if request.name not in self.contexts:
             raise Abort(grpc.StatusCode.NOT_FOUND, f"Context {request.name} not found.")
         return self.contexts[request.name]
+
+    def _list_contexts(
+        self, request: aiplatform_v1.ListContextsRequest
+    ) -> aiplatform_v1.ListContextsResponse:
+        """The store's contexts; of the filter syntax (ListContextsRequest.filter, read 2026-11-27) only
+        `parent_contexts:"<context name>"` (the HAS operator) and `schema_title = "..."`, joined by AND; page
+        size 1-1000 ("Defaults to 100"), so a caller must follow next_page_token."""
+        conditions = [c.strip() for c in request.filter.split(" AND ")] if request.filter else []
+        found = [
+            c for name, c in sorted(self.contexts.items()) if name.startswith(request.parent + "/contexts/")
+        ]
+        for condition in conditions:
+            field, _, value = re.split(r"\s*(:|=)\s*", condition, maxsplit=1)
+            value = value.strip('"')
+            if field == "parent_contexts":
+                found = [c for c in found if value in c.parent_contexts]
+            elif field == "schema_title":
+                found = [c for c in found if c.schema_title == value]
+            else:
+                raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"unsupported filter {condition!r}")
+        size = request.page_size or 100
+        start = int(request.page_token or 0)
+        page = found[start : start + size]
+        token = str(start + size) if start + size < len(found) else ""
+        return aiplatform_v1.ListContextsResponse(contexts=page, next_page_token=token)
 
     def _create_context(self, request: aiplatform_v1.CreateContextRequest) -> aiplatform_v1.Context:
         if not _STORE.fullmatch(request.parent) or request.parent not in self.stores:

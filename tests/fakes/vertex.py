@@ -102,6 +102,30 @@ def _batch_problem(job: aiplatform_v1.BatchPredictionJob) -> str | None:
         return "dedicated_resources.machine_spec is required"
     if resources.starting_replica_count > (resources.max_replica_count or 10):
         return "starting_replica_count must not exceed max_replica_count"
+    return _instance_config_problem(job)
+
+
+# InstanceConfig (batch_prediction_job.proto, read 2026-11-27): key_field needs input that is "JSONL with
+# objects at each line, CSV, BigQuery or TfRecord"; included/excluded_fields "JSONL with objects at each
+# line, BigQuery or TfRecord" and not both; instance_type `object`/`array` "Does not apply to `csv`,
+# `file-list`, `tf-record`, or `tf-record-gzip`".
+_KEYED_FORMATS = {"jsonl", "csv", "bigquery", "tf-record", "tf-record-gzip"}
+_FIELD_FORMATS = {"jsonl", "bigquery", "tf-record", "tf-record-gzip"}
+_TYPED_FORMATS = {"jsonl", "bigquery"}
+
+
+def _instance_config_problem(job: aiplatform_v1.BatchPredictionJob) -> str | None:
+    config, fmt = job.instance_config, job.input_config.instances_format
+    if config.key_field and fmt not in _KEYED_FORMATS:
+        return f"instance_config.key_field is not supported for instances_format {fmt}"
+    if (config.included_fields or config.excluded_fields) and fmt not in _FIELD_FORMATS:
+        return f"instance_config.included_fields/excluded_fields are not supported for instances_format {fmt}"
+    if config.included_fields and config.excluded_fields:
+        return "only one of instance_config.included_fields and excluded_fields may be set"
+    if config.instance_type and (
+        config.instance_type not in ("object", "array") or fmt not in _TYPED_FORMATS
+    ):
+        return f"instance_config.instance_type {config.instance_type!r} does not apply to {fmt}"
     return None
 
 
@@ -116,6 +140,8 @@ def _batch_output(job: aiplatform_v1.BatchPredictionJob, fake: FakeJobService) -
     job.completion_stats = aiplatform_v1.CompletionStats(
         successful_count=fake.batch_successful, failed_count=fake.batch_failed, incomplete_count=0
     )
+    if fake.batch_writes is not None:  # what the job wrote there (a test's fake Cloud Storage)
+        fake.batch_writes(job.output_info.gcs_output_directory)
 
 
 @dataclass(frozen=True)
@@ -192,6 +218,8 @@ class FakeJobService(FakeService):
         # The completion stats a succeeded batch prediction reports.
         self.batch_successful: int = 3
         self.batch_failed: int = 0
+        # Called with a succeeded batch prediction's output directory: a test writes its files there.
+        self.batch_writes: Callable[[str], None] | None = None
 
     def capacity_of(self, region: str, job: aiplatform_v1.CustomJob) -> str | None:
         """STOCKOUT, QUEUED or None (room) for this job's shape in `region`."""

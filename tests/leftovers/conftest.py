@@ -19,7 +19,10 @@ from infra.config import REPO_ROOT
 from infra.dynamic.endpoints import EMULATOR_ENV
 from infra.leftovers import vertex_jobs
 from infra.leftovers.command import main
+from infra.leftovers.storage_prices import StorageCatalog
+from tests.fakes.billing import FakeCloudCatalog
 from tests.fakes.inventory import FakeInventory
+from tests.fakes.metadata import FakeMetadataService
 from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex import JobState
 from tests.fakes.vertex_jobs import FakeVertexJobs
@@ -41,6 +44,8 @@ class Cloud:
     vertex: FakeVertexJobs
     inventory: FakeInventory
     storage: FakeStorage
+    metadata: FakeMetadataService
+    catalog: FakeCloudCatalog
 
     def leftovers(self, *args: str) -> int:
         return main(["--stack", STACK, *args], root=self.root)
@@ -72,11 +77,17 @@ def write_stack(root: Path, stack: str, values: dict[str, Any]) -> None:
 def cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cloud]:
     """The dev stack's file as `lt` in project leftovers-test-1, with us-east4 as its fallback region."""
     vertex, inventory, storage = FakeVertexJobs(), FakeInventory(), FakeStorage()
-    monkeypatch.setenv(EMULATOR_ENV, vertex.start(*inventory.handlers()))
+    metadata = FakeMetadataService()
+    catalog = FakeCloudCatalog()  # serves Vertex AI only until a test adds other services' SKUs
+    monkeypatch.setenv(
+        EMULATOR_ENV, vertex.start(*inventory.handlers(), metadata.handler(), catalog.handler())
+    )
+    StorageCatalog.forget()
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage.start())
     monkeypatch.setattr(vertex_jobs, "POLL_SECONDS", 0.01)
     values = stack_values("dev", gcpProject=PROJECT, region=HOME, fallbackRegions=[FALLBACK])
     write_stack(tmp_path, STACK, values)
-    yield Cloud(tmp_path, vertex, inventory, storage)
+    yield Cloud(tmp_path, vertex, inventory, storage, metadata, catalog)
+    StorageCatalog.forget()
     vertex.stop()
     storage.stop()

@@ -72,8 +72,12 @@ def test_everything_present_is_ready(cloud: Cloud, capsys: pytest.CaptureFixture
         "quota, training job",
         "budget rights",
         "Cloud Build region",
+        "prices of the data-preparation job",
     ]
-    assert out.rstrip().endswith("ready for `pulumi up`")
+    # dev's unpriced L4 fallback under maxCostUsd: `up` skips it, said ahead of time (a note, still ready).
+    (priced,) = [line for line in lines(out, "note") if "prices of the training job" in line]
+    assert "`up` skips 1 of its 3 shapes: g2-standard-4 + 1 x NVIDIA_L4 (SPOT) in us-central1" in priced
+    assert out.rstrip().endswith("ready for `pulumi up` (read the notes above)")
     # Each account read and tested by its own name; the project asked only for its own permissions.
     tested = [request.resource for method, request in cloud.iam.calls if method == "TestIamPermissions"]
     assert tested == [
@@ -270,6 +274,8 @@ def test_a_shape_without_quota_is_skipped_as_up_skips_it(
         schedulingStrategy="FLEX_START",
         maxWaitSeconds=3600,
         fallbacks=[{"schedulingStrategy": "STANDARD"}],
+        # The cited price table has no L4: under maxCostUsd both shapes would be skipped for their price.
+        allowUnpricedShapes=True,
     )
     cloud.quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleL4GPUsPerProjectPerRegion", default=0)
     assert cloud.preflight() == 0
@@ -554,11 +560,18 @@ def test_a_region_the_gpu_table_does_not_list_is_a_note_whatever_else_is_read(
     cloud.write_stack(acceleratorType="NVIDIA_TESLA_V100", fallbackRegions=["us-east4"])
     assert cloud.preflight() == 0
     out = capsys.readouterr().out
-    [line] = lines(out, "note")
+    [line] = [line for line in lines(out, "note") if "GPU regions" in line]
     assert "GPU regions: Vertex AI's Locations table read 2026-11-25" in line
     assert "does not list NVIDIA_TESLA_V100 for training in us-east4" in line
     env = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
     env |= {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud"), "NO_GCE_CHECK": "true", "PYTHONPATH": str(ROOT)}
     done = _run(cloud.root, env, "--json")
     items = [(c["item"], c["status"]) for c in json.loads(done.stdout)["checks"]]
-    assert items == [("credentials", "missing"), ("Cloud Build region", "ok"), ("GPU regions", "note")]
+    assert items == [
+        ("credentials", "missing"),
+        ("Cloud Build region", "ok"),
+        ("GPU regions", "note"),
+        # Without credentials the cited table alone prices: us-east4 and the L4 are not in it.
+        ("prices of the data-preparation job", "ok"),
+        ("prices of the training job", "note"),
+    ]

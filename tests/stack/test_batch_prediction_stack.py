@@ -41,8 +41,9 @@ def test_a_cloud_stack_runs_it_after_registration_on_the_bucket() -> None:
             "acceleratorCount": 1,
             "startingReplicaCount": 1,
             "maxReplicaCount": 3,
-            "fallbacks": [{"region": "europe-west4"}],
+            "fallbacks": [{"machineType": "n1-highmem-8"}],
             "timeoutSeconds": 7200,
+            "reservationAffinity": {"type": "ANY_RESERVATION"},
         },
     )
     batch, model, train = run.one(BATCH), run.one(MODEL_VERSION), run.named("train")
@@ -55,7 +56,8 @@ def test_a_cloud_stack_runs_it_after_registration_on_the_bucket() -> None:
         1,
     )
     assert (inputs["starting_replica_count"], inputs["max_replica_count"]) == (1, 3)
-    assert inputs["fallbacks"] == [{"region": "europe-west4"}] and inputs["timeout_seconds"] == 7200
+    assert inputs["fallbacks"] == [{"machine_type": "n1-highmem-8"}] and inputs["timeout_seconds"] == 7200
+    assert inputs["reservation_affinity"] == {"type": "ANY_RESERVATION"}
     assert inputs["output_dir"].startswith(f"gs://{stack_config('prod').bucket_name}/predictions/")
     assert inputs["service_account"] == train.inputs["service_account"]
     assert inputs["labels"]["pulumi_stack"] == "prod"
@@ -86,6 +88,16 @@ def test_absent_means_no_job(stack: str) -> None:
             {"images": IMAGES, "fallbacks": [{"spot": True}]},
             "batchPrediction.fallbacks[0]",
             "must be a map of",
+        ),
+        (
+            {"images": IMAGES, "reservationAffinity": {"type": "SOMETIMES"}},
+            "batchPrediction.reservationAffinity",
+            "type must be one of",
+        ),
+        (
+            {"images": IMAGES, "fallbacks": [{"region": "europe-west4"}]},
+            "batchPrediction.fallbacks[0].region",
+            "must be in the same region as its model",
         ),
     ],
 )

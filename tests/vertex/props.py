@@ -38,3 +38,13 @@ def job_props(**overrides: Any) -> dict[str, Any]:
         "runner": "vertex",
         **overrides,
     }
+
+
+def placed(props: Any, kind: Any = None, shape: Any = None) -> Any:
+    """The props parsed as the provider parses them (JobRequest.parse), on `shape` (default: the chain's
+    first), as the lifecycle hands them to a kind's hooks and to the cost cap."""
+    from infra.vertex.custom_job.kind import CUSTOM_JOB
+    from infra.vertex.lifecycle.request import JobRequest
+
+    request = JobRequest.parse(kind or CUSTOM_JOB, props)
+    return request.on(shape if shape is not None else request.chain[0])

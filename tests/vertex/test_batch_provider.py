@@ -1,18 +1,22 @@
 """BatchPredictionProvider against the fake JobService, through the real JobServiceClient and the shared
 lifecycle: the request, the outputs and run.json, fallbacks, adoption, cancel/delete and check refusals."""
 
+import base64
+import datetime
 import json
 
 import pytest
 from google.cloud import aiplatform_v1
 
+from infra import predictions as predictions_command
 from infra.vertex.batch import spec
 from infra.vertex.batch_provider import BatchPredictionProvider
+from infra.vertex.cost import pricing
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from tests.fakes.vertex import STOCKOUT
 from tests.vertex.batch_props import IMAGES, OUTPUT_DIR, batch_props
-from tests.vertex.props import PROJECT, REGION
+from tests.vertex.props import PROJECT, REGION, placed
 
 JobState = aiplatform_v1.JobState
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
@@ -41,13 +45,31 @@ def batch_jobs(fake):
     return [job for job in fake.jobs.values() if isinstance(job, aiplatform_v1.BatchPredictionJob)]
 
 
-def test_the_request_feeds_the_listed_images_to_the_prebuilt_container(fake_vertex, images, provider):
+def test_the_request_feeds_keyed_images_to_the_prebuilt_container(fake_vertex, images, provider):
+    images.put(IMAGES + "dogs/c.png", b"\x89PNG other bytes")
     create(provider, accelerator_type="NVIDIA_TESLA_T4", accelerator_count=1, max_replica_count=3)
     (job,) = batch_jobs(fake_vertex)
-    assert job.input_config.instances_format == "file-list"
-    assert list(job.input_config.gcs_source.uris) == [f"{OUTPUT_DIR}/file-list.txt"]
-    listed = images.get(f"{OUTPUT_DIR}/file-list.txt").decode().splitlines()
-    assert listed == [IMAGES + "cats/a.jpg", IMAGES + "dogs/b.PNG"]  # JPEG/PNG only, any case
+    assert job.input_config.instances_format == "jsonl"
+    assert list(job.input_config.gcs_source.uris) == [f"{OUTPUT_DIR}/instances.jsonl"]
+    lines = [json.loads(line) for line in images.get(f"{OUTPUT_DIR}/instances.jsonl").decode().splitlines()]
+    # JPEG/PNG only, any case; each line: the image's URI as the key, its own bytes as {"b64": ...}.
+    assert [line["key"] for line in lines] == [
+        IMAGES + "cats/a.jpg",
+        IMAGES + "dogs/b.PNG",
+        IMAGES + "dogs/c.png",
+    ]
+    assert [base64.b64decode(line["image_bytes"]["b64"]) for line in lines] == [
+        b"bytes",
+        b"bytes",
+        b"\x89PNG other bytes",
+    ]
+    # key_field: the key is not sent to the model and each output line carries it instead of the instance
+    # (no image bytes in the output). Nothing excluded: an excluded field is not sent to the model, which
+    # needs the bytes (aiplatform_v1 BatchPredictionJob.InstanceConfig).
+    config = job.instance_config
+    assert (config.instance_type, config.key_field) == ("object", "key")
+    assert list(config.excluded_fields) == [] and list(config.included_fields) == []
+    assert set(lines[0]) - {config.key_field} == {"image_bytes"}  # what the model is sent: its one input
     assert job.output_config.predictions_format == "jsonl"
     assert job.output_config.gcs_destination.output_uri_prefix == OUTPUT_DIR
     resources = job.dedicated_resources
@@ -97,23 +119,34 @@ def test_success_outputs_and_run_record(fake_vertex, images, provider):
     assert record["completion_stats"]["failed_count"] == 1
 
 
-def test_a_stockout_moves_to_the_fallback_region(fake_vertex, images, provider, capsys):
+def test_a_stockout_moves_to_the_fallback_machine(fake_vertex, images, provider, capsys):
     fake_vertex.capacity[(REGION, "n1-standard-4", "", "STANDARD")] = STOCKOUT
-    result = create(provider, fallbacks=[{"region": "europe-west4"}])
-    assert result.id.startswith("projects/demo-project/locations/europe-west4/batchPredictionJobs/")
+    result = create(provider, fallbacks=[{"machine_type": "n1-highmem-8", "region": REGION}])
+    assert result.id.startswith(f"{PARENT}/batchPredictionJobs/")
     outs = result.outs
     assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
-    assert outs["placement"]["region"] == "europe-west4"
+    assert outs["placement"]["machine_type"] == "n1-highmem-8" and outs["placement"]["region"] == REGION
     assert "Resources are insufficient" in outs["attempts"][0]["reason"]
     assert "trying next" in capsys.readouterr().err
+
+
+def test_a_fallback_region_is_refused_at_check_with_the_reason(provider):
+    """Google requires a batch prediction's input and output in its model's region; they are in the home
+    region's bucket, so a fallback in another region could only fail or read across regions."""
+    failures = provider.check({}, batch_props(fallbacks=[{"region": "europe-west4"}])).failures
+    (failure,) = failures
+    assert failure.property == "fallbacks[0].region"
+    assert "same region as its model" in failure.reason and spec.SAME_REGION_DOC in failure.reason
+    assert "Drop the region from this fallback" in failure.reason
 
 
 def test_every_shape_stocked_out_names_the_vertex_quotas_page_not_training_quotas(
     fake_vertex, images, provider
 ):
     fake_vertex.capacity[("n1-standard-4", "", "STANDARD")] = STOCKOUT
+    fake_vertex.capacity[("n1-highmem-8", "", "STANDARD")] = STOCKOUT
     with pytest.raises(JobError) as raised:
-        create(provider, fallbacks=[{"machine_type": "n1-standard-4", "region": "europe-west4"}])
+        create(provider, fallbacks=[{"machine_type": "n1-highmem-8"}])
     message = str(raised.value)
     assert "Batch prediction classify-held-back could not get machines" in message
     assert "custom_model_training" not in message and "FLEX_START" not in message
@@ -121,7 +154,7 @@ def test_every_shape_stocked_out_names_the_vertex_quotas_page_not_training_quota
 
 
 def test_an_interrupted_create_is_adopted(fake_vertex, images, provider):
-    job = spec.build_job(spec.with_defaults(batch_props()))
+    job = spec.build_batch_job(spec.with_defaults(batch_props()))
     seeded = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
     fake_vertex._advancing.add(seeded)
     result = create(provider)
@@ -205,5 +238,143 @@ def test_check_skips_unknown_preview_values(provider):
 def test_diff_replaces_on_what_the_job_computes_only(provider):
     olds = spec.with_defaults(batch_props())
     assert provider.diff("id", olds, batch_props(wait=False)).replaces == []
-    assert provider.diff("id", olds, batch_props(fallbacks=[{"region": "europe-west4"}])).replaces == []
+    assert provider.diff("id", olds, batch_props(fallbacks=[{"machine_type": "n1-highmem-8"}])).replaces == []
     assert provider.diff("id", olds, batch_props(images="gs://demo-bucket/other/")).replaces == ["images"]
+
+
+def vertex_lines(images_ok: list[str], unreadable: list[str]) -> str:
+    """Result lines as Vertex writes them with key_field for the exported model's batch signature."""
+    lines = [
+        {
+            "key": key,
+            "prediction": {
+                "top_class": "dogs",
+                "classes": ["dogs", "cats"],
+                "probabilities": [0.9, 0.1],
+                "error": "",
+            },
+        }
+        for key in images_ok
+    ] + [
+        {
+            "key": key,
+            "prediction": {
+                "top_class": "",
+                "classes": ["", ""],
+                "probabilities": [0, 0],
+                "error": "unreadable",
+            },
+        }
+        for key in unreadable
+    ]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def test_images_the_model_could_not_read_count_as_failed(fake_vertex, images, provider, capsys):
+    """Vertex counts an answered instance as successful; an image whose answer is an `error` is failed to the
+    user: the counts are read from the job's own result files."""
+    fake_vertex.batch_successful, fake_vertex.batch_failed = 3, 1
+    written = {
+        "prediction.results-00000-of-00002": vertex_lines([IMAGES + "cats/a.jpg"], [IMAGES + "bad.jpg"]),
+        "prediction.results-00001-of-00002": vertex_lines([IMAGES + "dogs/b.PNG"], []),
+        "prediction.errors_stats-00000-of-00001": json.dumps(
+            {"key": IMAGES + "x.png", "error": {"code": 3, "message": "request failed"}}
+        )
+        + "\n",
+    }
+    fake_vertex.batch_writes = lambda where: [
+        images.put(f"{where}/{name}", text.encode()) for name, text in written.items()
+    ]
+    outs = create(provider).outs
+    assert outs["completion_stats"] == {"successful_count": 2, "failed_count": 2, "incomplete_count": 0}
+    assert "2 images classified, 2 failed, 0 incomplete" in capsys.readouterr().err
+
+    # The table command reads the same files from Cloud Storage (the output_dir: its newest prediction-*).
+    assert predictions_command.main([OUTPUT_DIR, "--csv"]) == 0
+    out = capsys.readouterr()
+    rows = out.out.splitlines()
+    assert rows[0] == "image,class,probability,error"
+    assert sorted(rows[1:]) == sorted(
+        [
+            f"{IMAGES}cats/a.jpg,dogs,0.9000,",
+            f"{IMAGES}dogs/b.PNG,dogs,0.9000,",
+            f"{IMAGES}bad.jpg,,,unreadable",
+            f"{IMAGES}x.png,,,request failed",
+        ]
+    )
+    assert "2 images classified, 2 failed" in out.err
+
+
+# A figure for these tests only (no prediction price has a source: pricing.PREDICTION_TABLE is empty): it
+# proves the mechanism that a sourced row will drive, and is never shown to a user.
+TEST_NODE_HOUR_USD = 1.0
+
+
+def test_the_cap_cancels_a_batch_job_at_its_prediction_price(fake_vertex, images, provider, monkeypatch):
+    monkeypatch.setitem(pricing.PREDICTION_TABLE, REGION, {"n1-standard-4": TEST_NODE_HOUR_USD})
+    fake_vertex.auto_advance = False
+    job = spec.build_batch_job(spec.with_defaults(batch_props(max_replica_count=2)))
+    name = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
+    fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=1800)
+    # Two replicas at most: USD 2 an hour; half an hour has run, the cap is a quarter hour's worth.
+    outs = create(provider, max_replica_count=2, max_cost_usd=0.5).outs
+    assert outs["state"] == "JOB_STATE_CANCELLED" and outs["cost_cap_reached"] is True
+    assert outs["estimated_cost_usd"] >= 1.0 - 1e-3
+    assert "reached max_cost_usd" in outs["error"] and f"stays under {OUTPUT_DIR}" in outs["error"]
+    assert "checkpoints" not in outs["error"]
+    assert "CancelBatchPredictionJob" in [method for method, _ in fake_vertex.calls]
+
+
+def test_without_a_sourced_price_the_cap_is_not_enforced_and_check_says_so(fake_vertex, provider, capsys):
+    assert pricing.PREDICTION_TABLE == {}  # no sourced figure: nothing may price a prediction machine
+    refused = provider.check({}, batch_props(max_cost_usd=1)).failures  # limits.py: unpriced, not run
+    assert refused and "allowUnpricedShapes: true" in refused[0].reason
+    provider.check({}, batch_props(max_cost_usd=1, allow_unpriced_shapes=True))
+    err = capsys.readouterr().err
+    assert "n1-standard-4 (us-central1, batch prediction: no sourced price)" in err
+    assert "WARNING" in err and "max_cost_usd USD 1.00 is not enforced" in err
+
+
+RESERVATION = f"projects/{PROJECT}/zones/{REGION}-a/reservations/predict-t4"
+
+
+def test_a_reservation_is_in_the_machine_spec_and_a_fallback_on_other_machines_drops_it(
+    fake_vertex, images, provider
+):
+    """MachineSpec.reservation_affinity ("Optional. Immutable.") is accepted for batch; a reservation
+    matches one exact machine configuration, so a fallback on other machines does not inherit it."""
+    fake_vertex.capacity[(REGION, "n1-standard-4", "", "STANDARD")] = STOCKOUT
+    affinity = {"type": "SPECIFIC_RESERVATION", "reservation": RESERVATION}
+    create(provider, reservation_affinity=affinity, fallbacks=[{"machine_type": "n1-highmem-8"}])
+    first, second = sorted(batch_jobs(fake_vertex), key=lambda job: job.name)
+    reserved = first.dedicated_resources.machine_spec.reservation_affinity
+    assert reserved.reservation_affinity_type.name == "SPECIFIC_RESERVATION"
+    assert (reserved.key, list(reserved.values)) == ("compute.googleapis.com/reservation-name", [RESERVATION])
+    assert "reservation_affinity" not in second.dedicated_resources.machine_spec
+
+
+@pytest.mark.parametrize(
+    ("affinity", "words"),
+    [
+        ({"type": "SOMETIMES"}, "type must be one of"),
+        ({"type": "SPECIFIC_RESERVATION", "reservation": "predict-t4"}, "full name"),
+        (
+            {"type": "SPECIFIC_RESERVATION", "reservation": "projects/p/zones/europe-west4-a/reservations/r"},
+            "not in the shape's region",
+        ),
+    ],
+)
+def test_a_bad_reservation_is_refused_at_check(provider, affinity, words):
+    failures = provider.check({}, batch_props(reservation_affinity=affinity)).failures
+    assert [f.property for f in failures] == ["reservation_affinity"] and words in failures[0].reason
+
+
+def test_an_unknown_incomplete_count_is_said_so(provider):
+    outs = {
+        "state": "JOB_STATE_FAILED",
+        "duration_seconds": 60,
+        "predictions_dir": "gs://b/p",
+        "completion_stats": {"successful_count": 0, "failed_count": 0, "incomplete_count": -1},
+    }
+    on_shape = placed(batch_props(), provider.kind)
+    assert "0 failed, an unknown number incomplete" in provider.kind.summary(outs, on_shape)

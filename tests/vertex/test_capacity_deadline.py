@@ -4,15 +4,18 @@ gap, one line per pass, the final paragraph counting the passes; one shape at a 
 import pytest
 
 from infra.vertex.capacity.placement import Shape
+from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle import attempts
 from infra.vertex.lifecycle.attempts import AttemptRecord, Deadline, ShapeResult
 from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.request import JobRequest
 
 CHAIN = [
     Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "SPOT", "us-central1"),
     Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "SPOT", "us-east4"),
 ]
 PROPS = {"display_name": "train", "project": "p", "region": "us-central1", "capacity_deadline_seconds": 900}
+REQUEST = JobRequest.parse(CUSTOM_JOB, PROPS)
 
 
 class Clock:
@@ -50,7 +53,7 @@ def deadline(clock: Clock, seconds: float) -> Deadline:
 
 
 def exhausted(records):
-    return JobError(attempts.exhausted_message(PROPS, records))
+    return JobError(attempts.exhausted_message(REQUEST, records))
 
 
 def test_passes_repeat_with_a_growing_gap_until_the_deadline_and_the_paragraph_counts_them():
@@ -117,5 +120,8 @@ def test_backoff_grows_by_1_6_to_300_seconds_with_jitter_inside_20_percent():
     assert gaps == pytest.approx([60.0, 96.0, 153.6, 245.76, 300.0, 300.0])
     assert attempts.backoff_seconds(1, lambda low, high: low) == pytest.approx(48.0)
     assert attempts.backoff_seconds(9, lambda low, high: high) == pytest.approx(360.0)
-    assert Deadline.of({"capacity_deadline_seconds": 3600}).seconds == 3600.0
-    assert Deadline.of({}).seconds == 0.0
+    assert (
+        Deadline.of(JobRequest.parse(CUSTOM_JOB, {**PROPS, "capacity_deadline_seconds": 3600})).seconds
+        == 3600
+    )
+    assert Deadline.of(JobRequest.parse(CUSTOM_JOB, {})).seconds == 0.0

@@ -16,7 +16,7 @@ from infra.vertex.lifecycle import restarts
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
-from tests.vertex.props import PROJECT, REGION, job_props, pool
+from tests.vertex.props import PROJECT, REGION, job_props, placed, pool
 
 JobState = aiplatform_v1.JobState
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
@@ -47,9 +47,26 @@ def test_a_cap_above_the_worst_case_gives_no_warning(fake_vertex, capsys):
     assert not any("WARNING" in line and "max_cost_usd" in line for line in lines)
 
 
-def test_a_shape_without_a_price_is_named_and_the_warning_names_the_shapes_not_capped(fake_vertex, capsys):
+def test_under_a_cap_a_shape_without_a_price_is_shown_skipped_and_left_out_of_the_worst_case(
+    fake_vertex, capsys
+):
     l4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4", "scheduling_strategy": "STANDARD"}
     CustomJobProvider().check({}, job_props(spot=True, max_cost_usd=1, fallbacks=[l4]))
+    lines = err_lines(capsys)
+    (skipped,) = [line for line in lines if "cost of fallback 1" in line]
+    assert (
+        "skipped (maxCostUsd): no sourced price for g2-standard-8 (us-central1, STANDARD), NVIDIA_L4"
+        in skipped
+    )
+    assert "allowUnpricedShapes: true" in skipped
+    assert any("worst case USD 0.84" in line for line in lines)  # the T4 shape's bound, the L4 left out
+    assert not any("not enforced" in line for line in lines)
+
+
+def test_with_allow_unpriced_shapes_the_shape_stays_and_the_warning_names_it(fake_vertex, capsys):
+    l4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4", "scheduling_strategy": "STANDARD"}
+    props = job_props(spot=True, max_cost_usd=1, fallbacks=[l4], allow_unpriced_shapes=True)
+    CustomJobProvider().check({}, props)
     lines = err_lines(capsys)
     assert any(
         "no price for g2-standard-8 (us-central1, STANDARD), NVIDIA_L4 (us-central1, STANDARD)" in line
@@ -57,8 +74,10 @@ def test_a_shape_without_a_price_is_named_and_the_warning_names_the_shapes_not_c
     )
     (warning,) = [line for line in lines if "WARNING" in line and "max_cost_usd" in line]
     assert (
-        "WARNING: max_cost_usd USD 1.00 is not enforced while the job runs on fallback 1: no price" in warning
+        "WARNING: allowUnpricedShapes is true: max_cost_usd USD 1.00 is not enforced while the job runs on "
+        "fallback 1: no price" in warning
     )
+    assert cost_preview.worst_case_usd(spec.with_defaults(props)) is None
 
 
 def test_a_spot_shape_is_capped_at_its_on_demand_price_shown_as_an_upper_bound(fake_vertex, capsys):
@@ -183,10 +202,10 @@ def test_the_cap_must_be_a_positive_number(bad):
 
 
 def test_a_capped_job_is_looked_at_again_soon_after_it_starts_running():
-    props = spec.with_defaults(job_props(max_cost_usd=HOURLY))
+    capped = placed(job_props(max_cost_usd=HOURLY))
     queued = JobStatus("j", "JOB_STATE_QUEUED", "url", create_time="2026-11-22T10:00:00+00:00")
-    assert cost_cap.reach_time(props, queued) <= time.time() + cost_cap.QUEUED_RECHECK_SECONDS
-    assert cost_cap.reach_time(spec.with_defaults(job_props()), queued) == float("inf")  # no cap
+    assert cost_cap.reach_time(capped, queued) <= time.time() + cost_cap.QUEUED_RECHECK_SECONDS
+    assert cost_cap.reach_time(placed(job_props()), queued) == float("inf")  # no cap
 
 
 V100 = 0.436998 + 2.8520  # n1-standard-8 + 1 x V100 on demand, the cited table
@@ -217,20 +236,20 @@ def test_time_on_a_dearer_shape_counts_at_its_own_price_after_a_move(fake_vertex
 
 def test_time_on_an_unpriced_shape_is_never_priced_at_another_shapes_rate(fake_vertex, capsys):
     """L4 has no sourced price: its time is not counted, the estimate is absent, stderr says so once."""
-    l4 = spec.with_defaults(
+    l4 = placed(
         job_props(worker_pools=[pool(machine_type="g2-standard-8", accelerator_type="NVIDIA_L4")],
                   max_cost_usd=1)
     )  # fmt: skip
     running = JobStatus("j", "JOB_STATE_RUNNING", "url", start_time="2026-11-22T10:00:00+00:00")
     carried = replace(running, labels={SPENT_LABEL: "120-2", ATTEMPT_LABEL: "1-3600-1"})
-    assert spend.spent(l4, carried).usd == 1.2 and spend.spent(l4, carried).known_usd is None
+    assert spend.spent(l4.rate, carried).usd == 1.2 and spend.spent(l4.rate, carried).known_usd is None
     assert cost_cap.reach_time(l4, running) == float("inf")  # nothing to count on this shape
     assert cost_cap.reached(l4, carried)  # what the earlier attempts spent is already over the cap
     note = cost_cap.submit_note(l4, spend.Carried(0, 0))
     assert note.startswith("max_cost_usd USD 1.00 is not enforced while the job runs on this shape: no price")
     assert "NVIDIA_L4 (us-central1, STANDARD)" in note
     # An attempt that carries unpriced time (a label without money, or an earlier unpriced shape).
-    t4 = spec.with_defaults(job_props(max_cost_usd=1))
+    t4 = placed(job_props(max_cost_usd=1))
     legacy = replace(running, labels={ATTEMPT_LABEL: "2-600"})
     assert spend.Carried.of(legacy) == spend.Carried(0, 1, unpriced=True)
     assert "not counted" in cost_cap.submit_note(t4, spend.Carried(50, 1, unpriced=True))
@@ -259,4 +278,4 @@ def test_a_local_run_has_no_price_and_never_reads_the_catalog(monkeypatch):
     local = spec.with_defaults(job_props(runner="local", base_output_dir="/tmp/run"))
     running = JobStatus("local/j", "JOB_STATE_SUCCEEDED", "url", start_time="2026-11-22T10:00:00+00:00")
     assert spend.rate(local) is None
-    assert spend.after(local, running).attempts == 1
+    assert spend.after(spend.rate(local), running).attempts == 1

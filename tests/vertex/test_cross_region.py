@@ -175,7 +175,7 @@ class Passes:
             self.fake.capacity.clear()  # machines free up during this gap
 
     def of(self, props, **_kwargs) -> attempts.Deadline:
-        seconds = float(props.get("capacity_deadline_seconds") or 0)
+        seconds = props.capacity_deadline_seconds
         return attempts.Deadline(seconds, clock=lambda: self.now, sleep=self.sleep, draw=lambda lo, hi: 1.0)
 
 

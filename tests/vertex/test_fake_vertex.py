@@ -69,3 +69,37 @@ def test_set_state_records_error_and_times(fake_vertex: FakeJobService, client):
     job = client.get_custom_job(name=name)
     assert (job.state, job.error.message) == (JobState.JOB_STATE_FAILED, "out of memory")
     assert job.end_time and job.create_time
+
+
+@pytest.mark.parametrize(
+    ("instances_format", "config", "words"),
+    [
+        ("file-list", {"key_field": "key"}, "key_field is not supported"),
+        ("csv", {"excluded_fields": ["b"]}, "not supported"),
+        ("jsonl", {"included_fields": ["a"], "excluded_fields": ["b"]}, "only one of"),
+        ("file-list", {"instance_type": "object"}, "does not apply"),
+    ],
+)
+def test_batch_instance_config_follows_the_proto(
+    fake_vertex: FakeJobService, client, instances_format, config, words
+):
+    """InstanceConfig's rules (batch_prediction_job.proto): a request the service would refuse is refused."""
+    job = aiplatform_v1.BatchPredictionJob(
+        display_name="b",
+        model="projects/p/locations/us-central1/models/m",
+        input_config=aiplatform_v1.BatchPredictionJob.InputConfig(
+            instances_format=instances_format, gcs_source=aiplatform_v1.GcsSource(uris=["gs://b/in"])
+        ),
+        instance_config=aiplatform_v1.BatchPredictionJob.InstanceConfig(**config),
+        output_config=aiplatform_v1.BatchPredictionJob.OutputConfig(
+            predictions_format="jsonl",
+            gcs_destination=aiplatform_v1.GcsDestination(output_uri_prefix="gs://b/o"),
+        ),
+        dedicated_resources=aiplatform_v1.BatchDedicatedResources(
+            machine_spec=aiplatform_v1.MachineSpec(machine_type="n1-standard-4"), starting_replica_count=1
+        ),
+    )
+    with pytest.raises(gexc.InvalidArgument, match=words):
+        client.create_batch_prediction_job(
+            parent="projects/p/locations/us-central1", batch_prediction_job=job
+        )

@@ -25,7 +25,7 @@ from tests.fakes.vertex import (
     WAIT_FAILED,
     shape_of,
 )
-from tests.vertex.props import PROJECT, REGION, job_props, pool
+from tests.vertex.props import PROJECT, REGION, job_props, placed, pool
 
 JobState = aiplatform_v1.JobState
 Strategy = aiplatform_v1.Scheduling.Strategy
@@ -312,11 +312,11 @@ def test_which_endings_give_way_to_the_next_shape(state, error, started, gives_w
 def test_which_flex_start_endings_give_way(state, started, gives_way):
     start = "2026-11-22T10:00:00+00:00" if started else ""
     status = JobStatus("j", state, "", error="Job failed.", start_time=start)
-    flex = {"scheduling_strategy": "FLEX_START", "max_wait_seconds": 60}
+    a100 = pool(machine_type="a2-highgpu-1g", accelerator_type="NVIDIA_TESLA_A100")
+    flex = placed(job_props(worker_pools=[a100], scheduling_strategy="FLEX_START", max_wait_seconds=60))
     assert waiting.gave_way(CUSTOM_JOB, status, flex) is gives_way
     assert (
-        not waiting.gave_way(CUSTOM_JOB, status, {"scheduling_strategy": "SPOT"})
-        or state == "JOB_STATE_EXPIRED"
+        not waiting.gave_way(CUSTOM_JOB, status, placed(job_props(spot=True))) or state == "JOB_STATE_EXPIRED"
     )
 
 

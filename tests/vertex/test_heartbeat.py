@@ -31,7 +31,7 @@ class NoLog:
 def test_at_most_one_heartbeat_per_interval_and_only_while_waiting():
     now = [1000.0]
     said: list[str] = []
-    watch = Watcher({"spot": False, "project": "p"}, NoLog(), said.append, clock=lambda: now[0])
+    watch = Watcher(False, "p", NoLog(), said.append, clock=lambda: now[0])
     queued = JobStatus("j", "JOB_STATE_QUEUED", "url")
     for step in range(0, 601, 10):  # ten minutes of polls every 10 s
         now[0] = 1000.0 + step

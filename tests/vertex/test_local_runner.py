@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from infra.vertex.capacity.placement import Shape
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.local.runner import LOCAL_RECORDS, LocalRunner
@@ -138,8 +139,7 @@ def test_timeout_of_more_than_a_day_is_kept(tmp_path):
     assert outs["state"] == "JOB_STATE_SUCCEEDED", outs["error"]
     # The record keeps the shape the job was submitted on: a fresh process reads it, as from Vertex.
     shape = LocalRunner(str(tmp_path)).get(outs["job_name"]).shape
-    assert shape == {"machine_type": "n1-standard-4", "accelerator_type": "", "accelerator_count": 0,
-                     "scheduling_strategy": "STANDARD"}  # fmt: skip
+    assert shape == Shape("n1-standard-4", None, 0, "STANDARD")
 
 
 def test_cancel_of_a_job_still_launching_signals_nothing_else(tmp_path):

@@ -13,7 +13,7 @@ from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import restarts, waiting
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus
-from tests.vertex.props import job_props, pool
+from tests.vertex.props import job_props, placed, pool
 
 Strategy = aiplatform_v1.Scheduling.Strategy
 A100 = {"machine_type": "a2-highgpu-1g", "accelerator_type": "NVIDIA_TESLA_A100"}
@@ -70,9 +70,9 @@ def test_flex_start_spec_carries_strategy_and_max_wait():
     assert spec.validate(props) == []
     scheduling = spec.build_custom_job(props).job_spec.scheduling
     assert scheduling.strategy == Strategy.FLEX_START and scheduling.max_wait_duration.total_seconds() == 7200
-    assert waiting.queue_limit_seconds(props) == 7200
+    assert waiting.queue_limit_seconds(placed(props)) == 7200
     no_wait = spec.with_defaults({**props, "max_wait_seconds": None})
-    assert waiting.queue_limit_seconds(no_wait) == 24 * 3600  # Vertex's default maxWaitDuration
+    assert waiting.queue_limit_seconds(placed(no_wait)) == 24 * 3600  # Vertex's default maxWaitDuration
 
 
 def test_a_fallback_builds_its_own_shape_under_the_primary_key():
@@ -151,10 +151,10 @@ def test_max_wait_zero_waits_indefinitely_and_the_provider_allows_grace():
     zero = spec.with_defaults(job_props(**flex, max_wait_seconds=0))
     # 0 is sent (Vertex: "If set to 0, the job will wait indefinitely"), not left out (its default: 1 day).
     assert "max_wait_duration" in spec.build_custom_job(zero).job_spec.scheduling
-    assert waiting.queue_deadline_seconds(zero) == float("inf")
+    assert waiting.queue_deadline_seconds(placed(zero)) == float("inf")
     hour = spec.with_defaults(job_props(**flex, max_wait_seconds=3600))
-    assert waiting.queue_deadline_seconds(hour) == 3600 + waiting.FLEX_START_WAIT_GRACE_SECONDS
-    assert waiting.queue_deadline_seconds(spec.with_defaults(job_props(queue_timeout_seconds=60))) == 60
+    assert waiting.queue_deadline_seconds(placed(hour)) == 3600 + waiting.FLEX_START_WAIT_GRACE_SECONDS
+    assert waiting.queue_deadline_seconds(placed(job_props(queue_timeout_seconds=60))) == 60
 
 
 def test_a_gpu_job_falls_back_to_an_explicit_cpu_shape():
@@ -225,14 +225,14 @@ def test_cost_covers_each_attempt_at_its_own_shape(monkeypatch):
     props = spec.with_defaults(job_props(spot=False, fallbacks=[{"machine_type": "n1-standard-16"}]))
     primary, larger = placement.shapes(props)
     first = JobStatus("j1", "JOB_STATE_FAILED", "url")
-    carried = spend.after(placement.apply_shape(props, primary), first)
+    carried = spend.after(placed(props, shape=primary).rate, first)
     second = JobStatus("j2", "JOB_STATE_SUCCEEDED", "url", labels={spend.SPENT_LABEL: carried.label})
     # On-demand list prices (pricing.py's cited table): n1-standard-8 + T4 for an hour, then
     # n1-standard-16 + T4 for half an hour.
     expected = round((0.436998 + 0.4025) * 100) / 100 + (0.873996 + 0.4025) / 2
-    total = spend.spent(placement.apply_shape(props, larger), second)
+    total = spend.spent(placed(props, shape=larger).rate, second)
     assert total.known_usd == pytest.approx(expected, abs=1e-4) and total.attempts == 2
     # A Spot attempt has no sourced price: it counts at its on-demand price, marked as an upper bound.
-    spot = spend.spent(spec.with_defaults(job_props(spot=True)), first)
+    spot = spend.spent(placed(job_props(spot=True)).rate, first)
     assert spot.bound and spot.known_usd == pytest.approx(0.436998 + 0.4025, abs=1e-4)
     assert spend.Carried.of(JobStatus("j", "s", "u", labels={spend.SPENT_LABEL: "84-1-bound"})).bound

@@ -20,7 +20,7 @@ from infra.vertex.lifecycle.errors import JobError, with_retry
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.vertex import VertexRunner
-from tests.vertex.props import PROJECT, REGION, job_props, pool
+from tests.vertex.props import PROJECT, REGION, job_props, placed, pool
 
 JobState = aiplatform_v1.JobState
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
@@ -305,7 +305,7 @@ def test_paused_job_is_not_held_to_a_deadline(provider):
     paused = JobStatus(
         "job", "JOB_STATE_PAUSED", "url", create_time="2020-01-01T00:00:00+00:00", start_time=""
     )
-    assert waiting.deadline(CUSTOM_JOB, paused, spec.with_defaults(job_props())) == float("inf")
+    assert waiting.deadline(CUSTOM_JOB, paused, placed(job_props())) == float("inf")
 
 
 def test_delete_of_running_job_cancels_waits_then_deletes(fake_vertex, provider):

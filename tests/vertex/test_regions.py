@@ -7,8 +7,10 @@ from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.reservations import Reservation
 from infra.vertex.custom_job import spec
+from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle import attempts
 from infra.vertex.lifecycle.checks import KEY_LABEL
+from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props
 
@@ -29,7 +31,7 @@ def test_the_whole_chain_is_tried_again_in_each_fallback_region_in_order():
         ("n1-standard-8", "europe-west4"),
         ("g2-standard-8", "europe-west4"),
     ]
-    assert placement.regions(props(fallbacks=[L4], fallback_regions=["us-east4"])) == [
+    assert JobRequest.parse(CUSTOM_JOB, props(fallbacks=[L4], fallback_regions=["us-east4"])).regions() == [
         "us-central1",
         "us-east4",
     ]
@@ -88,16 +90,12 @@ def test_a_job_reads_its_region_from_its_resource_name():
         state="JOB_STATE_RUNNING",
         console_url="",
         labels={"vertex_training_attempt": "1-3-0"},
-        shape={
-            "machine_type": "g2-standard-8",
-            "accelerator_type": "NVIDIA_L4",
-            "accelerator_count": 1,
-            "scheduling_strategy": "SPOT",
-        },
+        shape=Shape("g2-standard-8", "NVIDIA_L4", 1, "SPOT", region="us-east4"),
     )
-    _index, shape = attempts.job_shape(status, job)
+    request = JobRequest.parse(CUSTOM_JOB, job)
+    _index, shape = attempts.job_shape(status, request)
     assert shape.region == "us-east4"
-    assert attempts.resume_index(status, job) == 3
+    assert attempts.resume_index(status, request) == 3
     assert shape.as_dict()["region"] == "us-east4"
 
 
@@ -134,8 +132,8 @@ def test_a_move_across_regions_names_both_regions():
 
 
 def test_calls_on_a_job_use_the_region_in_its_name():
-    job = props()
-    moved = placement.in_job_region(job, "projects/demo-project/locations/us-east4/customJobs/7")
-    assert moved["region"] == "us-east4" and job["region"] == "us-central1"
-    assert placement.in_job_region(job, "local/abc")["region"] == "us-central1"
-    assert placement.in_job_region(job, "")["region"] == "us-central1"
+    request = JobRequest.parse(CUSTOM_JOB, props())
+    assert request.job_region("projects/demo-project/locations/us-east4/customJobs/7") == "us-east4"
+    assert request.region == "us-central1"
+    assert request.job_region("local/abc") == "us-central1"
+    assert request.job_region("") == "us-central1"

@@ -6,12 +6,13 @@ import pytest
 
 from infra.vertex.capacity import placement
 from infra.vertex.cost.spend import SPENT_LABEL
-from infra.vertex.custom_job import spec
+from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.custom_job.report import run_outputs, summary_line
 from infra.vertex.lifecycle import attempts
+from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
-from tests.vertex.props import job_props
+from tests.vertex.props import job_props, placed
 
 START, END = "2026-11-22T10:00:00+00:00", "2026-11-22T11:00:00+00:00"  # one hour running
 
@@ -25,7 +26,7 @@ def test_metrics_are_read_from_the_gs_model_dir(fake_storage):
         "gs://demo-bucket/runs/1/model/metrics.json", json.dumps({"val_accuracy": 0.93}).encode()
     )
     warnings: list[str] = []
-    outs = run_outputs(job_props(), status(), warnings.append)
+    outs = run_outputs(placed(job_props()), status(), warnings.append)
     assert outs["metrics"] == {"val_accuracy": 0.93}
     assert outs["duration_seconds"] == 3600.0
     assert outs["estimated_cost_usd"] == pytest.approx(0.436998 + 0.4025, abs=1e-4)  # n1-standard-8 + T4
@@ -33,42 +34,44 @@ def test_metrics_are_read_from_the_gs_model_dir(fake_storage):
 
 
 def test_no_metrics_file_means_no_metrics_output(fake_storage):
-    outs = run_outputs(job_props(), status(), pytest.fail)
+    outs = run_outputs(placed(job_props()), status(), pytest.fail)
     assert "metrics" not in outs
 
 
 def test_an_unreadable_metrics_file_warns_and_the_run_still_reports(fake_storage):
     fake_storage.put("gs://demo-bucket/runs/1/model/metrics.json", b"{not json")
     warnings: list[str] = []
-    outs = run_outputs(job_props(), status(), warnings.append)
+    outs = run_outputs(placed(job_props()), status(), warnings.append)
     assert "metrics" not in outs and outs["duration_seconds"] == 3600.0
     assert len(warnings) == 1 and "metrics.json" in warnings[0]
 
 
 def test_a_failed_job_has_no_metrics_but_a_duration_and_cost():
-    outs = run_outputs(job_props(), status("JOB_STATE_FAILED"), pytest.fail)
+    outs = run_outputs(placed(job_props()), status("JOB_STATE_FAILED"), pytest.fail)
     assert "metrics" not in outs
     assert outs["estimated_cost_usd"] == pytest.approx(0.436998 + 0.4025, abs=1e-4)
     # No Spot price is sourced without the catalog: the on-demand price is counted, marked as a bound.
-    spot = run_outputs(job_props(spot=True), status("JOB_STATE_FAILED"), pytest.fail)
+    spot = run_outputs(placed(job_props(spot=True)), status("JOB_STATE_FAILED"), pytest.fail)
     assert spot["estimated_cost_usd"] == outs["estimated_cost_usd"] and spot["estimated_cost_bound"] is True
     assert "estimated_cost_bound" not in outs
 
 
 def test_earlier_attempts_count_towards_duration_and_cost():
     labels = {ATTEMPT_LABEL: "2-1800", SPENT_LABEL: "42-1"}  # half an hour at USD 0.84/h before
-    outs = run_outputs(job_props(), status("JOB_STATE_FAILED", labels), pytest.fail)
+    outs = run_outputs(placed(job_props()), status("JOB_STATE_FAILED", labels), pytest.fail)
     assert outs["duration_seconds"] == 5400.0
     assert outs["estimated_cost_usd"] == pytest.approx(0.42 + 0.436998 + 0.4025, abs=1e-4)
     # Earlier running time whose cost the job does not carry: no figure rather than a wrong one.
-    legacy = run_outputs(job_props(), status("JOB_STATE_FAILED", {ATTEMPT_LABEL: "2-1800"}), pytest.fail)
+    legacy = run_outputs(
+        placed(job_props()), status("JOB_STATE_FAILED", {ATTEMPT_LABEL: "2-1800"}), pytest.fail
+    )
     assert "estimated_cost_usd" not in legacy
 
 
 def test_an_unpriced_machine_gives_no_cost_output():
     props = job_props(worker_pools=[{"machine_type": "a3-highgpu-8g", "accelerator_type": "NVIDIA_H100_80GB",
                                      "accelerator_count": 8, "replica_count": 1}])  # fmt: skip
-    outs = run_outputs(props, status("JOB_STATE_FAILED"), pytest.fail)
+    outs = run_outputs(placed(props), status("JOB_STATE_FAILED"), pytest.fail)
     assert "estimated_cost_usd" not in outs
 
 
@@ -76,7 +79,7 @@ def test_the_summary_line():
     outs = {"state": "JOB_STATE_SUCCEEDED", "duration_seconds": 751.0, "runner": "vertex",
             "metrics": {"val_accuracy": 0.93125, "val_loss": 0.2}, "estimated_cost_usd": 0.8812}  # fmt: skip
     spot = {**job_props(spot=True), "max_cost_usd": 5}
-    line = summary_line({**spot, **outs}, attempts=2)
+    line = summary_line({**spot, **outs}, 2, placed(spot))
     assert line == (
         "JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9313 val_loss 0.2000; "
         "estimated cost USD 0.88 (SPOT list prices); USD 0.88 of max_cost_usd USD 5.00"
@@ -84,7 +87,8 @@ def test_the_summary_line():
     # After a move to the on-demand fallback, the line names the strategy of the shape that ran.
     ran = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 1,
            "scheduling_strategy": "STANDARD"}  # fmt: skip
-    assert "(STANDARD list prices)" in summary_line({**spot, **outs, "placement": ran}, attempts=2)
+    on_demand = placed(spot, shape=placement.shape_from(ran, "us-central1"))
+    assert "(STANDARD list prices)" in summary_line({**spot, **outs, "placement": ran}, 2, on_demand)
     pools = [{"machine_type": "n1-standard-4", "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}]
     unpriced = {
         "state": "JOB_STATE_SUCCEEDED",
@@ -92,14 +96,19 @@ def test_the_summary_line():
         "runner": "vertex",
         "region": "us-central1",
     }
-    assert summary_line({**unpriced, "worker_pools": pools}, 1) == (
+    assert summary_line(
+        {**unpriced, "worker_pools": pools}, 1, placed({**unpriced, "worker_pools": pools})
+    ) == (
         "JOB_STATE_SUCCEEDED after 5s running; "
         "no cost estimate (no price for NVIDIA_L4 (us-central1, STANDARD))"
     )
     # A job that fell back from an unpriced shape to a priced one names what had no price where it ran.
     moved = {**unpriced, "worker_pools": [{**pools[0], "accelerator_type": "NVIDIA_TESLA_T4"}],
              "placement": {**ran, "accelerator_type": "NVIDIA_L4"}}  # fmt: skip
-    assert "no price for NVIDIA_L4 (us-central1, STANDARD)" in summary_line(moved, 1)
+    ran_l4 = placement.shape_from(moved["placement"], "us-central1")
+    assert "no price for NVIDIA_L4 (us-central1, STANDARD)" in summary_line(
+        moved, 1, placed(moved, shape=ran_l4)
+    )
 
 
 def test_any_failure_reading_metrics_warns_and_the_run_still_reports(monkeypatch):
@@ -110,7 +119,7 @@ def test_any_failure_reading_metrics_warns_and_the_run_still_reports(monkeypatch
 
     monkeypatch.setattr("infra.vertex.custom_job.report.read_metrics", broken)
     warnings: list[str] = []
-    outs = run_outputs(job_props(), status(), warnings.append)
+    outs = run_outputs(placed(job_props()), status(), warnings.append)
     assert "metrics" not in outs and outs["duration_seconds"] == 3600.0
     assert len(warnings) == 1 and "Deadline of 120.0s exceeded" in warnings[0]
 
@@ -123,8 +132,8 @@ def test_a_refresh_after_a_fallback_keeps_the_cost_of_the_earlier_attempts():
                  "accelerator_count": 1, "scheduling_strategy": "STANDARD"}  # fmt: skip
     labels = {ATTEMPT_LABEL: "1-1800-1", SPENT_LABEL: "12-1"}
     last = JobStatus("projects/p/locations/us-central1/customJobs/2", "JOB_STATE_SUCCEEDED", "url", "",
-                     START, START, END, labels, on_demand)  # fmt: skip
-    shaped = placement.apply_shape(spec.with_defaults(props), attempts.job_shape(last, props)[1])
-    outs = run_outputs(shaped, last, pytest.fail)
+                     START, START, END, labels, placement.shape_from(on_demand, "us-central1"))  # fmt: skip
+    request = JobRequest.parse(CUSTOM_JOB, props)
+    outs = run_outputs(request.on(attempts.job_shape(last, request)[1]), last, pytest.fail)
     assert outs["estimated_cost_usd"] == pytest.approx(0.12 + 0.436998 + 0.4025, abs=1e-4)
     assert "estimated_cost_bound" not in outs  # the Spot half hour was carried before bounds existed

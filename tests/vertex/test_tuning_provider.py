@@ -10,7 +10,7 @@ from infra.vertex.tuning import spec as tuning_spec
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex_tuning import FakeTuningJobService
-from tests.vertex.props import PROJECT, REGION, pool
+from tests.vertex.props import PROJECT, REGION, placed, pool
 from tests.vertex.tuning_props import tuning_props
 
 JobState = aiplatform_v1.JobState
@@ -225,28 +225,27 @@ def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
     )
     start = 1795341600.0  # 2026-11-22T10:00:00Z
     waves = 2  # 4 trials, 2 at a time
-    assert TUNING_JOB.run_deadline(status, flex) - start >= waves * (7200 + 3600 + DEADLINE_GRACE_SECONDS)
-    standard = tuning_spec.with_defaults(tuning_props(queue_timeout_seconds=600, timeout_seconds=3600))
+    flex_deadline = TUNING_JOB.run_deadline(status, placed(flex, TUNING_JOB))
+    assert flex_deadline - start >= waves * (7200 + 3600 + DEADLINE_GRACE_SECONDS)
+    standard = placed(tuning_props(queue_timeout_seconds=600, timeout_seconds=3600), TUNING_JOB)
     assert TUNING_JOB.run_deadline(status, standard) - start == waves * (600 + 3600 + DEADLINE_GRACE_SECONDS)
 
 
 def test_a_spot_studys_cost_is_its_trials_time_at_the_on_demand_bound_said_as_a_bound():
-    from infra.vertex.capacity import placement
     from infra.vertex.tuning.kind import TUNING_JOB
     from infra.vertex.tuning.trials import Trial, TuningStatus
 
-    props = tuning_spec.with_defaults(tuning_props(spot=True))
-    shaped = placement.apply_shape(props, placement.primary_shape(props))
+    study = placed(tuning_props(spot=True), TUNING_JOB)
     trials = tuple(
         Trial(str(n), "SUCCEEDED", {}, 0.5, "2026-11-25T10:00:00+00:00", "2026-11-25T10:30:00+00:00")
         for n in (1, 2)
     )
     status = TuningStatus(name="s", state="JOB_STATE_SUCCEEDED", console_url="", trials=trials)
-    out = TUNING_JOB.outputs(props, shaped, status, print)
+    out = TUNING_JOB.outputs(study, status, print)
     # One hour of trials on n1-standard-8 + T4, Spot counted at its on-demand list price (USD 0.84/h).
     assert out["estimated_cost_bound"] is True and out["estimated_cost_usd"] == pytest.approx(
         0.8395, abs=1e-3
     )
     line = TUNING_JOB.summary({**out, "state": "JOB_STATE_SUCCEEDED", "metric_id": "val_accuracy",
-                               "placement": {"scheduling_strategy": "SPOT"}})  # fmt: skip
+                               "placement": {"scheduling_strategy": "SPOT"}}, study)  # fmt: skip
     assert "estimated cost at most USD 0.84 (on-demand price; Spot is billed below it" in line

@@ -1,9 +1,9 @@
 """The BatchPredictionJob as a kind of the shared lifecycle: a model classifying a bucket of images.
 
-Only what differs from the other kinds is here: the request (spec.py), the file list Vertex reads the images
-from (written before each submission), its running-time cap (enforced by the provider: the request has
-none), its outputs and closing line. Placement across fallback shapes and regions, adoption, the dollar
-cap, cancel and delete, run.json: the lifecycle's.
+Only what differs from the other kinds is here: the request (spec.py), the keyed instances file Vertex
+reads the images from (instances.py, written before each submission), its running-time cap (enforced by the
+provider: the request has none), its outputs and closing line. Placement across fallback shapes, adoption,
+the dollar cap, cancel and delete, run.json: the lifecycle's.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex.batch import spec
+from google.api_core import exceptions as gexc
+from google.auth import exceptions as auth_exceptions
+
+from infra.vertex.batch import instances, results, spec
 from infra.vertex.batch.status import BatchStatus
 from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.cost import cap as cost_cap
@@ -21,7 +24,8 @@ from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind
-from infra.vertex.lifecycle.output_files import files_under, write_text
+from infra.vertex.lifecycle.output_files import files_under
+from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.batch_runner import LocalBatchRunner
 from infra.vertex.runners.vertex_batch import VertexBatchRunner
@@ -38,58 +42,76 @@ class BatchPredictionKind(JobKind):
     local_runner = LocalBatchRunner
     vertex_runner = VertexBatchRunner
 
-    def before_submit(self, shaped: dict[str, Any], say: Callable[[str], None]) -> None:
-        """The file list Vertex reads the images from (instances_format file-list): every JPEG/PNG under
-        `images`, one per line, in output_dir."""
+    def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
+        """The instances Vertex reads (instances_format jsonl, instances.py): every JPEG/PNG under `images`,
+        one line each with its URI as the key, in output_dir."""
+        shaped = placed.props
         images = files_under(shaped["images"], spec.IMAGE_SUFFIXES)
         if not images:
             raise JobError(
-                f"{self.noun} {shaped['display_name']}: no JPEG or PNG files under images "
+                f"{self.noun} {placed.request.display_name}: no JPEG or PNG files under images "
                 f"{shaped['images']}; point images at the folder or gs:// prefix that holds them."
             )
-        target = spec.file_list_uri(shaped)
-        write_text(target, "".join(f"{image}\n" for image in images), content_type="text/plain")
-        say(f"{len(images)} images listed in {target}")
+        target = spec.instances_uri(shaped)
+        size = instances.write_instances(images, target)
+        say(f"{len(images)} images written to {target} ({size / 2**20:.1f} MiB)")
 
-    def run_deadline(self, status: JobStatus, props: dict[str, Any]) -> float | None:
+    def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
         """timeout_seconds after it started running: BatchPredictionJob has no timeout of its own."""
         if not status.start_time:
             return None
-        return waiting.timestamp(status.start_time) + float(props["timeout_seconds"])
+        return waiting.timestamp(status.start_time) + float(placed.request.timeout_seconds)
 
-    def overrun_limit(self, props: dict[str, Any]) -> str:
-        return f"timeout_seconds={props['timeout_seconds']}"
+    def overrun_limit(self, placed: Placed) -> str:
+        return f"timeout_seconds={placed.request.timeout_seconds}"
 
-    def capacity_advice(self, props: dict[str, Any]) -> str | None:
+    def capacity_advice(self, request: JobRequest) -> str | None:
         return (
-            f"check {self.quota_words()} at {quota_page(props.get('project'))}, add fallback shapes "
+            f"check {self.quota_words()} at {quota_page(request.project)}, add fallback shapes "
             "with other machines or regions (stack config key batchPrediction.fallbacks), allow a longer "
             "wait (queueTimeoutSeconds), or ask for fewer replicas (batchPrediction.startingReplicaCount)."
         )
 
-    def outputs(
-        self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]
-    ) -> dict[str, Any]:
+    def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
         found = status if isinstance(status, BatchStatus) else BatchStatus(**vars(status))
         out: dict[str, Any] = {
             "predictions_dir": found.predictions_dir,
-            "completion_stats": dict(found.completion_stats),
+            "completion_stats": self.counted(found, say),
             "duration_seconds": round(self.running_seconds(status), 1),
         }
-        if shaped.get("runner") == "vertex":
-            spent = spend.spent(shaped, status)
+        if placed.request.on_vertex:
+            spent = spend.spent(placed.rate, status)
             if spent.known_usd is not None:
                 out["estimated_cost_usd"] = spent.known_usd
-        return {**out, **cost_cap.outputs(shaped, status)}
+        return {**out, **cost_cap.outputs(placed, status)}
 
-    def summary(self, outputs: dict[str, Any]) -> str:
-        """E.g. `JOB_STATE_SUCCEEDED after 4m 10s running: 812 images classified, 0 failed; predictions in
-        gs://.../prediction-...; no cost estimate (no sourced price for batch prediction machines)`."""
+    def counted(self, status: BatchStatus, say: Callable[[str], None]) -> dict[str, int]:
+        """The runner's CompletionStats, with the images the model answered it could not read (a result line
+        whose prediction has an `error`: Vertex counts them successful) moved to failed once the job ended."""
+        stats = dict(status.completion_stats)
+        if not status.terminal or not status.predictions_dir or not stats.get("successful_count"):
+            return stats
+        try:
+            unread = results.unread_in_results(status.predictions_dir)
+        except (gexc.GoogleAPICallError, auth_exceptions.GoogleAuthError, OSError, ValueError) as exc:
+            say(f"could not read {status.predictions_dir} to count unreadable images: {exc}")
+            return stats
+        stats["successful_count"] -= unread
+        stats["failed_count"] += unread
+        return stats
+
+    def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
+        """E.g. `JOB_STATE_SUCCEEDED after 4m 10s running: 812 images classified, 1 failed, 0 incomplete;
+        predictions in gs://.../prediction-..., as a table: python -m infra.predictions gs://...`."""
         stats = outputs.get("completion_stats") or {}
+        where = outputs.get("predictions_dir") or "?"
+        # CompletionStats.incomplete_count: "Set to -1 if the number is unknown" (completion_stats.proto).
+        incomplete = int(stats.get("incomplete_count", 0))
         parts = [
             f"{outputs['state']} after {duration_text(outputs.get('duration_seconds') or 0)} running: "
-            f"{stats.get('successful_count', 0)} images classified, {stats.get('failed_count', 0)} failed",
-            f"predictions in {outputs.get('predictions_dir') or '?'}",
+            f"{stats.get('successful_count', 0)} images classified, {stats.get('failed_count', 0)} failed, "
+            f"{incomplete if incomplete >= 0 else 'an unknown number'} incomplete",
+            f"predictions in {where}, as a table: python -m infra.predictions {where}",
         ]
         if "estimated_cost_usd" in outputs:
             parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f}")

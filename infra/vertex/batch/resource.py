@@ -21,7 +21,7 @@ class BatchPredictionArgs:
     region: str
     display_name: pulumi.Input[str]
     images: pulumi.Input[str]  # gs:// prefix of JPEG/PNG files (a local folder for runner local)
-    output_dir: pulumi.Input[str]  # predictions, the file list and run.json go under it
+    output_dir: pulumi.Input[str]  # predictions, instances.jsonl and run.json go under it
     service_account: pulumi.Input[str]
     labels: dict[str, str]
     timeout_seconds: int
@@ -32,8 +32,11 @@ class BatchPredictionArgs:
     accelerator_count: int = 0
     starting_replica_count: int = 1
     max_replica_count: int | None = None  # default: starting_replica_count
-    fallbacks: list[dict[str, Any]] | None = None  # machine_type, accelerator_*, region
+    reservation_affinity: dict[str, str] | None = None  # {type, reservation}: MachineSpec's
+    fallbacks: list[dict[str, Any]] | None = None  # machine_type, accelerator_*, reservation_affinity
     max_cost_usd: float | None = None
+    max_hourly_usd: float | None = None  # cost/limits.py, as a CustomJob's
+    allow_unpriced_shapes: bool | None = None
     queue_timeout_seconds: int | None = None
     wait: bool = True
     poll_interval_seconds: float = 30.0

@@ -1,10 +1,12 @@
 """Pure functions over a batch prediction's props: defaults, validation, key and the BatchPredictionJob.
 
 Field behaviours are aiplatform_v1's (google/cloud/aiplatform/v1/batch_prediction_job.proto, as the pinned
-google-cloud-aiplatform documents them, read 2026-11-26): exactly one of `model` and
-`unmanaged_container_model`; `input_config.instances_format` one of the model's supported formats, and for
-`file-list` "each file in the list will be converted to an object in the format of {"b64": <value>}"
-(InstanceConfig); `output_config.gcs_destination` gets a new directory
+google-cloud-aiplatform documents them, read 2026-11-26 and 2026-11-27): exactly one of `model` and
+`unmanaged_container_model`; `input_config.instances_format` one of the model's supported formats: here
+`jsonl`, one object per image (instances.py), with `InstanceConfig.instance_type` "object" ("For `jsonl`,
+each line of the JSONL input must be an object") and `key_field` "key", so each output line names its image
+and carries no image bytes; no `excluded_fields`: a field named there is not sent to the Model, and the
+model needs the bytes (InstanceConfig); `output_config.gcs_destination` gets a new directory
 `prediction-<model-display-name>-<job-create-time>` (OutputInfo.gcs_output_directory); and
 BatchDedicatedResources' `machine_spec` ("Required. Immutable."), `starting_replica_count` and
 `max_replica_count` ("The default value is 10"; both Immutable). There is no running-time cap in the request:
@@ -20,17 +22,31 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from infra.dynamic.preview_inputs import is_unknown
+from infra.vertex.batch.instances import KEY_FIELD
 from infra.vertex.capacity import placement, reservations
+from infra.vertex.cost import limits
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
 from infra.vertex.prediction_image import prediction_image
 
-# The shape keys a batch prediction's fallbacks may change: its machine and its region (no Spot, FLEX_START
-# nor reservation in BatchDedicatedResources).
-SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "region")
+# The shape keys a batch prediction's fallbacks may change: its machine (and its reservation: the
+# MachineSpec of BatchDedicatedResources has `reservation_affinity`, "Optional. Immutable.",
+# machine_resources.proto, read 2026-11-27); no Spot nor FLEX_START (BatchDedicatedResources has no
+# scheduling); `region` only the job's own (SAME_REGION_DOC).
+SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "region", "reservation_affinity")
 IN_PLACE_INPUTS = frozenset(
-    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "fallbacks", "max_cost_usd"}
+    {
+        "wait",
+        "poll_interval_seconds",
+        "queue_timeout_seconds",
+        "fallbacks",
+        "max_cost_usd",
+        "max_hourly_usd",
+        "allow_unpriced_shapes",
+    }
 )
+# A fallback entry: a shape, and the hourly ceiling of that shape (cost/limits.py).
+FALLBACK_KEYS = (*SHAPE_KEYS, *limits.FALLBACK_LIMIT_KEYS)
 INPUTS = (
     "project",
     "region",
@@ -49,10 +65,13 @@ INPUTS = (
     "accelerator_count",
     "starting_replica_count",
     "max_replica_count",
+    "reservation_affinity",
     "model",
     "artifact_uri",
     "images",
     "output_dir",
+    "max_hourly_usd",
+    "allow_unpriced_shapes",
 )
 OUTPUTS = (
     *SHARED_OUTPUTS,
@@ -73,10 +92,11 @@ DEFAULTS: dict[str, Any] = {
     "accelerator_count": 0,
     "starting_replica_count": 1,
 }
-# What Vertex reads from the file list (instances_format "file-list"): one gs:// URI per line.
-INSTANCES_FORMAT = "file-list"
+# What Vertex reads: one JSON object per image (instances.py), keyed by its URI.
+INSTANCES_FORMAT = "jsonl"
+INSTANCE_TYPE = "object"
 PREDICTIONS_FORMAT = "jsonl"
-FILE_LIST = "file-list.txt"  # written into output_dir before the job is submitted (kind.py)
+INSTANCES_FILE = "instances.jsonl"  # written into output_dir before the job is submitted (kind.py)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 # A Model Registry name, full or the model id alone, with an optional @version id or alias.
 _MODEL = re.compile(r"(?:projects/[^/@]+/locations/([^/@]+)/models/)?([A-Za-z0-9_-]+)(@[A-Za-z0-9_-]+)?")
@@ -96,8 +116,8 @@ def job_key(props: Mapping[str, Any]) -> str:
     return checks.job_key(props, INPUTS, IN_PLACE_INPUTS)
 
 
-def file_list_uri(props: Mapping[str, Any]) -> str:
-    return props["output_dir"].rstrip("/") + "/" + FILE_LIST
+def instances_uri(props: Mapping[str, Any]) -> str:
+    return str(props["output_dir"]).rstrip("/") + "/" + INSTANCES_FILE
 
 
 def model_name(props: Mapping[str, Any]) -> str:
@@ -117,7 +137,11 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.append(("machine_type", "machine_type is required, e.g. n1-standard-4"))
         return failures
     failures += checks.accelerator_failures("", props)
-    return failures + _fallback_failures(props)
+    failures += reservations.affinity_failures(
+        "reservation_affinity", props.get("reservation_affinity"), props.get("region"), "STANDARD"
+    )
+    failures += _fallback_failures(props) + limits.value_failures(props)
+    return failures or limits.failures(props)
 
 
 def _model_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -205,41 +229,79 @@ def _fallback_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     failures = []
     for index, entry in enumerate(fallbacks):
         where = f"fallbacks[{index}]"
-        if not isinstance(entry, Mapping) or set(entry) - set(SHAPE_KEYS):
+        if not isinstance(entry, Mapping) or set(entry) - set(FALLBACK_KEYS):
             if not is_unknown(entry):
-                failures.append((where, f"{where} must be a map of {', '.join(SHAPE_KEYS)}"))
+                failures.append((where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}"))
             continue
         if any(is_unknown(v) for v in entry.values()):
             continue
         if "region" in entry:
             failures.extend(reservations.region_failures(f"{where}.region", entry["region"]))
-        shaped = placement.apply_shape(props, placement.resolve(entry, placement.primary_shape(props)))
+            failures.extend(_other_region_failures(where, entry["region"], props.get("region")))
+        resolved = placement.resolve(entry, placement.primary_shape(props))
+        shaped = placement.apply_shape(props, resolved)
         failures.extend((where, reason) for _key, reason in checks.accelerator_failures(where, shaped))
+        if "reservation_affinity" in entry:
+            failures.extend(
+                reservations.affinity_failures(
+                    where, entry["reservation_affinity"], resolved.region or props.get("region"), "STANDARD"
+                )
+            )
     return failures
+
+
+# "Your input and output must also be in the same region or multi-region as your model." (Vertex AI, Get
+# batch predictions from a custom trained model, Limitations and requirements, read 2026-11-27.)
+SAME_REGION_DOC = "https://cloud.google.com/vertex-ai/docs/predictions/get-batch-predictions"
+
+
+def _other_region_failures(where: str, region: Any, home: Any) -> list[tuple[str, str]]:
+    """A fallback region for batch prediction is refused: the job's images, instances file and output stay
+    in the home region's bucket, and Google requires them in the model's (the job's) region."""
+    if not isinstance(region, str) or not isinstance(home, str) or not home or region == home:
+        return []
+    return [
+        (
+            f"{where}.region",
+            f"{where}.region {region} differs from the job's region {home}: a batch prediction's input and "
+            f"output must be in the same region as its model ({SAME_REGION_DOC}), and they are in {home}'s "
+            "bucket. Drop the region from this fallback (other machines in the same region are fine), or run "
+            "a separate batch prediction in that region with its own images, output and model there",
+        )
+    ]
 
 
 def machine_spec(props: Mapping[str, Any]) -> aiplatform_v1.MachineSpec:
     machine = aiplatform_v1.MachineSpec(machine_type=props["machine_type"])
     if props.get("accelerator_type") and props.get("accelerator_count"):
-        machine.accelerator_type = aiplatform_v1.AcceleratorType[props["accelerator_type"]]
+        machine.accelerator_type = aiplatform_v1.AcceleratorType[props["accelerator_type"]]  # type: ignore[misc]
         machine.accelerator_count = int(props["accelerator_count"])
+    reservation = reservations.Reservation.of(props.get("reservation_affinity"))
+    if reservation is not None:
+        machine.reservation_affinity = reservation.proto()
     return machine
 
 
-def build_job(
+def build_batch_job(
     props: Mapping[str, Any], shape: placement.Shape | None = None
 ) -> aiplatform_v1.BatchPredictionJob:
     """The BatchPredictionJob Vertex runs for these (validated, defaulted) props on `shape` (default: the
-    primary): the images through the file list in output_dir, predictions as JSON lines under output_dir,
-    the model as `model` or as the prebuilt TensorFlow container over `artifact_uri`. Every shape carries
-    the same key label: adoption finds any of them."""
-    key = job_key(props)
-    shaped = placement.apply_shape(props, shape or placement.primary_shape(props))
+    primary): the images through the keyed instances file in output_dir, predictions as JSON lines under
+    output_dir, the model as `model` or as the prebuilt TensorFlow container over `artifact_uri`. Every shape
+    carries the same key label: adoption finds any of them."""
+    return build_job(placement.apply_shape(props, shape or placement.primary_shape(props)), job_key(props))
+
+
+def build_job(shaped: Mapping[str, Any], key: str) -> aiplatform_v1.BatchPredictionJob:
+    """The BatchPredictionJob for props already on their shape (the lifecycle's request.Placed.props)."""
     job = aiplatform_v1.BatchPredictionJob(
         display_name=shaped["display_name"],
         input_config=aiplatform_v1.BatchPredictionJob.InputConfig(
             instances_format=INSTANCES_FORMAT,
-            gcs_source=aiplatform_v1.GcsSource(uris=[file_list_uri(shaped)]),
+            gcs_source=aiplatform_v1.GcsSource(uris=[instances_uri(shaped)]),
+        ),
+        instance_config=aiplatform_v1.BatchPredictionJob.InstanceConfig(
+            instance_type=INSTANCE_TYPE, key_field=KEY_FIELD
         ),
         output_config=aiplatform_v1.BatchPredictionJob.OutputConfig(
             predictions_format=PREDICTIONS_FORMAT,

@@ -136,16 +136,24 @@ def region_of(job_name: str) -> str | None:
     return parts[3] if len(parts) > 3 and parts[0] == "projects" and parts[2] == "locations" else None
 
 
-def in_job_region(props: Mapping[str, Any], job_name: str) -> dict[str, Any]:
-    """The props with `region` set to where the named job lives (its resource name), for the runner that
-    reads, cancels or deletes it; unchanged for a name without a region (local runs, no job yet)."""
-    region = region_of(job_name or "")
-    return {**props, "region": region} if region else dict(props)
+def shape_from(found: Mapping[str, Any], region: str = "") -> Shape | None:
+    """A shape written as a `placement` (spec_shape's keys, the local runner's record); None for none."""
+    if not found:
+        return None
+    return Shape(
+        machine_type=found["machine_type"],
+        accelerator_type=found["accelerator_type"] or None,
+        accelerator_count=int(found["accelerator_count"]),
+        scheduling_strategy=found["scheduling_strategy"],
+        region=region,
+        reservation=Reservation.of(found.get("reservation_affinity")),
+    )
 
 
 def spec_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
-    """The shape a submitted job carries (its chief's machine spec and its strategy), for JobStatus.shape;
-    empty when the spec names no strategy this module knows (then the attempt label says the shape)."""
+    """The shape a submitted job carries (its chief's machine spec and its strategy), as a `placement`
+    without its region; empty when the spec names no strategy this module knows (then the attempt label
+    says the shape)."""
     strategy = job.job_spec.scheduling.strategy.name
     pools = job.job_spec.worker_pool_specs
     if strategy not in STRATEGIES or not pools:
@@ -197,11 +205,6 @@ def shapes(props: Mapping[str, Any]) -> list[Shape]:
     return chain
 
 
-def regions(props: Mapping[str, Any]) -> list[str]:
-    """Every region the chain names, the home region first (where the kill switch must look too)."""
-    return list(dict.fromkeys([str(props.get("region") or ""), *(s.region for s in shapes(props))]))
-
-
 def moves_region(props: Mapping[str, Any], shape: Shape) -> bool:
     """The shape runs outside the home region (the stack's, where its bucket and TensorBoard are)."""
     return bool(shape.region) and shape.region != props.get("region")
@@ -219,6 +222,9 @@ def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
             own.pop("accelerator_type")
         if moves_region(props, shape):
             own["region"] = shape.region
+        own.pop("reservation_affinity", None)
+        if shape.reservation is not None:
+            own["reservation_affinity"] = shape.reservation.as_dict()
         return own
     shaped_pools = []
     for index, pool in enumerate(props["worker_pools"]):

@@ -58,7 +58,7 @@ class Reservation:
     def proto(self) -> aiplatform_v1.ReservationAffinity:
         """The MachineSpec.reservation_affinity Vertex takes."""
         affinity = aiplatform_v1.ReservationAffinity(
-            reservation_affinity_type=aiplatform_v1.ReservationAffinity.Type[self.type]
+            reservation_affinity_type=aiplatform_v1.ReservationAffinity.Type[self.type]  # type: ignore[misc]
         )
         if self.type == "SPECIFIC_RESERVATION":
             affinity.key = NAME_KEY

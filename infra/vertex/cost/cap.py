@@ -4,9 +4,10 @@ Running cost = every attempt's running time at the list price of the shape it ra
 from pricing.py): what Vertex bills for machines, not disk or storage. Nothing bills while
 a job is queued. The cancelled job's checkpoints stay in its output directory, so `pulumi up` with a larger
 cap replaces it with a job that resumes from them; the new cap is a fresh allowance for the new run (what the
-capped run spent is not subtracted). Time on a shape without a price is not counted (check names it); a
-Spot or FLEX_START shape without a price of its own counts at the same shape's on-demand price, an upper
-bound (pricing.shape_rate), so the cap holds on it and may stop it early, never late.
+capped run spent is not subtracted). A shape without a price is not run under a cap (limits.py skips it)
+unless allow_unpriced_shapes, and then its time is not counted (check and submit_note say so); a Spot or
+FLEX_START shape without a price of its own counts at the same shape's on-demand price, an upper bound
+(pricing.shape_rate), so the cap holds on it and may stop it early, never late.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from infra.vertex.capacity import placement
 from infra.vertex.cost import pricing, spend
 from infra.vertex.lifecycle import restarts
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.output_files import output_dirs
+from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -31,27 +32,27 @@ _TOLERANCE_USD = 1e-9
 QUEUED_RECHECK_SECONDS = 60.0
 
 
-def cap_usd(props: Mapping[str, Any]) -> float | None:
-    cap = props.get("max_cost_usd")
-    return float(cap) if cap is not None and props.get("runner") == "vertex" else None
+def cap_usd(placed: Placed) -> float | None:
+    """The dollar cap (None without one, or on the local runner, which bills nothing)."""
+    return placed.request.max_cost_usd
 
 
-def spent_usd(props: Mapping[str, Any], status: JobStatus) -> float:
+def spent_usd(placed: Placed, status: JobStatus) -> float:
     """What every attempt so far cost at its own shape's list price (spend.py); unpriced time not counted."""
-    return spend.spent(props, status).usd
+    return spend.spent(placed.rate, status).usd
 
 
-def reached(props: Mapping[str, Any], status: JobStatus) -> bool:
-    cap = cap_usd(props)
-    return cap is not None and spent_usd(props, status) >= cap - _TOLERANCE_USD
+def reached(placed: Placed, status: JobStatus) -> bool:
+    cap = cap_usd(placed)
+    return cap is not None and spent_usd(placed, status) >= cap - _TOLERANCE_USD
 
 
-def reach_time(props: Mapping[str, Any], status: JobStatus) -> float:
+def reach_time(placed: Placed, status: JobStatus) -> float:
     """When the running attempt's cost reaches the cap (wall clock); inf without a cap or a price."""
-    cap, hourly = cap_usd(props), spend.hourly_usd(props)
+    cap, hourly = cap_usd(placed), None if placed.rate is None else placed.rate.usd
     if cap is None or status.terminal:
         return math.inf
-    left = cap - spent_usd(props, status)
+    left = cap - spent_usd(placed, status)
     if left <= _TOLERANCE_USD:
         return time.time()
     if not hourly:
@@ -61,21 +62,20 @@ def reach_time(props: Mapping[str, Any], status: JobStatus) -> float:
     return time.time() + left * 3600.0 / hourly
 
 
-def submit_note(props: Mapping[str, Any], carried: spend.Carried) -> str | None:
+def submit_note(placed: Placed, carried: spend.Carried) -> str | None:
     """The one line that says what the cap cannot count on this shape, when a job is submitted on it."""
-    cap = cap_usd(props)
+    cap = cap_usd(placed)
     if cap is None:
         return None
-    found = spend.rate(props)
+    found = placed.rate
     if found is not None and found.bound:
         return (
             f"max_cost_usd USD {cap:.2f} counts this shape {found.text()}: the job may be stopped before it "
             "has really spent the cap"
         )
     if found is None:
-        missing = pricing.missing(
-            props["region"], placement.pools(props), pricing.props_strategy(props), props.get("project")
-        )
+        region, project = placed.region or "", placed.request.project
+        missing = pricing.missing(region, placed.pools, placed.strategy, project)
         return (
             f"max_cost_usd USD {cap:.2f} is not enforced while the job runs on this shape: no price for "
             f"{', '.join(missing) or 'an item'} (its running time is not counted toward the cap)"
@@ -88,10 +88,10 @@ def submit_note(props: Mapping[str, Any], carried: spend.Carried) -> str | None:
     return None
 
 
-def paragraph(props: Mapping[str, Any], status: JobStatus) -> str:
+def paragraph(placed: Placed, status: JobStatus) -> str:
     """The one paragraph that says the cap stopped the job, what it spent and how to go on."""
-    total, carried = spend.spent(props, status), spend.Carried.of(status)
-    hourly = spend.rate(props)
+    total, carried = spend.spent(placed.rate, status), spend.Carried.of(status)
+    hourly = placed.rate
     seconds = Attempt.of(status).total_seconds(status)
     earlier = ""
     if carried.attempts:
@@ -99,29 +99,35 @@ def paragraph(props: Mapping[str, Any], status: JobStatus) -> str:
     rate = hourly.text() if hourly is not None else "no list price"
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
     counted = "at most " if total.bound else ""
+    where, what = placed.request.output_dir, placed.request.kind.noun
+    if placed.request.kind.resumable:  # a training job: it resumes from its checkpoints
+        kept = (
+            f"Its checkpoints stay in {output_dirs(where)['AIP_CHECKPOINT_DIR']}: "
+            "`pulumi up` with a larger maxCostUsd starts it again from them"
+        )
+    else:  # a study or a batch prediction: no checkpoints, its output so far stays
+        kept = f"What it wrote so far stays under {where}: `pulumi up` with a larger maxCostUsd runs it again"
     return (
-        f"Training job {status.name} ({props.get('display_name')}) was cancelled because its running cost "
-        f"reached max_cost_usd USD {cap_usd(props):.2f}: {counted}USD {total.usd:.2f} at list prices "
+        f"{what} {status.name} ({placed.request.display_name}) was cancelled because its running cost "
+        f"reached max_cost_usd USD {cap_usd(placed):.2f}: {counted}USD {total.usd:.2f} at list prices "
         f"({earlier}"
         f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "
         f"{duration_text(seconds)} of running time over {total.attempts} "
-        f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). Its checkpoints stay in "
-        f"{output_dirs(props['base_output_dir'])['AIP_CHECKPOINT_DIR']}: `pulumi up` with a larger "
-        f"maxCostUsd starts it again from them, with the new cap as a fresh allowance. Details and logs: "
-        f"{status.console_url}"
+        f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). {kept}, with the new cap as a "
+        f"fresh allowance. Details and logs: {status.console_url}"
     )
 
 
-def stopped(props: Mapping[str, Any], status: JobStatus) -> bool:
+def stopped(placed: Placed, status: JobStatus) -> bool:
     """The job ended CANCELLED with its running cost at the cap: the cap stopped it."""
-    return status.state == "JOB_STATE_CANCELLED" and reached(props, status)
+    return status.state == "JOB_STATE_CANCELLED" and reached(placed, status)
 
 
-def outputs(props: Mapping[str, Any], status: JobStatus) -> dict[str, Any]:
+def outputs(placed: Placed, status: JobStatus) -> dict[str, Any]:
     """`cost_cap_reached` and the paragraph as `error`, for a job the cap stopped."""
-    if not stopped(props, status):
+    if not stopped(placed, status):
         return {}
-    return {"cost_cap_reached": True, "error": paragraph(props, status)}
+    return {"cost_cap_reached": True, "error": paragraph(placed, status)}
 
 
 def replaces(olds: Mapping[str, Any], changed: list[str]) -> list[str]:
@@ -131,13 +137,13 @@ def replaces(olds: Mapping[str, Any], changed: list[str]) -> list[str]:
 
 def cancel(
     status: JobStatus,
-    props: Mapping[str, Any],
+    placed: Placed,
     cancel_job: Callable[[str], None],
     wait: Callable[[JobStatus], JobStatus],
     say: Callable[[str], None],
 ) -> JobStatus:
     """Cancel a job whose cost reached its cap and wait until it is terminal."""
-    say(f"{status.name}: running cost reached max_cost_usd USD {cap_usd(props):.2f}; cancelling it")
+    say(f"{status.name}: running cost reached max_cost_usd USD {cap_usd(placed):.2f}; cancelling it")
     cancel_job(status.name)
     ended = wait(status)
     if not ended.terminal:
@@ -145,7 +151,7 @@ def cancel(
             f"Job {status.name} reached max_cost_usd and was cancelled, but is still {ended.state}; check "
             f"{ended.console_url}."
         )
-    say(paragraph(props, ended))
+    say(paragraph(placed, ended))
     return ended
 
 

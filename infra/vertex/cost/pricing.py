@@ -18,7 +18,8 @@ Where a price comes from, in order:
 2. TABLE: figures from Vertex AI's price list, each with its page and the date it was read. Spot prices
    change up to monthly and none was read, so the table has no Spot figure.
 Batch prediction machines (a pool marked placement.PREDICTION_POOL) are billed at Vertex's prediction
-prices, which differ from training's; no prediction figure was read (2026-11-26), so they have no price.
+prices, which differ from training's: they are looked up in PREDICTION_TABLE only (its own block below),
+never at a training price; a machine without a row there has no price.
 Anything else (another region, FLEX_START, a3 machines, ...) has no price: `missing` names it, and
 `estimate_usd` gives None rather than a guess. Disk, network and storage are not included.
 
@@ -56,6 +57,14 @@ PRICE_LIST_URL = "https://cloud.google.com/vertex-ai/pricing#custom-trained_mode
 PRICE_LIST_READ = "2026-11-22"
 # Vertex AI price list, custom training, us-central1, on-demand (USD per hour). Checked against the page by
 # the cost review of 2026-11-22 (issue 17): the on-demand figures match; no Spot figure was read.
+# Issue 43 (2026-11-27) set out to extend this block to every machine family and GPU of
+# capacity/machines.py in every region the page lists, and could not: every stored copy of PRICE_LIST_URL the
+# search tool holds (the English page and its hl= variants, `pages` and `docs` corpora, eleven queries) gives
+# only the page's opening (AutoML and the legacy comparison), never the custom-training tables. So g2 /
+# NVIDIA_L4, a2 / A100, a3 / H100 / H200, a4 / B200, g4, e2 beyond the rows below, and every region but
+# us-central1 have no figure here (no ratio, no third-party copy stands in for the page): offline they read
+# "no sourced price", and at `preview` / `up` the Billing Catalog (above) prices them where it answers. Under
+# a dollar cap such a shape is skipped rather than run uncounted (cost/limits.py).
 TABLE: dict[tuple[str, str], dict[str, float]] = {
     ("us-central1", "STANDARD"): {
         "n1-standard-4": 0.218499,
@@ -72,6 +81,22 @@ TABLE: dict[tuple[str, str], dict[str, float]] = {
         "NVIDIA_TESLA_V100": 2.8520,
     },
 }
+# --- Batch prediction (issue 41): Vertex AI's prediction prices, apart from training's TABLE. ---
+# The Vertex AI pricing page lists prediction node-hour prices per machine type and region
+# (PREDICTION_PRICE_URL). The stored copies of that page this project could read on 2026-11-27 end before its
+# prediction section, and no other Google source gives the figures, so no row has a source: the table is
+# empty and every batch prediction machine reads "no sourced price" (never a training figure, never a
+# ratio). A row, once read from the page: {region: {machine type or accelerator: USD per node hour}}, with
+# the date read; the dollar cap, `make plan` and preview then use it as they use training's TABLE.
+PREDICTION_PRICE_URL = "https://cloud.google.com/vertex-ai/pricing#prediction-prices"
+PREDICTION_TABLE: dict[str, dict[str, float]] = {}
+
+
+def prediction_hourly(region: str, item: str) -> float | None:
+    """Node-hour price of a batch prediction machine type or accelerator in `region`; None without a row."""
+    return PREDICTION_TABLE.get(region, {}).get(item)
+
+
 SPOT_PRICING_URL = "https://cloud.google.com/compute/docs/instances/spot#pricing"
 FLEX_START_PRICING_URL = "https://cloud.google.com/compute/docs/instances/flex-start-vms#pricing"
 BOUND_READ = "2026-11-25"
@@ -261,16 +286,21 @@ def pool_hourly(
     region: str, pool: Mapping[str, Any], strategy: str | bool = "STANDARD", project: str | None = None
 ) -> float | None:
     """Replicas x (machine + accelerators) per hour for one worker pool; None when any part has no price
-    (a prediction pool: always)."""
-    if pool.get(PREDICTION_POOL):
-        return None
-    machine = hourly_price(region, pool["machine_type"], strategy, project)
+    (a prediction pool: at prediction prices only)."""
+    predicting = bool(pool.get(PREDICTION_POOL))
+
+    def price(item: str) -> float | None:
+        if predicting:
+            return prediction_hourly(region, item) if strategy_name(strategy) == "STANDARD" else None
+        return hourly_price(region, item, strategy, project)
+
+    machine = price(pool["machine_type"])
     if machine is None:
         return None
     per_replica = machine
     count = int(pool.get("accelerator_count") or 0)
     if count:
-        accelerator = hourly_price(region, pool.get("accelerator_type") or "", strategy, project)
+        accelerator = price(pool.get("accelerator_type") or "")
         if accelerator is None:
             return None
         per_replica += count * accelerator
@@ -310,7 +340,11 @@ def missing(
     predicting = dict.fromkeys(
         item for pool in pools if pool.get(PREDICTION_POOL) for item in pool_items(pool)
     )
-    unsourced = [f"{item} ({region}, batch prediction: no sourced price)" for item in predicting]
+    unsourced = [
+        f"{item} ({region}, batch prediction: no sourced price)"
+        for item in predicting
+        if prediction_hourly(region, item) is None
+    ]
     items = dict.fromkeys(
         item for pool in pools if not pool.get(PREDICTION_POOL) for item in pool_items(pool)
     )

@@ -84,17 +84,10 @@ def rate(shaped: Mapping[str, Any]) -> pricing.Rate | None:
     )
 
 
-def hourly_usd(shaped: Mapping[str, Any]) -> float | None:
-    """The hourly figure the cap counts for the shape these props run on; None without a price or bound."""
-    found = rate(shaped)
-    return None if found is None else found.usd
-
-
-def spent(shaped: Mapping[str, Any], status: JobStatus) -> Spent:
-    """The earlier attempts' carried cost plus this attempt's running time at its shape's rate (`shaped`:
-    the props with the shape this job runs on applied)."""
+def spent(hourly: pricing.Rate | None, status: JobStatus) -> Spent:
+    """The earlier attempts' carried cost plus this attempt's running time at `hourly`, the rate of the
+    shape it runs on (None: no price)."""
     carried = Carried.of(status)
-    hourly = rate(shaped)
     seconds = restarts.running_seconds(status)
     own = 0.0 if hourly is None else hourly.usd * seconds / 3600.0
     unpriced = carried.unpriced or (hourly is None and seconds > 0)
@@ -102,7 +95,7 @@ def spent(shaped: Mapping[str, Any], status: JobStatus) -> Spent:
     return Spent(carried.usd + own, carried.attempts + 1, unpriced, bound)
 
 
-def after(shaped: Mapping[str, Any], ended: JobStatus) -> Carried:
-    """What the next attempt carries once `ended` (run on `shaped`) is over."""
-    total = spent(shaped, ended)
+def after(hourly: pricing.Rate | None, ended: JobStatus) -> Carried:
+    """What the next attempt carries once `ended` (run at `hourly`, its shape's rate) is over."""
+    total = spent(hourly, ended)
     return Carried(round(total.usd * 100), total.attempts, total.unpriced, total.bound)

@@ -66,7 +66,7 @@ def run_id(run_dir: str) -> str:
 
 def _region(props: Mapping[str, Any]) -> str:
     """Where the job ran (a finished job's `placement`, when it names a region), else where it is sent."""
-    return (props.get("placement") or {}).get("region") or props["region"]
+    return str((props.get("placement") or {}).get("region") or props["region"])
 
 
 def linked(props: Mapping[str, Any]) -> bool:
@@ -141,11 +141,12 @@ def _ensure_store(client: aiplatform_v1.MetadataServiceClient, project: str, reg
         client.get_metadata_store(name=store_name(project, region))
     except gexc.NotFound:
         with contextlib.suppress(gexc.AlreadyExists):
-            client.create_metadata_store(
+            operation: Any = client.create_metadata_store(  # api_core's Operation.result is unannotated
                 parent=f"projects/{project}/locations/{region}",
                 metadata_store=aiplatform_v1.MetadataStore(),
                 metadata_store_id=METADATA_STORE,
-            ).result()
+            )
+            operation.result()
 
 
 def ensure(props: Mapping[str, Any], say: Callable[[str], None]) -> None:

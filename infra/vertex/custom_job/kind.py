@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
@@ -15,6 +14,7 @@ from infra.vertex.custom_job.watch import watcher
 from infra.vertex.lifecycle import restarts, waiting
 from infra.vertex.lifecycle.kind import JobKind, Ticker
 from infra.vertex.lifecycle.output_files import model_dir
+from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.run_record import arg_values
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.runner import LocalRunner
@@ -35,43 +35,43 @@ class CustomJobKind(JobKind):
     local_runner = LocalRunner
     vertex_runner = VertexRunner
 
-    def build(
-        self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried
-    ) -> Any:
+    def build(self, placed: Placed, attempt: restarts.Attempt, carried: spend.Carried) -> Any:
         """Labelled with the attempt and the cost carried from earlier attempts, and allowed the running time
         left (restarts.py, spend.py)."""
-        job = spec.build_custom_job(props, shape)
+        job = spec.build_job(placed.props, placed.request.key)
         if attempt != restarts.Attempt(1, 0):
-            job = restarts.resubmission(job, attempt, restarts.remaining_seconds(props, attempt))
+            remaining = restarts.remaining_seconds(placed.request.timeout_seconds, attempt)
+            job = restarts.resubmission(job, attempt, remaining)
             job.labels[spend.SPENT_LABEL] = carried.label
         return job
 
-    def ticker(self, props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Ticker:
-        return watcher(props, status, say)
+    def ticker(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> Ticker:
+        return watcher(placed, status, say)
 
-    def run_deadline(self, status: JobStatus, props: dict[str, Any]) -> float | None:
+    def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
         if not status.start_time:
             return None
-        allowed = restarts.remaining_seconds(props, restarts.Attempt.of(status))
+        allowed = restarts.remaining_seconds(placed.request.timeout_seconds, restarts.Attempt.of(status))
         return waiting.timestamp(status.start_time) + allowed + waiting.DEADLINE_GRACE_SECONDS
 
-    def overrun_limit(self, props: dict[str, Any]) -> str:
-        return f"timeout_seconds={props['timeout_seconds']} plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s grace"
+    def overrun_limit(self, placed: Placed) -> str:
+        limit = placed.request.timeout_seconds
+        return f"timeout_seconds={limit} plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s grace"
 
-    def outputs(
-        self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]
-    ) -> dict[str, Any]:
+    def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
         return {
-            "model_dir": model_dir(props["base_output_dir"]),
-            **run_outputs(shaped, status, say),
-            **cost_cap.outputs(shaped, status),
+            "model_dir": model_dir(placed.request.output_dir),
+            **run_outputs(placed, status, say),
+            **cost_cap.outputs(placed, status),
         }
 
-    def summary(self, outputs: dict[str, Any]) -> str:
-        return summary_line(outputs, len(outputs["attempts"]))
+    def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
+        return summary_line(outputs, len(outputs["attempts"]), placed)
 
-    def before_submit(self, shaped: dict[str, Any], say: Callable[[str], None]) -> None:
-        experiments.ensure(shaped, say)  # the run the job is linked to exists before the job (SDK order)
+    def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
+        experiments.ensure(
+            placed.props, say
+        )  # the run the job is linked to exists before the job (SDK order)
 
     def ended(self, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
         chief = (outputs.get("worker_pools") or [{}])[0]

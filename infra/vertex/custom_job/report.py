@@ -5,30 +5,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex.capacity import placement
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import pricing, spend
 from infra.vertex.custom_job.metrics import read_metrics
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.output_files import model_dir
+from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
 
-def run_outputs(shaped: dict[str, Any], status: JobStatus, warn: Callable[[str], None]) -> dict[str, Any]:
+def run_outputs(placed: Placed, status: JobStatus, warn: Callable[[str], None]) -> dict[str, Any]:
     """duration_seconds (all attempts), estimated_cost_usd (Vertex, list prices, each attempt at its shape:
     the figure the dollar cap counts, spend.py; absent when some running time has no price), metrics
-    (succeeded). `shaped`: the props with the shape the job `status` runs on applied."""
+    (succeeded). `placed`: the request on the shape the job `status` runs on."""
     seconds = Attempt.of(status).total_seconds(status)
     outputs: dict[str, Any] = {"duration_seconds": round(seconds, 1)}
-    if shaped.get("runner") == "vertex":
-        total = spend.spent(shaped, status)
+    if placed.request.on_vertex:
+        total = spend.spent(placed.rate, status)
         if total.known_usd is not None:
             outputs["estimated_cost_usd"] = total.known_usd
             if total.bound:  # some of it is a Spot/FLEX_START shape's on-demand bound: at most this
                 outputs["estimated_cost_bound"] = True
     if status.state == "JOB_STATE_SUCCEEDED":
-        models = model_dir(shaped["base_output_dir"])
+        models = model_dir(placed.request.output_dir)
         try:
             metrics = read_metrics(models)
         except Exception as exc:  # metrics are optional: they never fail a finished run
@@ -39,15 +39,9 @@ def run_outputs(shaped: dict[str, Any], status: JobStatus, warn: Callable[[str],
     return outputs
 
 
-def ran_props(outputs: dict[str, Any]) -> dict[str, Any]:
-    """The outputs with the shape the job ran on (`placement`, after a fallback) applied."""
-    ran = outputs.get("placement")
-    primary = placement.primary_shape(outputs)
-    return placement.apply_shape(outputs, placement.resolve(ran, primary) if ran else primary)
-
-
-def summary_line(outputs: dict[str, Any], attempts: int) -> str:
-    """E.g. `JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9312; ... USD 0.88`."""
+def summary_line(outputs: dict[str, Any], attempts: int, ran: Placed) -> str:
+    """E.g. `JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9312; ... USD 0.88`;
+    `ran`: the request on the shape the job ran on."""
     parts = [f"{outputs['state']} after {duration_text(outputs['duration_seconds'])} running"]
     if attempts > 1:
         parts[0] += f" ({attempts} attempts)"
@@ -55,21 +49,20 @@ def summary_line(outputs: dict[str, Any], attempts: int) -> str:
     shown = {k: metrics[k] for k in ("val_accuracy", "val_loss") if isinstance(metrics.get(k), int | float)}
     if shown:
         parts.append(" ".join(f"{k} {v:.4f}" for k, v in shown.items()))
-    ran = ran_props(outputs)
     if "estimated_cost_usd" in outputs and outputs.get("estimated_cost_bound"):
-        kind = pricing.props_strategy(ran)
+        kind = ran.strategy
         words = pricing.bound_words(kind) if kind in pricing.BELOW_ON_DEMAND else "on-demand prices"
         parts.append(f"estimated cost at most USD {outputs['estimated_cost_usd']:.2f} ({words})")
         capped = cost_cap.summary(outputs)
         if capped:
             parts.append(capped)
     elif "estimated_cost_usd" in outputs:
-        kind = pricing.props_strategy(ran)
+        kind = ran.strategy
         parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices)")
         capped = cost_cap.summary(outputs)
         if capped:
             parts.append(capped)
     elif outputs.get("runner") == "vertex":
-        unpriced = pricing.missing(ran["region"], ran["worker_pools"], pricing.props_strategy(ran))
+        unpriced = pricing.missing(ran.region or "", ran.pools, ran.strategy)
         parts.append(f"no cost estimate (no price for {', '.join(unpriced) or 'an item'})")
     return "; ".join(parts)

@@ -11,6 +11,7 @@ from google.protobuf import duration_pb2
 from infra.dynamic.preview_inputs import is_unknown, unknown_list
 from infra.vertex.capacity import placement, reservations
 from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES
+from infra.vertex.cost import limits
 from infra.vertex.custom_job import experiments
 from infra.vertex.lifecycle import checks, restarts
 from infra.vertex.lifecycle.checks import KEY_LABEL
@@ -21,7 +22,8 @@ from infra.vertex.lifecycle.checks import KEY_LABEL
 # a job adopted after an interrupted `up` is found whatever they say). `reservation_affinity` changes the
 # machines the job asks for (MachineSpec, "Immutable."), so it replaces the job, as scheduling_strategy does.
 # `experiment` and `experiment_run` only say where the console compares the run (experiments.py): a changed
-# link never reruns a job (and stacks from before the link keep their jobs).
+# link never reruns a job (and stacks from before the link keep their jobs). `max_hourly_usd` and
+# `allow_unpriced_shapes` only say which shapes of the chain may run (cost/limits.py).
 IN_PLACE_INPUTS = frozenset(
     {
         "wait",
@@ -34,6 +36,8 @@ IN_PLACE_INPUTS = frozenset(
         "max_cost_usd",
         "experiment",
         "experiment_run",
+        "max_hourly_usd",
+        "allow_unpriced_shapes",
     }
 )
 INPUTS = (
@@ -62,6 +66,8 @@ INPUTS = (
     "capacity_deadline_seconds",
     "experiment",
     "experiment_run",
+    "max_hourly_usd",
+    "allow_unpriced_shapes",
 )
 OUTPUTS = (
     "job_name",
@@ -98,6 +104,8 @@ POOL_DEFAULTS: dict[str, Any] = {
     "accelerator_count": 0,
     "boot_disk_size_gb": 100,
 }
+# A fallback entry: a shape, and the hourly ceiling of that shape (cost/limits.py).
+FALLBACK_KEYS = (*placement.SHAPE_KEYS, *limits.FALLBACK_LIMIT_KEYS)
 POOL_ROLES = ("chief", "worker", "ps", "evaluator")
 # Dynamic Workload Scheduler (FLEX_START) for training, per https://cloud.google.com/vertex-ai/docs/training/
 # schedule-jobs-dws (read 2026-11-22): the GPUs of machines.FLEX_START_ACCELERATORS, a timeout of at most 7
@@ -125,11 +133,6 @@ def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
             for pool in pools
         ]
     return out
-
-
-def job_inputs(props: Mapping[str, Any]) -> dict[str, Any]:
-    """The inputs that define what the job computes (everything but wait/poll interval)."""
-    return {k: props[k] for k in INPUTS if k in props and k not in IN_PLACE_INPUTS}
 
 
 def job_key(props: Mapping[str, Any]) -> str:
@@ -168,8 +171,11 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         for failure in _pool_failures(index, pool, require_command=runner == "local")
     ]
     # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief). Where a GPU is
-    # offered is not checked: Vertex judges at submission (capacity/gpu_regions.py warns at preview).
-    return failures + (pool_failures or _shape_failures(props))
+    # offered is not checked: Vertex judges at submission (capacity/gpu_regions.py warns at preview). A chain
+    # whose every shape the price limits skip is judged last, on an otherwise valid job.
+    failures += pool_failures or _shape_failures(props)
+    failures += limits.value_failures(props)
+    return failures or limits.failures(props)
 
 
 def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -225,16 +231,17 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         where = f"fallbacks[{index}]"
         if not isinstance(entry, Mapping):
             if not is_unknown(entry):
-                failures.append((where, f"{where} must be a map of {', '.join(placement.SHAPE_KEYS)}"))
+                failures.append((where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}"))
             continue
-        unknown_keys = sorted(set(entry) - set(placement.SHAPE_KEYS))
+        unknown_keys = sorted(set(entry) - set(FALLBACK_KEYS))
         if unknown_keys:
             failures.append(
-                (where, f"{where} has unknown keys {unknown_keys}; use {', '.join(placement.SHAPE_KEYS)}")
+                (where, f"{where} has unknown keys {unknown_keys}; use {', '.join(FALLBACK_KEYS)}")
             )
             continue
         if is_unknown(entry) or any(is_unknown(v) for v in entry.values()):
             continue
+        entry = {k: v for k, v in entry.items() if k not in limits.FALLBACK_LIMIT_KEYS}
         if bad := _entry_type_failures(where, entry):
             failures.extend(bad)
             continue
@@ -399,15 +406,27 @@ def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0)
     """The CustomJob that Vertex runs for these (validated, defaulted) props on `shape`, or on the chain's
     shape of that index (0: the primary, i: fallbacks[i - 1]). Every shape carries the same key label:
     adoption finds any of them."""
-    key = job_key(props)
     if isinstance(shape, int):
         shape = placement.shapes(props)[shape]
-    props = placement.apply_shape(props, shape)
+    return build_job(placement.apply_shape(props, shape), job_key(props))
+
+
+def build_job(shaped: Mapping[str, Any], key: str) -> aiplatform_v1.CustomJob:
+    """The CustomJob for props already on their shape (the lifecycle's request.Placed.props), labelled with
+    the job's key."""
+    labels = {**shaped.get("labels", {}), KEY_LABEL: key}
+    return aiplatform_v1.CustomJob(
+        display_name=shaped["display_name"], job_spec=job_spec(shaped), labels=labels
+    )
+
+
+def job_spec(props: Mapping[str, Any]) -> aiplatform_v1.CustomJobSpec:
+    """The CustomJobSpec of props on their shape (a study's trials carry it too)."""
     strategy = props["scheduling_strategy"]
     scheduling = aiplatform_v1.Scheduling(
         timeout=duration_pb2.Duration(seconds=int(props["timeout_seconds"])),
         restart_job_on_worker_restart=bool(props.get("restart_on_worker_restart", False)),
-        strategy=aiplatform_v1.Scheduling.Strategy[strategy],
+        strategy=aiplatform_v1.Scheduling.Strategy[strategy],  # type: ignore[misc]  # proto-plus enum
     )
     if strategy == "FLEX_START" and props.get("max_wait_seconds") is not None:
         scheduling.max_wait_duration = duration_pb2.Duration(seconds=int(props["max_wait_seconds"]))
@@ -419,17 +438,13 @@ def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0)
         tensorboard=props.get("tensorboard") or "",
     )
     spec.experiment, spec.experiment_run = experiments.names(props)
-    labels = {**props.get("labels", {}), KEY_LABEL: key}
-    return aiplatform_v1.CustomJob(display_name=props["display_name"], job_spec=spec, labels=labels)
-
-
-build_job = build_custom_job  # the lifecycle's name for it (lifecycle/kind.py)
+    return spec
 
 
 def _pool_spec(pool: Mapping[str, Any]) -> aiplatform_v1.WorkerPoolSpec:
     machine = aiplatform_v1.MachineSpec(machine_type=pool["machine_type"])
     if pool.get("accelerator_type"):
-        machine.accelerator_type = aiplatform_v1.AcceleratorType[pool["accelerator_type"]]
+        machine.accelerator_type = aiplatform_v1.AcceleratorType[pool["accelerator_type"]]  # type: ignore[misc]
         machine.accelerator_count = int(pool.get("accelerator_count", 0))
     reservation = reservations.Reservation.of(pool.get("reservation_affinity"))
     if reservation is not None:  # set by placement.apply_shape on the pools with the shape's machines

@@ -6,9 +6,9 @@ import datetime
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from infra.vertex.lifecycle.heartbeat import Heartbeat, heartbeat_line
+from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.logs import cloud as logs
 from infra.vertex.logs.local import LocalJobLog
@@ -18,20 +18,21 @@ from infra.vertex.runners.local.runner import job_dir
 _NO_LOG_YET = frozenset({"JOB_STATE_QUEUED"})
 
 
-def job_log(props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> logs.JobLog:
+def job_log(request: JobRequest, status: JobStatus, say: Callable[[str], None]) -> logs.JobLog:
     """Where this job's log lines come from: the replica log files (local runner) or Cloud Logging."""
-    if props.get("runner") == "local":
-        return LocalJobLog(job_dir(props["base_output_dir"], status.name))
+    if request.runner == "local":
+        return LocalJobLog(job_dir(request.output_dir, status.name))
     created = datetime.datetime.fromisoformat(status.create_time) if status.create_time else None
     since = logs.rfc3339(created or datetime.datetime.now(datetime.UTC))
-    return logs.CloudJobLog(props["project"], status.name, since, warn=say)
+    return logs.CloudJobLog(request.project or "", status.name, since, warn=say)
 
 
 @dataclass
 class Watcher:
     """Called after every poll of one attempt: one Logging call per poll (the last one reads what is left)."""
 
-    props: dict[str, Any]
+    spot: bool  # the shape's strategy is SPOT: a long queue names the preemptible quota
+    project: str
     log: logs.JobLog
     say: Callable[[str], None]
     clock: Callable[[], float] = time.time
@@ -48,12 +49,13 @@ class Watcher:
                 heartbeat_line(
                     status.state,
                     waited,
-                    bool(self.props.get("spot")),
-                    self.props.get("project", ""),
+                    self.spot,
+                    self.project,
                     status.console_url,
                 )
             )
 
 
-def watcher(props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Watcher:
-    return Watcher(props, job_log(props, status, say), say)
+def watcher(placed: Placed, status: JobStatus, say: Callable[[str], None]) -> Watcher:
+    request = placed.request
+    return Watcher(placed.spot, request.project or "", job_log(request, status, say), say)

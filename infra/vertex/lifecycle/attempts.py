@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS
-from infra.vertex.capacity.placement import DWS_DOC, Shape, region_of, shapes
+from infra.vertex.capacity.placement import DWS_DOC, Shape
 from infra.vertex.capacity.quotas import quota_page
-from infra.vertex.capacity.reservations import Reservation
 from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.lifecycle.restarts import Attempt, running_seconds
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -32,31 +32,23 @@ BACKOFF_MAX_SECONDS = 300.0
 BACKOFF_JITTER = 0.2
 
 
-def job_shape(status: JobStatus, props: Mapping[str, Any]) -> tuple[int, Shape]:
-    """The shape a job ran on, from the job itself (its region from its resource name); the index is its
-    attempt label's (which shape of the chain it was submitted as). Only a job that carries no shape is looked
-    up by that index in the current chain."""
-    chain = shapes(props)
+def job_shape(status: JobStatus, request: JobRequest) -> tuple[int, Shape]:
+    """The shape a job ran on, from the job itself (its region from its resource name, else the home
+    region); the index is its attempt label's (which shape of the chain it was submitted as). Only a job that
+    carries no shape is looked up by that index in the current chain."""
+    chain = request.chain
     index = min(Attempt.of(status).shape, len(chain) - 1)
     found = status.shape
-    if not found:
+    if found is None:
         return index, chain[index]
-    return index, Shape(
-        machine_type=found["machine_type"],
-        accelerator_type=found["accelerator_type"] or None,
-        accelerator_count=int(found["accelerator_count"]),
-        scheduling_strategy=found["scheduling_strategy"],
-        region=region_of(status.name) or str(props.get("region") or ""),
-        reservation=Reservation.of(found.get("reservation_affinity")),
-    )
+    return index, replace(found, region=found.region or request.home)
 
 
-def resume_index(status: JobStatus, props: Mapping[str, Any]) -> int:
+def resume_index(status: JobStatus, request: JobRequest) -> int:
     """Where the chain goes on from an adopted job: its own shape's place in the current (maybe edited)
     chain, else the place its label names."""
-    chain = shapes(props)
-    index, shape = job_shape(status, props)
-    return chain.index(shape) if shape in chain else index
+    index, shape = job_shape(status, request)
+    return request.chain.index(shape) if shape in request.chain else index
 
 
 @dataclass(frozen=True)
@@ -106,7 +98,7 @@ def move_line(left: Shape, reason: str, following: Shape) -> str:
 
 
 def exhausted_message(
-    props: Mapping[str, Any],
+    request: JobRequest,
     records: Sequence[AttemptRecord],
     kind: str = "Training job",
     quotas: str = "the custom_model_training quotas",
@@ -114,9 +106,10 @@ def exhausted_message(
 ) -> str:
     """One paragraph when every shape gave way: each attempt with its reason, how many passes round the chain
     were made (capacity_deadline_seconds), and what to do (`advice`; default: a training job's options)."""
-    project = props.get("project")
+    project = request.project
     passes = max((r.passes for r in records), default=1)
-    where = list(dict.fromkeys(r.shape.region for r in records if r.shape.region)) or [props.get("region")]
+    where: list[str | None] = list(dict.fromkeys(r.shape.region for r in records if r.shape.region))
+    where = where or [request.region]
     across = len(where) > 1
     tried = "; ".join(
         f"{n}. {_label(r.shape, across)} {'(' + r.job_name + ') ' if r.job_name else ''}{r.state}: "
@@ -125,12 +118,12 @@ def exhausted_message(
     )
     rounds = (
         f" {passes} passes round the chain were made before capacity_deadline_seconds "
-        f"{int(props.get('capacity_deadline_seconds') or 0)} ran out."
+        f"{int(request.capacity_deadline_seconds)} ran out."
         if passes > 1
         else ""
     )
     return (
-        f"{kind} {props.get('display_name')} could not get machines in {', '.join(map(str, where))}: every "
+        f"{kind} {request.display_name} could not get machines in {', '.join(map(str, where))}: every "
         f"shape was tried.{rounds} {tried}. What to do: " + (advice or training_advice(quotas, project))
     )
 
@@ -184,8 +177,8 @@ class Deadline:
     draw: Callable[[float, float], float] = random.uniform
 
     @classmethod
-    def of(cls, props: Mapping[str, Any], **kwargs: Any) -> Deadline:
-        return cls(float(props.get("capacity_deadline_seconds") or 0), **kwargs)
+    def of(cls, request: JobRequest, **kwargs: Any) -> Deadline:
+        return cls(request.capacity_deadline_seconds, **kwargs)
 
 
 def try_shapes(
@@ -235,9 +228,9 @@ def try_shapes(
     raise exhausted(records)
 
 
-def current_record(props: dict[str, Any], status: JobStatus) -> AttemptRecord:
-    """The attempt a status is, on the shape the job itself carries (placement.job_shape)."""
-    index, shape = job_shape(status, props)
+def current_record(request: JobRequest, status: JobStatus) -> AttemptRecord:
+    """The attempt a status is, on the shape the job itself carries (job_shape)."""
+    index, shape = job_shape(status, request)
     return AttemptRecord(index, shape, status.name, status.state, "", running_seconds(status))
 
 

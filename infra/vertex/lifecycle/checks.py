@@ -25,6 +25,7 @@ from infra.vertex.capacity.machines import (
     counts_text,
     n1_vcpu_limit,
 )
+from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import spend
 from infra.vertex.lifecycle import restarts
 
@@ -198,6 +199,16 @@ def machine_family(machine_type: str) -> str:
     return machine_type.split("-", 1)[0]
 
 
+def machine_failures(shape: Shape) -> Failures:
+    """accelerator_failures of a shape's machine (the stack's configuration checks its machines so)."""
+    machine = {
+        "machine_type": shape.machine_type,
+        "accelerator_type": shape.accelerator_type,
+        "accelerator_count": shape.accelerator_count,
+    }
+    return accelerator_failures("", machine)
+
+
 def accelerator_failures(where: str, machine: Mapping[str, Any]) -> Failures:
     """A machine's GPU type, count and fit: the count without a type, an unknown type, a type without a
     count, a family that cannot take the GPU (machines.FAMILY_ACCELERATORS), a GPU family without one, a
@@ -246,7 +257,7 @@ def accelerator_failures(where: str, machine: Mapping[str, Any]) -> Failures:
     counts = accelerator_counts(machine_type, kind) if kind else None
     if counts is not None and count not in counts:
         reason = f"machine type {machine_type} takes {counts_text(counts)} {kind}, not {count}"
-        limit = n1_vcpu_limit(kind, count)
+        limit = n1_vcpu_limit(str(kind), count)
         if limit is not None and machine_type in MACHINE_SHAPES:
             vcpus = MACHINE_SHAPES[machine_type][0]
             reason += f" (with {count} {kind} an N1 machine type has at most {limit} vCPUs; "

@@ -2,8 +2,9 @@
 
 The lifecycle (placing.py, waiting.py, job_provider.py) does everything else the same way for every kind:
 create-or-adopt by key label, the quota pre-check, placement across shapes, waiting, deadlines, preemption,
-the dollar cap, cancel and delete, the final paragraph, the shared outputs and run.json. The props it reads
-are props.LifecycleProps; the checks every kind runs on them are checks.common_failures. A kind names what
+the dollar cap, cancel and delete, the final paragraph, the shared outputs and run.json. It parses a kind's
+props once into a request.JobRequest and hands the hooks a request placed on one shape (request.Placed);
+the checks every kind runs on the props are checks.common_failures. A kind names what
 truly differs: its spec module, noun, API kind, record kind, output location (required: a subclass without
 `output_key` cannot be defined), quota family (or none), runners (whose console URL is the kind's), and
 the hooks below. Modelled on python-aiplatform's
@@ -18,10 +19,10 @@ from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
 from infra.guard.job_kinds import JOB_KINDS
-from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
 from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 
 
@@ -35,6 +36,18 @@ class Runner(Protocol):
     def delete(self, name: str) -> None: ...
 
 
+class LocalRunnerClass(Protocol):
+    """A runner class for `runner: local`: made with the job's output directory."""
+
+    def __call__(self, base_output_dir: str, /) -> Runner: ...
+
+
+class VertexRunnerClass(Protocol):
+    """A runner class for Vertex AI: made with the project, the region and the first retry delay."""
+
+    def __call__(self, project: str, region: str, first_retry_delay: float, /) -> Runner: ...
+
+
 class Ticker(Protocol):
     """Told of every poll of a waited-for job: prints its log, heartbeat or finished trials."""
 
@@ -44,7 +57,9 @@ class Ticker(Protocol):
 class JobKind:
     """One Vertex job kind; a subclass sets the class attributes and overrides the hooks that differ."""
 
-    spec: ClassVar[ModuleType]  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key, build_job
+    # An instance annotation, not ClassVar: a kind's class body assigns its spec module (mypy reads a module
+    # assigned over a ClassVar as an instance variable).
+    spec: ModuleType  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key, build_job
     noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
     record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"
@@ -63,8 +78,8 @@ class JobKind:
     # the next job, never to the one that runs (which keeps its outputs, as its spec does).
     fixed_at_submit: ClassVar[tuple[str, ...]] = ()
     # Where jobs of this kind run: `runner: local` (a base output dir) or Vertex AI (project, region, delay).
-    local_runner: ClassVar[Callable[[str], Runner]]
-    vertex_runner: ClassVar[Callable[[str, str, float], Runner]]
+    local_runner: ClassVar[LocalRunnerClass]
+    vertex_runner: ClassVar[VertexRunnerClass]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -87,29 +102,27 @@ class JobKind:
             return "the project's Vertex AI quotas for these machines"
         return f"the {self.quota_family} quotas"
 
-    def runner(self, props: dict[str, Any]) -> Runner:
-        """Made fresh for every provider call (never stored on the provider), in the props' region."""
-        if props.get("runner", "vertex") == "local":
-            return self.local_runner(self.output_dir(props))
-        first_retry_delay = min(float(props["poll_interval_seconds"]), 1.0)
-        return self.vertex_runner(props["project"], props["region"], first_retry_delay)
+    def runner(self, request: JobRequest, region: str | None = None) -> Runner:
+        """Made fresh for every provider call (never stored on the provider), in `region` (default: home)."""
+        if request.runner == "local":
+            return self.local_runner(request.output_dir)
+        first_retry_delay = min(request.poll_interval_seconds, 1.0)
+        return self.vertex_runner(request.project or "", region or request.home, first_retry_delay)
 
-    def build(
-        self, props: dict[str, Any], shape: Shape, attempt: restarts.Attempt, carried: spend.Carried
-    ) -> Any:
-        """The request that submits the job on `shape`: the spec's build_job (`attempt` and `carried`: what
-        a resumable kind labels a resubmission with)."""
-        return self.spec.build_job(props, shape)
+    def build(self, placed: Placed, attempt: restarts.Attempt, carried: spend.Carried) -> Any:
+        """The request that submits the job on its shape: the spec's build_job over the placed props and the
+        key (`attempt` and `carried`: what a resumable kind labels a resubmission with)."""
+        return self.spec.build_job(placed.props, placed.request.key)
 
-    def ticker(self, props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Ticker | None:
+    def ticker(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> Ticker | None:
         return None
 
-    def run_deadline(self, status: JobStatus, props: dict[str, Any]) -> float | None:
+    def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
         """Wall-clock time after which a job that runs has overrun; None before it is known, or never (a
         kind without a running-time cap)."""
         raise NotImplementedError
 
-    def overrun_limit(self, props: dict[str, Any]) -> str:
+    def overrun_limit(self, placed: Placed) -> str:
         """The running-time limit a cancelled overrun went past, as a message names it."""
         raise NotImplementedError
 
@@ -129,27 +142,25 @@ class JobKind:
         """The kind's own sign that the job could not get machines, beside the job's error (trials)."""
         return False
 
-    def capacity_advice(self, props: dict[str, Any]) -> str | None:
+    def capacity_advice(self, request: JobRequest) -> str | None:
         """What to do when every shape gave way (None: a training job's options: quotas, Spot, FLEX_START,
         regions, reservations)."""
         return None
 
-    def quota_props(self, shaped: dict[str, Any]) -> dict[str, Any] | None:
+    def quota_props(self, placed: Placed) -> Mapping[str, Any] | None:
         """The props whose pools must fit in quota at once (a study: its parallel trials); None: the kind
         has no documented quota ids, so no pre-check (quota_family None)."""
-        return shaped if self.quota_family is not None else None
+        return placed.props if self.quota_family is not None else None
 
-    def outputs(
-        self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]
-    ) -> dict[str, Any]:
+    def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
         """The kind's outputs beside the shared ones (job_name, state, times, placement, attempts)."""
         return {}
 
-    def summary(self, outputs: dict[str, Any]) -> str:
-        """The one line that ends a wait."""
+    def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
+        """The one line that ends a wait (`placed`: the request on the shape the job ran on)."""
         raise NotImplementedError
 
-    def before_submit(self, shaped: dict[str, Any], say: Callable[[str], None]) -> None:
+    def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
         """What must exist before a job on these props is submitted (a CustomJob's experiment run)."""
 
     def ended(self, outputs: dict[str, Any], say: Callable[[str], None]) -> None:

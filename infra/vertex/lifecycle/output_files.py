@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from google.cloud import storage
+from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-storage has no py.typed
 
 
 def _split(uri: str) -> tuple[str, str]:

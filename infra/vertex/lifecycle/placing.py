@@ -1,17 +1,16 @@
 """Placing a job of any kind: its primary shape, else each fallback in turn; a Spot preemption resubmits it.
 
-A shape whose quota cannot hold the job is skipped without a request, and one Vertex refuses to create (its
-quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that stocks out,
-hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives way to the
-next shape (attempts.try_shapes). Each move
-is one stderr line; when every shape gave way, one paragraph. Never two live jobs: the next shape is
-submitted only once the last job is terminal.
+A shape whose quota cannot hold the job, or that the job's price limits rule out (no price under a dollar
+cap, above its hourly ceiling: cost/limits.py), is skipped without a request, and one Vertex refuses to
+create (its quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that
+stocks out, hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives
+way to the next shape (attempts.try_shapes). Each move is one stderr line; when every shape gave way, one
+paragraph. Never two live jobs: the next shape is submitted only once the last job is terminal.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from google.api_core import exceptions as gexc
 
@@ -19,11 +18,12 @@ from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import shortfall
 from infra.vertex.cost import cap as cost_cap
-from infra.vertex.cost import spend
+from infra.vertex.cost import limits, spend
 from infra.vertex.lifecycle import attempts, outcome, restarts, waiting
-from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult, current_record
+from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult
 from infra.vertex.lifecycle.errors import JobError, is_training_quota
 from infra.vertex.lifecycle.kind import JobKind, Runner
+from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.lifecycle.waiting import QueueTimeout, Say
 
@@ -31,103 +31,105 @@ from infra.vertex.lifecycle.waiting import QueueTimeout, Say
 def submit(
     kind: JobKind,
     runner: Runner,
-    props: dict[str, Any],
+    placed: Placed,
     attempt: restarts.Attempt,
-    shape: Shape,
     carried: spend.Carried,
     say: Say,
 ) -> JobStatus:
-    """Submit the job on `shape`; say where it is and what its dollar cap counts."""
-    kind.before_submit(placement.apply_shape(props, shape), say)
-    status = runner.create(kind.build(props, shape, attempt, carried))
+    """Submit the job on its shape; say where it is and what its dollar cap counts."""
+    kind.before_submit(placed, say)
+    status = runner.create(kind.build(placed, attempt, carried))
     say(f"created {status.name} ({status.state}): {status.console_url}")
-    moved = placement.tensorboard_note(props, shape)
+    moved = placement.tensorboard_note(placed.request.props, placed.shape)
     if moved:
         say(moved)
-    note = cost_cap.submit_note(placement.apply_shape(props, shape), carried)
+    note = cost_cap.submit_note(placed, carried)
     if note:
         say(note)
     return status
 
 
-def _resubmit(
-    kind: JobKind, runner: Runner, ended: JobStatus, props: dict[str, Any], shape: Shape, say: Say
-) -> JobStatus | None:
+def _resubmit(kind: JobKind, runner: Runner, ended: JobStatus, placed: Placed, say: Say) -> JobStatus | None:
     """The next attempt of a job that lost its machines while running, on the same shape (it resumes from
     the same checkpoint directory), or None when the earlier attempts used up timeout_seconds."""
+    request = placed.request
     attempt = restarts.Attempt.of(ended).next(ended)
-    remaining = restarts.remaining_seconds(props, attempt)
+    remaining = restarts.remaining_seconds(request.timeout_seconds, attempt)
     if remaining <= 0:
         say(f"{ended.name} lost its machines, but its attempts already ran timeout_seconds")
         return None
     delay = restarts.resubmit_delay(attempt)
     say(
         f"{ended.name} lost its machines ({ended.error}); submitting attempt {attempt.number} of "
-        f"{1 + restarts.max_restarts(props)} in {delay:.0f}s, with {remaining}s of running time left; it "
-        f"resumes from the checkpoints in {props['base_output_dir']}"
+        f"{1 + request.max_restarts} in {delay:.0f}s, with {remaining}s of running time left; it "
+        f"resumes from the checkpoints in {request.output_dir}"
     )
     time.sleep(delay)
-    carried = spend.after(placement.apply_shape(props, shape), ended)
-    return submit(kind, runner, props, attempt, shape, carried, say)
+    carried = spend.after(placed.rate, ended)
+    return submit(kind, runner, placed, attempt, carried, say)
 
 
-def wait_shape(
-    kind: JobKind,
-    runner: Runner,
-    status: JobStatus,
-    props: dict[str, Any],
-    index: int,
-    shape: Shape,
-    say: Say,
-) -> ShapeResult:
+def wait_shape(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> ShapeResult:
     """Wait for one shape's job; resubmit a resumable job on this shape after a preemption while running.
 
     Moves on (no error raised) after a stockout, a quota failure or a queue timeout; raises for any other end.
     """
-    shaped = placement.apply_shape(props, shape)
     records: list[AttemptRecord] = []
 
     def record(ended: JobStatus, reason: str) -> None:
         records.append(
-            AttemptRecord(index, shape, ended.name, ended.state, reason, kind.running_seconds(ended))
+            AttemptRecord(
+                placed.index, placed.shape, ended.name, ended.state, reason, kind.running_seconds(ended)
+            )
         )
 
     while True:
         try:
-            status = waiting.wait_attempt(kind, runner, status, shaped, say)
+            status = waiting.wait_attempt(kind, runner, status, placed, say)
         except QueueTimeout as exc:
-            record(exc.status, f"did not start within {waiting.queue_limit_name(shaped)}; cancelled")
-            return ShapeResult(records, exc.status, move_on=True, error=exc)
+            ended = exc.queued
+            record(ended, f"did not start within {waiting.queue_limit_name(placed)}; cancelled")
+            return ShapeResult(records, ended, move_on=True, error=exc)
         if status.state == "JOB_STATE_SUCCEEDED":
             record(status, "")
             return ShapeResult(records, status)
-        if cost_cap.stopped(shaped, status):
+        if cost_cap.stopped(placed, status):
             record(status, "running cost reached max_cost_usd; cancelled")
             return ShapeResult(records, status)
-        if kind.resumable and restarts.may_restart(shaped, status):
+        if kind.resumable and restarts.may_restart(placed.request.max_restarts, status):
             record(status, f"preempted while running: {status.error}")
-            resubmitted = _resubmit(kind, runner, status, props, shape, say)
+            resubmitted = _resubmit(kind, runner, status, placed, say)
             if resubmitted is not None:
                 status = resubmitted
                 continue
-            raise _with(waiting.failure(kind, shaped, status), records)
-        if waiting.never_started(shaped, status):
-            record(status, waiting.flex_start_reason(shaped, status))
+            raise _with(waiting.failure(kind, placed, status), records)
+        if waiting.never_started(placed, status):
+            record(status, waiting.flex_start_reason(placed, status))
         else:
             record(status, kind.ended_reason(status))
-        if waiting.gave_way(kind, status, shaped):
-            return ShapeResult(records, status, move_on=True, error=waiting.failure(kind, shaped, status))
-        raise _with(waiting.failure(kind, shaped, status), records)
+        if waiting.gave_way(kind, status, placed):
+            return ShapeResult(records, status, move_on=True, error=waiting.failure(kind, placed, status))
+        raise _with(waiting.failure(kind, placed, status), records)
 
 
-def _skipped(kind: JobKind, shaped: dict[str, Any], index: int, shape: Shape) -> ShapeResult | None:
-    """A shape the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
-    needs = kind.quota_props(shaped)
+def _skipped(kind: JobKind, placed: Placed) -> ShapeResult | None:
+    """A shape the price limits rule out (its reason names the key: the move line says key, shape and why),
+    or one the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
+    request = placed.request
+    found_limit = limits.placed_verdict(placed)
+    if found_limit.skipped is not None:
+        reason = limits.skip_reason(found_limit)
+        return ShapeResult(
+            [AttemptRecord(placed.index, placed.shape, "", "SKIPPED", reason)],
+            move_on=True,
+            error=JobError(f"{kind.noun} {request.display_name}: {placed.shape.where()} skipped: {reason}"),
+        )
+    needs = kind.quota_props(placed)
     found = None if needs is None else shortfall(needs)
     if found is None:
         return None
     return ShapeResult(
-        [AttemptRecord(index, shape, "", "SKIPPED", found.reason)],
+        [AttemptRecord(placed.index, placed.shape, "", "SKIPPED", found.reason)],
         move_on=True,
         error=JobError(found.message),
     )
@@ -158,34 +160,38 @@ def _exhausted(message: str, last: list[JobStatus], tried: list[AttemptRecord]) 
 
 
 def place(
-    kind: JobKind, props: dict[str, Any], adopted: JobStatus | None, say: Say
-) -> tuple[JobStatus, list[AttemptRecord]]:
+    kind: JobKind, request: JobRequest, adopted: JobStatus | None, say: Say
+) -> tuple[JobStatus, list[AttemptRecord], Placed]:
     """Run the job on its primary shape, else on each fallback in turn (from an adopted job's shape on), in
     the shape's own region; round the whole chain again until capacity_deadline_seconds.
 
-    Without `wait`, the first job submitted is the answer.
+    Without `wait`, the first job submitted is the answer. Each attempt places the request on its shape once
+    (request.on): everything that attempt does reads that one Placed, and the last one is returned with the
+    job and every attempt's record.
     """
     pending = adopted
     last: list[JobStatus] = []  # the last job that ended: the run an exhausted chain records
+    on: list[Placed] = []  # the request on the shape of the last attempt
     spent = restarts.Attempt.of(adopted) if adopted is not None else restarts.Attempt(1, 0)
     carried = spend.Carried(0, 0)  # the cost of the attempts before the next submission
 
     def run(index: int, shape: Shape) -> ShapeResult:
         nonlocal pending, spent, carried
         status, pending = pending, None
-        runner = kind.runner(placement.apply_shape(props, shape))
         if status is None:
-            skipped = _skipped(kind, placement.apply_shape(props, shape), index, shape)
+            placed = request.on(shape, index)
+            runner = kind.runner(request, placed.region)
+            skipped = _skipped(kind, placed)
             if skipped is not None:
                 return skipped
-            if kind.resumable and restarts.remaining_seconds(props, spent) <= 0:
+            if kind.resumable and restarts.remaining_seconds(request.timeout_seconds, spent) <= 0:
                 raise JobError(
-                    f"{kind.noun} {props['display_name']}: its earlier attempts already ran "
-                    f"timeout_seconds={props['timeout_seconds']}; no time is left to try {shape}."
+                    f"{kind.noun} {request.display_name}: its earlier attempts already ran "
+                    f"timeout_seconds={request.timeout_seconds}; no time is left to try {shape}."
                 )
             try:
                 attempt = restarts.Attempt(1, spent.earlier_seconds, index)
-                status = submit(kind, runner, props, attempt, shape, carried, say)
+                status = submit(kind, runner, placed, attempt, carried, say)
             except JobError as exc:
                 reason = _refusal(kind, exc)
                 if reason is None:
@@ -194,31 +200,33 @@ def place(
                     [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=exc
                 )
         else:
-            shape = attempts.job_shape(status, props)[1]  # adopted: its own shape, whatever the chain says
-            runner = kind.runner(placement.in_job_region(props, status.name))
-        if not props["wait"]:
-            return ShapeResult([current_record(props, status)], status)
-        result = wait_shape(kind, runner, status, props, index, shape, say)
+            # Adopted: its own shape, whatever the chain says, in the region its name says.
+            placed = request.on(attempts.job_shape(status, request)[1], index)
+            runner = kind.runner(request, request.job_region(status.name))
+        on[:] = [placed]
+        if not request.wait:
+            return ShapeResult([attempts.current_record(request, status)], status)
+        result = wait_shape(kind, runner, status, placed, say)
         last[:] = [result.status] if result.status is not None else last
         if kind.resumable and result.status is not None:
             spent = restarts.Attempt(1, int(restarts.Attempt.of(result.status).total_seconds(result.status)))
-            carried = spend.after(placement.apply_shape(props, shape), result.status)
+            carried = spend.after(placed.rate, result.status)
         return result
 
-    start = 0 if adopted is None else attempts.resume_index(adopted, props)
+    start = 0 if adopted is None else attempts.resume_index(adopted, request)
     _index, result, records = attempts.try_shapes(
-        placement.shapes(props),
+        request.chain,
         start,
         run,
         say,
         lambda tried: _exhausted(
             attempts.exhausted_message(
-                props, tried, kind.noun, kind.quota_words(), kind.capacity_advice(props)
+                request, tried, kind.noun, kind.quota_words(), kind.capacity_advice(request)
             ),
             last,
             tried,
         ),
-        attempts.Deadline.of(props),
+        attempts.Deadline.of(request),
     )
     assert result.status is not None  # a shape that did not give way ran a job
-    return result.status, records
+    return result.status, records, on[0]

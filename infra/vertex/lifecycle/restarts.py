@@ -71,15 +71,15 @@ def max_restarts(props: Mapping[str, Any]) -> int:
     return int(props.get("max_restarts", DEFAULT_MAX_RESTARTS))
 
 
-def may_restart(props: Mapping[str, Any], ended: JobStatus) -> bool:
-    """A job that ran, then lost its machines, within max_restarts on this shape."""
+def may_restart(allowed: int, ended: JobStatus) -> bool:
+    """A job that ran, then lost its machines, within `allowed` restarts (max_restarts) on this shape."""
     started = bool(ended.start_time)
-    return started and lost_capacity(ended) and Attempt.of(ended).number <= max_restarts(props)
+    return started and lost_capacity(ended) and Attempt.of(ended).number <= allowed
 
 
-def remaining_seconds(props: Mapping[str, Any], attempt: Attempt) -> int:
+def remaining_seconds(timeout_seconds: float, attempt: Attempt) -> int:
     """What is left of timeout_seconds, a cap on the running time of all attempts together."""
-    return int(props["timeout_seconds"]) - attempt.earlier_seconds
+    return int(timeout_seconds) - attempt.earlier_seconds
 
 
 def resubmit_delay(attempt: Attempt) -> float:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import Any
+
+from infra.vertex.capacity.placement import Shape
 
 LIVE_STATES = frozenset(
     {
@@ -39,8 +40,8 @@ class JobStatus:
     start_time: str = ""
     end_time: str = ""
     labels: dict[str, str] = field(default_factory=dict)
-    # The shape the job carries (placement.SHAPE_KEYS, from its spec); empty when the runner cannot say.
-    shape: dict[str, Any] = field(default_factory=dict)
+    # The shape the job carries (from its spec, its region from its name); None when the runner cannot say.
+    shape: Shape | None = None
 
     @property
     def terminal(self) -> bool:

@@ -5,16 +5,16 @@ from __future__ import annotations
 import datetime
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from infra.dynamic.polling import poll_until
-from infra.vertex.capacity import placement
 from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.lifecycle import attempts, outcome, restarts
 from infra.vertex.lifecycle.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
+from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.status import JobStatus
 
 # Time on top of the job's running-time cap (which Vertex enforces itself) before the provider cancels it.
@@ -34,20 +34,20 @@ FLEX_START_WAIT_GRACE_SECONDS = 600.0
 Say = Callable[[str], None]
 
 
-def queue_limit_seconds(props: Mapping[str, Any]) -> float:
+def queue_limit_seconds(placed: Placed) -> float:
     """How long a job may wait to start: max_wait_seconds (Vertex's default 1 day; 0: indefinitely) for
     FLEX_START, else queue_timeout_seconds."""
-    if props.get("scheduling_strategy") == "FLEX_START":
-        wait = props.get("max_wait_seconds")
-        return FLEX_START_DEFAULT_WAIT_SECONDS if wait is None else int(wait) or math.inf
-    return props["queue_timeout_seconds"]
+    if placed.flex_start:
+        wait = placed.request.max_wait_seconds
+        return FLEX_START_DEFAULT_WAIT_SECONDS if wait is None else wait or math.inf
+    return placed.request.queue_timeout_seconds
 
 
-def queue_deadline_seconds(props: Mapping[str, Any]) -> float:
+def queue_deadline_seconds(placed: Placed) -> float:
     """When the provider cancels a job that has not started, after its creation: its queue limit, plus
     grace for FLEX_START, so that Vertex, not the provider, ends a Dynamic Workload Scheduler wait."""
-    grace = FLEX_START_WAIT_GRACE_SECONDS if props.get("scheduling_strategy") == "FLEX_START" else 0.0
-    return queue_limit_seconds(props) + grace
+    grace = FLEX_START_WAIT_GRACE_SECONDS if placed.flex_start else 0.0
+    return queue_limit_seconds(placed) + grace
 
 
 class QueueTimeout(JobError):
@@ -55,6 +55,7 @@ class QueueTimeout(JobError):
 
     def __init__(self, message: str, status: JobStatus) -> None:
         super().__init__(message, status=status)
+        self.queued = status  # never None, unlike JobError.status
 
 
 def timestamp(iso_time: str) -> float:
@@ -64,22 +65,22 @@ def timestamp(iso_time: str) -> float:
         return time.time()
 
 
-def deadline(kind: JobKind, status: JobStatus, props: dict[str, Any]) -> float:
+def deadline(kind: JobKind, status: JobStatus, placed: Placed) -> float:
     """Wall-clock time after which a live job has overrun: its queue limit (FLEX_START: max_wait_seconds plus
     grace) after creation until it starts, then its kind's running deadline. A PAUSED job runs nothing."""
     if status.state == "JOB_STATE_PAUSED":
         return math.inf
-    run_end = kind.run_deadline(status, props)
+    run_end = kind.run_deadline(status, placed)
     if status.start_time:
         return math.inf if run_end is None else run_end  # None: the kind's job has no running-time cap
-    queue_end = timestamp(status.create_time) + queue_deadline_seconds(props)
+    queue_end = timestamp(status.create_time) + queue_deadline_seconds(placed)
     return queue_end if run_end is None else min(run_end, queue_end)
 
 
 def poll(
     runner: Runner,
     status: JobStatus,
-    props: dict[str, Any],
+    interval: float,
     until: float,
     say: Say,
     ticker: Ticker | None = None,
@@ -111,18 +112,19 @@ def poll(
         if changed and now.terminal:
             say(f"{now.name}: {now.state}")  # after the last log lines that led to it
 
-    return poll_until(status, read, lambda s: s.terminal, until, float(props["poll_interval_seconds"]), seen)
+    return poll_until(status, read, lambda s: s.terminal, until, interval, seen)
 
 
-def failure(kind: JobKind, props: dict[str, Any], status: JobStatus) -> JobError:
+def failure(kind: JobKind, placed: Placed, status: JobStatus) -> JobError:
     """The error for a job that ended without succeeding: its error, the kind's details, a hint, the link."""
     error = status.error or "no error message was reported"
     hint = ""
-    if props.get("runner") == "vertex":
-        spot = bool(props.get("spot"))
-        hint = job_failure_hint(error, props["project"], props["region"], spot, kind.quota_words())
+    request = placed.request
+    if request.on_vertex:
+        where = placed.region or ""
+        hint = job_failure_hint(error, request.project or "", where, placed.spot, kind.quota_words())
     return JobError(
-        f"{kind.noun} {status.name} ({props.get('display_name')}) ended {status.state}: {error}"
+        f"{kind.noun} {status.name} ({request.display_name}) ended {status.state}: {error}"
         f"{kind.failure_details(status)} {hint + ' ' if hint else ''}Details and logs: {status.console_url}",
         status=status,
     )
@@ -143,24 +145,20 @@ def failure(kind: JobKind, props: dict[str, Any], status: JobStatus) -> JobError
 FLEX_START_GIVE_WAY_STATES = frozenset({"JOB_STATE_FAILED", "JOB_STATE_EXPIRED"})
 
 
-def never_started(props: Mapping[str, Any], status: JobStatus) -> bool:
+def never_started(placed: Placed, status: JobStatus) -> bool:
     """A FLEX_START job that ended (FAILED or EXPIRED) without ever starting: its wait ran out."""
-    return (
-        props.get("scheduling_strategy") == "FLEX_START"
-        and status.state in FLEX_START_GIVE_WAY_STATES
-        and not status.start_time
-    )
+    return placed.flex_start and status.state in FLEX_START_GIVE_WAY_STATES and not status.start_time
 
 
-def gave_way(kind: JobKind, status: JobStatus, props: Mapping[str, Any] | None = None) -> bool:
+def gave_way(kind: JobKind, status: JobStatus, placed: Placed | None = None) -> bool:
     """Ended for want of machines (a stockout, after Vertex's own retries), of quota, of a GPU not offered
-    there, or expired before it ever ran; with the shaped `props`, also a FLEX_START job that ended any way
-    without starting (never_started): another shape may run."""
+    there, or expired before it ever ran; with the shape it ran on (`placed`), also a FLEX_START job that
+    ended any way without starting (never_started): another shape may run."""
     failed = status.state == "JOB_STATE_FAILED"
     expired = status.state == "JOB_STATE_EXPIRED" and not status.start_time
     quota = failed and outcome.is_quota(status.error)
     refused = failed and outcome.not_offered(status.error) and not status.start_time
-    flex = props is not None and never_started(props, status)
+    flex = placed is not None and never_started(placed, status)
     return (
         restarts.lost_capacity(status)
         or quota
@@ -171,24 +169,24 @@ def gave_way(kind: JobKind, status: JobStatus, props: Mapping[str, Any] | None =
     )
 
 
-def flex_start_reason(props: Mapping[str, Any], status: JobStatus) -> str:
+def flex_start_reason(placed: Placed, status: JobStatus) -> str:
     """The attempt's reason for a FLEX_START job that ended without starting: no machines within its wait,
     never the trainer's failure."""
     said = f" ({status.error})" if status.error else ""
     return (
-        f"Dynamic Workload Scheduler found no machines within {queue_limit_name(props)}: the job ended "
+        f"Dynamic Workload Scheduler found no machines within {queue_limit_name(placed)}: the job ended "
         f"{status.state} without starting{said}"
     )
 
 
-def queue_limit_name(props: Mapping[str, Any]) -> str:
-    key = "max_wait_seconds" if props.get("scheduling_strategy") == "FLEX_START" else "queue_timeout_seconds"
-    return f"{key}={queue_limit_seconds(props)}"
+def queue_limit_name(placed: Placed) -> str:
+    key = "max_wait_seconds" if placed.flex_start else "queue_timeout_seconds"
+    return f"{key}={queue_limit_seconds(placed)}"
 
 
-def _wait_key(props: dict[str, Any]) -> str:
+def _wait_key(placed: Placed) -> str:
     """The stack config key that sets how long this job may wait to start."""
-    return "maxWaitSeconds" if props.get("scheduling_strategy") == "FLEX_START" else "queueTimeoutSeconds"
+    return "maxWaitSeconds" if placed.flex_start else "queueTimeoutSeconds"
 
 
 def _machines(pool: dict[str, Any]) -> str:
@@ -197,82 +195,79 @@ def _machines(pool: dict[str, Any]) -> str:
     return f"{pool.get('replica_count', 1)} x {pool.get('machine_type')}{gpus}"
 
 
-def overrun_message(kind: JobKind, props: dict[str, Any], status: JobStatus) -> str:
+def overrun_message(kind: JobKind, placed: Placed, status: JobStatus) -> str:
     """Why a live job was cancelled: it never started within its queue limit, or ran too long."""
-    job = f"{kind.noun} {status.name} ({props.get('display_name')})"
+    job = f"{kind.noun} {status.name} ({placed.request.display_name})"
     if status.start_time:
         return (
-            f"{job} ran past {kind.overrun_limit(props)} and was cancelled (now {status.state}). "
+            f"{job} ran past {kind.overrun_limit(placed)} and was cancelled (now {status.state}). "
             f"Details and logs: {status.console_url}"
         )
-    pools = ", ".join(_machines(pool) for pool in placement.pools(props))
-    project, spot = props.get("project"), props.get("spot")
+    pools = ", ".join(_machines(pool) for pool in placed.pools)
+    project, spot = placed.request.project, placed.spot
     return (
-        f"{job} did not start within {queue_limit_name(props)} and was "
+        f"{job} did not start within {queue_limit_name(placed)} and was "
         f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
-        f"region {props.get('region')}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
+        f"region {placed.region}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
         f"Fix: request {kind.quota_words()} at "
         f"{quota_page(project)}, try other regions (stack "
         "config key fallbackRegions)"
         f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "
-        f"a longer wait with the stack config key {_wait_key(props)}. Details: {status.console_url}"
+        f"a longer wait with the stack config key {_wait_key(placed)}. Details: {status.console_url}"
     )
 
 
-def cancel_and_wait(runner: Runner, status: JobStatus, props: dict[str, Any], say: Say) -> JobStatus:
+def cancel_and_wait(runner: Runner, status: JobStatus, interval: float, say: Say) -> JobStatus:
     """Cancel a live job and wait (CANCEL_WAIT_SECONDS at most) for it to be terminal."""
     runner.cancel(status.name)
-    return poll(runner, status, props, time.time() + CANCEL_WAIT_SECONDS, say)
+    return poll(runner, status, interval, time.time() + CANCEL_WAIT_SECONDS, say)
 
 
-def _cancel_overrun(
-    kind: JobKind, runner: Runner, status: JobStatus, props: dict[str, Any], say: Say
-) -> JobError:
+def _cancel_overrun(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> JobError:
     say(f"{status.name} overran its deadline ({status.state}); cancelling it")
-    ended = cancel_and_wait(runner, status, props, say)
+    ended = cancel_and_wait(runner, status, placed.request.poll_interval_seconds, say)
     if not ended.terminal:
         # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
         return JobError(attempts.still_live_message(ended, CANCEL_WAIT_SECONDS, kind.noun))
     if ended.start_time:  # it may have started between the last poll and the cancel
-        return JobError(overrun_message(kind, props, ended), status=ended)
-    return QueueTimeout(overrun_message(kind, props, ended), ended)
+        return JobError(overrun_message(kind, placed, ended), status=ended)
+    return QueueTimeout(overrun_message(kind, placed, ended), ended)
 
 
-def wait_attempt(
-    kind: JobKind, runner: Runner, status: JobStatus, props: dict[str, Any], say: Say
-) -> JobStatus:
+def wait_attempt(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> JobStatus:
     """One attempt to its terminal state, its log on stderr; cancelled past its deadline or dollar cap."""
-    ticker = kind.ticker(props, status, say)
+    ticker = kind.ticker(placed, status, say)
+    interval = placed.request.poll_interval_seconds
     while not status.terminal:
         # The deadline moves when the job starts (or resumes) running: poll a while, then look at it again.
         until = min(
-            deadline(kind, status, props),
+            deadline(kind, status, placed),
             time.time() + DEADLINE_RECHECK_SECONDS,
-            cost_cap.reach_time(props, status),
+            cost_cap.reach_time(placed, status),
         )
-        status = poll(runner, status, props, until, say, ticker)
-        if not status.terminal and cost_cap.reached(props, status):
+        status = poll(runner, status, interval, until, say, ticker)
+        if not status.terminal and cost_cap.reached(placed, status):
             return cost_cap.cancel(
                 status,
-                props,
+                placed,
                 runner.cancel,
-                lambda s: poll(runner, s, props, time.time() + CANCEL_WAIT_SECONDS, say),
+                lambda s: poll(runner, s, interval, time.time() + CANCEL_WAIT_SECONDS, say),
                 say,
             )
-        if not status.terminal and time.time() >= deadline(kind, status, props):
-            raise _cancel_overrun(kind, runner, status, props, say)
+        if not status.terminal and time.time() >= deadline(kind, status, placed):
+            raise _cancel_overrun(kind, runner, status, placed, say)
     return status
 
 
-def wait(kind: JobKind, runner: Runner, status: JobStatus, props: dict[str, Any], say: Say) -> JobStatus:
+def wait(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> JobStatus:
     """Wait for one job to end; raise unless it succeeded (or its dollar cap stopped it)."""
-    status = wait_attempt(kind, runner, status, props, say)
-    if status.state != "JOB_STATE_SUCCEEDED" and not cost_cap.stopped(props, status):
-        raise failure(kind, props, status)
+    status = wait_attempt(kind, runner, status, placed, say)
+    if status.state != "JOB_STATE_SUCCEEDED" and not cost_cap.stopped(placed, status):
+        raise failure(kind, placed, status)
     return status
 
 
-def stop_and_delete(runner: Runner, id_: str, props: dict[str, Any], say: Say) -> None:
+def stop_and_delete(runner: Runner, id_: str, interval: float, say: Say) -> None:
     """Cancel a live job, wait until it is terminal, then delete it; a job already gone counts as done."""
     status = runner.get(id_)
     if status is None:
@@ -280,7 +275,7 @@ def stop_and_delete(runner: Runner, id_: str, props: dict[str, Any], say: Say) -
     if not status.terminal:
         say(f"cancelling {id_} ({status.state})")
         try:
-            status = cancel_and_wait(runner, status, props, say)
+            status = cancel_and_wait(runner, status, interval, say)
         except JobGone:
             # Deleted meanwhile (the console, the kill switch): what delete wanted.
             say(f"{id_} was deleted while cancelling")

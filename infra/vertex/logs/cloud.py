@@ -86,7 +86,7 @@ def rfc3339(value: datetime.datetime) -> str:
     """Nanosecond RFC 3339 when the value carries them (proto timestamps do), else microseconds."""
     rfc = getattr(value, "rfc3339", None)
     if rfc is not None:
-        return rfc()
+        return str(rfc())
     return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -136,7 +136,8 @@ class CloudJobLog:
             self._client = LoggingServiceV2Client(
                 **client_kwargs(LoggingServiceV2GrpcTransport, LOGGING_ENDPOINT)
             )
-        return self._client
+        client: LoggingServiceV2Client = self._client
+        return client
 
     def read(self, final: bool = False) -> list[str]:
         if not final:

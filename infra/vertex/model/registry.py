@@ -215,4 +215,4 @@ def explain(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) 
             "roles/aiplatform.user on the project and roles/iam.serviceAccountUser on the service account "
             "that reads the model directory, which needs read access to the bucket."
         )
-    return errors.explain(exc, what, project, region).args[0]
+    return str(errors.explain(exc, what, project, region).args[0])

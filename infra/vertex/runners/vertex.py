@@ -11,7 +11,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
 from infra.dynamic.endpoints import client_kwargs
-from infra.vertex.capacity.placement import spec_shape
+from infra.vertex.capacity.placement import region_of, shape_from, spec_shape
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError, explain, with_retry
 from infra.vertex.lifecycle.status import ADOPTABLE_STATES, JobStatus, iso
@@ -72,7 +72,7 @@ class VertexRunner:
         }
 
     def _status(self, job: aiplatform_v1.CustomJob) -> JobStatus:
-        return JobStatus(**self._fields(job), shape=spec_shape(job))
+        return JobStatus(**self._fields(job), shape=shape_from(spec_shape(job), region_of(job.name) or ""))
 
     def _call(self, what: str, call: Any) -> Any:
         try:
@@ -126,7 +126,10 @@ class VertexRunner:
         return max(matches, key=lambda j: j.create_time) if matches else None
 
     def find_by_key(self, key: str) -> JobStatus | None:
-        return self._call(f"Listing {self.KIND}s labelled {KEY_LABEL}={key}", lambda: self._find(key))
+        found: JobStatus | None = self._call(
+            f"Listing {self.KIND}s labelled {KEY_LABEL}={key}", lambda: self._find(key)
+        )
+        return found
 
     def cancel(self, name: str) -> None:
         try:

@@ -7,6 +7,7 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex.batch import spec
 from infra.vertex.batch.status import STATS, BatchStatus
+from infra.vertex.capacity.placement import region_of, shape_from
 from infra.vertex.runners.vertex import VertexRunner
 
 
@@ -18,11 +19,11 @@ class VertexBatchRunner(VertexRunner):
     LIST_REQUEST = aiplatform_v1.ListBatchPredictionJobsRequest
     JOB_TYPE = "batch-predictions"  # python-aiplatform jobs.py: BatchPredictionJob._job_type
 
-    def _status(self, job: aiplatform_v1.BatchPredictionJob) -> BatchStatus:  # type: ignore[override]
+    def _status(self, job: aiplatform_v1.BatchPredictionJob) -> BatchStatus:
         stats = job.completion_stats
         return BatchStatus(
             **self._fields(job),
-            shape=spec.job_shape(job),
+            shape=shape_from(spec.job_shape(job), region_of(job.name) or ""),
             predictions_dir=job.output_info.gcs_output_directory,
             completion_stats={key: int(getattr(stats, key)) for key in STATS},
         )

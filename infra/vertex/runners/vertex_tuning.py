@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity.placement import spec_shape
+from infra.vertex.capacity.placement import region_of, shape_from, spec_shape
 from infra.vertex.runners.vertex import VertexRunner
 from infra.vertex.tuning import trials
 from infra.vertex.tuning.trials import TuningStatus
@@ -18,11 +18,13 @@ class VertexTuningRunner(VertexRunner):
     METHOD = "hyperparameter_tuning_job"
     LIST_REQUEST = aiplatform_v1.ListHyperparameterTuningJobsRequest
 
-    def _status(self, job: aiplatform_v1.HyperparameterTuningJob) -> TuningStatus:  # type: ignore[override]
+    def _status(self, job: aiplatform_v1.HyperparameterTuningJob) -> TuningStatus:
         metric_id = job.study_spec.metrics[0].metric_id if job.study_spec.metrics else ""
         integers = trials.integer_ids(job.study_spec)
         return TuningStatus(
             **self._fields(job),
-            shape=spec_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)),  # the trials' shape
+            shape=shape_from(  # the trials' shape
+                spec_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)), region_of(job.name) or ""
+            ),
             trials=tuple(trials.from_proto(t, metric_id, integers) for t in job.trials),
         )

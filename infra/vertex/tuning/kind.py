@@ -8,10 +8,11 @@ from typing import Any
 
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import pricing, spend
+from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import outcome, waiting
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind, Ticker
+from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.tuning import LocalTuningRunner
 from infra.vertex.runners.vertex_tuning import VertexTuningRunner
@@ -52,22 +53,21 @@ class TuningJobKind(JobKind):
     local_runner = LocalTuningRunner
     vertex_runner = VertexTuningRunner
 
-    def ticker(self, props: dict[str, Any], status: JobStatus, say: Callable[[str], None]) -> Ticker:
-        return TrialReporter(props["metric_id"], say)
+    def ticker(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> Ticker:
+        return TrialReporter(placed.props["metric_id"], say)
 
-    def run_deadline(self, status: JobStatus, props: dict[str, Any]) -> float | None:
+    def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
         """Every wave of trials may wait for machines (the trial shape's queue limit) and then run
         timeout_seconds (the trial job's scheduling.timeout), plus grace."""
-        per_wave = (
-            waiting.queue_deadline_seconds(props) + props["timeout_seconds"] + waiting.DEADLINE_GRACE_SECONDS
-        )
-        return waiting.timestamp(status.create_time) + tuning_spec.waves(props) * per_wave
+        timeout = placed.request.timeout_seconds
+        per_wave = waiting.queue_deadline_seconds(placed) + timeout + waiting.DEADLINE_GRACE_SECONDS
+        return waiting.timestamp(status.create_time) + tuning_spec.waves(placed.props) * per_wave
 
-    def overrun_limit(self, props: dict[str, Any]) -> str:
+    def overrun_limit(self, placed: Placed) -> str:
         return (
-            f"{tuning_spec.waves(props)} wave(s) of {waiting.queue_limit_name(props)} and "
-            f"timeout_seconds={props['timeout_seconds']}, plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s grace "
-            "each"
+            f"{tuning_spec.waves(placed.props)} wave(s) of {waiting.queue_limit_name(placed)} and "
+            f"timeout_seconds={placed.request.timeout_seconds}, plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s "
+            "grace each"
         )
 
     def running_seconds(self, status: JobStatus) -> float:
@@ -96,14 +96,12 @@ class TuningJobKind(JobKind):
             and all(outcome.wants_machines(t.reason) for t in failed)
         )
 
-    def quota_props(self, shaped: dict[str, Any]) -> dict[str, Any]:
-        return trials_at_once(shaped, int(shaped["parallel_trial_count"]))
+    def quota_props(self, placed: Placed) -> dict[str, Any]:
+        return trials_at_once(placed.props, int(placed.props["parallel_trial_count"]))
 
-    def outputs(
-        self, props: dict[str, Any], shaped: dict[str, Any], status: JobStatus, say: Callable[[str], None]
-    ) -> dict[str, Any]:
+    def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
         """Trials, the best one, and duration and cost: the trials of this study, at its shape."""
-        top = best(_trials(status), props["goal"])
+        top = best(_trials(status), placed.props["goal"])
         seconds = self.running_seconds(status)
         out: dict[str, Any] = {
             "trials": [t.to_output() for t in _trials(status)],
@@ -112,17 +110,17 @@ class TuningJobKind(JobKind):
             "best_metric": top.metric if top else None,
             "duration_seconds": round(seconds, 1),
         }
-        if props.get("runner") == "vertex":
+        if placed.request.on_vertex:
             # At the trials' shape in its own region; Spot/FLEX_START without a price of their own at the
             # on-demand bound (pricing.shape_rate), said as a bound.
-            rate = spend.rate(shaped)
+            rate = placed.rate
             if rate is not None:
                 out["estimated_cost_usd"] = round(rate.usd * seconds / 3600.0, 4)
                 if rate.bound:
                     out["estimated_cost_bound"] = True
         return out
 
-    def summary(self, outputs: dict[str, Any]) -> str:
+    def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
         """E.g. `JOB_STATE_SUCCEEDED: 4 trials (1 failed), 6m 2s of trial time; best trial 3 ...; USD 0.2`."""
         trials = outputs["trials"]
         failed = sum(t["state"] == "INFEASIBLE" for t in trials)

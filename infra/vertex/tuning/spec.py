@@ -53,7 +53,8 @@ OUTPUTS = (
 )
 DEFAULTS: dict[str, Any] = {"goal": "MAXIMIZE", "algorithm": "default", "max_failed_trial_count": 0}
 GOALS = ("MAXIMIZE", "MINIMIZE")
-ALGORITHMS: dict[str, StudySpec.Algorithm] = {
+# proto-plus enum members (mypy types them as int: it does not see their metaclass as EnumMeta).
+ALGORITHMS: dict[str, int] = {
     "default": StudySpec.Algorithm.ALGORITHM_UNSPECIFIED,  # Vertex's own (Bayesian optimization)
     "grid": StudySpec.Algorithm.GRID_SEARCH,
     "random": StudySpec.Algorithm.RANDOM_SEARCH,
@@ -111,12 +112,12 @@ def _study_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.append(
             ("algorithm", f"algorithm must be one of {', '.join(ALGORITHMS)}, not {props['algorithm']!r}")
         )
-    counts = {}
+    counts: dict[str, int] = {}
     for key, minimum in (("max_trial_count", 1), ("parallel_trial_count", 1), ("max_failed_trial_count", 0)):
         if not _known(props, key) and key in props:
             continue
         value = props.get(key)
-        if not _count(value) or value < minimum:
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
             failures.append((key, f"{key} must be a whole number >= {minimum}, not {value!r}"))
         else:
             counts[key] = value
@@ -179,6 +180,7 @@ def _parameter_failures(index: int, parameter: Any, seen: set[str]) -> list[tupl
         fits = _count if kind == "INTEGER" else _number
         if not fits(low) or not fits(high):
             return [(where, f"{pid}: a {kind} parameter needs numeric min and max, got {low!r} and {high!r}")]
+        assert isinstance(low, int | float) and isinstance(high, int | float)  # fits() said so
         if low > high:
             return [(where, f"{pid}: min {low} is above max {high}")]
         if scale in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and low <= 0:
@@ -218,7 +220,8 @@ def parameter_spec(parameter: Mapping[str, Any]) -> aiplatform_v1.StudySpec.Para
     else:
         out.categorical_value_spec = ParameterSpec.CategoricalValueSpec(values=list(parameter["values"]))
     if kind != "CATEGORICAL":
-        out.scale_type = ParameterSpec.ScaleType[parameter.get("scale") or "UNIT_LINEAR_SCALE"]
+        scale = parameter.get("scale") or "UNIT_LINEAR_SCALE"
+        out.scale_type = ParameterSpec.ScaleType[scale]  # type: ignore[misc]  # proto-plus enum
     return out
 
 
@@ -229,10 +232,19 @@ def build_tuning_job(
     chain's shape of that index). The trial job spec is exactly the CustomJob spec spec.py builds from the
     same props and shape; every shape carries the same key label, so adoption finds any of them.
     """
+    if isinstance(shape, int):
+        shape = placement.shapes(props)[shape]
+    return build_job(placement.apply_shape(props, shape), job_key(props))
+
+
+def build_job(props: Mapping[str, Any], key: str) -> aiplatform_v1.HyperparameterTuningJob:
+    """The study for props already on their shape (the lifecycle's request.Placed.props), labelled with its
+    key; its trial job spec is the CustomJob spec of the same props (custom_job/spec.py job_spec)."""
     study = StudySpec(
         metrics=[
             StudySpec.MetricSpec(
-                metric_id=props["metric_id"], goal=StudySpec.MetricSpec.GoalType[props["goal"]]
+                metric_id=props["metric_id"],
+                goal=StudySpec.MetricSpec.GoalType[props["goal"]],  # type: ignore[misc]  # proto-plus enum
             )
         ],
         parameters=[parameter_spec(p) for p in props["parameters"]],
@@ -245,12 +257,9 @@ def build_tuning_job(
         max_trial_count=int(props["max_trial_count"]),
         parallel_trial_count=int(props["parallel_trial_count"]),
         max_failed_trial_count=int(props["max_failed_trial_count"]),
-        trial_job_spec=spec.build_custom_job(trial, shape).job_spec,
-        labels={**props.get("labels", {}), checks.KEY_LABEL: job_key(props)},
+        trial_job_spec=spec.job_spec(trial),
+        labels={**props.get("labels", {}), checks.KEY_LABEL: key},
     )
-
-
-build_job = build_tuning_job  # the lifecycle's name for it (lifecycle/kind.py)
 
 
 def waves(props: Mapping[str, Any]) -> int:

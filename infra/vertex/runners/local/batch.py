@@ -1,75 +1,127 @@
-"""A batch prediction on this machine: the trainer's predict command over the job's file list, its JSON lines
-written where and as Vertex writes a batch prediction's output (aiplatform_v1 OutputConfig.gcs_destination:
-`predictions_0001.<extension>` and, for failed instances, `errors_0001.<extension>` in the job's prediction
-directory).
+"""A batch prediction on this machine, as Vertex runs one for a TensorFlow model in the prebuilt container:
+the job's JSONL instances, `key_field` taken out of each, sent in batches to the SavedModel's
+serving_default, and the answers written where and as Vertex writes them.
+
+- Files: `prediction.results-00000-of-00001` and, for instances whose request failed,
+  `prediction.errors_stats-00000-of-00001` in the job's prediction directory: the names Google's samples
+  read for a TensorFlow-serving model (vertex-ai-samples notebooks/official/custom/
+  sdk-custom-image-classification-batch.ipynb, "a file named prediction.results-xxxx-of-xxxx"; read
+  2026-11-27).
+- Lines: with `key_field` set, {"key": ..., "prediction": ...}, the instance left out; a failed instance:
+  its key and an `error` holding a google.rpc.Status' `code` and `message` (aiplatform_v1
+  BatchPredictionJob.InstanceConfig.key_field and OutputConfig.gcs_destination, read 2026-11-27).
+- Requests: `batch_size` instances each, 64 by default (ManualBatchTuningParameters.batch_size, "The
+  default value is 64"); a request that fails fails every instance in it, as a TF Serving request does.
+- Predictions in TF Serving's row format: an output per field when the signature has several, the bare
+  value when it has one; {"b64": ...} in an instance becomes the input string's bytes
+  (tensorflow.org/tfx/serving/api_rest, "Request format" and "Response format", read 2026-11-27).
 
 Run as the one replica of a local CustomJob (LocalBatchRunner), so the LocalRunner's records, supervisor,
-cancel and delete serve it. `infra` never imports `trainer`: the trainer is a command here, as on Vertex.
-Each line of predictions_0001.jsonl is `trainer.predict --json`'s object for one image: `image` and its
-`predictions` (every class with its probability, most probable first).
+cancel and delete serve it. `infra` never imports `trainer`: the model is loaded as the container loads it.
 """
 
 from __future__ import annotations
 
+import base64
 import json
-import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-PREDICTIONS_FILE = "predictions_0001.jsonl"
-ERRORS_FILE = "errors_0001.jsonl"
-# Images per trainer.predict process: keeps command lines short for long file lists.
-CHUNK = 500
-ALL_CLASSES = str(2**31 - 1)  # --top-k: every class (trainer.predict shows at most all)
-
-
-def read_file_list(path: str) -> list[str]:
-    return [line.strip() for line in Path(path).read_text().splitlines() if line.strip()]
+RESULTS_FILE = "prediction.results-00000-of-00001"
+ERRORS_FILE = "prediction.errors_stats-00000-of-00001"
+BATCH_SIZE = 64
 
 
-def predict_chunk(model_dir: str, images: list[str]) -> tuple[list[str], list[str]]:
-    """(JSON lines, error lines) of trainer.predict over these images; a model it cannot load is an error
-    for every image of the chunk."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "trainer.predict",
-            "--model-dir",
-            model_dir,
-            "--json",
-            "--top-k",
-            ALL_CLASSES,
-            *images,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    errors = [line.removeprefix("error: ") for line in done.stderr.splitlines() if line.startswith("error: ")]
-    if done.returncode and not lines and not errors:
-        errors = [done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"]
-    return lines, errors
+def read_instances(path: str) -> Iterator[dict[str, Any]]:
+    """The instances of a JSONL file, one at a time."""
+    with open(path) as lines:
+        for line in lines:
+            if line.strip():
+                yield json.loads(line)
+
+
+def batches(instances: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for instance in instances:
+        batch.append(instance)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def input_value(value: Any) -> Any:
+    """TF Serving's JSON for a string input: {"b64": ...} is bytes."""
+    if isinstance(value, dict) and set(value) == {"b64"}:
+        return base64.b64decode(value["b64"])
+    return value
+
+
+def json_value(value: Any) -> Any:
+    """A numpy output value as TF Serving writes it: strings as text, arrays as lists."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if hasattr(value, "tolist"):
+        return json_value(value.tolist())
+    if isinstance(value, list):
+        return [json_value(v) for v in value]
+    return value
+
+
+def rows(outputs: dict[str, Any]) -> list[Any]:
+    """Row format: one prediction per instance, an object of outputs or the one output's value."""
+    arrays = {name: tensor.numpy() for name, tensor in outputs.items()}
+    count = len(next(iter(arrays.values())))
+    if len(arrays) == 1:
+        (only,) = arrays.values()
+        return [json_value(only[i]) for i in range(count)]
+    return [{name: json_value(array[i]) for name, array in sorted(arrays.items())} for i in range(count)]
+
+
+def predict(serve: Any, batch: list[dict[str, Any]], key_field: str) -> list[Any]:
+    """The row-format predictions of one request: the instances without their key, input by input."""
+    import tensorflow as tf
+
+    names = [name for name in batch[0] if name != key_field]
+    inputs = {name: tf.constant([input_value(i[name]) for i in batch]) for name in names}
+    return rows(serve(**inputs))
 
 
 def main(argv: list[str]) -> int:
-    predictions_dir, model_dir, file_list = argv
+    predictions_dir, model_dir, instances_file, key_field = argv
+    import tensorflow as tf
+
     out = Path(predictions_dir)
     out.mkdir(parents=True, exist_ok=True)
-    images = read_file_list(file_list)
+    serve = tf.saved_model.load(model_dir).signatures["serving_default"]
     succeeded = failed = 0
-    with open(out / PREDICTIONS_FILE, "w") as predictions, open(out / ERRORS_FILE, "w") as errors:
-        for start in range(0, len(images), CHUNK):
-            lines, problems = predict_chunk(model_dir, images[start : start + CHUNK])
-            predictions.writelines(line + "\n" for line in lines)
-            errors.writelines(json.dumps({"error": {"message": p}}) + "\n" for p in problems)
-            predictions.flush()
+    with open(out / RESULTS_FILE, "w") as results, open(out / ERRORS_FILE, "w") as errors:
+        for batch in batches(read_instances(instances_file), BATCH_SIZE):
+            keys = [instance.get(key_field) for instance in batch]
+            try:
+                answers = predict(serve, batch, key_field)
+            except (tf.errors.OpError, ValueError, TypeError, KeyError) as exc:
+                code = getattr(exc, "error_code", 3)  # 3: INVALID_ARGUMENT, what TF Serving answers bad input
+                message = getattr(exc, "message", str(exc)).strip().splitlines()[0]
+                errors.writelines(
+                    json.dumps({"key": key, "error": {"code": code, "message": message}}) + "\n"
+                    for key in keys
+                )
+                failed += len(batch)
+            else:
+                results.writelines(
+                    json.dumps({"key": key, "prediction": p}) + "\n"
+                    for key, p in zip(keys, answers, strict=True)
+                )
+                succeeded += len(batch)
+            results.flush()
             errors.flush()
-            succeeded, failed = succeeded + len(lines), failed + len(problems)
-            print(f"{succeeded + failed} of {len(images)} images done ({failed} failed)", flush=True)
+            print(f"{succeeded + failed} instances done ({failed} failed)", flush=True)
     if not succeeded:
-        print(f"no image was classified: {failed} failed; see {out / ERRORS_FILE}", file=sys.stderr)
+        print(f"no instance was predicted: {failed} failed; see {out / ERRORS_FILE}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,9 +1,9 @@
 """Batch predictions on this machine: runners/local/batch.py as the one replica of a local CustomJob
-(wrapped.py); the status counts its output lines."""
+(wrapped.py); the status counts its output lines as Vertex's CompletionStats count instances: successful
+(answered), failed (an error), incomplete (not processed: the instances not yet in either file)."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import json
 from pathlib import Path
@@ -12,12 +12,13 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex.batch.status import BatchStatus
 from infra.vertex.lifecycle.status import JobStatus
-from infra.vertex.runners.local.batch import ERRORS_FILE, PREDICTIONS_FILE
+from infra.vertex.runners.local.batch import ERRORS_FILE, RESULTS_FILE
 from infra.vertex.runners.local.runner import job_dir
 from infra.vertex.runners.local.wrapped import WrappedLocalRunner, one_replica_job
 
 # The supervisor's own cap; the lifecycle cancels the job at its timeout_seconds first (kind.py).
 SUPERVISOR_TIMEOUT_SECONDS = 7 * 24 * 3600
+BATCH_MODULE = "infra.vertex.runners.local.batch"
 
 
 def predictions_dir(job: aiplatform_v1.BatchPredictionJob) -> str:
@@ -29,9 +30,14 @@ def predictions_dir(job: aiplatform_v1.BatchPredictionJob) -> str:
 
 def wrapper_job(job: aiplatform_v1.BatchPredictionJob, into: str) -> aiplatform_v1.CustomJob:
     """A local CustomJob on the batch job's machine whose one replica runs the prediction."""
-    args = [into, job.unmanaged_container_model.artifact_uri, job.input_config.gcs_source.uris[0]]
+    args = [
+        into,
+        job.unmanaged_container_model.artifact_uri,
+        job.input_config.gcs_source.uris[0],
+        job.instance_config.key_field,
+    ]
     machine = job.dedicated_resources.machine_spec
-    return one_replica_job(job, "infra.vertex.runners.local.batch", args, SUPERVISOR_TIMEOUT_SECONDS, machine)
+    return one_replica_job(job, BATCH_MODULE, args, SUPERVISOR_TIMEOUT_SECONDS, machine)
 
 
 def _lines(path: Path) -> int:
@@ -49,7 +55,12 @@ class LocalBatchRunner(WrappedLocalRunner):
 
     def status(self, status: JobStatus) -> BatchStatus:
         record = json.loads((job_dir(str(self.jobs.base), status.name) / "job.json").read_text())
-        into = record["replicas"][0]["argv"][-3]
-        done, failed = _lines(Path(into) / PREDICTIONS_FILE), _lines(Path(into) / ERRORS_FILE)
-        stats = {"successful_count": done, "failed_count": failed, "incomplete_count": 0}
-        return BatchStatus(**dataclasses.asdict(status), predictions_dir=into, completion_stats=stats)
+        argv = record["replicas"][0]["argv"]
+        args = argv[argv.index(BATCH_MODULE) + 1 :]
+        into = args[0]
+        if len(args) < 4:  # a record of an earlier version (a file list, its own file names): none counted
+            return BatchStatus(**vars(status), predictions_dir=into)
+        done, failed = _lines(Path(into) / RESULTS_FILE), _lines(Path(into) / ERRORS_FILE)
+        incomplete = max(_lines(Path(args[2])) - done - failed, 0)
+        stats = {"successful_count": done, "failed_count": failed, "incomplete_count": incomplete}
+        return BatchStatus(**vars(status), predictions_dir=into, completion_stats=stats)

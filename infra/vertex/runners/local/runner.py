@@ -17,7 +17,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity.placement import spec_shape
+from infra.vertex.capacity.placement import shape_from, spec_shape
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
@@ -40,7 +40,7 @@ WORKDIR_ENV = "VERTEX_TRAINING_LOCAL_WORKDIR"
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        return int(sock.getsockname()[1])
 
 
 def local_command(command: list[str]) -> list[str]:
@@ -172,7 +172,7 @@ class LocalRunner:
             start_time=status.get("start_time", ""),
             end_time=status.get("end_time", ""),
             labels=record["labels"],
-            shape=record.get("shape", {}),
+            shape=shape_from(record.get("shape") or {}),
         )
 
     def find_by_key(self, key: str) -> JobStatus | None:
@@ -219,7 +219,8 @@ def _write_json(path: Path, value: dict[str, Any]) -> None:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text())
+        found: dict[str, Any] = json.loads(path.read_text())
+        return found
     except (FileNotFoundError, json.JSONDecodeError):
         return {}
 

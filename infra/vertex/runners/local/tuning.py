@@ -3,7 +3,6 @@ LocalRunner's records, supervisor, cancel and delete serve the study; its trials
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from google.cloud import aiplatform_v1
@@ -49,4 +48,4 @@ class LocalTuningRunner(WrappedLocalRunner):
         trials = tuple(Trial(**row) for row in record.get("trials", []))
         # The study's own reason (too many failed trials) reads better than its process's exit code.
         error = (record.get("error") or status.error) if status.state != "JOB_STATE_SUCCEEDED" else ""
-        return TuningStatus(**{**dataclasses.asdict(status), "error": error}, trials=trials)
+        return TuningStatus(**{**vars(status), "error": error}, trials=trials)

@@ -32,7 +32,7 @@ def one_replica_job(
     )
     scheduling = aiplatform_v1.Scheduling(timeout=duration_pb2.Duration(seconds=timeout_seconds))
     if machine is not None:
-        scheduling.strategy = aiplatform_v1.Scheduling.Strategy.STANDARD
+        scheduling.strategy = aiplatform_v1.Scheduling.Strategy.STANDARD  # type: ignore[assignment]  # proto-plus
     spec = aiplatform_v1.CustomJobSpec(worker_pool_specs=[pool], scheduling=scheduling)
     if base:
         spec.base_output_directory = aiplatform_v1.GcsDestination(output_uri_prefix=base)

@@ -1,0 +1,161 @@
+"""A job's request, parsed once at the provider boundary (`JobRequest`), and the request on one shape
+(`Placed`).
+
+The provider's create, read, update and delete turn the engine's props dict into a `JobRequest` once
+(`JobRequest.parse`: the kind's defaults, and what an update keeps from the job it runs); everything past the
+boundary takes these values. A request placed on one shape of its chain (`request.on(shape)`) is made once
+per attempt and carries what every step of that attempt reads: the shape, its place in the chain, its region
+and the kind's props on it (`props`: the wire form the kind's request builder and the outputs use). Modelled
+on python-aiplatform (the CustomJob proto is built once in the job's constructor and carried) and SkyPilot
+(a placement applied with one method on an immutable value, input and output models kept apart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from infra.vertex.capacity import placement
+from infra.vertex.capacity.placement import Shape
+from infra.vertex.cost import pricing
+from infra.vertex.lifecycle import restarts
+
+if TYPE_CHECKING:
+    from infra.vertex.lifecycle.kind import JobKind
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What every kind's job asks for (the shared fields, typed), its chain of shapes and its key label,
+    computed once; `props` is the kind's whole (defaulted) request as the engine sent it."""
+
+    props: Mapping[str, Any] = field(repr=False)
+    display_name: str
+    runner: str
+    # As given (None when absent, as messages print them); the vertex runner requires both (checks.py).
+    project: str | None
+    region: str | None  # the home region: the stack's, where its bucket is
+    service_account: str
+    labels: Mapping[str, str]
+    output_dir: str  # the kind's own output directory (its `output_key`): run.json goes there
+    wait: bool
+    poll_interval_seconds: float
+    queue_timeout_seconds: float  # as given (3600, not 3600.0: messages print it)
+    timeout_seconds: float  # as given
+    max_wait_seconds: int | None  # FLEX_START only
+    max_cost_usd: float | None  # the dollar cap; None on the local runner, which bills nothing
+    max_restarts: int
+    capacity_deadline_seconds: float
+    kind: JobKind = field(repr=False)
+
+    @classmethod
+    def parse(
+        cls, kind: JobKind, props: Mapping[str, Any], submitted: Mapping[str, Any] | None = None
+    ) -> JobRequest:
+        """The request in `props`, defaulted by the kind; with `submitted` (the outputs of the job that runs),
+        the inputs fixed at submission (`kind.fixed_at_submit`) are the job's, not the new ones."""
+        found = kind.spec.with_defaults(props)
+        for key in kind.fixed_at_submit if submitted is not None else ():
+            found.pop(key, None)
+            if submitted is not None and submitted.get(key) is not None:
+                found[key] = submitted[key]
+        runner = str(found.get("runner", "vertex"))
+        cap = found.get("max_cost_usd")
+        wait = found.get("max_wait_seconds")
+        return cls(
+            props=found,
+            display_name=str(found.get("display_name", "")),
+            runner=runner,
+            project=found.get("project"),
+            region=found.get("region"),
+            service_account=str(found.get("service_account") or ""),
+            labels=dict(found.get("labels") or {}),
+            output_dir=kind.output_dir(found),
+            wait=bool(found.get("wait", True)),
+            poll_interval_seconds=float(found.get("poll_interval_seconds", 30.0)),
+            queue_timeout_seconds=found.get("queue_timeout_seconds", 0),
+            timeout_seconds=found.get("timeout_seconds", 0),
+            max_wait_seconds=None if wait is None else int(wait),
+            max_cost_usd=float(cap) if cap is not None and runner == "vertex" else None,
+            max_restarts=restarts.max_restarts(found),
+            capacity_deadline_seconds=float(found.get("capacity_deadline_seconds") or 0),
+            kind=kind,
+        )
+
+    @cached_property
+    def chain(self) -> tuple[Shape, ...]:
+        """The shapes tried in order (placement.shapes), computed once, when first needed (a delete of a job
+        never needs it)."""
+        return tuple(placement.shapes(self.props))
+
+    @cached_property
+    def key(self) -> str:
+        """The key label's value: the same inputs find the same job."""
+        return str(self.kind.spec.job_key(self.props))
+
+    @property
+    def on_vertex(self) -> bool:
+        return self.runner == "vertex"
+
+    def regions(self) -> list[str]:
+        """Every region the chain names, the home region first (where adoption and the kill switch look)."""
+        if not self.on_vertex:
+            return [self.home]
+        return list(dict.fromkeys([self.home, *(shape.region for shape in self.chain)]))
+
+    @property
+    def home(self) -> str:
+        return self.region or ""
+
+    def job_region(self, job_name: str) -> str:
+        """Where the named job lives (its resource name), else the home region (local runs, no job yet)."""
+        return placement.region_of(job_name or "") or self.home
+
+    def on(self, shape: Shape, index: int | None = None) -> Placed:
+        """This request on `shape`; `index`: its place in the chain (default: where the chain holds it)."""
+        if index is None:
+            index = self.chain.index(shape) if shape in self.chain else 0
+        return Placed(self, shape, index, placement.apply_shape(self.props, shape))
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A request on one shape of its chain: what one attempt submits, waits for, caps and reports."""
+
+    request: JobRequest
+    shape: Shape
+    index: int  # the shape's place in the chain (the attempt label names it)
+    props: Mapping[str, Any] = field(repr=False)  # the kind's props on this shape (placement.apply_shape)
+
+    @property
+    def region(self) -> str | None:
+        """The shape's region, else the home region as given (None when absent: a local run)."""
+        return self.shape.region or self.request.region
+
+    @property
+    def strategy(self) -> str:
+        return self.shape.scheduling_strategy
+
+    @property
+    def spot(self) -> bool:
+        return self.strategy == "SPOT"
+
+    @property
+    def flex_start(self) -> bool:
+        return self.strategy == "FLEX_START"
+
+    @cached_property
+    def pools(self) -> tuple[dict[str, Any], ...]:
+        """The machines this attempt runs on, as worker pools (placement.pools)."""
+        return tuple(placement.pools(self.props))
+
+    @cached_property
+    def rate(self) -> pricing.Rate | None:
+        """What an hour of this shape counts (all pools and replicas, in its region): its list price, or the
+        on-demand bound of an unpriced Spot/FLEX_START shape (pricing.shape_rate); None without a price, and
+        on the local runner, which bills nothing (and must not look for a price catalog)."""
+        if not self.request.on_vertex:
+            return None
+        return pricing.shape_rate(self.region or "", self.pools, self.strategy, self.request.project)

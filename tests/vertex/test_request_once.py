@@ -1,0 +1,70 @@
+"""One request, parsed once (issue 39): a create parses its props into one JobRequest, computes the chain of
+shapes once, and places the request on each shape it tries exactly once per attempt (request.on), whatever
+the lifecycle, the kind, the quota check and the dollar cap read of it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from infra.vertex.capacity import placement
+from infra.vertex.lifecycle.request import JobRequest
+from infra.vertex.provider import CustomJobProvider
+from tests.fakes.vertex import STOCKOUT
+from tests.vertex.props import job_props
+
+T4_STANDARD = ("n1-standard-8", "NVIDIA_TESLA_T4", "STANDARD")
+DERIVATIONS = ("apply_shape", "shapes", "home_chain", "primary_shape", "resolve", "pools")
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """How often each derivation of a shaped request runs (placement.py's, wherever it is called from), and
+    how often props are parsed ("parse")."""
+    calls: Counter[str] = Counter()
+    for name in DERIVATIONS:
+        real = getattr(placement, name)
+
+        def counting(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(placement, name, counting)
+    real_parse = JobRequest.parse.__func__  # type: ignore[attr-defined]
+
+    def parse(cls: type[JobRequest], *args: Any, **kwargs: Any) -> JobRequest:
+        calls["parse"] += 1
+        return real_parse(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(JobRequest, "parse", classmethod(parse))
+    return calls
+
+
+def test_a_job_with_one_fallback_derives_its_shaped_request_once_per_attempt(fake_google, counted):
+    """The primary stocks out, the fallback runs: two attempts, two placed requests, one chain, one parse."""
+    fake_google.jobs.capacity[T4_STANDARD] = STOCKOUT
+    provider = CustomJobProvider()
+    props = provider.check({}, job_props(fallbacks=[{"machine_type": "n1-standard-16"}])).inputs
+    counted.clear()
+    outs = provider.create(props).outs
+    assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
+    assert counted["parse"] == 1, counted
+    assert counted["shapes"] == 1 and counted["home_chain"] == 1, counted
+    assert counted["primary_shape"] == 1 and counted["resolve"] == 1  # the one fallback, resolved once
+    assert counted["apply_shape"] == 2  # one placed request per attempt; the outputs reuse the last
+    # The machines: once for the chain's primary shape, once per placed request (its price, its messages).
+    assert counted["pools"] == 1 + 2
+
+
+def test_read_and_delete_parse_once_and_place_the_job_once(fake_google, counted):
+    provider = CustomJobProvider()
+    outs = provider.create(provider.check({}, job_props(wait=False)).inputs).outs
+    counted.clear()
+    provider.read(outs["job_name"], outs)
+    assert counted["parse"] == 1 and counted["apply_shape"] == 1, counted
+    counted.clear()
+    provider.delete(outs["job_name"], outs)
+    # A delete needs neither the chain nor a shape: it cancels and deletes the job its id names.
+    assert counted["parse"] == 1 and counted["shapes"] == 0 and counted["apply_shape"] == 0, counted
