@@ -30,7 +30,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= $(LOCAL_ROOT)/tuning/tune-local-$(RUN_STAMP)
 
-.PHONY: setup check-python check-venv test lint train-local tune-local preflight plan runs leftovers up destroy clean
+.PHONY: setup check-python check-venv test test-fast test-tf lint train-local tune-local preflight plan runs leftovers up destroy clean
 
 setup: check-venv $(STAMP)
 
@@ -72,9 +72,25 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# The suite on two workers (pytest-xdist): the tests that train (marked `tensorflow` by rule, tests/tensorflow_rule.py)
+# form one group on one worker, which builds each trained model once; the rest spread over both.
+# docs/development.md says which target to run when. WORKERS=0 runs in one process.
+WORKERS ?= 2
+PARALLEL := -n $(WORKERS) --dist loadgroup
+
+# Everything, as CI runs it (.ci/run calls this).
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PARALLEL)
+
+# The inner loop: everything but the tests that train.
+test-fast: setup
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest $(PARALLEL) -m "not tensorflow"
+
+# Only the tests that train, in one process (they share their trained models).
+test-tf: setup
+	$(BIN)/python -m pytest -m tensorflow
 
 # Data preparation and training end to end on generated data, on this machine's CPU.
 train-local: setup

@@ -10,6 +10,15 @@ one process: the conversion with --workers 1, for comparison
 workers read: with --read-latency-ms, the floor's pool with each worker waiting for its own reads (the
             conversion's design before it read ahead on threads)
 
+--camera instead converts camera photos: 12 MP (4032x3024) and 2 MP (1600x1200) q90 JPEGs of the same
+photographs, upscaled. Per size, in one run: the conversion (as above), the floor (every core doing only the
+per-image work: read, decode with DCT scaling, EXIF transpose, RGB, resize, encode) and the full-decode floor
+(the same with every pixel decoded: the conversion's per-image work before it decoded at the kept size).
+
+--quality prints how far the scaled decode's stored pixels are from a full decode's (mean and largest
+difference, grey levels of 255) per decode margin (trainer/images.py DECODE_MARGIN), stored size and camera
+size, on the upscaled photographs and on mosaics of their crops at their own resolution (full detail).
+
 --executors instead compares ways to spread the same conversion over the cores (why trainer/conversion.py
 uses processes): a process pool, a thread pool, and a tf.data parallel map over the same PIL code in
 tf.py_function; plus how much of one conversion holds the GIL (a spinning Python thread's speed beside a
@@ -20,7 +29,7 @@ alternate (in turn reversed), and the best of each is kept, so load from other p
 load average is printed with the figures.
 
     .venv/bin/python benchmarks/data_prep.py [--images 1024] [--rounds 5] [--workers N] [--executors]
-        [--read-latency-ms 50]
+        [--read-latency-ms 50] [--camera] [--quality]
 """
 
 from __future__ import annotations
@@ -30,23 +39,32 @@ import multiprocessing
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
 import numpy as np
-from photos import photo_views, sample_photos
+from photos import mosaic, photo_views, sample_photos
 
 SIZE = 224
 TARGET = 0.9
+# Camera sizes: a 12 MP phone or camera photo, and a mid size.
+CAMERA_SIZES = ((4032, 3024), (1600, 1200))
+# The issue's target: the conversion of 12 MP photos at least this many times its rate with full decodes.
+CAMERA_SPEEDUP = 3.0
+# The full-decode floor's share of the camera photos: at a fifth of the rate, all of them would take long.
+FULL_DECODE_IMAGES = 32
+MARGINS = (1.0, 1.5, 2.0, 3.0)
+STORED_SIZES = (224, 299, 512)
 
 
-def write_photos(folder: Path, count: int) -> list[str]:
-    """`count` JPEG files, alternately in class folders a/ and b/ (q90, as photos from cameras come)."""
+def write_photos(folder: Path, count: int, size: tuple[int, int] = (500, 375)) -> list[str]:
+    """`count` JPEG files of `size`, alternately in class folders a/ and b/ (q90, as cameras save them)."""
     from PIL import Image
 
     paths = []
-    for i, view in enumerate(photo_views(np.random.default_rng(0), sample_photos(), count)):
+    for i, view in enumerate(photo_views(np.random.default_rng(0), sample_photos(), count, size)):
         path = folder / "ab"[i % 2] / f"{i:05d}.jpg"
         path.parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(view).save(path, format="JPEG", quality=90)
@@ -64,11 +82,25 @@ def convert_file(path: str, latency: float = 0.0) -> int:
         return len(to_stored_jpeg(f.read(), SIZE)[0])
 
 
-def floor_seconds(paths: list[str], pool: Executor, workers: int, latency: float = 0.0) -> float:
+def full_decode_file(path: str) -> int:
+    """The full-decode floor's per-image work: as convert_file, but every pixel of a JPEG decoded."""
+    from trainer import images
+
+    with open(path, "rb") as f:
+        return len(images.encoded(images.resized(images.decode(f.read()), SIZE)))
+
+
+def floor_seconds(
+    paths: list[str],
+    pool: Executor,
+    workers: int,
+    latency: float = 0.0,
+    work: Callable[..., int] = convert_file,
+) -> float:
     """The same per-image work on a started process pool of every core, each worker a contiguous share of
     the files, nothing written and nothing but a length sent back: the machine's speed at this work."""
     start = time.perf_counter()
-    work = partial(convert_file, latency=latency)
+    work = partial(work, latency=latency) if latency else work
     for _ in pool.map(work, paths, chunksize=max(1, len(paths) // (workers * 4))):
         pass
     return time.perf_counter() - start
@@ -102,8 +134,9 @@ def cpu_seconds(pool: ProcessPoolExecutor) -> float:
 
 
 def slow_reads(latency: float) -> None:
-    """Every file read of the conversion first waits `latency` seconds, as a gs:// read waits for its first
-    byte (the floor keeps reading local files: it is the machine's speed at the work, not the storage's)."""
+    """Every URI read of the conversion first waits `latency` seconds, as a gs:// read waits for its first
+    byte; the conversion then reads its folder as a file:// URI, read ahead on threads as gs:// is (the floor
+    keeps reading local files: it is the machine's speed at the work, not the storage's)."""
     from trainer import loaders
 
     read = loaders.read_file
@@ -115,7 +148,7 @@ def slow_reads(latency: float) -> None:
     loaders.read_file = read_after_latency
 
 
-def conversion_seconds(folder: Path, output: Path, workers: int) -> float:
+def conversion_seconds(folder: Path | str, output: Path, workers: int) -> float:
     from trainer import create_tfrecords
 
     args = ["--source", "folder", "--folder", str(folder), "--output", str(output), "--image-size", str(SIZE)]
@@ -189,14 +222,109 @@ def gil_free_fraction(paths: list[str]) -> float:
     return spin_rate(lambda: [convert_bytes(d) for d in data]) / alone
 
 
+def camera(args: argparse.Namespace) -> None:
+    """Per camera size: the conversion, the floor (decode with scaling) and the full-decode floor, one run."""
+    load_before = os.getloadavg()[0]
+    print(
+        f"camera photos (q90) -> shorter side {SIZE}, {args.workers} workers, {args.images} images per size "
+        f"(full decode: the first {FULL_DECODE_IMAGES}), best of {args.rounds}"
+    )
+    pool = floor_pool(args.workers)
+    with tempfile.TemporaryDirectory() as tmp:
+        for width, height in CAMERA_SIZES:
+            folder = Path(tmp) / f"photos-{width}"
+            paths = write_photos(folder, args.images, (width, height))
+            megabytes = sum(Path(path).stat().st_size for path in paths) / len(paths) / 1e6
+            few = paths[:FULL_DECODE_IMAGES]
+            list(pool.map(convert_file, paths[: args.workers * 2]))  # warm
+            best = {"conversion": 0.0, "floor": 0.0, "full decode": 0.0}
+            cpu = dict.fromkeys(best, float("inf"))
+            for round_ in range(args.rounds):
+                output = Path(tmp) / f"round-{width}-{round_}"
+                measures = [
+                    ("conversion", partial(conversion_seconds, folder, output, args.workers)),
+                    ("floor", partial(floor_seconds, paths, pool, args.workers)),
+                    ("full decode", partial(floor_seconds, few, pool, args.workers, work=full_decode_file)),
+                ]
+                for name, measure in measures if round_ % 2 == 0 else reversed(measures):
+                    used, count = cpu_seconds(pool), len(few) if name == "full decode" else args.images
+                    best[name] = max(best[name], count / measure())
+                    time.sleep(0.5)  # the fork server reaps the conversion's workers
+                    cpu[name] = min(cpu[name], (cpu_seconds(pool) - used) * 1000 / count)
+            print(f"{width}x{height} ({megabytes:.2f} MB per JPEG):")
+            for name, rate in best.items():
+                print(f"  {name:12}: {rate:8.1f} img/s   {cpu[name]:7.1f} CPU ms/image")
+            ratio = best["conversion"] / best["floor"]
+            print(f"  conversion / floor: {ratio:.2f}x   target: >= {TARGET}x -> {_verdict(ratio >= TARGET)}")
+            speedup = best["conversion"] / best["full decode"]
+            target = f"   target: >= {CAMERA_SPEEDUP:g}x -> {_verdict(speedup >= CAMERA_SPEEDUP)}"
+            print(f"  conversion / full-decode floor: {speedup:.2f}x{target if width == 4032 else ''}")
+            print(f"  floor / conversion CPU per image: {cpu['floor'] / cpu['conversion']:.2f}x")
+    pool.shutdown()
+    print(f"1-minute load average (all processes): {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def _difference(got: list[np.ndarray], expected: list[np.ndarray]) -> str:
+    diffs = [np.abs(a - b) for a, b in zip(got, expected, strict=True)]
+    return f"{np.mean([d.mean() for d in diffs]):5.2f} / {max(int(d.max()) for d in diffs):3d}"
+
+
+def quality() -> None:
+    """The scaled decode's stored pixels against a full decode's, per margin, stored size and camera size."""
+    import io
+
+    from PIL import Image
+
+    from trainer import images
+
+    def jpeg(pixels: np.ndarray) -> bytes:
+        out = io.BytesIO()
+        Image.fromarray(pixels).save(out, format="JPEG", quality=90)
+        return out.getvalue()
+
+    rng = np.random.default_rng(0)
+    photos = sample_photos()
+    print("stored pixels, scaled decode vs full decode: mean / largest difference (grey levels of 255);")
+    print("last column: what the stored JPEG's encode (q95) itself changes in the full decode's pixels")
+    header = "  ".join(f"margin {m:<3g} (decoded) " for m in MARGINS)
+    print(f"{'camera JPEG':22} {'stored':>6}  {header}  q95 encode")
+    for size in CAMERA_SIZES:
+        contents = {
+            "upscaled": [jpeg(view) for view in photo_views(rng, photos, 9, size)],
+            "mosaic": [jpeg(mosaic(rng, photos, size)) for _ in range(4)],
+        }
+        for kind, datas in contents.items():
+            for stored in STORED_SIZES:
+                full_images = [images.resized(images.decode(d), stored) for d in datas]
+                full = [np.asarray(p, dtype=int) for p in full_images]
+                cells = []
+                for margin in MARGINS:
+                    decoded = [images.decode(d, stored, margin) for d in datas]
+                    scaled = [np.asarray(images.resized(p, stored), dtype=int) for p in decoded]
+                    cells.append(_difference(scaled, full) + f" ({decoded[0].width}x{decoded[0].height})")
+                stored_jpegs = [io.BytesIO(images.encoded(p)) for p in full_images]
+                reencoded = [np.asarray(Image.open(f), dtype=int) for f in stored_jpegs]
+                cells = [cell.ljust(24) for cell in cells] + [_difference(reencoded, full)]
+                label = f"{size[0]}x{size[1]} {kind}"
+                print(f"{label:22} {stored:6}  " + "  ".join(cells))
+
+
 def main() -> None:
     from trainer.conversion import default_workers
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--images", type=int, default=1024)
-    p.add_argument("--rounds", type=int, default=5, help="alternating measurements; the best of each is kept")
+    p.add_argument("--images", type=int, help="photos to convert (default 1024; --camera 128)")
+    p.add_argument(
+        "--rounds", type=int, help="alternating measurements, the best of each kept (default 5; --camera 3)"
+    )
     p.add_argument("--workers", type=int, default=default_workers())
     p.add_argument("--executors", action="store_true", help="compare processes, threads and tf.data instead")
+    p.add_argument("--camera", action="store_true", help="12 MP and 2 MP photos (default --images 128)")
+    p.add_argument("--quality", action="store_true", help="scaled vs full decode pixels, per margin")
     p.add_argument(
         "--read-latency-ms",
         type=float,
@@ -204,6 +332,14 @@ def main() -> None:
         help="the conversion's every file read first waits this long, as a gs:// read on a Vertex replica",
     )
     args = p.parse_args()
+    if args.quality:
+        quality()
+        return
+    if args.camera:
+        args.images, args.rounds = args.images or 128, args.rounds or 3
+        camera(args)
+        return
+    args.images, args.rounds = args.images or 1024, args.rounds or 5
     if args.read_latency_ms:
         slow_reads(args.read_latency_ms / 1000)
     if args.executors:
@@ -226,6 +362,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "photos"
         paths = write_photos(folder, args.images)
+        source = f"file://{folder}" if args.read_latency_ms else folder
         best = {"floor": 0.0, "conversion": 0.0, "one process": 0.0}
         if args.read_latency_ms:
             best["workers read"] = 0.0
@@ -236,8 +373,8 @@ def main() -> None:
             output = Path(tmp) / f"round-{round_}"
             measures = [
                 ("floor", partial(floor_seconds, paths, pool, args.workers)),
-                ("conversion", partial(conversion_seconds, folder, output / "conversion", args.workers)),
-                ("one process", partial(conversion_seconds, folder, output / "one-process", 1)),
+                ("conversion", partial(conversion_seconds, source, output / "conversion", args.workers)),
+                ("one process", partial(conversion_seconds, source, output / "one-process", 1)),
             ]
             if args.read_latency_ms:  # the design before read-ahead: each worker waits for its own reads
                 wait = partial(floor_seconds, paths, pool, args.workers, args.read_latency_ms / 1000)

@@ -7,6 +7,7 @@ import pulumi
 from infra.cloudbuild.component import REQUIRED_APIS as CLOUD_BUILD_APIS
 from infra.cloudbuild.component import CloudBuildImage
 from infra.components import image as trainer_image
+from infra.components import propagation
 from infra.components.apis import BASE_APIS, Apis
 from infra.components.budget import Budget
 from infra.components.identity import JobIdentity
@@ -47,7 +48,9 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
     project = cfg.gcp_project
     cloud_build = cfg.image_builder == "cloudbuild"
     apis = Apis("apis", project, required_apis(cfg))
-    after_apis = pulumi.ResourceOptions(depends_on=[apis])
+    # What comes after the APIs retries its first use while an API enabled by this `up` is still refused.
+    first_use = propagation.api_hooks()
+    after_apis = pulumi.ResourceOptions(depends_on=[apis], hooks=first_use)
     storage = TrainingBucket(
         "storage",
         project=project,
@@ -76,7 +79,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
             repository=registry.repository.repository_id,
             bucket=storage.name,
             context=code,
-            opts=pulumi.ResourceOptions(depends_on=[apis, registry, storage]),
+            opts=pulumi.ResourceOptions(depends_on=[apis, registry, storage], hooks=first_use),
         )
         if cloud_build
         else trainer_image.TrainerImage(
@@ -84,7 +87,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
             repository_url=repository_url(project, cfg.region, repository_id(cfg.stack)),
             labels=labels,
             context=code,
-            opts=pulumi.ResourceOptions(depends_on=[registry]),
+            opts=pulumi.ResourceOptions(depends_on=[registry], hooks=first_use),
         )
     )
     identity = JobIdentity(
@@ -131,8 +134,9 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
             opts=pulumi.ResourceOptions(
                 depends_on=[
                     apis,
-                    ServiceAgents("service-agents", project, [EVENTARC, PUBSUB], after_apis).ready,
-                ]
+                    *ServiceAgents("service-agents", project, [EVENTARC, PUBSUB], after_apis).ready,
+                ],
+                hooks=first_use,
             ),
         )
         if cfg.kill_switch
@@ -158,7 +162,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
             model_dir=after_success(jobs.train_job, "The model version", jobs.train_job.model_dir),
             reader=identity.email,
             labels=labels,
-            opts=pulumi.ResourceOptions(depends_on=[jobs.train_job]),
+            opts=pulumi.ResourceOptions(depends_on=[jobs.train_job], hooks=first_use),
         )
         if cfg.model_registry.register
         else None

@@ -1,4 +1,4 @@
-"""Writes a replica's shards: images converted on every core, records written in the plan's order, and each
+"""Writes a replica's shards: records made on every core, written in the plan's order, and each
 shard finished (closed, renamed, marked done) on a thread, so shard uploads run while conversion goes on."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import tensorflow as tf
 
-from trainer import records, shard_files
-from trainer.conversion import Converted, Loader, Result
+from trainer import shard_files
+from trainer.conversion import Converted, Result, Work
 from trainer.progress import Progress
 from trainer.shard_plan import Shard
 
@@ -27,10 +27,10 @@ def write_shards(
     output: str,
     fingerprint: str,
     class_names: list[str],
-    convert: Callable[[Iterable[Loader]], Iterator[Result]],
+    convert: Callable[[Iterable[Work]], Iterator[Result]],
     progress: Progress,
 ) -> None:
-    results = convert(item.load for shard in shards for item in shard.items)
+    results = convert((item.load, item.label) for shard in shards for item in shard.items)
     with ThreadPoolExecutor(FINISHING_THREADS, thread_name_prefix="finish-shard") as finishers:
         finishing: list[Future] = []
         for shard in shards:
@@ -60,7 +60,7 @@ def _write(
             result = next(results)
             if isinstance(result, Converted):
                 writer = writer or tf.io.TFRecordWriter(tmp)
-                writer.write(records.serialize(result.jpeg, item.label, result.height, result.width))
+                writer.write(result.record)
                 counts[class_names[item.label]] += 1
             else:
                 log.warning("skipping unreadable image %s: %s", item.key, result.reason)

@@ -36,6 +36,9 @@ MARKER = "retired_role"  # the role's full name; a state without it is the role'
 class RetiredRoleProvider(ResourceProvider):
     """Replaces the aliased role's state once; creates and deletes nothing in Google Cloud itself."""
 
+    # Holds no secret (a class reference): see infra/dynamic/base.py, SpecProvider.
+    serialize_as_secret_always = False
+
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         return CheckResult(news, [])
 

@@ -12,7 +12,6 @@ from infra.cloudbuild.identity import BuilderIdentity
 from infra.cloudbuild.resource import ImageBuild, ImageBuildArgs
 from infra.components.image import IMAGE_NAME, TRAINER_DIR, data_code_hash
 from infra.components.options import children
-from infra.components.propagation import IAM_PROPAGATION, wait
 from infra.components.registry import repository_url
 
 # Where archives are written locally before upload, and their prefix in the stack bucket.
@@ -82,16 +81,9 @@ class CloudBuildImage(pulumi.ComponentResource):
                 service_account=self.identity.email,
                 timeout_seconds=BUILD_TIMEOUT_SECONDS,
             ),
-            # A new builder's grants take minutes to apply; a build started at once fails to fetch its source.
-            opts=children(
-                self,
-                opts,
-                depends_on=[
-                    self.source,
-                    *self.identity.grants,
-                    wait("builder-grants-propagation", IAM_PROPAGATION, self.identity.grants, self, opts),
-                ],
-            ),
+            # A new builder's grants take minutes to apply: a build refused for them is submitted again by the
+            # provider, up to IAM's documented worst case (cloudbuild/provider.py, dynamic/propagation.py).
+            opts=children(self, opts, depends_on=[self.source, *self.identity.grants]),
         )
         self.ref = self.image.image_ref
         self.digest = self.image.digest

@@ -15,12 +15,22 @@ from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 from infra.cloudbuild import spec
 from infra.cloudbuild.builds import BuildApi
 from infra.cloudbuild.errors import BuildError
+from infra.dynamic import propagation
 from infra.dynamic.base import SpecProvider
 from infra.dynamic.polling import poll_until
 
 # Time on top of the build's own timeout for queueing before the provider gives up and cancels it.
 QUEUE_GRACE_SECONDS = 1800.0
 CANCEL_WAIT_SECONDS = 300.0
+# How a build fails when its builder's grants made by this `up` (bucket read, log writer, repository writer:
+# cloudbuild/identity.py) are not applied yet: its source cannot be fetched, its logs not written, its image
+# not pushed (Cloud Build's FailureInfo types), with a refusal in the detail. Such a build is submitted again
+# (dynamic/propagation.py) instead of waiting a fixed time before the first build.
+Failure = cloudbuild_v1.Build.FailureInfo.FailureType
+GRANT_FAILURES = frozenset(
+    {Failure.FETCH_SOURCE_FAILED, Failure.LOGGING_FAILURE, Failure.PUSH_FAILED, Failure.PUSH_NOT_AUTHORIZED}
+)
+WAITING_FOR = "the builder's new grants (bucket, logs, repository) to apply"
 
 
 def _log(props: dict[str, Any], message: str) -> None:
@@ -75,6 +85,22 @@ def _failure(api: BuildApi, build: cloudbuild_v1.Build, props: dict[str, Any]) -
     )
 
 
+class _NotYetGranted(BuildError):
+    """A build that failed the way a builder whose new grants are not applied yet fails."""
+
+    def __init__(self, error: BuildError, refusal: str) -> None:
+        super().__init__(str(error))
+        self.refusal = refusal
+
+
+def grant_refusal(build: cloudbuild_v1.Build) -> str | None:
+    """The refusal in a failed build that reads as its builder's grants not applied yet, else None."""
+    detail = build.failure_info.detail or build.status_detail
+    if build.status != spec.Status.FAILURE or build.failure_info.type_ not in GRANT_FAILURES:
+        return None
+    return detail if propagation.PERMISSION_NOT_YET.search(detail or "") else None
+
+
 def _wait(api: BuildApi, build: cloudbuild_v1.Build, props: dict[str, Any]) -> cloudbuild_v1.Build:
     """Wait for a terminal status; raise unless it succeeded. A build past its deadline is cancelled first."""
     started = build.create_time.timestamp() if build.create_time else time.time()
@@ -89,8 +115,31 @@ def _wait(api: BuildApi, build: cloudbuild_v1.Build, props: dict[str, Any]) -> c
             f"Details: {spec.console_url(build, props)}"
         )
     if build.status != spec.Status.SUCCESS:
-        raise _failure(api, build, props)
+        refusal = grant_refusal(build)
+        failure = _failure(api, build, props)
+        raise failure if refusal is None else _NotYetGranted(failure, refusal)
     return build
+
+
+def _build(api: BuildApi, props: dict[str, Any], adopted: cloudbuild_v1.Build | None) -> cloudbuild_v1.Build:
+    """Wait for the adopted build, or submit one; a build refused for the builder's new grants is submitted
+    again after the next gap of dynamic/propagation.DELAYS, until IAM's documented worst case."""
+    pending = [adopted] if adopted is not None else []
+
+    def attempt() -> cloudbuild_v1.Build:
+        build = pending.pop() if pending else None
+        if build is None:
+            build = api.create(spec.build_request(props))
+            _log(props, f"started {build.name} ({build.status.name}): {spec.console_url(build, props)}")
+        return _wait(api, build, props)
+
+    return propagation.retry_until_seen(
+        attempt,
+        lambda exc: exc.refusal if isinstance(exc, _NotYetGranted) else None,
+        f"Image build of {_id(props)}",
+        WAITING_FOR,
+        lambda line: _log(props, line),
+    )
 
 
 class ImageBuildProvider(SpecProvider):
@@ -113,10 +162,7 @@ class ImageBuildProvider(SpecProvider):
         build = api.find_live_build()
         if build is not None:
             _log(props, f"adopting {build.name} ({build.status.name}), started earlier for the same tag")
-        else:
-            build = api.create(spec.build_request(props))
-            _log(props, f"started {build.name} ({build.status.name}): {spec.console_url(build, props)}")
-        build = _wait(api, build, props)
+        build = _build(api, props, build)
         digest = spec.digest_of(build, spec.image_uris(props)[0])
         if digest is None:
             raise BuildError(

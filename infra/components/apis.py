@@ -5,8 +5,6 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from infra.components.propagation import API_PROPAGATION, wait
-
 BASE_APIS = (
     "aiplatform.googleapis.com",
     "artifactregistry.googleapis.com",
@@ -42,6 +40,6 @@ class Apis(pulumi.ComponentResource):
             )
             for service in sorted(set(services))
         ]
-        # Children of this component: whatever depends on it waits for this too.
-        wait(f"{name}-propagation", API_PROPAGATION, list(self.services), self)
+        # No fixed wait after enabling: the first use of an API retries while it is still refused
+        # (components/propagation.py, api_hooks; the dynamic providers' own retries, dynamic/propagation.py).
         self.register_outputs({"services": [s.service for s in self.services]})

@@ -11,8 +11,8 @@ from pathlib import Path
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.components import propagation
 from infra.components.options import children
-from infra.components.propagation import IAM_PROPAGATION, wait
 from infra.least_privilege import custom_roles
 
 GUARD_DIR = Path(__file__).parents[1] / "guard"
@@ -243,19 +243,16 @@ class KillSwitch(pulumi.ComponentResource):
                 retry_policy="RETRY_POLICY_RETRY",
                 service_account_email=account.email,
             ),
-            # The identities must hold their permissions before the build and the first event: wait for
-            # the new grants to propagate, or the first build fails to read its source.
+            # The identities must hold their permissions before the build and the first event: the
+            # function's creation is retried while the new grants (and the Eventarc agent's role) are
+            # still refused, up to IAM's documented worst case (components/propagation.py).
             opts=children(
                 self,
                 opts,
-                depends_on=[
-                    grant,
-                    token_creator,
-                    *self.build_grants,
-                    wait(
-                        f"{name}-grants-propagation", IAM_PROPAGATION, [grant, *self.build_grants], self, opts
-                    ),
-                ],
+                depends_on=[grant, token_creator, *self.build_grants],
+                hooks=propagation.grant_hooks(
+                    f"{name}-grants", "the kill switch's new grants and the Eventarc agent's role"
+                ),
             ),
         )
         # The trigger's identity invokes only this function's Cloud Run service (same name as the function).

@@ -4,8 +4,10 @@ Eventarc's agent is created lazily on first use and its role arrives minutes lat
 first Pub/Sub-triggered function fails with "Permission denied while using the Eventarc Service Agent ... it
 may take a few minutes" (hashicorp/terraform-provider-google#14584, #25294; pulumi/pulumi-gcp#1290).
 Generating the identities explicitly (`projects.ServiceIdentity`, serviceusage generateServiceIdentity; no
-separate beta provider is needed: pulumi-gcp is built from the google-beta provider) and waiting for IAM
-propagation makes the first `pulumi up` pass without a second try. The stack grants the agents no role:
+separate beta provider is needed: pulumi-gcp is built from the google-beta provider) and retrying the
+first trigger's creation while the agent's role is still refused (components/propagation.py, on the
+kill-switch function) makes the first `pulumi up` pass without a second try or a fixed wait. The stack
+grants the agents no role:
 Eventarc's role (roles/eventarc.serviceAgent, which Google grants "when you first create Eventarc resources",
 https://cloud.google.com/eventarc/standard/docs/functions/roles-permissions, read 2026-11-25) carries
 iam.serviceAccounts.actAs and getAccessToken, so a deploy identity allowed to grant it could mint tokens for
@@ -20,14 +22,14 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra.components.options import children
-from infra.components.propagation import IAM_PROPAGATION, wait
 
 EVENTARC = "eventarc.googleapis.com"
 PUBSUB = "pubsub.googleapis.com"  # pushes the budget topic's messages to the trigger with OIDC tokens
 
 
 class ServiceAgents(pulumi.ComponentResource):
-    """`ready` is created once the agents exist and the bootstrap's grant has had time to propagate."""
+    """`ready`: the agents' identities, for what needs them to exist first (their roles may still be
+    propagating: the first user retries, components/propagation.py)."""
 
     def __init__(
         self, name: str, project: str, services: list[str], opts: pulumi.ResourceOptions | None = None
@@ -40,5 +42,5 @@ class ServiceAgents(pulumi.ComponentResource):
             created.append(
                 gcp.projects.ServiceIdentity(f"{short}-agent", project=project, service=service, opts=child)
             )
-        self.ready = wait(f"{name}-propagation", IAM_PROPAGATION, created, self)
+        self.ready: list[pulumi.Resource] = created
         self.register_outputs({})

@@ -28,6 +28,7 @@ FALLBACK_KEYS = {
     "schedulingStrategy": "scheduling_strategy",
     "region": "region",
     "reservationAffinity": "reservation_affinity",
+    "maxHourlyUsd": "max_hourly_usd",  # this shape's hourly ceiling, over the job's (cost/limits.py)
 }
 # reservationAffinity's YAML keys (the same on the job and in a fallback) and the CustomJob's.
 RESERVATION_KEYS = {"type": "type", "reservation": "reservation"}
@@ -93,7 +94,7 @@ def _reservation(key: str, value: Any) -> dict[str, Any]:
     return {RESERVATION_KEYS[k]: v for k, v in value.items()}
 
 
-def _fallback(index: int, entry: Any) -> dict[str, Any]:
+def _fallback(index: int, entry: Any, stack: str) -> dict[str, Any]:
     key = f"fallbacks[{index}]"
     if not isinstance(entry, Mapping) or not entry:
         raise ConfigError(key, f"must be a map of {', '.join(FALLBACK_KEYS)}, got {entry!r}", _FIX)
@@ -103,6 +104,16 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
             key, f"has unknown keys {unknown}; a fallback takes {', '.join(FALLBACK_KEYS)}", _FIX
         )
     found = {FALLBACK_KEYS[k]: v for k, v in entry.items()}
+    ceiling = found.get("max_hourly_usd")
+    if ceiling is not None and (
+        isinstance(ceiling, bool) or not isinstance(ceiling, int | float) or ceiling <= 0
+    ):
+        raise ConfigError(
+            f"{key}.maxHourlyUsd",
+            f"must be a positive number of US dollars per hour (this shape is skipped when its price is "
+            f"above it), got {ceiling!r}",
+            f"run `pulumi config set --stack {stack} --path '{NAMESPACE}:fallbacks[{index}].maxHourlyUsd' 2`",
+        )
     if "reservation_affinity" in found:
         found["reservation_affinity"] = _reservation(
             f"{key}.reservationAffinity", found["reservation_affinity"]
@@ -118,6 +129,7 @@ def read_capacity(
     worker_count: int,
     timeout_seconds: int,
     region: str,
+    stack: str = "<stack>",
 ) -> CapacityConfig:
     """The capacity keys, checked against the training job's pools (`chief`: machine type, accelerator type
     and count; the workers are copies of it) as the CustomJob checks them."""
@@ -139,7 +151,7 @@ def read_capacity(
             f"`pulumi config rm {NAMESPACE}:spot`",
         )
     max_wait = read.number("maxWaitSeconds", None, int, "3600")
-    fallbacks = tuple(_fallback(i, entry) for i, entry in enumerate(read.list("fallbacks", (), None)))
+    fallbacks = tuple(_fallback(i, e, stack) for i, e in enumerate(read.list("fallbacks", (), None)))
     fallback_regions = tuple(read.list("fallbackRegions", (), ("us-east4",)))
     raw_reservation = read.raw("reservationAffinity")
     reservation = (
@@ -165,7 +177,9 @@ def read_capacity(
         ],
         "scheduling_strategy": strategy,
         "max_wait_seconds": max_wait,
-        "fallbacks": [dict(entry) for entry in fallbacks],
+        # The hourly ceilings are checked above; the probe prices nothing (the chain's prices are the
+        # provider's check, with the Billing Catalog of the stack's project).
+        "fallbacks": [{k: v for k, v in entry.items() if k != "max_hourly_usd"} for entry in fallbacks],
         "fallback_regions": list(fallback_regions),
         "reservation_affinity": reservation,
         "capacity_deadline_seconds": deadline,

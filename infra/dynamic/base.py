@@ -30,6 +30,12 @@ class SpecProvider(ResourceProvider):
     # An instance annotation: a provider class body assigns its spec module (mypy reads a module assigned
     # over a ClassVar as an instance variable).
     spec: ModuleType
+    # The serialized provider is a class reference (dill, by reference) that holds no secret: keep it out
+    # of Pulumi's secrets unless a captured Output is secret (pulumi/dynamic/dynamic.py, 3.272;
+    # pulumi/pulumi#15864: the default True makes every serialization an encrypt call with a cloud secrets
+    # backend, #15538).
+    # State written with the default (a secret `__provider`) still loads: the host unpickles it the same way.
+    serialize_as_secret_always = False
     # Delete the old resource before creating its replacement (two runs of one job would share outputs).
     delete_before_replace: ClassVar[bool] = False
     # Inputs fixed when the resource is made that no later change applies to (diff never reports them).

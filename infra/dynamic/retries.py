@@ -1,4 +1,7 @@
-"""Retrying Google API calls that failed for a moment (UNAVAILABLE, DEADLINE_EXCEEDED), with backoff."""
+"""Retrying Google API calls that failed for a moment (UNAVAILABLE, DEADLINE_EXCEEDED), with backoff; and
+calls refused because their API was enabled moments ago by this `up` (PERMISSION_DENIED "... has not been used
+in project ... or it is disabled"), until the API is seen (dynamic/propagation.py: one line per retry,
+bounded by the documented propagation worst case)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from google.api_core import exceptions as gexc
+
+from infra.dynamic import propagation
 
 T = TypeVar("T")
 
@@ -20,7 +25,37 @@ def code_name(exc: gexc.GoogleAPICallError) -> str:
     return exc.grpc_status_code.name if exc.grpc_status_code is not None else str(exc.code)
 
 
+def api_not_yet(exc: Exception) -> str | None:
+    """The refusal of an API enabled moments ago (propagation.API_NOT_YET), else None."""
+    if isinstance(exc, gexc.PermissionDenied) and propagation.API_NOT_YET.search(exc.message or ""):
+        return str(exc.message)
+    return None
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def with_retry(
+    call: Callable[[], T],
+    what: str,
+    first_delay: float,
+    *,
+    error: Callable[[str, gexc.GoogleAPICallError], Exception],
+    service: str,
+    also: Callable[[gexc.GoogleAPICallError], bool] = lambda _exc: False,
+) -> T:
+    """`transient_retry`, again while the call's API, enabled moments ago, still refuses it."""
+    return propagation.retry_until_seen(
+        lambda: transient_retry(call, what, first_delay, error=error, service=service, also=also),
+        api_not_yet,
+        what,
+        "the API enabled by this `up` to accept calls",
+        _say,
+    )
+
+
+def transient_retry(
     call: Callable[[], T],
     what: str,
     first_delay: float,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-storage has no py.typed
 
-from infra.leftovers import prices
+from infra.leftovers import prices, storage_prices
 from infra.leftovers.items import Found, Item, size_text
 
 GCF_SOURCES = "gcf-v2-sources-"
@@ -65,9 +65,19 @@ def measure(client: storage.Client, bucket: str, prefix: str = "") -> Size:
     return Size(size, count, deleted)
 
 
-def _item(kind: str, name: str, bucket: storage.Bucket, size: Size, remove: str) -> Item:
+def live_rate(bucket: storage.Bucket, project: str) -> float | None:
+    """The Standard storage price of its location from the Billing Catalog; None where it has none."""
+    skus = storage_prices.StorageCatalog.skus(storage_prices.STORAGE_SERVICE, project)
+    if skus is None:
+        return None
+    location, kind = (bucket.location or "").lower(), bucket.location_type or "region"
+    return storage_prices.bucket_rate(skus, location, kind, bucket.storage_class or "STANDARD")
+
+
+def _item(kind: str, name: str, bucket: storage.Bucket, size: Size, remove: str, project: str) -> Item:
     location = (bucket.location or "").lower()
-    cost = prices.bucket_cost(size.bytes, location, bucket.storage_class or "STANDARD")
+    live = live_rate(bucket, project) if size.bytes else None
+    cost = prices.bucket_cost(size.bytes, location, bucket.storage_class or "STANDARD", live)
     return Item(
         kind=kind,
         name=name,
@@ -101,7 +111,7 @@ def _read(client: storage.Client, bucket: storage.Bucket, wanted: Wanted, found:
         return
     if prefix and not size.objects:
         return  # the shared bucket holds nothing of this stack
-    found.items.append(_item(kind, name, bucket, size, remove))
+    found.items.append(_item(kind, name, bucket, size, remove, wanted.project))
 
 
 def find(wanted: Wanted) -> Found:

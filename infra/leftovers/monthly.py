@@ -31,7 +31,7 @@ from google.cloud.artifactregistry_v1.services.artifact_registry.transports impo
 from google.cloud.functions_v2.services.function_service.transports import FunctionServiceGrpcTransport
 
 from infra.dynamic.endpoints import client_kwargs
-from infra.leftovers import prices
+from infra.leftovers import prices, storage_prices
 from infra.leftovers.items import Found, Item, size_text
 
 CALL_TIMEOUT_SECONDS = 30.0
@@ -68,7 +68,13 @@ def repositories(wanted: Wanted, region: str) -> list[Item]:
     for repo in found:
         if _tail(repo.name) != wanted.repository_id and not wanted.ours(repo.labels):
             continue
-        cost = prices.repository_cost(repo.size_bytes)
+        skus = (
+            storage_prices.StorageCatalog.skus(storage_prices.REGISTRY_SERVICE, wanted.project)
+            if repo.size_bytes
+            else None
+        )
+        live = storage_prices.registry_rate(skus, region) if skus is not None else None
+        cost = prices.repository_cost(repo.size_bytes, live, region)
         items.append(
             Item(
                 kind="repository",

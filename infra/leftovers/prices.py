@@ -10,11 +10,16 @@ Artifact Registry, storage "per GB / month": up to 0.5 GB free, USD 0.10 over it
 multi-regional repositories; the free tier counts the whole billing account, not one project (REGISTRY_PAGE).
 So a repository's figure is a bound: at most its size x USD 0.10. That page does not say which GB it means;
 the bound counts decimal GB (10^9 bytes), the larger count of the same bytes, so it holds either way.
+
+Where the Cloud Billing Catalog answers for the location (storage_prices.py, read live: regions, dual- and
+multi-regions), its price per GiB-month replaces the table's; the table is the offline fallback.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from infra.leftovers.storage_prices import CATALOG_SOURCE
 
 READ = "2026-11-26"
 STORAGE_PAGE = "https://cloud.google.com/storage/pricing#storage-pricing"
@@ -58,9 +63,14 @@ class MonthlyCost:
     bound: bool = False  # `usd` is an upper bound, not the price
 
 
-def bucket_cost(size_bytes: int, location: str, storage_class: str) -> MonthlyCost:
-    """A bucket's storage at its region's Standard price, where the page gives one."""
+def bucket_cost(size_bytes: int, location: str, storage_class: str, live: float | None = None) -> MonthlyCost:
+    """A bucket's storage at its location's Standard price: the catalog's (`live`, USD per GiB-month) where
+    it answered, else the page's where it gives one."""
     region = location.lower()
+    if live is not None:
+        usd = size_bytes / GIB * live
+        text = f"{usd_text(usd)}/month (Standard storage, USD {live:.4f}/GiB-month)"
+        return MonthlyCost(usd, text, f"{CATALOG_SOURCE}, Cloud Storage, {region}")
     rate = STANDARD_USD_PER_GIB_MONTH.get(region) if storage_class.upper() == "STANDARD" else None
     if rate is None:
         return MonthlyCost(None, f"no sourced price ({storage_class.title()} storage in {region})")
@@ -69,8 +79,16 @@ def bucket_cost(size_bytes: int, location: str, storage_class: str) -> MonthlyCo
     return MonthlyCost(usd, f"{usd_text(usd)}/month (Standard storage, USD {rate:.3f}/GiB-month)", source)
 
 
-def repository_cost(size_bytes: int) -> MonthlyCost:
-    """At most size (in decimal GB) x USD 0.10 a month: the first 0.5 GB of the billing account are free."""
+def repository_cost(size_bytes: int, live: float | None = None, location: str = "") -> MonthlyCost:
+    """At most size (in decimal GB) x USD 0.10 a month: the first 0.5 GB of the billing account are free;
+    with the catalog's rate (`live`, USD per GiB-month past the free tier), at most size in GiB x it."""
+    if live is not None:
+        usd = size_bytes / GIB * live
+        text = (
+            f"at most {usd_text(usd)}/month (USD {live:.4f}/GiB-month past the billing account's free "
+            f"{REGISTRY_FREE_GB} GB)"
+        )
+        return MonthlyCost(usd, text, f"{CATALOG_SOURCE}, Artifact Registry, {location}", bound=True)
     usd = size_bytes / GB * REGISTRY_USD_PER_GB_MONTH
     source = f"Artifact Registry pricing, {REGISTRY_PAGE}, read {READ}"
     text = (

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.plan.program import Declared
+from infra.vertex.cost import limits
 from infra.vertex.cost.preview import ShapeCost
 from infra.vertex.lifecycle.job_provider import JobProvider
 
@@ -31,6 +32,8 @@ class PlannedShape:
     hourly_usd: float | None
     bound: bool  # hourly_usd is the on-demand price bounding a Spot/FLEX_START shape without its own
     missing: tuple[str, ...]  # what has no sourced price, e.g. `NVIDIA_L4 (us-central1, SPOT)`
+    skipped: str | None = None  # why the job's price limits skip it (cost/limits.py); None: in the chain
+    skip_key: str | None = None  # the stack key that skips it: maxCostUsd or maxHourlyUsd
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -41,6 +44,7 @@ class PlannedShape:
             "region": self.region,
             "hourly_usd": None if self.hourly_usd is None else round(self.hourly_usd, 6),
             "hourly_usd_is_on_demand_bound": self.bound,
+            "skipped": self.skipped or False,
         }
 
 
@@ -54,6 +58,7 @@ class PlannedJob:
     worst_case_usd: float | None
     failures: tuple[tuple[str, str], ...]  # what the provider's check would refuse: (input, reason)
     max_cost_usd: float | None = None  # the job's dollar cap (maxCostUsd), where it has one
+    allow_unpriced_shapes: bool = False  # allowUnpricedShapes: unpriced shapes run, their time uncounted
 
     @property
     def local(self) -> bool:
@@ -67,6 +72,7 @@ class PlannedJob:
             "shapes": [shape.as_json() for shape in self.shapes],
             "worst_case_usd": None if self.worst_case_usd is None else round(self.worst_case_usd, 2),
             "max_cost_usd": self.max_cost_usd,
+            "allow_unpriced_shapes": self.allow_unpriced_shapes,
         }
 
 
@@ -89,6 +95,8 @@ def _shape(cost: ShapeCost, local: bool) -> PlannedShape:
         hourly,
         bound,
         () if local else cost.missing,
+        None if local else cost.skipped,
+        None if local or cost.skip_key is None else limits.STACK_KEYS[cost.skip_key],
     )
 
 
@@ -109,8 +117,9 @@ def planned_job(resource: Declared) -> PlannedJob | None:
     shapes = tuple(_shape(cost, local) for cost in kind.shape_costs(props))
     worst = 0.0 if local else kind.worst_case_usd(props)
     cap = props.get("max_cost_usd")
+    allow = bool(props.get("allow_unpriced_shapes"))
     return PlannedJob(
-        resource.name, kind.api_kind, runner, props.get("timeout_seconds"), shapes, worst, (), cap
+        resource.name, kind.api_kind, runner, props.get("timeout_seconds"), shapes, worst, (), cap, allow
     )
 
 

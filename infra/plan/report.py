@@ -13,8 +13,9 @@ from infra.vertex.cost import pricing
 
 # Where the figures come from: the plan never reads the Billing Catalog (it is made offline).
 PRICE_SOURCE = (
-    f"list prices from the Vertex AI price list ({pricing.PRICE_LIST_URL}, read {pricing.PRICE_LIST_READ}); "
-    "the Cloud Billing Catalog is not read offline, so `pulumi preview` may find more prices"
+    f"list prices from the Vertex AI price list ({pricing.PRICE_LIST_URL}), figures as read on "
+    f"{pricing.PRICE_LIST_READ}; the Cloud Billing Catalog is not read offline: at `pulumi preview` and `up` "
+    "it overrides the table where it answers, and may price a shape skipped here"
 )
 NOT_COUNTED = "storage, network, image builds and the model registry are not counted"
 
@@ -69,6 +70,11 @@ def _hourly(job: PlannedJob, shape: PlannedShape) -> str:
     machines = f" for {shape.replicas} machines" if shape.replicas > 1 else ""
     if job.local:
         return "nothing billed"
+    if shape.skipped is not None and shape.hourly_usd is None:
+        items = ", ".join(item.split(" (", 1)[0] for item in shape.missing)
+        return f"skipped ({shape.skip_key}**): no sourced price for {items}"
+    if shape.skipped is not None:
+        return f"skipped ({shape.skip_key}): {shape.skipped}"
     if shape.hourly_usd is None:
         # pricing.missing names `item (region, strategy)`; the line shows the region and strategy already.
         return f"no sourced price for {', '.join(item.split(' (', 1)[0] for item in shape.missing)}"
@@ -100,12 +106,16 @@ def _job_lines(index: int, job: PlannedJob) -> list[str]:
             else "not stated for this kind of job"
         )
         lines.append(f"     worst case: unknown ({why})")
+    unpriced = [s.name for s in job.shapes if s.hourly_usd is None and s.skipped is None]
     if job.max_cost_usd is not None and not job.local:
-        # cost/cap.py counts a shape's price or bound; time on a shape with neither is not counted.
-        unpriced = " (time on a shape without a price is not counted)" if job.worst_case_usd is None else ""
-        lines.append(
-            f"     cap: {_usd(job.max_cost_usd)}, maxCostUsd: cancelled at that running cost{unpriced}"
+        # cost/cap.py counts a shape's price or bound; without allowUnpricedShapes an unpriced shape is
+        # skipped (cost/limits.py), so the cap counts every shape the job may run on.
+        held = (
+            f" (allowUnpricedShapes: true: time on {', '.join(unpriced)} is not counted)" if unpriced else ""
         )
+        lines.append(f"     cap: {_usd(job.max_cost_usd)}, maxCostUsd: cancelled at that running cost{held}")
+    elif job.allow_unpriced_shapes and unpriced and not job.local:
+        lines.append(f"     allowUnpricedShapes: true: {', '.join(unpriced)} run without a sourced price")
     return lines
 
 
@@ -119,7 +129,14 @@ def _footnotes(plan: Plan) -> list[str]:
             if shape.bound and not job.local
         }
     )
-    return [f"* {strategy}: {pricing.bound_words(strategy)}" for strategy in strategies]
+    lines = [f"* {strategy}: {pricing.bound_words(strategy)}" for strategy in strategies]
+    if any(shape.skipped and shape.hourly_usd is None for job in plan.jobs for shape in job.shapes):
+        lines.append(
+            "** a shape without a sourced price is skipped when the job is about to run on it: its time "
+            "could not be counted (maxCostUsd) nor held to maxHourlyUsd; the Billing Catalog read at `up` "
+            "may price it, and allowUnpricedShapes: true runs it uncounted"
+        )
+    return lines
 
 
 def as_text(plan: Plan) -> str:

@@ -9,7 +9,7 @@ from google.cloud import billing_v1, cloudquotas_v1, iam_admin_v1, resourcemanag
 
 from infra.bootstrap.stack_accounts import stack_account_ids
 from infra.config import StackConfig, shapes
-from infra.preflight import accounts, checks, clients, demand
+from infra.preflight import accounts, checks, clients, demand, prices
 from infra.preflight import permissions as up
 from infra.preflight.accounts import StackAccount
 from infra.preflight.caller import Caller, credentials
@@ -52,12 +52,19 @@ def stack_accounts(cfg: StackConfig) -> list[StackAccount]:
 def offline(cfg: StackConfig) -> list[Result]:
     """What the stack file alone tells, printed whatever preflight cannot read: whether Cloud Build runs in
     the region, each (GPU, region) of the training job's chain that the dated GPU table does not list
-    (a note: Vertex decides at submission, and the chain moves on if it refuses), and each machine type of
-    a family the machine facts do not list (an unknown type of a listed family is a configuration problem)."""
+    (a note: Vertex decides at submission, and the chain moves on if it refuses), the shapes each job's
+    price limits skip (prices.py: the Billing Catalog where the credentials read it, else the cited table),
+    and each machine type of a family the machine facts do not list (an unknown type of a listed family is
+    a configuration problem)."""
     results = [checks.cloud_build_region(cfg.region, cfg.image_builder, cfg.stack)]
     lines = gpu_regions.unlisted_lines(demand.training_props(cfg))
     machines = [note("machine types", line) for line in shapes.config_warnings(cfg)]
-    return [*results, *(note("GPU regions", line) for line in lines), *machines]
+    return [
+        *results,
+        *(note("GPU regions", line) for line in lines),
+        *prices.results(cfg),
+        *machines,
+    ]
 
 
 def run(cfg: StackConfig) -> list[Result]:

@@ -60,7 +60,7 @@ class Predictions(pulumi.ComponentResource):
                 service_account=service_account,
                 labels=labels,
                 queue_timeout_seconds=cfg.queue_timeout_seconds,
-                max_cost_usd=cfg.cost.max_cost_usd,
+                **cfg.cost.job_args(),
                 runner=cfg.runner,
                 poll_interval_seconds=5.0 if cfg.is_local else 30.0,
                 **cfg.batch_prediction.job_args(),

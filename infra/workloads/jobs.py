@@ -238,7 +238,7 @@ class TrainingJobs(pulumi.ComponentResource):
             "queue_timeout_seconds": cfg.queue_timeout_seconds,
             "spot": cfg.spot,
             "runner": cfg.runner,
-            "max_cost_usd": cfg.cost.max_cost_usd,
+            **cfg.cost.job_args(),
             "poll_interval_seconds": 5.0 if cfg.is_local else 30.0,
         }
         # dataSource none: no data preparation; the trainer reads its own data.

@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from infra import runs
 from infra.config.stack_file import load_stack
 from tests.stack.conftest import ROOT
@@ -63,6 +65,7 @@ def test_the_filter_drops_only_the_start_up_lines_and_keeps_the_exit_status() ->
     assert failing.returncode == 3
 
 
+@pytest.mark.tensorflow  # the step imports the trainer's package, which loads TensorFlow
 def test_the_held_back_images_step_runs_as_the_recipe_writes_it(tmp_path) -> None:
     """The recipe's inline program (no test imports it): run as make runs it, after its `mkdir -p`."""
     recipe = _make_n(f"LOCAL_RUN={tmp_path}").replace("\\\n", " ")

@@ -19,6 +19,7 @@ from infra.cloudbuild import spec
 from infra.cloudbuild.builds import BuildApi
 from infra.cloudbuild.errors import BuildError
 from infra.cloudbuild.provider import ImageBuildProvider
+from infra.dynamic import propagation
 from tests.fakes.cloudbuild import FakeCloudBuild
 
 Status = cloudbuild_v1.Build.Status
@@ -331,3 +332,35 @@ def test_cancelling_a_build_that_already_ended_is_not_an_error(fake_cloudbuild: 
     api.cancel(done)  # FAILED_PRECONDITION from the service: nothing to stop
     api.cancel(f"{PARENT}/builds/no-such-build")  # NOT_FOUND: nothing to stop
     assert fake_cloudbuild.methods().count("CancelBuild") == 2
+
+
+def test_a_build_refused_for_the_builders_new_grants_is_submitted_again(
+    fake_cloudbuild: FakeCloudBuild, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The builder's bucket grant, made by this `up`, is not applied to the first two builds yet.
+    monkeypatch.setattr(propagation, "DELAYS", (0.01, 0.02, 0.03))
+    fake_cloudbuild.source_refusals = 2
+    outs = ImageBuildProvider().create(props()).outs
+    assert len(created_builds(fake_cloudbuild)) == 3 and outs["digest"].startswith("sha256:")
+    lines = [line for line in capsys.readouterr().err.splitlines() if "waiting for" in line]
+    assert len(lines) == 2  # one line per retry, saying what is waited for
+    assert "waiting for the builder's new grants" in lines[0] and "retry 1 in 0s" in lines[0]
+    assert "does not have storage.objects.get access" in lines[0]
+    assert propagation.PROPAGATION_URL in lines[1] and "retry 2" in lines[1]
+
+
+def test_a_build_refused_past_the_worst_case_fails_with_its_reason(
+    fake_cloudbuild: FakeCloudBuild, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(propagation, "DELAYS", (0.01,))
+    fake_cloudbuild.source_refusals = 5
+    with pytest.raises(BuildError, match=r"storage\.objects\.get"):
+        ImageBuildProvider().create(props())
+    assert len(created_builds(fake_cloudbuild)) == 2  # the first, and one retry within the bound
+
+
+def test_a_build_failing_in_a_step_is_not_retried(fake_cloudbuild: FakeCloudBuild) -> None:
+    fake_cloudbuild.outcome = Status.FAILURE
+    with pytest.raises(BuildError):
+        ImageBuildProvider().create(props())
+    assert len(created_builds(fake_cloudbuild)) == 1

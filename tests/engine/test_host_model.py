@@ -73,7 +73,7 @@ def test_preview_with_an_unknown_model_dir_passes_check_then_up_and_destroy(star
 
 
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "up"])
-def test_the_prod_programs_model_version_passes_check_in_the_host(start_host, preview: bool) -> None:
+def test_the_prod_programs_model_version_passes_check_in_the_host(checking_host, preview: bool) -> None:
     from infra.stack import build
     from tests.stack.conftest import stack_config
 
@@ -82,5 +82,5 @@ def test_the_prod_programs_model_version_passes_check_in_the_host(start_host, pr
     sent = run.one(RESOURCE_TYPE).struct
     # A first preview: the training job has not run, so its model directory is unknown.
     assert (plain(sent)["artifact_uri"] == UNKNOWN) is preview
-    checked = start_host().check(sent)
+    checked = checking_host.check(sent)
     assert [(f.property, f.reason) for f in checked.failures] == []

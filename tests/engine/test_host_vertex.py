@@ -71,9 +71,9 @@ def test_handshake_is_unimplemented_and_configure_declines_secrets(start_host):
     assert host.configure().acceptSecrets is False
 
 
-def test_preview_with_unknown_upstream_outputs_passes_check(start_host):
+def test_preview_with_unknown_upstream_outputs_passes_check(checking_host):
     # Failure 1: service account, image and args (built with apply) unknown; wait unknown too.
-    host = start_host()
+    host = checking_host
     shape = JobShape(unknown=frozenset({"service_account", "image_uri", "args", "wait", "base_output_dir"}))
     preview = recorded(shape, preview=True)
     sent = plain(preview)
@@ -87,8 +87,8 @@ def test_preview_with_unknown_upstream_outputs_passes_check(start_host):
     assert returned["queue_timeout_seconds"] == spec.DEFAULTS["queue_timeout_seconds"]
 
 
-def test_check_through_the_host_still_rejects_bad_known_inputs(start_host):
-    host = start_host()
+def test_check_through_the_host_still_rejects_bad_known_inputs(checking_host):
+    host = checking_host
     bad = recorded(known(JobShape(base_output_dir="/tmp/not-a-bucket")), preview=False)
     checked = host.check(bad)
     assert [f.property for f in checked.failures] == ["base_output_dir"]
@@ -261,9 +261,9 @@ def test_the_host_runs_at_most_four_waiting_creates_at_once(fake_vertex, start_h
     assert not any(thread.is_alive() for thread in threads)
 
 
-def test_preview_with_strategy_and_unknown_fallbacks_passes_check(start_host):
+def test_preview_with_strategy_and_unknown_fallbacks_passes_check(checking_host):
     """The new props through the real host: unknown fallbacks in a preview, then known ones checked."""
-    host = start_host()
+    host = checking_host
     chain = (
         {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},
         {
@@ -298,10 +298,10 @@ RESERVATION = {
 }
 
 
-def test_preview_with_unknown_regions_reservation_and_deadline_passes_check(start_host):
+def test_preview_with_unknown_regions_reservation_and_deadline_passes_check(checking_host):
     """Issue 25's props through the real host: unknown in a preview (built from an upstream output), then
     known and checked; a reservation in a zone outside the job's region is still refused."""
-    host = start_host()
+    host = checking_host
     shape = JobShape(
         unknown=frozenset(
             {"service_account", "image_uri", "args", "fallback_regions", "reservation_affinity",
@@ -333,9 +333,9 @@ def test_preview_with_unknown_regions_reservation_and_deadline_passes_check(star
     assert "us-central1" in bad.failures[0].reason
 
 
-def test_preview_of_a_job_with_known_regions_reservation_and_deadline_passes_check(start_host):
+def test_preview_of_a_job_with_known_regions_reservation_and_deadline_passes_check(checking_host):
     """The stacks' case: the new keys come from stack config (known); the image, account and args do not."""
-    host = start_host()
+    host = checking_host
     shape = JobShape(
         fallbacks=({"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},),
         fallback_regions=("us-east4",),

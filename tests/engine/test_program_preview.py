@@ -17,14 +17,14 @@ from tests.stack.conftest import STACKS, stack_config
 
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "up"])
 @pytest.mark.parametrize("stack", STACKS)
-def test_program_job_inputs_pass_check_in_the_host(start_host, stack, preview):
+def test_program_job_inputs_pass_check_in_the_host(checking_host, stack, preview):
     cfg = stack_config(stack)
     run = run_program(lambda: build(cfg), stack=stack, preview=preview)
     jobs = run.by_type(RESOURCE_TYPE)
     assert sorted(job.name for job in jobs) == (
         ["train"] if cfg.data.source == "none" else ["data-prep", "train"]
     )
-    host = start_host()
+    host = checking_host
     for job in jobs:
         sent = plain(job.struct)
         unknown = {key for key, value in sent.items() if UNKNOWN in repr(value)}

@@ -34,6 +34,8 @@ class FakeCloudCatalog(FakeService):
     def __init__(self) -> None:
         super().__init__()
         self.skus: dict[str, list[billing_v1.Sku]] = {VERTEX_SERVICE_ID: []}
+        # Each service's display name, as ListServices gives it (other services: `add_sku(service_name=...)`).
+        self.names: dict[str, str] = {VERTEX_SERVICE_ID: "Vertex AI"}
 
     def add_sku(
         self,
@@ -47,11 +49,14 @@ class FakeCloudCatalog(FakeService):
         free_tier: bool = False,
         cheaper_tiers: tuple[tuple[float, float], ...] = (),
         service_id: str = VERTEX_SERVICE_ID,
+        service_name: str = "Vertex AI",
+        resource_family: str = "Compute",
     ) -> str:
         """One SKU priced `usd` per `unit` (after a free first tier when `free_tier`; `cheaper_tiers`:
         (start usage, USD) volume tiers after it, as tiered_rates lists them, ascending); returns its id."""
         with self._lock:
             sku_id = f"{len(self.skus.setdefault(service_id, [])) + 1:04X}-0000-0000"
+            self.names[service_id] = service_name
             tier = billing_v1.PricingExpression.TierRate
             rates = [tier(start_usage_amount=0, unit_price=_money(0))] if free_tier else []
             rates.append(tier(start_usage_amount=1 if free_tier else 0, unit_price=_money(usd)))
@@ -64,8 +69,8 @@ class FakeCloudCatalog(FakeService):
                     sku_id=sku_id,
                     description=description,
                     category=billing_v1.Category(
-                        service_display_name="Vertex AI",
-                        resource_family="Compute",
+                        service_display_name=service_name,
+                        resource_family=resource_family,
                         resource_group=resource_group,
                         usage_type=usage_type,
                     ),
@@ -100,7 +105,7 @@ class FakeCloudCatalog(FakeService):
     def _services(self, _request: billing_v1.ListServicesRequest) -> billing_v1.ListServicesResponse:
         return billing_v1.ListServicesResponse(
             services=[
-                billing_v1.Service(name=f"services/{sid}", service_id=sid, display_name="Vertex AI")
+                billing_v1.Service(name=f"services/{sid}", service_id=sid, display_name=self.names[sid])
                 for sid in self.skus
             ]
         )

@@ -72,6 +72,9 @@ class FakeCloudBuild(FakeService):
         # Where created builds end after WORKING, and the log lines of a failing step.
         self.outcome: Status = Status.SUCCESS
         self.failure_log: list[str] = ["ERROR: failed to solve: process did not complete successfully"]
+        # How many of the next builds cannot fetch their source: the builder's bucket grant not applied yet
+        # (FailureInfo FETCH_SOURCE_FAILED, "Unable to fetch sources", with Cloud Storage's 403 wording).
+        self.source_refusals = 0
         self._advancing: set[str] = set()
         self._operations = itertools.count(1)
 
@@ -242,8 +245,25 @@ class FakeCloudBuild(FakeService):
         if build.name in self._advancing and build.status in _NEXT:
             self._enter(build, _NEXT[build.status])
         elif build.name in self._advancing and build.status == Status.WORKING:
-            self._enter(build, self.outcome)
+            if self.source_refusals:
+                self.source_refusals -= 1
+                self._refuse_source(build)
+            else:
+                self._enter(build, self.outcome)
         return cloudbuild_v1.Build(build)
+
+    def _refuse_source(self, build: cloudbuild_v1.Build) -> None:
+        build.status, build.finish_time = Status.FAILURE, _now()
+        account = build.service_account.rsplit("/", 1)[-1]
+        detail = (
+            f"{account} does not have storage.objects.get access to the Google Cloud Storage object. "
+            "Permission 'storage.objects.get' denied on resource (or it may not exist)."
+        )
+        build.status_detail = f"failed to fetch source: {detail}"
+        build.failure_info = cloudbuild_v1.Build.FailureInfo(
+            type_=cloudbuild_v1.Build.FailureInfo.FailureType.FETCH_SOURCE_FAILED, detail=detail
+        )
+        self._log(build, [f"ERROR: {detail}"])
 
     def _list(self, request: cloudbuild_v1.ListBuildsRequest) -> cloudbuild_v1.ListBuildsResponse:
         if not _PARENT.match(request.parent):

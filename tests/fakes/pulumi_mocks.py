@@ -35,6 +35,8 @@ class Registered:
     # input name -> URNs of the resources its value came from (what CrossGuard sees as property dependencies)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     ignore_changes: list[str] = field(default_factory=list)
+    # The names of the error hooks bound to it (ResourceOptions.hooks on_error): what retries its operations.
+    error_hooks: list[str] = field(default_factory=list)
 
 
 def object_generation(name: str) -> int:
@@ -136,6 +138,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                         key: list(deps.urns) for key, deps in request.propertyDependencies.items()
                     },
                     ignore_changes=list(request.ignoreChanges),
+                    error_hooks=list(request.hooks.on_error) if request.HasField("hooks") else [],
                 )
             )
         return response

@@ -46,13 +46,15 @@ class FakeStorage:
         location: str = "us-central1",
         labels: dict[str, str] | None = None,
         storage_class: str = "STANDARD",
+        location_type: str = "region",
     ) -> None:
+        # locationType: "region", "dual-region" or "multi-region" (JSON API Buckets resource).
         self.buckets[name] = {
             "kind": "storage#bucket",
             "id": name,
             "name": name,
             "location": location.upper(),
-            "locationType": "region",
+            "locationType": location_type,
             "storageClass": storage_class,
             "labels": dict(labels or {}),
         }

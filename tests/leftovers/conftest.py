@@ -19,6 +19,8 @@ from infra.config import REPO_ROOT
 from infra.dynamic.endpoints import EMULATOR_ENV
 from infra.leftovers import vertex_jobs
 from infra.leftovers.command import main
+from infra.leftovers.storage_prices import StorageCatalog
+from tests.fakes.billing import FakeCloudCatalog
 from tests.fakes.inventory import FakeInventory
 from tests.fakes.metadata import FakeMetadataService
 from tests.fakes.storage import FakeStorage
@@ -43,6 +45,7 @@ class Cloud:
     inventory: FakeInventory
     storage: FakeStorage
     metadata: FakeMetadataService
+    catalog: FakeCloudCatalog
 
     def leftovers(self, *args: str) -> int:
         return main(["--stack", STACK, *args], root=self.root)
@@ -75,11 +78,16 @@ def cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cloud]:
     """The dev stack's file as `lt` in project leftovers-test-1, with us-east4 as its fallback region."""
     vertex, inventory, storage = FakeVertexJobs(), FakeInventory(), FakeStorage()
     metadata = FakeMetadataService()
-    monkeypatch.setenv(EMULATOR_ENV, vertex.start(*inventory.handlers(), metadata.handler()))
+    catalog = FakeCloudCatalog()  # serves Vertex AI only until a test adds other services' SKUs
+    monkeypatch.setenv(
+        EMULATOR_ENV, vertex.start(*inventory.handlers(), metadata.handler(), catalog.handler())
+    )
+    StorageCatalog.forget()
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage.start())
     monkeypatch.setattr(vertex_jobs, "POLL_SECONDS", 0.01)
     values = stack_values("dev", gcpProject=PROJECT, region=HOME, fallbackRegions=[FALLBACK])
     write_stack(tmp_path, STACK, values)
-    yield Cloud(tmp_path, vertex, inventory, storage, metadata)
+    yield Cloud(tmp_path, vertex, inventory, storage, metadata, catalog)
+    StorageCatalog.forget()
     vertex.stop()
     storage.stop()

@@ -519,3 +519,69 @@ def test_no_experiment_no_item(cloud: Cloud, capsys: pytest.CaptureFixture[str])
     _, report = cloud.json(capsys)
     assert [item for item in report["items"] if item["kind"] == "experiment"] == []
     assert not any("experiments" in line for line in report["cannot_tell"])
+
+
+def _storage_sku(cloud: Cloud, description: str, usd: float, regions: tuple[str, ...]) -> None:
+    cloud.catalog.add_sku(
+        description,
+        usd,
+        regions=regions,
+        unit="GiBy.mo",
+        service_id="95FF-2EF5-5EA1",
+        service_name="Cloud Storage",
+        resource_family="Storage",
+    )
+
+
+def test_storage_prices_come_from_the_billing_catalog_for_each_location(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regions the dated table lacks, a multi-region and the repository are priced from the catalog (its
+    test values, not Google's); a class A operation or a dual-region SKU never prices a regional bucket."""
+    _storage_sku(cloud, "Standard Storage Netherlands", 0.021, ("europe-west4",))
+    _storage_sku(cloud, "Standard Storage Class A Operations Netherlands", 0.05, ("europe-west4",))
+    _storage_sku(cloud, "Standard Storage US Multi-region", 0.026, ("us",))
+    _storage_sku(cloud, "Standard Storage Dual-region Iowa and South Carolina", 0.022, ("us-central1",))
+    cloud.catalog.add_sku(
+        "Artifact Registry Storage",
+        0.1,
+        regions=(HOME,),
+        unit="GiBy.mo",
+        free_tier=True,
+        service_id="149C-F9EC-3994",
+        service_name="Artifact Registry",
+        resource_family="ApplicationServices",
+    )
+    regional, multi, home = "ours-in-europe", "ours-in-us", f"{PROJECT}-{STACK}-training"
+    cloud.storage.add_bucket(regional, PROJECT, "europe-west4", LABELS)
+    cloud.storage.add_bucket(multi, PROJECT, "US", LABELS, location_type="multi-region")
+    cloud.storage.add_bucket(home, PROJECT, HOME, LABELS)
+    for bucket in (regional, multi, home):
+        cloud.storage.put(f"gs://{bucket}/x", b"y" * (GiB // 1024))
+    cloud.inventory.add_repository(parent(HOME), f"vertex-training-{STACK}", 3 * GiB, LABELS)
+    _code, report = cloud.json(capsys)
+    items = {item["name"]: item for item in report["items"]}
+    size = GiB // 1024
+    assert items[regional]["monthly_usd"] == pytest.approx(size / GiB * 0.021)
+    assert items[regional]["price_source"] == "Cloud Billing Catalog (read live), Cloud Storage, europe-west4"
+    assert items[multi]["monthly_usd"] == pytest.approx(size / GiB * 0.026)
+    # us-central1: only the dual-region SKU names it, which is not a regional bucket's price: the table.
+    assert items[home]["monthly_usd"] == pytest.approx(size / GiB * 0.020)
+    assert items[home]["price_source"].startswith("Cloud Storage pricing, https://cloud.google.com/storage")
+    repo = items[f"{parent(HOME)}/repositories/vertex-training-{STACK}"]
+    assert repo["monthly_usd"] == pytest.approx(3 * 0.1) and repo["monthly_is_bound"]
+    assert repo["price_source"] == f"Cloud Billing Catalog (read live), Artifact Registry, {HOME}"
+    assert repo["cost"].startswith("at most USD 0.30/month (USD 0.1000/GiB-month past the billing account's")
+
+
+def test_two_prices_for_one_location_are_no_catalog_price(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _storage_sku(cloud, "Standard Storage Netherlands", 0.021, ("europe-west4",))
+    _storage_sku(cloud, "Standard Storage Amsterdam", 0.03, ("europe-west4",))
+    cloud.storage.add_bucket("ours-in-europe", PROJECT, "europe-west4", LABELS)
+    cloud.storage.put("gs://ours-in-europe/x", b"y" * 100)
+    _code, report = cloud.json(capsys)
+    (item,) = [i for i in report["items"] if i["name"] == "ours-in-europe"]
+    assert item.get("monthly_usd") is None
+    assert item["cost"] == "no sourced price (Standard storage in europe-west4)"

@@ -25,6 +25,7 @@ SHAPE_KEYS = {
     "region",
     "hourly_usd",
     "hourly_usd_is_on_demand_bound",
+    "skipped",
 }
 
 
@@ -86,6 +87,20 @@ def test_dev_json_prices_each_shape_in_order(capsys):
     hourly = [s["hourly_usd"] for s in train["shapes"]]
     assert hourly[0] == pytest.approx(T4_SHAPE) and hourly[2] == pytest.approx(T4_SHAPE)
     assert hourly[1] is None  # no sourced L4 or g2 price: none is made up
+    # Under maxCostUsd the unpriced shape is skipped (cost/limits.py): the cap counts every shape left, so
+    # the worst case is known; the others are in the chain (`skipped` false).
+    assert "no sourced price for g2-standard-4 (us-central1, SPOT)" in train["shapes"][1]["skipped"]
+    assert train["shapes"][0]["skipped"] is False and train["shapes"][2]["skipped"] is False
+    assert train["worst_case_usd"] == round(T4_SHAPE, 2)
+    assert plan["worst_case_usd"] == pytest.approx(data["worst_case_usd"] + train["worst_case_usd"], abs=0.01)
+
+
+def test_dev_with_allow_unpriced_shapes_keeps_the_l4_and_its_worst_case_is_unknown(capsys, tmp_path):
+    values = dev_with(allowUnpricedShapes=True)
+    _, plan = plan_json(capsys, "dev", write_stack(tmp_path, "dev", values))
+    train = plan["jobs"][1]
+    assert train["allow_unpriced_shapes"] is True
+    assert [s["skipped"] for s in train["shapes"]] == [False, False, False]
     assert train["worst_case_usd"] is None and plan["worst_case_usd"] is None
 
 
@@ -109,7 +124,10 @@ def test_prod_json_has_its_fallbacks_and_regions(capsys):
     assert train["shapes"][0]["hourly_usd"] == pytest.approx(t4)
     assert train["shapes"][2]["hourly_usd"] == pytest.approx(v100)
     assert [s["hourly_usd"] for s in train["shapes"][4:]] == [None] * 4  # us-east1: no sourced price
-    assert train["worst_case_usd"] is None and plan["worst_case_usd"] is None
+    # Under maxCostUsd every unpriced shape is skipped; the dearest shape left is the V100 pair.
+    assert [bool(s["skipped"]) for s in train["shapes"]] == [False, True, False, True] + [True] * 4
+    assert train["worst_case_usd"] == round(v100 * 3, 2)
+    assert plan["worst_case_usd"] == pytest.approx(data["worst_case_usd"] + train["worst_case_usd"], abs=0.01)
 
 
 def test_worst_cases_add_up_when_every_shape_has_a_price(capsys, tmp_path):
@@ -133,14 +151,16 @@ def test_dev_text_as_printed(capsys):
         "(on-demand bound*)" in lines
     )
     assert (
-        "fallback 1  g2-standard-4, NVIDIA_L4 x 1, SPOT, us-central1: no sourced price for g2-standard-4, "
-        "NVIDIA_L4" in lines
+        "fallback 1  g2-standard-4, NVIDIA_L4 x 1, SPOT, us-central1: skipped (maxCostUsd**): no sourced "
+        "price for g2-standard-4, NVIDIA_L4" in lines
     )
     assert (
         f"fallback 2  n1-standard-4, NVIDIA_TESLA_T4 x 1, STANDARD, us-central1: USD {T4_SHAPE:.2f}/h"
         in lines
     )
-    assert "worst case: unknown (fallback 1 without a sourced price)" in lines
+    assert f"worst case: USD {T4_SHAPE:.2f}" in lines
+    assert any(line.startswith("** a shape without a sourced price is skipped") for line in lines)
+    assert any("figures as read on 2026-11-22" in line for line in lines)
     # The bound says where it comes from; the example ids are named as what `pulumi up` would stop at.
     assert f"* SPOT: {pricing.bound_words('SPOT')}" in lines
     assert "NOTE: vertex-training:gcpProject and vertex-training:billingAccount: 'my-training-dev'" in text
@@ -156,7 +176,7 @@ def test_prod_text_names_every_fallback_and_its_region(capsys):
     for name in ("fallback 1", "fallback 3", "shape in us-east1", "fallback 3 in us-east1"):
         assert f"     {name} " in text, name
     assert "for 2 machines" in text  # chief and worker priced together
-    assert "FLEX_START, us-central1: no sourced price" in text
+    assert "FLEX_START, us-central1: skipped (maxCostUsd**): no sourced price" in text
 
 
 def test_local_stack_bills_nothing(capsys):
@@ -197,7 +217,8 @@ def test_a_cloud_batch_prediction_is_planned_without_a_price(capsys, tmp_path):
     """No prediction node-hour price has a source here (docs/batch-prediction.md, Sources): the batch job's
     shapes and worst case are null in JSON and "no sourced price" in text, never a training figure."""
     batch = {"images": "gs://my-bucket/to-classify/", "machineType": "n1-standard-4", "maxReplicaCount": 2}
-    root = write_stack(tmp_path, "dev", dev_with(batchPrediction=batch))
+    # allowUnpricedShapes: under the dev stack's maxCostUsd an unpriced shape is otherwise not run.
+    root = write_stack(tmp_path, "dev", dev_with(batchPrediction=batch, allowUnpricedShapes=True))
     _, plan = plan_json(capsys, "dev", root)
     (job,) = [job for job in plan["jobs"] if job["kind"] == "BatchPredictionJob"]
     assert [s["machine_type"] for s in job["shapes"]] == ["n1-standard-4"]
@@ -206,3 +227,32 @@ def test_a_cloud_batch_prediction_is_planned_without_a_price(capsys, tmp_path):
     assert main(["--stack", "dev"], root=root) == 0
     text = capsys.readouterr().out
     assert "BatchPredictionJob" in text and "no sourced price" in text
+
+
+def test_max_hourly_usd_shows_the_shapes_it_skips_with_their_price(capsys, tmp_path):
+    # A per-fallback ceiling above the job's keeps that fallback: the on-demand T4 at USD 0.62/h.
+    values = dev_with(
+        maxHourlyUsd=0.5,
+        fallbacks=[{"schedulingStrategy": "STANDARD", "maxHourlyUsd": 1}],
+    )
+    _, plan = plan_json(capsys, "dev", write_stack(tmp_path, "dev", values))
+    train = plan["jobs"][1]
+    spot, on_demand = train["shapes"]
+    assert spot["skipped"] == (
+        f"its on-demand price USD {T4_SHAPE:.2f}/h (the bound of a SPOT price) is above "
+        "max_hourly_usd USD 0.50"
+    )
+    assert on_demand["skipped"] is False and train["worst_case_usd"] == round(T4_SHAPE, 2)
+    assert main(["--stack", "dev"], root=tmp_path) == 0
+    text = capsys.readouterr().out
+    assert "skipped (maxHourlyUsd): its on-demand price USD 0.62/h" in text
+
+
+def test_allow_unpriced_shapes_is_named_where_the_cap_cannot_count(capsys, tmp_path):
+    values = dev_with(allowUnpricedShapes=True)
+    assert main(["--stack", "dev"], root=write_stack(tmp_path, "dev", values)) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    assert (
+        "cap: USD 5.00, maxCostUsd: cancelled at that running cost (allowUnpricedShapes: true: time on "
+        "fallback 1 is not counted)" in lines
+    )

@@ -72,8 +72,12 @@ def test_everything_present_is_ready(cloud: Cloud, capsys: pytest.CaptureFixture
         "quota, training job",
         "budget rights",
         "Cloud Build region",
+        "prices of the data-preparation job",
     ]
-    assert out.rstrip().endswith("ready for `pulumi up`")
+    # dev's unpriced L4 fallback under maxCostUsd: `up` skips it, said ahead of time (a note, still ready).
+    (priced,) = [line for line in lines(out, "note") if "prices of the training job" in line]
+    assert "`up` skips 1 of its 3 shapes: g2-standard-4 + 1 x NVIDIA_L4 (SPOT) in us-central1" in priced
+    assert out.rstrip().endswith("ready for `pulumi up` (read the notes above)")
     # Each account read and tested by its own name; the project asked only for its own permissions.
     tested = [request.resource for method, request in cloud.iam.calls if method == "TestIamPermissions"]
     assert tested == [
@@ -270,6 +274,8 @@ def test_a_shape_without_quota_is_skipped_as_up_skips_it(
         schedulingStrategy="FLEX_START",
         maxWaitSeconds=3600,
         fallbacks=[{"schedulingStrategy": "STANDARD"}],
+        # The cited price table has no L4: under maxCostUsd both shapes would be skipped for their price.
+        allowUnpricedShapes=True,
     )
     cloud.quotas.set_quota(PROJECT, "CustomModelTrainingPreemptibleL4GPUsPerProjectPerRegion", default=0)
     assert cloud.preflight() == 0
@@ -425,17 +431,23 @@ def test_a_bad_stack_configuration_is_one_line_with_the_loaders_problem_and_fix(
     assert "vertex-training:billingAccount <ACCOUNT_ID>" in fix
 
 
-def test_placeholder_ids_without_credentials_say_both_in_one_run(tmp_path: Path) -> None:
+def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No ADC file where gcloud keeps it, and not on Google Compute Engine (no metadata server)."""
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    monkeypatch.setenv("NO_GCE_CHECK", "true")
+
+
+def test_placeholder_ids_without_credentials_say_both_in_one_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """No ADC and the example ids: the login command and the config commands, each on its own line."""
     (tmp_path / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
-    env = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
-    env |= {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud"), "NO_GCE_CHECK": "true", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "infra.preflight", "--stack", "dev", "--json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 1, done.stderr
-    report = json.loads(done.stdout)
+    from infra.preflight.__main__ import main
+
+    no_credentials(monkeypatch, tmp_path)
+    assert main(["--stack", "dev", "--json"], root=tmp_path) == 1
+    report = json.loads(capsys.readouterr().out)
     assert [(c["item"], c["status"]) for c in report["checks"]] == [
         ("credentials", "missing"),
         ("stack configuration", "missing"),
@@ -479,16 +491,14 @@ def test_the_command_from_the_project_root_as_a_service_account(cloud: Cloud, tm
     assert f"service account {account}" in report["checks"][0]["detail"]
 
 
-def test_no_credentials_gives_the_login_command(cloud: Cloud, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
-    # No ADC file where gcloud keeps it, and not on Google Compute Engine (no metadata server).
-    env |= {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud"), "NO_GCE_CHECK": "true"}
-    done = _run(cloud.root, env)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert lines(done.stdout, "missing") == [
-        "missing      credentials: no Application Default Credentials found"
-    ]
-    assert fixes(done.stdout) == ["gcloud auth application-default login"]
+def test_no_credentials_gives_the_login_command(
+    cloud: Cloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    no_credentials(monkeypatch, tmp_path)
+    assert cloud.preflight() == 1
+    out = capsys.readouterr().out
+    assert lines(out, "missing") == ["missing      credentials: no Application Default Credentials found"]
+    assert fixes(out) == ["gcloud auth application-default login"]
 
 
 def test_make_preflight_runs_the_command_for_its_stack() -> None:
@@ -547,18 +557,24 @@ def test_a_custom_account_role_is_granted_by_its_full_name() -> None:
 
 
 def test_a_region_the_gpu_table_does_not_list_is_a_note_whatever_else_is_read(
-    cloud: Cloud, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cloud: Cloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """V100 is not listed for training in us-east4 (Vertex AI Locations, read 2026-11-25): a note, not a
     stop, printed with the checks, and printed too when the credentials are gone."""
     cloud.write_stack(acceleratorType="NVIDIA_TESLA_V100", fallbackRegions=["us-east4"])
     assert cloud.preflight() == 0
     out = capsys.readouterr().out
-    [line] = lines(out, "note")
+    [line] = [line for line in lines(out, "note") if "GPU regions" in line]
     assert "GPU regions: Vertex AI's Locations table read 2026-11-25" in line
     assert "does not list NVIDIA_TESLA_V100 for training in us-east4" in line
-    env = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
-    env |= {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud"), "NO_GCE_CHECK": "true", "PYTHONPATH": str(ROOT)}
-    done = _run(cloud.root, env, "--json")
-    items = [(c["item"], c["status"]) for c in json.loads(done.stdout)["checks"]]
-    assert items == [("credentials", "missing"), ("Cloud Build region", "ok"), ("GPU regions", "note")]
+    no_credentials(monkeypatch, tmp_path)
+    cloud.preflight("--json")
+    items = [(c["item"], c["status"]) for c in json.loads(capsys.readouterr().out)["checks"]]
+    assert items == [
+        ("credentials", "missing"),
+        ("Cloud Build region", "ok"),
+        ("GPU regions", "note"),
+        # Without credentials the cited table alone prices: us-east4 and the L4 are not in it.
+        ("prices of the data-preparation job", "ok"),
+        ("prices of the training job", "note"),
+    ]

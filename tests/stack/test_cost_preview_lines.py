@@ -24,23 +24,22 @@ def test_prod_training_prices_each_shape_and_names_the_unpriced_fallback(capsys)
         "cost of shape: 1 x n1-standard-16 + 2 x NVIDIA_TESLA_T4, 1 x n1-standard-16 + 2 x NVIDIA_TESLA_T4 "
         "(STANDARD): USD 3.36/h, USD 10.07 for timeout_seconds 10800"
     )
-    # g2 and L4 have no sourced price: the line says so instead of a figure.
+    # g2 and L4 have no sourced price: under maxCostUsd the shape is skipped, and the line says why.
     assert lines[1].startswith("cost of fallback 1: 1 x g2-standard-24 + 2 x NVIDIA_L4")
-    assert "no price for g2-standard-24 (us-central1, STANDARD), NVIDIA_L4" in lines[1]
+    assert (
+        "skipped (maxCostUsd): no sourced price for g2-standard-24 (us-central1, STANDARD), NVIDIA_L4"
+        in lines[1]
+    )
     # Chief and worker, each n1-standard-16 + 2 x V100, at the cited on-demand table.
     assert lines[2].startswith("cost of fallback 2: 1 x n1-standard-16 + 2 x NVIDIA_TESLA_V100")
     assert lines[2].endswith("(STANDARD): USD 13.16/h, USD 39.47 for timeout_seconds 10800")
     # The chain again in prod's fallback region, each shape priced (or not) in us-east1.
     assert lines[4].startswith("cost of shape in us-east1: 1 x n1-standard-16 + 2 x NVIDIA_TESLA_T4")
-    assert "no price for n1-standard-16 (us-east1, STANDARD)" in lines[4]
+    assert "skipped (maxCostUsd): no sourced price for n1-standard-16 (us-east1, STANDARD)" in lines[4]
     assert lines[7].startswith("cost of fallback 3 in us-east1: 1 x g2-standard-24 + 2 x NVIDIA_L4")
-    # No worst case line (a shape has no price); the WARNING names the shapes the cap does not count.
-    assert not any(line.startswith("worst case") for line in lines)
-    (uncapped,) = [line for line in lines if "is not enforced" in line]
-    assert uncapped.startswith(
-        "WARNING: max_cost_usd USD 15.00 is not enforced while the job runs on fallback 1, fallback 3, "
-        "shape in us-east1, fallback 1 in us-east1, fallback 2 in us-east1, fallback 3 in us-east1: no price"
-    )
+    # The worst case counts the shapes the job may run on (the V100 pair the dearest); nothing is uncounted.
+    assert "worst case USD 39.47 (list prices, all attempts); max_cost_usd USD 15.00" in lines
+    assert not any("is not enforced" in line for line in lines)
     # Across regions: the data is read from the bucket in us-central1 at a cited rate, and no TensorBoard.
     assert (
         "in us-east1: training data is read across regions from the bucket in us-central1, billed at "
@@ -78,6 +77,8 @@ def test_dev_on_spot_is_capped_at_the_on_demand_bound_and_names_the_unpriced_fal
         "read 2026-11-25), at most "
         "USD 0.62 for timeout_seconds 3600"
     )
-    assert lines[3].startswith(
-        "WARNING: max_cost_usd USD 5.00 is not enforced while the job runs on fallback 1: no price"
+    assert lines[1].startswith(
+        "cost of fallback 1: 1 x g2-standard-4 + 1 x NVIDIA_L4 (SPOT): skipped (maxCostUsd)"
     )
+    assert lines[3].startswith("worst case USD 0.62 (list prices, on-demand for Spot/FLEX_START")
+    assert not any("is not enforced" in line for line in lines)

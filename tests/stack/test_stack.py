@@ -126,7 +126,6 @@ def test_cloud_inventory(stack: str, extra: dict[str, int]) -> None:
             # the job's two project roles (Eventarc's agent gets its role from the bootstrap)
             "gcp:projects/iAMMember:IAMMember": 2,
             "gcp:projects/serviceIdentity:ServiceIdentity": 2,  # Eventarc's and Pub/Sub's agents
-            "time:index/sleep:Sleep": 2,  # API and IAM propagation
             "gcp:pubsub/topic:Topic": 1,
             "gcp:pubsub/topicIAMMember:TopicIAMMember": 1,
             "pulumi:providers:gcp": 1,

@@ -63,7 +63,7 @@ def task_command(data_dir: Path, model_dir: Path, *more: str) -> list[str]:
 
 
 def run(
-    cmd: list[str], env: dict[str, str] | None = None, timeout: float = 300
+    cmd: list[str], env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess:
     return subprocess.run(
         cmd, cwd=REPO, env=env or trainer_env(), capture_output=True, text=True, timeout=timeout

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,13 @@ def local_run(trained: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     done = run(
         [sys.executable, "-m", "infra.local_runs", "train", "--run-dir", str(run_dir), "--", *trainer_args]
     )
-    return {"root": root, "run_dir": run_dir, "rc": done.returncode, "log": done.stdout + done.stderr}
+    return {
+        "root": root,
+        "run_dir": run_dir,
+        "data": data,
+        "rc": done.returncode,
+        "log": done.stdout + done.stderr,
+    }
 
 
 def test_a_model_dir_of_another_class_count_starts_fresh_in_a_few_lines(local_run: dict) -> None:
@@ -48,6 +55,32 @@ def test_a_model_dir_of_another_class_count_starts_fresh_in_a_few_lines(local_ru
     metrics = json.loads((model / "metrics.json").read_text())
     assert metrics["class_names"] == ["cats", "dogs"] and len(metrics["confusion_matrix"]) == 2
     assert (model / "assets" / "class_names.txt").read_text() == "cats\ndogs\n"
+
+
+def test_the_two_class_export_serves_one_probability_as_the_trained_model_does(local_run: dict) -> None:
+    """The two-class contract (moved here from test_training.py's own run): the SavedModel's serving_default
+    takes [None, S, S, 3] and returns P(second class) [None, 1], equal to the trained Keras model's."""
+    import numpy as np
+    import tensorflow as tf
+
+    from tests.trainer.helpers import SIZE
+    from trainer import data, export, model, phases
+
+    assert local_run["rc"] == 0, local_run["log"]
+    model_dir = local_run["run_dir"] / "model"
+    metrics = json.loads((model_dir / "metrics.json").read_text())
+    assert set(metrics["per_class_accuracy"]) == {"cats", "dogs"} and metrics["backbone"] == "densenet121"
+    assert np.sum(metrics["confusion_matrix"]) == metrics["valid_images"] > 0
+    assert np.shape(metrics["confusion_matrix"]) == (2, 2)
+    images = next(iter(data.valid_dataset(str(local_run["data"]), SIZE, 64)))[0]
+    net = model.build(SIZE, None)
+    phases.load_done(net, str(local_run["run_dir"] / "checkpoints" / metrics["run_id"]), "head")
+    before = net(images, training=False).numpy()
+    serve = tf.saved_model.load(str(model_dir)).signatures["serving_default"]
+    after = serve(images=tf.cast(images, tf.float32))[export.SIGNATURE_OUTPUT].numpy()
+    assert after.shape == (len(images), 1)
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-6)
+    assert serve.structured_input_signature[1]["images"].shape.as_list() == [None, SIZE, SIZE, 3]
 
 
 def test_the_local_run_leaves_a_record_that_make_runs_lists(
@@ -80,30 +113,34 @@ def test_ctrl_c_cancels_the_local_job(tmp_path: Path, capsys: pytest.CaptureFixt
     write_stack(tmp_path, "local", stack_values("local", localDir=str(local_dir)))
     run_dir = local_dir / "runs" / "train-local-x"
     cmd = [sys.executable, "-m", "infra.local_runs", "train", "--run-dir", str(run_dir), "--"]
-    command = subprocess.Popen(
-        # A batch the 20 training images fill: the job is still training when the interrupt comes.
-        [*cmd, "--data-dir", str(data), "--weights", "none", "--batch-size", "4"],
-        cwd=REPO,
-        env=trainer_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        # As a terminal's foreground job has it: a runner started in the background (`cmd &` without job
-        # control) ignores SIGINT, and Python then installs no KeyboardInterrupt handler in its children.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    assert command.stdout is not None
-    for line in command.stdout:
-        if "JOB_STATE_RUNNING" in line:
-            break
+    # Its output goes to a file, not a pipe: the detached job's processes inherit it and may hold a pipe
+    # open long after the runner exits; the test waits on the runner process itself.
+    output = tmp_path / "runner.log"
+    with open(output, "wb") as out:
+        command = subprocess.Popen(
+            # A batch the 20 training images fill: the job is still training when the interrupt comes.
+            [*cmd, "--data-dir", str(data), "--weights", "none", "--batch-size", "4"],
+            cwd=REPO,
+            env=trainer_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            # As a terminal's foreground job has it: a runner started in the background (`cmd &` without job
+            # control) ignores SIGINT, and Python then installs no KeyboardInterrupt handler in its children.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+    deadline = time.monotonic() + 300
+    while "JOB_STATE_RUNNING" not in output.read_text(errors="replace"):
+        assert command.poll() is None, output.read_text(errors="replace")
+        assert time.monotonic() < deadline, output.read_text(errors="replace")
+        time.sleep(0.2)
     # `make leftovers STACK=local` while it runs: the live job, free, with the command that stops it.
     assert leftovers(["--stack", "local"], root=tmp_path) == 0
     listed = capsys.readouterr().out
     assert "local job" in listed and "runs/train-local-x" in listed and "RUNNING" in listed, listed
     command.send_signal(signal.SIGINT)
     # Cancelling waits for the trainer, which on SIGTERM makes one last backup first (trainer/checkpoints.py).
-    rest = command.communicate(timeout=300)[0]
-    assert command.returncode == 1
+    assert command.wait(timeout=300) == 1
+    rest = output.read_text(errors="replace")
     (record,) = run_dir.glob(f"{LOCAL_RECORDS}/*/job.json")
     name = LOCAL_PREFIX + record.parent.name
     (last,) = [line for line in rest.splitlines() if line.startswith("interrupted")]

@@ -147,15 +147,18 @@ def test_a_failure_mid_way_leaves_only_whole_shards_and_the_same_command_finishe
     src = folder_with_a_broken_file(tmp_path / "images")
     out = tmp_path / "out"
     args = create_tfrecords.parse_args(convert_args(src, out, "--workers", "2"))
-    serialize, calls = records.serialize, []
+    import tensorflow as tf
 
-    def failing(*a: object) -> bytes:
-        calls.append(1)
-        if len(calls) == 8:  # in the third shard: two are whole, the third half written
-            raise OSError("disk full")
-        return serialize(*a)
+    real_writer, calls = tf.io.TFRecordWriter, []
 
-    monkeypatch.setattr(records, "serialize", failing)
+    class FailingWriter(real_writer):  # the main process's only per-image work: writing a record's bytes
+        def write(self, record: bytes) -> None:
+            calls.append(1)
+            if len(calls) == 8:  # in the third shard: two are whole, the third half written
+                raise OSError("disk full")
+            super().write(record)
+
+    monkeypatch.setattr(tf.io, "TFRecordWriter", FailingWriter)
     with pytest.raises(OSError, match="disk full"):
         create_tfrecords.run(args)
     visible = sorted(p.name for p in out.glob("*.tfrec"))
@@ -163,7 +166,7 @@ def test_a_failure_mid_way_leaves_only_whole_shards_and_the_same_command_finishe
     assert visible == marked and len(visible) == 2  # each shard visible is whole and marked done
     assert not list(out.glob(f"*{shard_files.TMP_TAG}*")) and not (out / metadata.FILENAME).exists()
 
-    monkeypatch.setattr(records, "serialize", serialize)
+    monkeypatch.setattr(tf.io, "TFRecordWriter", real_writer)
     meta = create_tfrecords.run(args)
     assert meta.skipped == 1 and meta.total("train") + meta.total("valid") == 18
 

@@ -1,103 +1,37 @@
-"""End to end on CPU: generated images -> TFRecords -> DenseNet121 -> SavedModel, with a kill and a resume."""
+"""End to end on CPU: a kill and a resume (the shared run, tests/conftest.py `trained`), MirroredStrategy."""
 
 from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import textwrap
 from pathlib import Path
 
-import numpy as np
-import pytest
-
-from tests.trainer.helpers import REPO, SIZE, epoch_lines, make_synthetic, run, task_command, trainer_env
-
-HEAD_EPOCHS, FINE_TUNE_EPOCHS = 3, 1
+from tests.conftest import FINE_TUNE_EPOCHS, HEAD_EPOCHS
+from tests.trainer.helpers import epoch_lines, make_synthetic, run, task_command
 
 
-@pytest.fixture(scope="module")
-def interrupted_then_resumed(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Trains, SIGKILLs the trainer once head epoch 2 is checkpointed, then runs the same command again."""
-    root = tmp_path_factory.mktemp("e2e")
-    data = root / "data"
-    make_synthetic(data, count=192)
-    model_dir = root / "job" / "model"
-    cmd = task_command(
-        data,
-        model_dir,
-        "--epochs",
-        str(HEAD_EPOCHS),
-        "--fine-tune-epochs",
-        str(FINE_TUNE_EPOCHS),
-        "--image-size",
-        str(SIZE),
-    )
-    first = subprocess.Popen(
-        cmd, cwd=REPO, env=trainer_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    first_log = []
-    assert first.stdout is not None
-    for line in first.stdout:
-        first_log.append(line)
-        if f" head epoch 2/{HEAD_EPOCHS} " in line:  # logged after BackupAndRestore saved the epoch
-            first.send_signal(signal.SIGKILL)
-            break
-    first.wait(timeout=60)
-    exported_before_resume = (model_dir / "saved_model.pb").exists()
-    second = run(cmd)
-    return {
-        "root": root,
-        "data": data,
-        "model_dir": model_dir,
-        "first": "".join(first_log),
-        "first_rc": first.returncode,
-        "exported_before_resume": exported_before_resume,
-        "second": second.stdout + second.stderr,
-        "second_rc": second.returncode,
-    }
-
-
-@pytest.mark.slow
-def test_killed_run_resumes_from_the_checkpointed_epoch(interrupted_then_resumed: dict) -> None:
-    r = interrupted_then_resumed
+def test_killed_run_resumes_from_the_checkpointed_epoch(trained: dict) -> None:
+    """The shared run (tests/conftest.py `trained`) is SIGKILLed once head epoch 2 is checkpointed; the same
+    command resumes it at epoch 3."""
+    r = trained
     assert r["first_rc"] == -signal.SIGKILL, r["first"][-2000:]
     assert not r["exported_before_resume"]  # the kill came mid-training, before any export
-    assert r["second_rc"] == 0, r["second"][-3000:]
+    assert r["rc"] == 0, r["second"][-3000:]
     assert f"resumed head from checkpoint at epoch 3/{HEAD_EPOCHS}" in r["second"]
     head = epoch_lines(r["second"], "head")
     assert [line.split(" head epoch ")[1].split()[0] for line in head] == [f"3/{HEAD_EPOCHS}"]
     assert len(epoch_lines(r["second"], "fine_tune")) == FINE_TUNE_EPOCHS
 
 
-@pytest.mark.slow
-def test_end_to_end_accuracy_and_exported_model_matches(interrupted_then_resumed: dict) -> None:
-    import tensorflow as tf
-
-    from trainer import data, export, model, phases
-
-    r = interrupted_then_resumed
-    assert r["second_rc"] == 0, r["second"][-3000:]
-    metrics = json.loads((r["model_dir"] / "metrics.json").read_text())
-    print(f"end-to-end val_accuracy={metrics['val_accuracy']:.4f} val_loss={metrics['val_loss']:.4f}")
-    assert metrics["val_accuracy"] >= 0.9
-    assert metrics["valid_images"] == 38  # every validation image, center-cropped
-    assert set(metrics["per_class_accuracy"]) == {"cats", "dogs"} and metrics["backbone"] == "densenet121"
-    assert np.sum(metrics["confusion_matrix"]) == 38 and np.shape(metrics["confusion_matrix"]) == (2, 2)
-
-    # The SavedModel predicts what the trained Keras model (its final weights, rebuilt here) predicts.
-    images = next(iter(data.valid_dataset(str(r["data"]), SIZE, 64)))[0]
-    net = model.build(SIZE, None)
-    # The killed process and the resumed one are one run: one checkpoint folder, the one metrics.json names.
-    (run_dir,) = (r["model_dir"].parent / "checkpoints").iterdir()
+def test_the_killed_and_the_resumed_process_are_one_run(trained: dict) -> None:
+    """One checkpoint folder, the one metrics.json names; the run's accuracy, export and per-class report
+    are test_classes.py's, the two-class export's test_local_run.py's."""
+    assert trained["rc"] == 0, trained["second"][-3000:]
+    metrics = json.loads((trained["model_dir"] / "metrics.json").read_text())
+    (run_dir,) = (trained["model_dir"].parent / "checkpoints").iterdir()
     assert run_dir.name == metrics["run_id"]
-    phases.load_done(net, str(run_dir), "fine_tune")
-    before = net(images, training=False).numpy()
-    serve = tf.saved_model.load(str(r["model_dir"])).signatures["serving_default"]
-    after = serve(images=tf.cast(images, tf.float32))[export.SIGNATURE_OUTPUT].numpy()
-    assert after.shape == (len(images), 1)  # the contract: P(second class), [None, 1]
-    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-6)
-    assert serve.structured_input_signature[1]["images"].shape.as_list() == [None, SIZE, SIZE, 3]
+    assert metrics["backbone"] == "densenet121" and metrics["valid_images"] == 39
 
 
 MIRRORED_SCRIPT = textwrap.dedent(
@@ -117,7 +51,6 @@ MIRRORED_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
 def test_mirrored_strategy_over_two_logical_cpus(tmp_path: Path) -> None:
     data = tmp_path / "data"
     make_synthetic(data, count=96)

@@ -327,7 +327,9 @@ def test_the_cap_cancels_a_batch_job_at_its_prediction_price(fake_vertex, images
 
 def test_without_a_sourced_price_the_cap_is_not_enforced_and_check_says_so(fake_vertex, provider, capsys):
     assert pricing.PREDICTION_TABLE == {}  # no sourced figure: nothing may price a prediction machine
-    provider.check({}, batch_props(max_cost_usd=1))
+    refused = provider.check({}, batch_props(max_cost_usd=1)).failures  # limits.py: unpriced, not run
+    assert refused and "allowUnpricedShapes: true" in refused[0].reason
+    provider.check({}, batch_props(max_cost_usd=1, allow_unpriced_shapes=True))
     err = capsys.readouterr().err
     assert "n1-standard-4 (us-central1, batch prediction: no sourced price)" in err
     assert "WARNING" in err and "max_cost_usd USD 1.00 is not enforced" in err

@@ -47,9 +47,26 @@ def test_a_cap_above_the_worst_case_gives_no_warning(fake_vertex, capsys):
     assert not any("WARNING" in line and "max_cost_usd" in line for line in lines)
 
 
-def test_a_shape_without_a_price_is_named_and_the_warning_names_the_shapes_not_capped(fake_vertex, capsys):
+def test_under_a_cap_a_shape_without_a_price_is_shown_skipped_and_left_out_of_the_worst_case(
+    fake_vertex, capsys
+):
     l4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4", "scheduling_strategy": "STANDARD"}
     CustomJobProvider().check({}, job_props(spot=True, max_cost_usd=1, fallbacks=[l4]))
+    lines = err_lines(capsys)
+    (skipped,) = [line for line in lines if "cost of fallback 1" in line]
+    assert (
+        "skipped (maxCostUsd): no sourced price for g2-standard-8 (us-central1, STANDARD), NVIDIA_L4"
+        in skipped
+    )
+    assert "allowUnpricedShapes: true" in skipped
+    assert any("worst case USD 0.84" in line for line in lines)  # the T4 shape's bound, the L4 left out
+    assert not any("not enforced" in line for line in lines)
+
+
+def test_with_allow_unpriced_shapes_the_shape_stays_and_the_warning_names_it(fake_vertex, capsys):
+    l4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4", "scheduling_strategy": "STANDARD"}
+    props = job_props(spot=True, max_cost_usd=1, fallbacks=[l4], allow_unpriced_shapes=True)
+    CustomJobProvider().check({}, props)
     lines = err_lines(capsys)
     assert any(
         "no price for g2-standard-8 (us-central1, STANDARD), NVIDIA_L4 (us-central1, STANDARD)" in line
@@ -57,8 +74,10 @@ def test_a_shape_without_a_price_is_named_and_the_warning_names_the_shapes_not_c
     )
     (warning,) = [line for line in lines if "WARNING" in line and "max_cost_usd" in line]
     assert (
-        "WARNING: max_cost_usd USD 1.00 is not enforced while the job runs on fallback 1: no price" in warning
+        "WARNING: allowUnpricedShapes is true: max_cost_usd USD 1.00 is not enforced while the job runs on "
+        "fallback 1: no price" in warning
     )
+    assert cost_preview.worst_case_usd(spec.with_defaults(props)) is None
 
 
 def test_a_spot_shape_is_capped_at_its_on_demand_price_shown_as_an_upper_bound(fake_vertex, capsys):

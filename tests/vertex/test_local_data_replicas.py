@@ -2,10 +2,13 @@
 
 import json
 
+import pytest
+
 from infra.vertex.provider import CustomJobProvider
 from tests.vertex.test_local_runner import local_pool, local_props
 
 
+@pytest.mark.tensorflow  # its replicas run trainer.create_tfrecords (tests/tensorflow_rule.py)
 def test_two_local_data_replicas_write_one_data_set(tmp_path):
     out = tmp_path / "data"
     args = ["--source", "synthetic", "--count", "24", "--output", str(out), "--image-size", "32"]

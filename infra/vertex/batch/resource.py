@@ -35,6 +35,8 @@ class BatchPredictionArgs:
     reservation_affinity: dict[str, str] | None = None  # {type, reservation}: MachineSpec's
     fallbacks: list[dict[str, Any]] | None = None  # machine_type, accelerator_*, reservation_affinity
     max_cost_usd: float | None = None
+    max_hourly_usd: float | None = None  # cost/limits.py, as a CustomJob's
+    allow_unpriced_shapes: bool | None = None
     queue_timeout_seconds: int | None = None
     wait: bool = True
     poll_interval_seconds: float = 30.0

@@ -24,6 +24,7 @@ from google.cloud import aiplatform_v1
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.batch.instances import KEY_FIELD
 from infra.vertex.capacity import placement, reservations
+from infra.vertex.cost import limits
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
 from infra.vertex.prediction_image import prediction_image
@@ -34,8 +35,18 @@ from infra.vertex.prediction_image import prediction_image
 # scheduling); `region` only the job's own (SAME_REGION_DOC).
 SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "region", "reservation_affinity")
 IN_PLACE_INPUTS = frozenset(
-    {"wait", "poll_interval_seconds", "queue_timeout_seconds", "fallbacks", "max_cost_usd"}
+    {
+        "wait",
+        "poll_interval_seconds",
+        "queue_timeout_seconds",
+        "fallbacks",
+        "max_cost_usd",
+        "max_hourly_usd",
+        "allow_unpriced_shapes",
+    }
 )
+# A fallback entry: a shape, and the hourly ceiling of that shape (cost/limits.py).
+FALLBACK_KEYS = (*SHAPE_KEYS, *limits.FALLBACK_LIMIT_KEYS)
 INPUTS = (
     "project",
     "region",
@@ -59,6 +70,8 @@ INPUTS = (
     "artifact_uri",
     "images",
     "output_dir",
+    "max_hourly_usd",
+    "allow_unpriced_shapes",
 )
 OUTPUTS = (
     *SHARED_OUTPUTS,
@@ -127,7 +140,8 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     failures += reservations.affinity_failures(
         "reservation_affinity", props.get("reservation_affinity"), props.get("region"), "STANDARD"
     )
-    return failures + _fallback_failures(props)
+    failures += _fallback_failures(props) + limits.value_failures(props)
+    return failures or limits.failures(props)
 
 
 def _model_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -215,9 +229,9 @@ def _fallback_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     failures = []
     for index, entry in enumerate(fallbacks):
         where = f"fallbacks[{index}]"
-        if not isinstance(entry, Mapping) or set(entry) - set(SHAPE_KEYS):
+        if not isinstance(entry, Mapping) or set(entry) - set(FALLBACK_KEYS):
             if not is_unknown(entry):
-                failures.append((where, f"{where} must be a map of {', '.join(SHAPE_KEYS)}"))
+                failures.append((where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}"))
             continue
         if any(is_unknown(v) for v in entry.values()):
             continue

@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import gpu_regions, placement
-from infra.vertex.cost import pricing, storage_transfer
+from infra.vertex.cost import limits, pricing, storage_transfer
 from infra.vertex.lifecycle.heartbeat import duration_text
 
 
@@ -32,6 +31,8 @@ class ShapeCost:
     region: str = ""
     shape: placement.Shape | None = None  # the chief's machine and how it is provisioned
     replicas: int = 1  # machines of all pools together, which `hourly` pays for
+    skipped: str | None = None  # why the job's price limits skip this shape (cost/limits.py); None: in chain
+    skip_key: str | None = None  # the input that skips it: max_hourly_usd or max_cost_usd
 
     @property
     def counted(self) -> float | None:
@@ -72,9 +73,11 @@ def job_shapes(props: Mapping[str, Any]) -> list[tuple[str, list[dict[str, Any]]
 def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
     project = props.get("project")
     costs = []
-    for index, shape in enumerate(placement.shapes(props)):
+    chain = placement.shapes(props)
+    for index, shape in enumerate(chain):
         shaped = placement.apply_shape(props, shape)
         region, pools, strategy = shaped["region"], placement.pools(shaped), shape.scheduling_strategy
+        found = limits.verdict(props, index, shape, chain)
         costs.append(
             ShapeCost(
                 shape_name(index, props),
@@ -86,15 +89,22 @@ def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
                 region,
                 replace(shape, region=region),
                 sum(int(pool.get("replica_count", 1)) for pool in pools),
+                found.skipped,
+                found.key,
             )
         )
     return costs
 
 
+def chain_hourly(props: Mapping[str, Any]) -> list[float | None]:
+    """What the cap counts per hour on each shape the job may run on (the shapes its limits skip left out)."""
+    return [cost.counted for cost in shape_costs(props) if cost.skipped is None]
+
+
 def worst_case_usd(props: Mapping[str, Any]) -> float | None:
-    """The dearest shape for timeout_seconds, every replica, at what the cap counts (a price or an on-demand
-    bound); None when a shape has neither."""
-    hourly = [cost.counted for cost in shape_costs(props)]
+    """The dearest shape the job may run on for timeout_seconds, every replica, at what the cap counts (a
+    price or an on-demand bound); None when such a shape has neither."""
+    hourly = chain_hourly(props)
     if not hourly or any(h is None for h in hourly):
         return None
     return round(max(h for h in hourly if h is not None) * float(props["timeout_seconds"]) / 3600.0, 2)
@@ -129,45 +139,19 @@ def expected_line(outputs: Mapping[str, Any]) -> str | None:
     )
 
 
-def _known(props: Mapping[str, Any]) -> bool:
-    """Every input the figures need is known (preview may not know them yet)."""
-    # The pools' images and args are often unknown in a preview: only their shapes matter here.
-    keys = (
-        "region",
-        "timeout_seconds",
-        "fallbacks",
-        "max_cost_usd",
-        "scheduling_strategy",
-        "spot",
-        "project",
-        "fallback_regions",
-        "reservation_affinity",
-    )
-    if any(is_unknown(props.get(key)) for key in keys):
-        return False
-    if "worker_pools" not in props:  # a job with its own machine keys (placement.pools)
-        return not any(is_unknown(props.get(k)) for k in (*placement.MACHINE_KEYS, "max_replica_count"))
-    pools = props.get("worker_pools")
-    return isinstance(pools, list) and all(
-        isinstance(pool, Mapping)
-        and not any(
-            is_unknown(pool.get(k))
-            for k in ("machine_type", "accelerator_type", "accelerator_count", "replica_count")
-        )
-        for pool in pools
-    )
-
-
 def preview_lines(props: Mapping[str, Any]) -> list[str]:
     """The cost lines `check` prints for a Vertex job; a worst case over max_cost_usd is a WARNING line."""
-    if props.get("runner") != "vertex" or not _known(props):
+    if props.get("runner") != "vertex" or not limits.chain_known(props):
         return []
     timeout = float(props["timeout_seconds"])
     lines: list[str] = []
     costs = shape_costs(props)
     for cost in costs:
         head = f"cost of {cost.name}: {cost.machines} ({cost.strategy})"
-        if cost.rate is None:
+        if cost.skipped is not None:
+            key = limits.STACK_KEYS[cost.skip_key or "max_cost_usd"]
+            lines.append(f"{head}: skipped ({key}): {cost.skipped}")
+        elif cost.rate is None:
             lines.append(f"{head}: no price for {', '.join(cost.missing)}, so no estimate")
         else:
             at_most = "at most " if cost.rate.bound else ""
@@ -182,11 +166,12 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
         bounds = any(cost.rate is not None and cost.rate.bound for cost in costs)
         kind = "list prices, on-demand for Spot/FLEX_START shapes without one" if bounds else "list prices"
         lines.append(f"worst case USD {worst:.2f} ({kind}, all attempts){cap_text}")
-    unpriced = [cost.name for cost in costs if cost.rate is None]
+    unpriced = [cost.name for cost in costs if cost.rate is None and cost.skipped is None]
     if cap is not None and unpriced:
+        # Only allow_unpriced_shapes keeps an unpriced shape in a capped chain (cost/limits.py).
         lines.append(
-            f"WARNING: max_cost_usd USD {float(cap):.2f} is not enforced while the job runs on "
-            f"{', '.join(unpriced)}: no price (above), so that running time is not counted"
+            f"WARNING: allowUnpricedShapes is true: max_cost_usd USD {float(cap):.2f} is not enforced while "
+            f"the job runs on {', '.join(unpriced)}: no price (above), so that running time is not counted"
         )
     if cap is not None and not props.get("wait", True):
         lines.append(
@@ -224,9 +209,9 @@ STUDY_CAP_LINE = (
 
 
 def study_worst_case_usd(props: Mapping[str, Any]) -> float | None:
-    """Every trial of max_trial_count running its timeout_seconds on the dearest shape, at what the cap
-    counts; None when a shape has no figure."""
-    hourly = [cost.counted for cost in shape_costs(props)]
+    """Every trial of max_trial_count running its timeout_seconds on the dearest shape it may run on, at
+    what the cap counts; None when such a shape has no figure."""
+    hourly = chain_hourly(props)
     if not hourly or any(h is None for h in hourly):
         return None
     dearest = max(h for h in hourly if h is not None)
@@ -238,14 +223,16 @@ def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
     worst case, every trial of max_trial_count running its timeout_seconds on the dearest shape (as a
     CustomJob's worst case: trials x shape x time)."""
     trials = props.get("max_trial_count")
-    if props.get("runner") != "vertex" or not _known(props) or not isinstance(trials, int):
+    if props.get("runner") != "vertex" or not limits.chain_known(props) or not isinstance(trials, int):
         return []
     lines: list[str] = []
     costs = shape_costs(props)
     for cost in costs:
         where = "" if cost.name == "shape" else f" on {cost.name}"
         head = f"cost of a trial{where}: {cost.machines} ({cost.strategy})"
-        if cost.rate is None:
+        if cost.skipped is not None:
+            lines.append(f"{head}: skipped: {cost.skipped}")
+        elif cost.rate is None:
             lines.append(f"{head}: no price for {', '.join(cost.missing)}, so no estimate")
         else:
             lines.append(f"{head}: {cost.rate.text()}")

@@ -57,6 +57,14 @@ PRICE_LIST_URL = "https://cloud.google.com/vertex-ai/pricing#custom-trained_mode
 PRICE_LIST_READ = "2026-11-22"
 # Vertex AI price list, custom training, us-central1, on-demand (USD per hour). Checked against the page by
 # the cost review of 2026-11-22 (issue 17): the on-demand figures match; no Spot figure was read.
+# Issue 43 (2026-11-27) set out to extend this block to every machine family and GPU of
+# capacity/machines.py in every region the page lists, and could not: every stored copy of PRICE_LIST_URL the
+# search tool holds (the English page and its hl= variants, `pages` and `docs` corpora, eleven queries) gives
+# only the page's opening (AutoML and the legacy comparison), never the custom-training tables. So g2 /
+# NVIDIA_L4, a2 / A100, a3 / H100 / H200, a4 / B200, g4, e2 beyond the rows below, and every region but
+# us-central1 have no figure here (no ratio, no third-party copy stands in for the page): offline they read
+# "no sourced price", and at `preview` / `up` the Billing Catalog (above) prices them where it answers. Under
+# a dollar cap such a shape is skipped rather than run uncounted (cost/limits.py).
 TABLE: dict[tuple[str, str], dict[str, float]] = {
     ("us-central1", "STANDARD"): {
         "n1-standard-4": 0.218499,

@@ -52,6 +52,10 @@ class CustomJobArgs:
     max_wait_seconds: int | None = None  # FLEX_START: scheduling.max_wait_duration
     fallbacks: list[dict[str, Any]] | None = None  # alternative shapes, tried in order (placement.py)
     max_cost_usd: float | None = None  # cancelled when its running cost (all attempts) reaches this
+    # A shape priced above this (USD/h, every replica) is skipped; a fallback entry may carry its own.
+    # allow_unpriced_shapes: a shape without a price runs under these limits (cost/limits.py).
+    max_hourly_usd: float | None = None
+    allow_unpriced_shapes: bool | None = None
     # Regions tried after the home region, each with the whole chain; a reservation for the job's machines
     # ({type, reservation}); how long to go round the whole chain again (0: once). See placement.py.
     fallback_regions: list[str] | None = None

@@ -11,6 +11,7 @@ from google.protobuf import duration_pb2
 from infra.dynamic.preview_inputs import is_unknown, unknown_list
 from infra.vertex.capacity import placement, reservations
 from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES
+from infra.vertex.cost import limits
 from infra.vertex.custom_job import experiments
 from infra.vertex.lifecycle import checks, restarts
 from infra.vertex.lifecycle.checks import KEY_LABEL
@@ -21,7 +22,8 @@ from infra.vertex.lifecycle.checks import KEY_LABEL
 # a job adopted after an interrupted `up` is found whatever they say). `reservation_affinity` changes the
 # machines the job asks for (MachineSpec, "Immutable."), so it replaces the job, as scheduling_strategy does.
 # `experiment` and `experiment_run` only say where the console compares the run (experiments.py): a changed
-# link never reruns a job (and stacks from before the link keep their jobs).
+# link never reruns a job (and stacks from before the link keep their jobs). `max_hourly_usd` and
+# `allow_unpriced_shapes` only say which shapes of the chain may run (cost/limits.py).
 IN_PLACE_INPUTS = frozenset(
     {
         "wait",
@@ -34,6 +36,8 @@ IN_PLACE_INPUTS = frozenset(
         "max_cost_usd",
         "experiment",
         "experiment_run",
+        "max_hourly_usd",
+        "allow_unpriced_shapes",
     }
 )
 INPUTS = (
@@ -62,6 +66,8 @@ INPUTS = (
     "capacity_deadline_seconds",
     "experiment",
     "experiment_run",
+    "max_hourly_usd",
+    "allow_unpriced_shapes",
 )
 OUTPUTS = (
     "job_name",
@@ -98,6 +104,8 @@ POOL_DEFAULTS: dict[str, Any] = {
     "accelerator_count": 0,
     "boot_disk_size_gb": 100,
 }
+# A fallback entry: a shape, and the hourly ceiling of that shape (cost/limits.py).
+FALLBACK_KEYS = (*placement.SHAPE_KEYS, *limits.FALLBACK_LIMIT_KEYS)
 POOL_ROLES = ("chief", "worker", "ps", "evaluator")
 # Dynamic Workload Scheduler (FLEX_START) for training, per https://cloud.google.com/vertex-ai/docs/training/
 # schedule-jobs-dws (read 2026-11-22): the GPUs of machines.FLEX_START_ACCELERATORS, a timeout of at most 7
@@ -163,8 +171,11 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         for failure in _pool_failures(index, pool, require_command=runner == "local")
     ]
     # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief). Where a GPU is
-    # offered is not checked: Vertex judges at submission (capacity/gpu_regions.py warns at preview).
-    return failures + (pool_failures or _shape_failures(props))
+    # offered is not checked: Vertex judges at submission (capacity/gpu_regions.py warns at preview). A chain
+    # whose every shape the price limits skip is judged last, on an otherwise valid job.
+    failures += pool_failures or _shape_failures(props)
+    failures += limits.value_failures(props)
+    return failures or limits.failures(props)
 
 
 def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -220,16 +231,17 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         where = f"fallbacks[{index}]"
         if not isinstance(entry, Mapping):
             if not is_unknown(entry):
-                failures.append((where, f"{where} must be a map of {', '.join(placement.SHAPE_KEYS)}"))
+                failures.append((where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}"))
             continue
-        unknown_keys = sorted(set(entry) - set(placement.SHAPE_KEYS))
+        unknown_keys = sorted(set(entry) - set(FALLBACK_KEYS))
         if unknown_keys:
             failures.append(
-                (where, f"{where} has unknown keys {unknown_keys}; use {', '.join(placement.SHAPE_KEYS)}")
+                (where, f"{where} has unknown keys {unknown_keys}; use {', '.join(FALLBACK_KEYS)}")
             )
             continue
         if is_unknown(entry) or any(is_unknown(v) for v in entry.values()):
             continue
+        entry = {k: v for k, v in entry.items() if k not in limits.FALLBACK_LIMIT_KEYS}
         if bad := _entry_type_failures(where, entry):
             failures.extend(bad)
             continue

@@ -1,11 +1,11 @@
 """Placing a job of any kind: its primary shape, else each fallback in turn; a Spot preemption resubmits it.
 
-A shape whose quota cannot hold the job is skipped without a request, and one Vertex refuses to create (its
-quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that stocks out,
-hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives way to the
-next shape (attempts.try_shapes). Each move
-is one stderr line; when every shape gave way, one paragraph. Never two live jobs: the next shape is
-submitted only once the last job is terminal.
+A shape whose quota cannot hold the job, or that the job's price limits rule out (no price under a dollar
+cap, above its hourly ceiling: cost/limits.py), is skipped without a request, and one Vertex refuses to
+create (its quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that
+stocks out, hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives
+way to the next shape (attempts.try_shapes). Each move is one stderr line; when every shape gave way, one
+paragraph. Never two live jobs: the next shape is submitted only once the last job is terminal.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import shortfall
 from infra.vertex.cost import cap as cost_cap
-from infra.vertex.cost import spend
+from infra.vertex.cost import limits, spend
 from infra.vertex.lifecycle import attempts, outcome, restarts, waiting
 from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult
 from infra.vertex.lifecycle.errors import JobError, is_training_quota
@@ -113,7 +113,17 @@ def wait_shape(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed,
 
 
 def _skipped(kind: JobKind, placed: Placed) -> ShapeResult | None:
-    """A shape the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
+    """A shape the price limits rule out (its reason names the key: the move line says key, shape and why),
+    or one the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
+    request = placed.request
+    found_limit = limits.placed_verdict(placed)
+    if found_limit.skipped is not None:
+        reason = limits.skip_reason(found_limit)
+        return ShapeResult(
+            [AttemptRecord(placed.index, placed.shape, "", "SKIPPED", reason)],
+            move_on=True,
+            error=JobError(f"{kind.noun} {request.display_name}: {placed.shape.where()} skipped: {reason}"),
+        )
     needs = kind.quota_props(placed)
     found = None if needs is None else shortfall(needs)
     if found is None:

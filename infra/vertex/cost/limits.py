@@ -1,0 +1,229 @@
+"""Which shapes a job's price limits let it run on: the dollar cap and the hourly ceiling.
+
+- `max_cost_usd` (stack key maxCostUsd) holds only on a shape whose running time it can count: a shape with
+  no price (its own, or the on-demand bound of Spot/FLEX_START: pricing.shape_rate) is skipped when the job
+  is about to be submitted on it, like a shape without quota, unless `allow_unpriced_shapes`
+  (allowUnpricedShapes) says to run it uncounted.
+- `max_hourly_usd` (maxHourlyUsd; per job, and per fallback entry, which overrides the job's) skips a shape
+  whose hourly figure, every replica, is above it. A Spot or FLEX_START shape without a price of its own is
+  judged by its on-demand price, the sourced bound of what it costs; a shape with no figure at all cannot
+  be held to the ceiling and is skipped as unpriced (allowUnpricedShapes runs it).
+A chain left with no shape is a check failure that names the cheapest shape (`failures`).
+Only the vertex runner is limited: local runs bill nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from infra.dynamic.preview_inputs import is_unknown
+from infra.vertex.capacity import placement
+from infra.vertex.capacity.placement import Shape
+from infra.vertex.cost import pricing
+from infra.vertex.lifecycle.request import Placed
+
+# The keys a fallback entry may carry besides its shape (placement.SHAPE_KEYS).
+FALLBACK_LIMIT_KEYS = ("max_hourly_usd",)
+# The stack keys each limit comes from, named in skip lines and fixes.
+STACK_KEYS = {
+    "max_cost_usd": "maxCostUsd",
+    "max_hourly_usd": "maxHourlyUsd",
+    "allow_unpriced_shapes": "allowUnpricedShapes",
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One shape under the job's limits: its hourly figure (None: no price) and why it is skipped."""
+
+    rate: pricing.Rate | None
+    missing: tuple[str, ...]  # what has no price, e.g. `NVIDIA_L4 (us-central1, SPOT)`
+    skipped: str | None = None  # None: in the chain
+    key: str | None = None  # the provider input that skips it: max_hourly_usd or max_cost_usd
+
+
+def _home_index(props: Mapping[str, Any], index: int, chain: list[Shape]) -> int:
+    """The place in the home chain (0: the job, i: fallbacks[i - 1]) of chain[index], a shape that may be
+    the home chain's moved to a fallback region (placement.shapes)."""
+    if index < 1 + len(props.get("fallbacks") or []):  # placement.shapes: the home chain comes first
+        return index
+    home = placement.home_chain(props)
+    moved = replace(chain[index], region=str(props.get("region") or ""))
+    return home.index(moved) if moved in home else 0
+
+
+def ceiling(props: Mapping[str, Any], index: int, chain: list[Shape] | None = None) -> float | None:
+    """The hourly ceiling of chain[index]: its fallback entry's max_hourly_usd, else the job's."""
+    if props.get("max_hourly_usd") is None and all(e.get("max_hourly_usd") is None for e in _entries(props)):
+        return None  # no ceiling anywhere: no need to find the shape's entry
+    entries: list[Mapping[str, Any]] = [{}, *(props.get("fallbacks") or [])]
+    chain = placement.shapes(props) if chain is None else chain
+    at = _home_index(props, index, chain)
+    own = entries[at].get("max_hourly_usd") if at < len(entries) else None
+    found = own if own is not None else props.get("max_hourly_usd")
+    return None if found is None else float(found)
+
+
+def limited(props: Mapping[str, Any]) -> bool:
+    """The job runs on Vertex (local runs bill nothing)."""
+    return bool(props.get("runner", "vertex") == "vertex")
+
+
+def verdict(props: Mapping[str, Any], index: int, shape: Shape, chain: list[Shape] | None = None) -> Verdict:
+    """chain[index] (= `shape`) under the job's limits, from the job's props (check, preview, plan)."""
+    shaped = placement.apply_shape(props, shape)
+    region, pools, strategy = shaped["region"], placement.pools(shaped), shape.scheduling_strategy
+    project = props.get("project")
+    rate = pricing.shape_rate(region, pools, strategy, project)
+    missing = lambda: pricing.missing(region, pools, strategy, project)  # noqa: E731
+    return _judged(props, index, chain, strategy, rate, missing)
+
+
+def placed_verdict(placed: Placed) -> Verdict:
+    """The attempt's shape under the job's limits, from what the attempt already derived (its price, its
+    machines): the lifecycle asks this before it submits."""
+    request = placed.request
+    if not request.on_vertex:
+        return Verdict(None, ())  # a local run bills nothing (and must not look for a price catalog)
+    region, pools, strategy = placed.region or "", list(placed.pools), placed.strategy
+    missing = lambda: pricing.missing(region, pools, strategy, request.project)  # noqa: E731
+    return _judged(request.props, placed.index, list(request.chain), strategy, placed.rate, missing)
+
+
+def _judged(
+    props: Mapping[str, Any],
+    index: int,
+    chain: list[Shape] | None,
+    strategy: str,
+    rate: pricing.Rate | None,
+    find_missing: Callable[[], Iterable[str]],
+) -> Verdict:
+    missing = () if rate is not None else tuple(find_missing())
+    if not limited(props):
+        return Verdict(rate, missing)
+    top = ceiling(props, index, chain)
+    if rate is not None and top is not None and rate.usd > top:
+        figure = (
+            f"its on-demand price USD {rate.usd:.2f}/h (the bound of a {strategy} price)"
+            if rate.bound
+            else (f"its price USD {rate.usd:.2f}/h")
+        )
+        return Verdict(rate, missing, f"{figure} is above max_hourly_usd USD {top:.2f}", "max_hourly_usd")
+    if rate is None and not props.get("allow_unpriced_shapes"):
+        what = ", ".join(missing) or "an item"
+        if props.get("max_cost_usd") is not None:
+            why = f"no sourced price for {what}: max_cost_usd could not count its running time"
+            return Verdict(
+                rate, missing, f"{why} (allowUnpricedShapes: true runs it uncounted)", "max_cost_usd"
+            )
+        if top is not None:
+            why = f"no sourced price for {what}: max_hourly_usd USD {top:.2f} cannot be held on it"
+            return Verdict(rate, missing, f"{why} (allowUnpricedShapes: true runs it)", "max_hourly_usd")
+    return Verdict(rate, missing)
+
+
+def skip_reason(found: Verdict) -> str:
+    """Why a shape is skipped, its key first (`maxCostUsd (max_cost_usd): no sourced price for ...`): the
+    attempt's reason, so the one line that moves past it names the key, the shape and why."""
+    key = found.key or "max_cost_usd"
+    return f"{STACK_KEYS[key]} ({key}): {found.skipped}"
+
+
+def chain_known(props: Mapping[str, Any]) -> bool:
+    """Every input the figures need is known (preview may not know them yet)."""
+    # The pools' images and args are often unknown in a preview: only their shapes matter here.
+    keys = (
+        "region",
+        "timeout_seconds",
+        "fallbacks",
+        "max_cost_usd",
+        "scheduling_strategy",
+        "spot",
+        "project",
+        "fallback_regions",
+        "reservation_affinity",
+        "max_hourly_usd",
+        "allow_unpriced_shapes",
+    )
+    if any(is_unknown(props.get(key)) for key in keys):
+        return False
+    if "worker_pools" not in props:  # a job with its own machine keys (placement.pools)
+        return not any(is_unknown(props.get(k)) for k in (*placement.MACHINE_KEYS, "max_replica_count"))
+    pools = props.get("worker_pools")
+    return isinstance(pools, list) and all(
+        isinstance(pool, Mapping)
+        and not any(
+            is_unknown(pool.get(k))
+            for k in ("machine_type", "accelerator_type", "accelerator_count", "replica_count")
+        )
+        for pool in pools
+    )
+
+
+def _entries(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The fallback entries that are maps (a preview may not know the list, or an entry, yet)."""
+    fallbacks = props.get("fallbacks")
+    return [entry for entry in fallbacks if isinstance(entry, Mapping)] if isinstance(fallbacks, list) else []
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def value_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """max_hourly_usd (the job's, each fallback's) a positive number; allow_unpriced_shapes a boolean."""
+    failures = []
+    for where, value in [
+        ("max_hourly_usd", props.get("max_hourly_usd")),
+        *(
+            (f"fallbacks[{i}].max_hourly_usd", entry.get("max_hourly_usd"))
+            for i, entry in enumerate(_listed(props.get("fallbacks")))
+            if isinstance(entry, Mapping)
+        ),
+    ]:
+        if value is None or is_unknown(value):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            failures.append(
+                (where, f"{where} must be a positive number of US dollars per hour, not {value!r}")
+            )
+    allow = props.get("allow_unpriced_shapes")
+    if allow is not None and not is_unknown(allow) and not isinstance(allow, bool):
+        failures.append(
+            ("allow_unpriced_shapes", f"allow_unpriced_shapes must be true or false, not {allow!r}")
+        )
+    return failures
+
+
+def failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The chain left with no shape under the limits, as one check failure naming the cheapest shape."""
+    ceilings = [props.get("max_hourly_usd")] + [entry.get("max_hourly_usd") for entry in _entries(props)]
+    capped = props.get("max_cost_usd") is not None or any(c is not None for c in ceilings)
+    if not limited(props) or not capped or not chain_known(props):
+        return []
+    chain = placement.shapes(props)
+    verdicts = [verdict(props, index, shape, chain) for index, shape in enumerate(chain)]
+    if not verdicts or any(found.skipped is None for found in verdicts):
+        return []
+    priced = [(found.rate.usd, shape) for found, shape in zip(verdicts, chain, strict=True) if found.rate]
+    if priced:
+        usd, cheapest = min(priced, key=lambda pair: pair[0])
+        return [
+            (
+                "max_hourly_usd",
+                f"every shape of the chain is above max_hourly_usd (or has no price): the cheapest is "
+                f"{cheapest.where()} at USD {usd:.2f}/h; raise maxHourlyUsd to at least {usd:.2f} or add a "
+                "cheaper fallback (`make plan` shows each shape's price)",
+            )
+        ]
+    return [
+        (
+            "max_cost_usd",
+            "no shape of the chain has a sourced price, so max_cost_usd could not count any running time "
+            f"(no price for {', '.join(dict.fromkeys(m for found in verdicts for m in found.missing))}); "
+            "set allowUnpricedShapes: true to run them uncounted, or pick a shape with a price (`make plan` "
+            "shows each shape's)",
+        )
+    ]
