@@ -128,13 +128,14 @@ def fallback_gpu_error(shape: ShapeEntry) -> ConfigError | None:
     """A fallback's own GPU: its type, and its fit with its own machine type when it names both."""
     if not shape.key.startswith("fallbacks[") or shape.accelerator_type is None:
         return None
+    own_type = shape.machine_type if isinstance(shape.machine_type, str) else None
+    if own_type and machines.machine_type_known(own_type) is False:
+        own_type = None  # reported as a machine type of its own
     machine = {
-        "machine_type": shape.machine_type if isinstance(shape.machine_type, str) else None,
+        "machine_type": own_type,
         "accelerator_type": shape.accelerator_type,
         "accelerator_count": shape.accelerator_count if shape.accelerator_count is not None else 1,
     }
-    if machine["machine_type"] and machines.machine_type_known(machine["machine_type"]) is False:
-        machine["machine_type"] = None  # reported as a machine type of its own
     for prop, reason in accelerator_failures("", machine):
         if prop in ("accelerator_type", "machine_type"):
             return ConfigError(shape.key, reason, GPU_DOCS)
