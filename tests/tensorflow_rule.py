@@ -138,11 +138,12 @@ def _name_group(item: pytest.Item) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
+    # A pytest session a test starts inherits PYTEST_XDIST_WORKER: only xdist's own workers go on.
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not config.pluginmanager.hasplugin("xdist"):
         return
     # Each worker starts on a long group at once; the short tests fill in at the end.
     items.sort(key=_order)
-    if config.getvalue("loadgroup"):
+    if getattr(config.option, "loadgroup", False):
         for item in items:
             _name_group(item)
 

@@ -78,7 +78,7 @@ def test_an_undecodable_image_is_named_and_the_others_still_classified(
     code, out, err = run_main(["--model-dir", str(trained["model_dir"]), str(gone), good, str(bad)], capsys)
     assert code == 1
     assert out.startswith(f"{good}: ") and len(out.splitlines()) == 1
-    assert f"error: {bad}: not an image this model can read (JPEG or PNG)" in err
+    assert f"error: {bad}: not a JPEG or PNG image (" in err
     assert f"error: {gone}: no such image file or folder" in err
 
 

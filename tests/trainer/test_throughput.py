@@ -11,13 +11,16 @@ import pytest
 from tests.trainer.helpers import epoch_lines
 from trainer import throughput
 
-# The shared `trained` run (conftest.py): 3 head epochs and 1 fine-tuning epoch.
-EPOCHS = {"head": 3, "fine_tune": 1}
+# The shared `trained` run (conftest.py): 3 head epochs and 1 fine-tuning epoch, SIGKILLed once head epoch 2
+# is checkpointed and resumed; metrics.json is the resumed process's: head epoch 3, then fine-tuning.
+EPOCHS = {"head": 1, "fine_tune": 1}
 
 
 @pytest.fixture(scope="module")
 def normal(trained: dict) -> dict:
-    return {"log": trained["log"], "rc": trained["rc"], "model_dir": trained["model_dir"]}
+    """The resumed process of the shared run: its log (after the killed one's) and its metrics.json."""
+    resumed = trained["log"][len(trained["first"]) :]
+    return {"log": resumed, "rc": trained["rc"], "model_dir": trained["model_dir"]}
 
 
 @pytest.fixture(scope="module")

@@ -97,6 +97,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return model_dir / export.BYTES_MODEL_DIR
 
 
+@pytest.mark.tensorflow  # the local batch runner loads the exported model with TensorFlow
 def test_local_run_names_every_image_and_a_corrupt_one_fails_alone(tiny_model: Path, tmp_path: Path, capsys):
     images = make_class_folder(tmp_path / "images", CLASS_NAMES, per_class=1, size=20, seed=5)
     (images / "green" / "truncated.png").write_bytes(
@@ -131,6 +132,7 @@ def test_local_run_names_every_image_and_a_corrupt_one_fails_alone(tiny_model: P
     assert "4 images written to" in err and "3 images classified, 1 failed, 0 incomplete" in err
 
 
+@pytest.mark.tensorflow  # the local batch runner loads the exported model with TensorFlow
 def test_a_request_the_model_refuses_fails_its_instances_into_errors_stats(tiny_model: Path, tmp_path: Path):
     """As TF Serving fails a whole request: each instance of it gets an error line with its key."""
     from infra.vertex.runners.local import batch
