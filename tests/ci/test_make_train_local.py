@@ -103,8 +103,8 @@ case "$*" in
   *"-m trainer.create_tfrecords"*) echo "wrote data"; exit 0;;
   *"-m infra.local_runs"*) exec "$REAL_PYTHON" -c '
 import sys, time
-print("[train-local] local/x: JOB_STATE_RUNNING", flush=True)
-try:
+try:  # the Ctrl-C may come while the line is still being written
+    print("[train-local] local/x: JOB_STATE_RUNNING", flush=True)
     time.sleep(120)
 except KeyboardInterrupt:
     time.sleep(1)
