@@ -9,14 +9,9 @@ from infra.vertex.provider import CustomJobProvider
 from tests.fakes.vertex import STOCKOUT, shape_of
 from tests.vertex.props import job_props
 
-T4_SPOT = ("n1-standard-8", "NVIDIA_TESLA_T4", "SPOT")
-L4_SPOT = ("g2-standard-8", "NVIDIA_L4", "SPOT")
-T4_ON_DEMAND = ("n1-standard-8", "NVIDIA_TESLA_T4", "STANDARD")
-# The dev stack's chain: T4 Spot -> L4 Spot on g2 -> T4 on-demand.
-CHAIN = [
-    {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"},
-    {"scheduling_strategy": "STANDARD"},
-]
+# The dev stack's chain (T4 Spot -> L4 Spot -> T4 on-demand) and its shapes, held by the fallback tests.
+from tests.vertex.test_fallbacks import CHAIN, L4_SPOT, T4_ON_DEMAND, T4_SPOT
+
 V100 = {"accelerator_type": "NVIDIA_TESLA_V100"}
 # n1-standard-8 + 1 GPU on demand in us-central1, from pricing.TABLE (Vertex AI price list, 2026-11-22).
 T4_HOURLY = 0.436998 + 0.4025
