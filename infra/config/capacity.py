@@ -1,7 +1,7 @@
 """Capacity keys: machine shapes (family and accelerator must fit), the training job's scheduling strategy,
 fallback shapes (each may name a region and a reservation), fallback regions, a reservation for the job, and
-how long to keep looking for machines; checked with the CustomJob's own rules, which live once in
-infra/vertex/custom_job/spec.py."""
+how long to keep looking for machines; checked on the shapes they make with the CustomJob's own rules, which
+live once in infra/vertex/custom_job/chain.py and capacity/ (shape_checks.py, reservations.py)."""
 
 from __future__ import annotations
 
@@ -67,13 +67,13 @@ class CapacityConfig:
 
 def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | None, count: int) -> None:
     """Family/accelerator compatibility: the machine as a Shape, checked by the rule every job kind's check
-    runs (lifecycle/checks.py machine_failures: the rules live once)."""
+    runs (capacity/shape_checks.py machine_failures: the rules live once)."""
     from infra.vertex.capacity.placement import Shape
-    from infra.vertex.lifecycle.checks import machine_failures
+    from infra.vertex.capacity.shape_checks import machine_failures
 
     shape = Shape(machine, accelerator or None, count, "STANDARD")
     fields = dict(zip(("machine_type", "accelerator_type", "accelerator_count"), keys, strict=True))
-    for field, reason in machine_failures(shape):
+    for field, reason in machine_failures("", shape):
         if field in fields:
             fix = (
                 f"set {fields[field]} to a count {machine} takes, or pick a machine type for {count} "
@@ -132,12 +132,7 @@ def read_capacity(
     stack: str = "<stack>",
 ) -> CapacityConfig:
     """The capacity keys, checked against the training job's pools (`chief`: machine type, accelerator type
-    and count; the workers are copies of it) as the CustomJob checks them."""
-    from infra.vertex.custom_job.spec import validate, with_defaults
-
-    machine = dict(zip(("machine_type", "accelerator_type", "accelerator_count"), chief, strict=True))
-    pools = [machine] + ([{**machine, "replica_count": worker_count}] if worker_count else [])
-
+    and count; the workers are copies of it) as the CustomJob checks them (custom_job/chain.py)."""
     strategy = read.str("schedulingStrategy", "SPOT" if spot else "STANDARD", "SPOT", STRATEGIES)
     if (
         read.raw("spot") is not None
@@ -158,48 +153,73 @@ def read_capacity(
         _reservation("reservationAffinity", raw_reservation) if raw_reservation is not None else None
     )
     deadline = read.number("capacityDeadlineSeconds", 0, int, "7200")
-    probe = {
-        # The vertex runner's rules (regions, reservations, strategies), on a probe job.
-        "runner": "vertex",
-        "project": "config-check",
-        "region": region,
-        "service_account": "config-check",
-        "base_output_dir": "gs://config-check",
-        "display_name": "config-check",
-        "timeout_seconds": timeout_seconds,
-        "worker_pools": [
-            {
-                **{k: v for k, v in pool.items() if v is not None},
-                "image_uri": "config-check",
-                "command": ["true"],
-            }
-            for pool in pools
-        ],
-        "scheduling_strategy": strategy,
-        "max_wait_seconds": max_wait,
-        # The hourly ceilings are checked above; the probe prices nothing (the chain's prices are the
-        # provider's check, with the Billing Catalog of the stack's project).
-        "fallbacks": [{k: v for k, v in entry.items() if k != "max_hourly_usd"} for entry in fallbacks],
-        "fallback_regions": list(fallback_regions),
-        "reservation_affinity": reservation,
-        "capacity_deadline_seconds": deadline,
-    }
-    keys = {
-        "scheduling_strategy": "schedulingStrategy",
-        "max_wait_seconds": "maxWaitSeconds",
-        "fallback_regions": "fallbackRegions",
-        "reservation_affinity": "reservationAffinity",
-        "capacity_deadline_seconds": "capacityDeadlineSeconds",
-        # A rule of the chief's own shape (where a GPU is offered is a preview warning, not a check).
-        "worker_pools": "acceleratorType",
-    }
-    # Every shape's problems at once (each fallback is checked as the CustomJob checks it); a fallback that
-    # only inherits a problem of the job's own settings (its reservation, say) does not repeat it.
-    found: dict[str, ConfigError] = {}
-    for prop, reason in validate(with_defaults({k: v for k, v in probe.items() if v is not None})):
-        name = prop.split(".", 1)[0].split("[", 1)[0]
-        inherited = reason.removeprefix(prop.split(".", 1)[0] + ".")
-        if (name in keys or name.startswith("fallbacks")) and inherited not in found:
-            found[reason] = ConfigError(keys.get(name, prop.split(".", 1)[0]), reason, _FIX)
-    raise_all(list(found.values()))
+    from infra.vertex.custom_job import chain
+
+    raise_all(
+        [
+            *_errors("maxWaitSeconds", chain.max_wait_failures(max_wait) if max_wait is not None else []),
+            *_errors("fallbackRegions", chain.regions_failures(region, fallback_regions)),
+            *_errors("capacityDeadlineSeconds", chain.deadline_failures(deadline)),
+            *_shape_errors(
+                chief, worker_count, timeout_seconds, region, strategy, max_wait, fallbacks, reservation
+            ),
+        ]
+    )
     return CapacityConfig(strategy, max_wait, fallbacks, fallback_regions, reservation, deadline)
+
+
+def _errors(key: str, failures: list[tuple[str, str]]) -> list[ConfigError]:
+    return [ConfigError(key, reason, _FIX) for _prop, reason in failures]
+
+
+def _shape_errors(
+    chief: tuple[str, str | None, int],
+    worker_count: int,
+    timeout_seconds: int,
+    region: str,
+    strategy: str,
+    max_wait: int | None,
+    fallbacks: tuple[Mapping[str, Any], ...],
+    reservation: Mapping[str, Any] | None,
+) -> list[ConfigError]:
+    """The training job's shapes (the chief's machine on the job's strategy, each fallback resolved from it)
+    under the CustomJob's rules (custom_job/chain.py), each problem named by its key. A fallback that only
+    inherits a problem of the job's own reservation does not repeat it."""
+    from infra.vertex.capacity import placement
+    from infra.vertex.capacity.placement import Shape
+    from infra.vertex.capacity.reservations import parse_affinity
+    from infra.vertex.capacity.shape_checks import entry_failures
+    from infra.vertex.custom_job import chain
+
+    machine_type, accelerator_type, count = chief
+    affinity, bad = parse_affinity("reservation_affinity", reservation)
+    primary = Shape(machine_type, accelerator_type or None, count, strategy, region, affinity)
+    keys = {"scheduling_strategy": "schedulingStrategy", "reservation_affinity": "reservationAffinity"}
+    failures = [(keys[prop.split(".", 1)[0]], reason) for prop, reason in bad]
+    shapes: list[Shape | None] = []
+    for index, entry in enumerate(fallbacks):
+        where = f"fallbacks[{index}]"
+        shape_keys = {k: v for k, v in entry.items() if k in placement.SHAPE_KEYS}
+        _, bad = parse_affinity(where, shape_keys.get("reservation_affinity"))
+        bad = entry_failures(where, shape_keys) + bad
+        failures += [(where, reason) for _prop, reason in bad]
+        shapes.append(None if bad else placement.resolve(shape_keys, primary))
+    job = chain.Chain(
+        primary=primary,
+        fallbacks=tuple(shapes),
+        # The workers copy the chief: a CPU chief's workers keep its machine type whatever the shape.
+        kept_pools=(machine_type,) if worker_count and not count else (),
+        timeout_seconds=timeout_seconds,
+        max_wait_seconds=max_wait,
+    )
+    failures += [(keys[prop.split(".", 1)[0]], reason) for prop, reason in chain.primary_failures(job)]
+    for index, shape in enumerate(job.fallbacks):
+        if shape is not None:
+            where = f"fallbacks[{index}]"
+            failures += [(where, reason) for _prop, reason in chain.fallback_failures(where, shape, job)]
+    failures += [("maxWaitSeconds", reason) for _prop, reason in chain.wait_failures(job)]
+    found: dict[str, ConfigError] = {}
+    for key, reason in failures:
+        if reason.removeprefix(f"{key}.") not in found:
+            found[reason] = ConfigError(key, reason, _FIX)
+    return list(found.values())
