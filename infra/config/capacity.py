@@ -133,6 +133,8 @@ def read_capacity(
 ) -> CapacityConfig:
     """The capacity keys, checked against the training job's pools (`chief`: machine type, accelerator type
     and count; the workers are copies of it) as the CustomJob checks them (custom_job/chain.py)."""
+    from infra.vertex.custom_job import chain
+
     strategy = read.str("schedulingStrategy", "SPOT" if spot else "STANDARD", "SPOT", STRATEGIES)
     if (
         read.raw("spot") is not None
@@ -153,26 +155,30 @@ def read_capacity(
         _reservation("reservationAffinity", raw_reservation) if raw_reservation is not None else None
     )
     deadline = read.number("capacityDeadlineSeconds", 0, int, "7200")
-    from infra.vertex.custom_job import chain
-
-    raise_all(
-        [
-            *_errors("maxWaitSeconds", chain.max_wait_failures(max_wait) if max_wait is not None else []),
-            *_errors("fallbackRegions", chain.regions_failures(region, fallback_regions)),
-            *_errors("capacityDeadlineSeconds", chain.deadline_failures(deadline)),
-            *_shape_errors(
-                chief, worker_count, timeout_seconds, region, strategy, max_wait, fallbacks, reservation
-            ),
-        ]
-    )
+    failures = [
+        *_named("maxWaitSeconds", chain.max_wait_failures(max_wait) if max_wait is not None else []),
+        *_named("fallbackRegions", chain.regions_failures(region, fallback_regions)),
+        *_named("capacityDeadlineSeconds", chain.deadline_failures(deadline)),
+        *_shape_failures(
+            chief, worker_count, timeout_seconds, region, strategy, max_wait, fallbacks, reservation
+        ),
+    ]
+    # Every shape's problems at once; a fallback that only inherits a problem of the job's own settings (its
+    # reservation, say) does not repeat it.
+    found: dict[str, ConfigError] = {}
+    for key, reason in failures:
+        if reason.removeprefix(f"{key}.") not in found:
+            found[reason] = ConfigError(key, reason, _FIX)
+    raise_all(list(found.values()))
     return CapacityConfig(strategy, max_wait, fallbacks, fallback_regions, reservation, deadline)
 
 
-def _errors(key: str, failures: list[tuple[str, str]]) -> list[ConfigError]:
-    return [ConfigError(key, reason, _FIX) for _prop, reason in failures]
+def _named(key: str, failures: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Failures as (stack key, reason)."""
+    return [(key, reason) for _prop, reason in failures]
 
 
-def _shape_errors(
+def _shape_failures(
     chief: tuple[str, str | None, int],
     worker_count: int,
     timeout_seconds: int,
@@ -181,10 +187,9 @@ def _shape_errors(
     max_wait: int | None,
     fallbacks: tuple[Mapping[str, Any], ...],
     reservation: Mapping[str, Any] | None,
-) -> list[ConfigError]:
+) -> list[tuple[str, str]]:
     """The training job's shapes (the chief's machine on the job's strategy, each fallback resolved from it)
-    under the CustomJob's rules (custom_job/chain.py), each problem named by its key. A fallback that only
-    inherits a problem of the job's own reservation does not repeat it."""
+    under the CustomJob's rules (custom_job/chain.py), each problem as (stack key, reason)."""
     from infra.vertex.capacity import placement
     from infra.vertex.capacity.placement import Shape
     from infra.vertex.capacity.reservations import parse_affinity
@@ -202,7 +207,7 @@ def _shape_errors(
         shape_keys = {k: v for k, v in entry.items() if k in placement.SHAPE_KEYS}
         _, bad = parse_affinity(where, shape_keys.get("reservation_affinity"))
         bad = entry_failures(where, shape_keys) + bad
-        failures += [(where, reason) for _prop, reason in bad]
+        failures += _named(where, bad)
         shapes.append(None if bad else placement.resolve(shape_keys, primary))
     job = chain.Chain(
         primary=primary,
@@ -216,10 +221,5 @@ def _shape_errors(
     for index, shape in enumerate(job.fallbacks):
         if shape is not None:
             where = f"fallbacks[{index}]"
-            failures += [(where, reason) for _prop, reason in chain.fallback_failures(where, shape, job)]
-    failures += [("maxWaitSeconds", reason) for _prop, reason in chain.wait_failures(job)]
-    found: dict[str, ConfigError] = {}
-    for key, reason in failures:
-        if reason.removeprefix(f"{key}.") not in found:
-            found[reason] = ConfigError(key, reason, _FIX)
-    return list(found.values())
+            failures += _named(where, chain.fallback_failures(where, shape, job))
+    return failures + _named("maxWaitSeconds", chain.wait_failures(job))
