@@ -136,6 +136,7 @@ def read_capacity(
     from infra.vertex.custom_job import chain
 
     strategy = read.str("schedulingStrategy", "SPOT" if spot else "STANDARD", "SPOT", STRATEGIES)
+    assert strategy is not None  # read.str with a default
     if (
         read.raw("spot") is not None
         and read.raw("schedulingStrategy") is not None
