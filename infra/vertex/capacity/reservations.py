@@ -71,13 +71,6 @@ def zone_region(zone: str) -> str:
     return zone.rsplit("-", 1)[0]
 
 
-def affinity_failures(where: str, value: Any, region: Any, strategy: Any) -> list[tuple[str, str]]:
-    """A reservation_affinity map that Vertex would refuse, for a shape in `region` on `strategy`."""
-    reservation, failures = parse_affinity(where, value)
-    known = isinstance(region, str) and not is_unknown(region)
-    return failures or reservation_failures(where, reservation, region if known else None, strategy)
-
-
 def parse_affinity(where: str, value: Any) -> tuple[Reservation | None, list[tuple[str, str]]]:
     """A reservation_affinity map as a Reservation, or what is wrong with its form (None, no failure: absent
     or not known yet in a preview)."""
