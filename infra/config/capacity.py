@@ -32,6 +32,13 @@ FALLBACK_KEYS = {
 }
 # reservationAffinity's YAML keys (the same on the job and in a fallback) and the CustomJob's.
 RESERVATION_KEYS = {"type": "type", "reservation": "reservation"}
+# The CustomJob properties the chain's rules name (custom_job/chain.py) and their stack keys; a fallback's
+# problems name its entry (fallbacks[1]).
+_CHAIN_KEYS = {
+    "scheduling_strategy": "schedulingStrategy",
+    "reservation_affinity": "reservationAffinity",
+    "max_wait_seconds": "maxWaitSeconds",
+}
 _FIX = "see docs/training-job-resource.md, 'Getting a GPU: scheduling strategies and fallback shapes'"
 
 
@@ -200,16 +207,15 @@ def _shape_failures(
     machine_type, accelerator_type, count = chief
     affinity, bad = parse_affinity("reservation_affinity", reservation)
     primary = Shape(machine_type, accelerator_type or None, count, strategy, region, affinity)
-    keys = {"scheduling_strategy": "schedulingStrategy", "reservation_affinity": "reservationAffinity"}
-    failures = [(keys[prop.split(".", 1)[0]], reason) for prop, reason in bad]
+    failures = [(_key(prop), reason) for prop, reason in bad]
+    refused: list[list[tuple[str, str]]] = []
     shapes: list[Shape | None] = []
     for index, entry in enumerate(fallbacks):
         where = f"fallbacks[{index}]"
         shape_keys = {k: v for k, v in entry.items() if k in placement.SHAPE_KEYS}
         _, bad = parse_affinity(where, shape_keys.get("reservation_affinity"))
-        bad = entry_failures(where, shape_keys) + bad
-        failures += _named(where, bad)
-        shapes.append(None if bad else placement.resolve(shape_keys, primary))
+        refused.append(entry_failures(where, shape_keys) + bad)
+        shapes.append(None if refused[-1] else placement.resolve(shape_keys, primary))
     job = chain.Chain(
         primary=primary,
         fallbacks=tuple(shapes),
@@ -218,9 +224,10 @@ def _shape_failures(
         timeout_seconds=timeout_seconds,
         max_wait_seconds=max_wait,
     )
-    failures += [(keys[prop.split(".", 1)[0]], reason) for prop, reason in chain.primary_failures(job)]
-    for index, shape in enumerate(job.fallbacks):
-        if shape is not None:
-            where = f"fallbacks[{index}]"
-            failures += _named(where, chain.fallback_failures(where, shape, job))
-    return failures + _named("maxWaitSeconds", chain.wait_failures(job))
+    return failures + [(_key(prop), reason) for prop, reason in chain.chain_failures(job, refused)]
+
+
+def _key(prop: str) -> str:
+    """The stack key of a property the chain's rules name: `fallbacks[1]` for `fallbacks[1].region`."""
+    top = prop.split(".", 1)[0]
+    return _CHAIN_KEYS.get(top, top)

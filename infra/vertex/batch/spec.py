@@ -148,9 +148,15 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     preview's machine and region are known)."""
     if any(is_unknown(props.get(k)) for k in (*placement.MACHINE_KEYS, "region")):
         return []
-    if bad := count_failures("", props.get("accelerator_count", 0)):
-        return bad
     reservation, bad = reservations.parse_affinity("reservation_affinity", props.get("reservation_affinity"))
+    if count := count_failures("", props.get("accelerator_count", 0)):  # no shape: its reservation alone
+        region = str(props.get("region") or "") or None
+        return count + (
+            bad
+            or reservations.reservation_failures(
+                "reservation_affinity", reservation, region, machines.STRATEGY
+            )
+        )
     primary = replace(placement.primary_shape(props), reservation=reservation)
     failures = machines.primary_failures(primary) + bad  # no reservation when its form is refused
     fallbacks = props.get("fallbacks", [])

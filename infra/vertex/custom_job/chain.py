@@ -37,12 +37,15 @@ class Chain:
     max_wait_seconds: int | None = None  # as given (FLEX_START only)
 
 
-def chain_failures(chain: Chain) -> Failures:
-    """Every shape's problems: the primary's, each fallback's (fallbacks[i]), then the FLEX_START wait."""
+def chain_failures(chain: Chain, refused: Sequence[Failures] = ()) -> Failures:
+    """Every shape's problems in order: the primary's, each fallback's (fallbacks[i]; `refused[i]`: what is
+    wrong with an entry that made no shape, said at its place), then the FLEX_START wait."""
     failures = primary_failures(chain)
     for index, shape in enumerate(chain.fallbacks):
         if shape is not None:
             failures += fallback_failures(f"fallbacks[{index}]", shape, chain)
+        elif index < len(refused):
+            failures += refused[index]
     return failures + wait_failures(chain)
 
 

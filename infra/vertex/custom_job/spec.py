@@ -223,15 +223,11 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         "reservation_affinity", props.get("reservation_affinity")
     )
     primary = replace(placement.primary_shape(props), region=home, reservation=reservation)
-    shapes = []
-    for index, entry in enumerate(fallbacks):
-        bad, shape = _fallback_shape(f"fallbacks[{index}]", entry, primary)
-        failures += bad
-        shapes.append(shape)
+    found = [_fallback_shape(f"fallbacks[{i}]", entry, primary) for i, entry in enumerate(fallbacks)]
     timeout = props.get("timeout_seconds")
     job = chain.Chain(
         primary=primary,
-        fallbacks=tuple(shapes),
+        fallbacks=tuple(shape for _bad, shape in found),
         kept_pools=tuple(
             str(pool["machine_type"]) for pool in pools[1:] if not int(pool.get("accelerator_count") or 0)
         ),
@@ -240,7 +236,7 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         else None,
         max_wait_seconds=props.get("max_wait_seconds"),
     )
-    return failures + chain.chain_failures(job)
+    return failures + chain.chain_failures(job, [bad for bad, _shape in found])
 
 
 def _fallback_shape(
