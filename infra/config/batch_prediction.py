@@ -164,10 +164,9 @@ def _failures(config: BatchPredictionConfig, runner: str, region: str) -> list[t
     """The problems in the order the resource's check finds them: the timeout, the images, the replicas, the
     machine, then the job's shape and each fallback's."""
     from infra.vertex.batch import machines
-    from infra.vertex.capacity import placement
     from infra.vertex.capacity.placement import Shape
     from infra.vertex.capacity.reservations import parse_affinity
-    from infra.vertex.capacity.shape_checks import count_failures, entry_failures
+    from infra.vertex.capacity.shape_checks import count_failures, fallback_shape
     from infra.vertex.lifecycle.checks import timeout_failures
 
     failures = timeout_failures(config.timeout_seconds) + machines.images_failures(config.images, runner)
@@ -189,10 +188,7 @@ def _failures(config: BatchPredictionConfig, runner: str, region: str) -> list[t
     failures = machines.primary_failures(primary) + bad
     for index, entry in enumerate(config.fallbacks):
         where = f"fallbacks[{index}]"
-        _, bad = parse_affinity(where, entry.get("reservation_affinity"))
-        if bad := entry_failures(where, entry) + bad:
-            failures += bad
-            continue
-        shape = placement.resolve(entry, primary)
-        failures += machines.fallback_failures(where, shape, region, "reservation_affinity" in entry)
+        bad, shape = fallback_shape(where, entry, primary)
+        own = "reservation_affinity" in entry
+        failures += bad if shape is None else machines.fallback_failures(where, shape, region, own)
     return failures

@@ -198,32 +198,25 @@ def _shape_failures(
 ) -> list[tuple[str, str]]:
     """The training job's shapes (the chief's machine on the job's strategy, each fallback resolved from it)
     under the CustomJob's rules (custom_job/chain.py), each problem as (stack key, reason)."""
-    from infra.vertex.capacity import placement
     from infra.vertex.capacity.placement import Shape
     from infra.vertex.capacity.reservations import parse_affinity
-    from infra.vertex.capacity.shape_checks import entry_failures
+    from infra.vertex.capacity.shape_checks import fallback_shape
     from infra.vertex.custom_job import chain
 
     machine_type, accelerator_type, count = chief
     affinity, bad = parse_affinity("reservation_affinity", reservation)
     primary = Shape(machine_type, accelerator_type or None, count, strategy, region, affinity)
     failures = [(_key(prop), reason) for prop, reason in bad]
-    refused: list[list[tuple[str, str]]] = []
-    shapes: list[Shape | None] = []
-    for index, entry in enumerate(fallbacks):
-        where = f"fallbacks[{index}]"
-        shape_keys = {k: v for k, v in entry.items() if k in placement.SHAPE_KEYS}
-        _, bad = parse_affinity(where, shape_keys.get("reservation_affinity"))
-        refused.append(entry_failures(where, shape_keys) + bad)
-        shapes.append(None if refused[-1] else placement.resolve(shape_keys, primary))
+    found = [fallback_shape(f"fallbacks[{i}]", entry, primary) for i, entry in enumerate(fallbacks)]
     job = chain.Chain(
         primary=primary,
-        fallbacks=tuple(shapes),
+        fallbacks=tuple(shape for _bad, shape in found),
         # The workers copy the chief: a CPU chief's workers keep its machine type whatever the shape.
         kept_pools=(machine_type,) if worker_count and not count else (),
         timeout_seconds=timeout_seconds,
         max_wait_seconds=max_wait,
     )
+    refused = [bad for bad, _shape in found]
     return failures + [(_key(prop), reason) for prop, reason in chain.chain_failures(job, refused)]
 
 

@@ -26,7 +26,7 @@ from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.batch import machines
 from infra.vertex.batch.instances import KEY_FIELD
 from infra.vertex.capacity import placement, reservations
-from infra.vertex.capacity.shape_checks import count_failures, entry_failures
+from infra.vertex.capacity.shape_checks import count_failures, fallback_shape
 from infra.vertex.cost import limits
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
@@ -175,11 +175,9 @@ def _fallback_failures(where: str, entry: Any, primary: placement.Shape) -> list
         return [] if is_unknown(entry) else [(where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}")]
     if is_unknown(entry):
         return []
-    entry = {k: v for k, v in entry.items() if k not in limits.FALLBACK_LIMIT_KEYS}
-    _, bad = reservations.parse_affinity(where, entry.get("reservation_affinity"))
-    if bad := entry_failures(where, entry) + bad:
+    bad, shape = fallback_shape(where, entry, primary)
+    if shape is None:
         return bad
-    shape = placement.resolve(entry, primary)
     return machines.fallback_failures(where, shape, primary.region, "reservation_affinity" in entry)
 
 

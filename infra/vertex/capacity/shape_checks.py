@@ -24,8 +24,8 @@ from infra.vertex.capacity.machines import (
     machine_family,
     n1_vcpu_limit,
 )
-from infra.vertex.capacity.placement import Shape
-from infra.vertex.capacity.reservations import region_failures
+from infra.vertex.capacity.placement import Shape, resolve
+from infra.vertex.capacity.reservations import parse_affinity, region_failures
 
 Failures = list[tuple[str, str]]
 ACCELERATOR_TYPES = frozenset(
@@ -133,3 +133,12 @@ def entry_failures(
     if not failures and strategy is not None and strategy not in strategies:
         failures.append((where, f"{where}.scheduling_strategy must be one of {', '.join(strategies)}"))
     return failures
+
+
+def fallback_shape(where: str, entry: Mapping[str, Any], primary: Shape) -> tuple[Failures, Shape | None]:
+    """A fallback entry as the shape it makes from the primary (placement.resolve), or, and no shape, what is
+    wrong with its values (entry_failures, the form of its reservation_affinity)."""
+    _, bad = parse_affinity(where, entry.get("reservation_affinity"))
+    if bad := entry_failures(where, entry) + bad:
+        return bad, None
+    return [], resolve(entry, primary)

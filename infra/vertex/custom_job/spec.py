@@ -12,7 +12,7 @@ from google.protobuf import duration_pb2
 from infra.dynamic.preview_inputs import is_unknown, unknown_list
 from infra.vertex.capacity import placement, reservations
 from infra.vertex.capacity.machines import STRATEGIES
-from infra.vertex.capacity.shape_checks import accelerator_failures, entry_failures
+from infra.vertex.capacity.shape_checks import accelerator_failures, fallback_shape
 from infra.vertex.cost import limits
 from infra.vertex.custom_job import chain, experiments
 from infra.vertex.lifecycle import checks, restarts
@@ -253,11 +253,7 @@ def _fallback_shape(
         return [(where, f"{where} has unknown keys {unknown_keys}; use {', '.join(FALLBACK_KEYS)}")], None
     if is_unknown(entry):
         return [], None
-    entry = {k: v for k, v in entry.items() if k not in limits.FALLBACK_LIMIT_KEYS}
-    if bad := entry_failures(where, entry):
-        return bad, None
-    _, bad = reservations.parse_affinity(where, entry.get("reservation_affinity"))
-    return bad, None if bad else placement.resolve(entry, primary)
+    return fallback_shape(where, entry, primary)
 
 
 def _region_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
