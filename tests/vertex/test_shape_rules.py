@@ -8,7 +8,12 @@ import pytest
 from infra.vertex.batch import machines as batch
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.reservations import Reservation, parse_affinity, reservation_failures
-from infra.vertex.capacity.shape_checks import count_failures, entry_failures, machine_failures
+from infra.vertex.capacity.shape_checks import (
+    count_failures,
+    entry_failures,
+    fallback_shape,
+    machine_failures,
+)
 from infra.vertex.custom_job import chain
 
 T4 = Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "SPOT", "us-central1")
@@ -163,3 +168,18 @@ def test_a_batch_predictions_replicas_machine_and_images() -> None:
     assert batch.images_failures("gs://b/i/", "vertex") == batch.images_failures("/data", "local") == []
     assert "gs:// prefix" in reasons(batch.images_failures("/data", "vertex"))
     assert "is required" in reasons(batch.images_failures("", "local"))
+
+
+def test_a_fallback_entry_makes_its_shape_from_the_primary_or_says_what_is_wrong() -> None:
+    reserved = Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "STANDARD", "us-central1", SPECIFIC)
+    assert fallback_shape("fallbacks[0]", {"region": "us-east4"}, reserved) == (
+        [],
+        Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "STANDARD", "us-east4", SPECIFIC),  # inherited
+    )
+    bad, shape = fallback_shape(
+        "fallbacks[1]", {"accelerator_count": "two", "reservation_affinity": "ANY"}, T4
+    )
+    assert shape is None and [prop for prop, _ in bad] == [
+        "fallbacks[1]",
+        "fallbacks[1].reservation_affinity",
+    ]
