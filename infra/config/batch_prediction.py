@@ -7,12 +7,12 @@ model (a BatchPredictionJob, infra/vertex/batch/). Absent: no batch prediction.
       startingReplicaCount: 1
       maxReplicaCount: 2
       fallbacks: [{machineType: n1-highmem-8}]  # machineType, acceleratorType, acceleratorCount (the job's
-                                             # region only: batch/spec.py SAME_REGION_DOC)
+                                             # region only: batch/machines.py SAME_REGION_DOC)
       timeoutSeconds: 3600                   # default: the stack's timeoutSeconds
       reservationAffinity: {type: SPECIFIC_RESERVATION, reservation: projects/P/zones/Z/reservations/N}
 
-The machine and replica rules are the resource's own (batch/spec.py validate), applied here so that a stack
-error names the key.
+The machine, replica and image rules are the resource's own (batch/machines.py, which batch/spec.py validate
+runs too), applied here on the shapes these keys make so that a stack error names the key.
 """
 
 from __future__ import annotations
@@ -148,26 +148,47 @@ def read_batch_prediction(
 
 
 def _check(config: BatchPredictionConfig, runner: str, region: str) -> None:
-    """The resource's own checks (batch/spec.py) on these keys, the first failure named by its key."""
-    from infra.vertex.batch import spec
-
-    probe = spec.with_defaults(
-        {
-            **{k: v for k, v in config.job_args().items() if v is not None},
-            "runner": runner,
-            "region": region,
-            "project": "config-check",
-            "service_account": "config-check",
-            "display_name": "config-check",
-            "output_dir": "gs://config-check" if runner == "vertex" else "config-check",
-            "artifact_uri": "gs://config-check" if runner == "vertex" else "config-check",
-        }
-    )
+    """The resource's own rules (batch/machines.py) on these keys' values and shapes, the first problem named
+    by its key."""
     keys = {prop: key for key, prop in FIELDS.items()}
-    for prop, reason in spec.validate(probe):
+    for prop, reason in _failures(config, runner, region)[:1]:
         top = prop.split(".", 1)[0].split("[", 1)[0]
-        if top in keys:
-            key = f"batchPrediction.{keys[top]}{prop[len(top) :]}"
-            raise ConfigError(
-                key, reason, "fix the value under vertex-training:batchPrediction (docs/batch-prediction.md)"
-            )
+        raise ConfigError(
+            f"batchPrediction.{keys[top]}{prop[len(top) :]}",
+            reason,
+            "fix the value under vertex-training:batchPrediction (docs/batch-prediction.md)",
+        )
+
+
+def _failures(config: BatchPredictionConfig, runner: str, region: str) -> list[tuple[str, str]]:
+    """The problems in the order the resource's check finds them: the timeout, the images, the replicas, the
+    machine, then the job's shape and each fallback's."""
+    from infra.vertex.batch import machines
+    from infra.vertex.capacity.placement import Shape
+    from infra.vertex.capacity.reservations import parse_affinity
+    from infra.vertex.capacity.shape_checks import count_failures, fallback_shape
+    from infra.vertex.lifecycle.checks import timeout_failures
+
+    failures = timeout_failures(config.timeout_seconds) + machines.images_failures(config.images, runner)
+    failures += machines.replica_failures(config.starting_replica_count, config.max_replica_count)
+    failures += machines.machine_type_failures(config.machine_type) or count_failures(
+        "", config.accelerator_count
+    )
+    if failures:
+        return failures
+    reservation, bad = parse_affinity("reservation_affinity", config.reservation_affinity)
+    primary = Shape(
+        config.machine_type,
+        config.accelerator_type or None,
+        config.accelerator_count,
+        machines.STRATEGY,
+        region,
+        reservation,
+    )
+    failures = machines.primary_failures(primary) + bad
+    for index, entry in enumerate(config.fallbacks):
+        where = f"fallbacks[{index}]"
+        bad, shape = fallback_shape(where, entry, primary)
+        own = "reservation_affinity" in entry
+        failures += bad if shape is None else machines.fallback_failures(where, shape, region, own)
+    return failures

@@ -1,7 +1,7 @@
 """Capacity keys: machine shapes (family and accelerator must fit), the training job's scheduling strategy,
 fallback shapes (each may name a region and a reservation), fallback regions, a reservation for the job, and
-how long to keep looking for machines; checked with the CustomJob's own rules, which live once in
-infra/vertex/custom_job/spec.py."""
+how long to keep looking for machines; checked on the shapes they make with the CustomJob's own rules, which
+live once in infra/vertex/custom_job/chain.py and capacity/ (shape_checks.py, reservations.py)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,13 @@ FALLBACK_KEYS = {
 }
 # reservationAffinity's YAML keys (the same on the job and in a fallback) and the CustomJob's.
 RESERVATION_KEYS = {"type": "type", "reservation": "reservation"}
+# The CustomJob properties the chain's rules name (custom_job/chain.py) and their stack keys; a fallback's
+# problems name its entry (fallbacks[1]).
+_CHAIN_KEYS = {
+    "scheduling_strategy": "schedulingStrategy",
+    "reservation_affinity": "reservationAffinity",
+    "max_wait_seconds": "maxWaitSeconds",
+}
 _FIX = "see docs/training-job-resource.md, 'Getting a GPU: scheduling strategies and fallback shapes'"
 
 
@@ -67,13 +74,13 @@ class CapacityConfig:
 
 def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | None, count: int) -> None:
     """Family/accelerator compatibility: the machine as a Shape, checked by the rule every job kind's check
-    runs (lifecycle/checks.py machine_failures: the rules live once)."""
+    runs (capacity/shape_checks.py machine_failures: the rules live once)."""
     from infra.vertex.capacity.placement import Shape
-    from infra.vertex.lifecycle.checks import machine_failures
+    from infra.vertex.capacity.shape_checks import machine_failures
 
     shape = Shape(machine, accelerator or None, count, "STANDARD")
     fields = dict(zip(("machine_type", "accelerator_type", "accelerator_count"), keys, strict=True))
-    for field, reason in machine_failures(shape):
+    for field, reason in machine_failures("", shape):
         if field in fields:
             fix = (
                 f"set {fields[field]} to a count {machine} takes, or pick a machine type for {count} "
@@ -132,13 +139,11 @@ def read_capacity(
     stack: str = "<stack>",
 ) -> CapacityConfig:
     """The capacity keys, checked against the training job's pools (`chief`: machine type, accelerator type
-    and count; the workers are copies of it) as the CustomJob checks them."""
-    from infra.vertex.custom_job.spec import validate, with_defaults
-
-    machine = dict(zip(("machine_type", "accelerator_type", "accelerator_count"), chief, strict=True))
-    pools = [machine] + ([{**machine, "replica_count": worker_count}] if worker_count else [])
+    and count; the workers are copies of it) as the CustomJob checks them (custom_job/chain.py)."""
+    from infra.vertex.custom_job import chain
 
     strategy = read.str("schedulingStrategy", "SPOT" if spot else "STANDARD", "SPOT", STRATEGIES)
+    assert strategy is not None  # read.str with a default
     if (
         read.raw("spot") is not None
         and read.raw("schedulingStrategy") is not None
@@ -158,48 +163,64 @@ def read_capacity(
         _reservation("reservationAffinity", raw_reservation) if raw_reservation is not None else None
     )
     deadline = read.number("capacityDeadlineSeconds", 0, int, "7200")
-    probe = {
-        # The vertex runner's rules (regions, reservations, strategies), on a probe job.
-        "runner": "vertex",
-        "project": "config-check",
-        "region": region,
-        "service_account": "config-check",
-        "base_output_dir": "gs://config-check",
-        "display_name": "config-check",
-        "timeout_seconds": timeout_seconds,
-        "worker_pools": [
-            {
-                **{k: v for k, v in pool.items() if v is not None},
-                "image_uri": "config-check",
-                "command": ["true"],
-            }
-            for pool in pools
-        ],
-        "scheduling_strategy": strategy,
-        "max_wait_seconds": max_wait,
-        # The hourly ceilings are checked above; the probe prices nothing (the chain's prices are the
-        # provider's check, with the Billing Catalog of the stack's project).
-        "fallbacks": [{k: v for k, v in entry.items() if k != "max_hourly_usd"} for entry in fallbacks],
-        "fallback_regions": list(fallback_regions),
-        "reservation_affinity": reservation,
-        "capacity_deadline_seconds": deadline,
-    }
-    keys = {
-        "scheduling_strategy": "schedulingStrategy",
-        "max_wait_seconds": "maxWaitSeconds",
-        "fallback_regions": "fallbackRegions",
-        "reservation_affinity": "reservationAffinity",
-        "capacity_deadline_seconds": "capacityDeadlineSeconds",
-        # A rule of the chief's own shape (where a GPU is offered is a preview warning, not a check).
-        "worker_pools": "acceleratorType",
-    }
-    # Every shape's problems at once (each fallback is checked as the CustomJob checks it); a fallback that
-    # only inherits a problem of the job's own settings (its reservation, say) does not repeat it.
+    failures = [
+        *_named("maxWaitSeconds", chain.max_wait_failures(max_wait) if max_wait is not None else []),
+        *_named("fallbackRegions", chain.regions_failures(region, fallback_regions)),
+        *_named("capacityDeadlineSeconds", chain.deadline_failures(deadline)),
+        *_shape_failures(
+            chief, worker_count, timeout_seconds, region, strategy, max_wait, fallbacks, reservation
+        ),
+    ]
+    # Every shape's problems at once; a fallback that only inherits a problem of the job's own settings (its
+    # reservation, say) does not repeat it.
     found: dict[str, ConfigError] = {}
-    for prop, reason in validate(with_defaults({k: v for k, v in probe.items() if v is not None})):
-        name = prop.split(".", 1)[0].split("[", 1)[0]
-        inherited = reason.removeprefix(prop.split(".", 1)[0] + ".")
-        if (name in keys or name.startswith("fallbacks")) and inherited not in found:
-            found[reason] = ConfigError(keys.get(name, prop.split(".", 1)[0]), reason, _FIX)
+    for key, reason in failures:
+        if reason.removeprefix(f"{key}.") not in found:
+            found[reason] = ConfigError(key, reason, _FIX)
     raise_all(list(found.values()))
     return CapacityConfig(strategy, max_wait, fallbacks, fallback_regions, reservation, deadline)
+
+
+def _named(key: str, failures: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Failures as (stack key, reason)."""
+    return [(key, reason) for _prop, reason in failures]
+
+
+def _shape_failures(
+    chief: tuple[str, str | None, int],
+    worker_count: int,
+    timeout_seconds: int,
+    region: str,
+    strategy: str,
+    max_wait: int | None,
+    fallbacks: tuple[Mapping[str, Any], ...],
+    reservation: Mapping[str, Any] | None,
+) -> list[tuple[str, str]]:
+    """The training job's shapes (the chief's machine on the job's strategy, each fallback resolved from it)
+    under the CustomJob's rules (custom_job/chain.py), each problem as (stack key, reason)."""
+    from infra.vertex.capacity.placement import Shape
+    from infra.vertex.capacity.reservations import parse_affinity
+    from infra.vertex.capacity.shape_checks import fallback_shape
+    from infra.vertex.custom_job import chain
+
+    machine_type, accelerator_type, count = chief
+    affinity, bad = parse_affinity("reservation_affinity", reservation)
+    primary = Shape(machine_type, accelerator_type or None, count, strategy, region, affinity)
+    failures = [(_key(prop), reason) for prop, reason in bad]
+    found = [fallback_shape(f"fallbacks[{i}]", entry, primary) for i, entry in enumerate(fallbacks)]
+    job = chain.Chain(
+        primary=primary,
+        fallbacks=tuple(shape for _bad, shape in found),
+        # The workers copy the chief: a CPU chief's workers keep its machine type whatever the shape.
+        kept_pools=(machine_type,) if worker_count and not count else (),
+        timeout_seconds=timeout_seconds,
+        max_wait_seconds=max_wait,
+    )
+    refused = [bad for bad, _shape in found]
+    return failures + [(_key(prop), reason) for prop, reason in chain.chain_failures(job, refused)]
+
+
+def _key(prop: str) -> str:
+    """The stack key of a property the chain's rules name: `fallbacks[1]` for `fallbacks[1].region`."""
+    top = prop.split(".", 1)[0]
+    return _CHAIN_KEYS.get(top, top)

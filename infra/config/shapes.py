@@ -17,7 +17,7 @@ from typing import Any
 
 from infra.config.reader import NAMESPACE, ConfigError
 from infra.vertex.capacity import machines
-from infra.vertex.lifecycle.checks import accelerator_failures
+from infra.vertex.capacity.shape_checks import accelerator_failures
 
 DOCS = "docs/stack.md, 'Machine types'"
 CUTOFF = 0.8  # a typo of a name this long; lower lets n1-standard-8 pass for e2-standard-4

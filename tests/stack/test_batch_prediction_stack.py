@@ -99,6 +99,18 @@ def test_absent_means_no_job(stack: str) -> None:
             "batchPrediction.fallbacks[0].region",
             "must be in the same region as its model",
         ),
+        # Both stopped the program with a bare ValueError before the rules ran on typed shapes.
+        (
+            {"images": IMAGES, "reservationAffinity": "ANY"},
+            "batchPrediction.reservationAffinity",
+            "must be a map",
+        ),
+        (
+            {"images": IMAGES, "fallbacks": [{"acceleratorCount": "x"}]},
+            "batchPrediction.fallbacks[0]",
+            "accelerator_count must be a whole number >= 0",
+        ),
+        ({"images": IMAGES, "timeoutSeconds": -1}, "batchPrediction.timeoutSeconds", "positive number"),
     ],
 )
 def test_config_errors_name_the_key(value: object, key: str, words: str) -> None:

@@ -127,6 +127,27 @@ def test_prod_tries_its_chain_again_in_a_region_that_offers_its_gpus() -> None:
         assert gpu_regions.offered(gpu, "us-east1") is True
 
 
+def test_a_flex_start_fallback_with_a_refused_reservation_still_counts_for_the_wait() -> None:
+    """Its one problem is the reservation: maxWaitSeconds is not also called unused (the fallback waits)."""
+    fallback = {"reservationAffinity": {"type": "ANY_RESERVATION"}, "schedulingStrategy": "FLEX_START",
+                "machineType": "g2-standard-4", "acceleratorType": "NVIDIA_L4"}  # fmt: skip
+    with pytest.raises(ConfigError) as raised:
+        stack_config("dev", fallbacks=[fallback], maxWaitSeconds=600)
+    assert str(raised.value).startswith("vertex-training:fallbacks[0]:"), str(raised.value)
+
+
+def test_a_fallback_does_not_repeat_the_reservation_problem_it_inherits() -> None:
+    """The job's reservation in another zone: said once, for reservationAffinity (a STANDARD fallback on the
+    same machines inherits it: placement.inherits)."""
+    zone = {"type": "SPECIFIC_RESERVATION", "reservation": "projects/p/zones/us-east4-a/reservations/r"}
+    with pytest.raises(ConfigError) as raised:
+        stack_config(
+            "dev", spot=False, reservationAffinity=zone, fallbacks=[{"schedulingStrategy": "STANDARD"}]
+        )
+    assert raised.value.key == "reservationAffinity" and "zone us-east4-a" in raised.value.problem
+    assert "problems" not in str(raised.value)
+
+
 @pytest.mark.parametrize(("overrides", "key", "words"), BAD, ids=[b[1] + "-" + b[2][:12] for b in BAD])
 def test_bad_capacity_values_name_the_key_and_the_entry(overrides, key, words) -> None:
     with pytest.raises(ConfigError) as raised:

@@ -9,7 +9,7 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from infra import predictions as predictions_command
-from infra.vertex.batch import spec
+from infra.vertex.batch import machines, spec
 from infra.vertex.batch_provider import BatchPredictionProvider
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle.checks import KEY_LABEL
@@ -136,7 +136,7 @@ def test_a_fallback_region_is_refused_at_check_with_the_reason(provider):
     failures = provider.check({}, batch_props(fallbacks=[{"region": "europe-west4"}])).failures
     (failure,) = failures
     assert failure.property == "fallbacks[0].region"
-    assert "same region as its model" in failure.reason and spec.SAME_REGION_DOC in failure.reason
+    assert "same region as its model" in failure.reason and machines.SAME_REGION_DOC in failure.reason
     assert "Drop the region from this fallback" in failure.reason
 
 

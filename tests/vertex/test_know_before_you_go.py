@@ -9,11 +9,11 @@ from google.cloud.aiplatform_v1.services.job_service.transports import JobServic
 from infra.dynamic.endpoints import client_kwargs
 from infra.vertex.capacity import gpu_regions, placement, quotas
 from infra.vertex.capacity.placement import Shape
+from infra.vertex.capacity.shape_checks import ACCELERATOR_TYPES
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import storage_transfer
 from infra.vertex.custom_job import spec
 from infra.vertex.custom_job.report import summary_line
-from infra.vertex.lifecycle.checks import ACCELERATOR_TYPES
 from tests.fakes.vertex import STOCKOUT, FakeJobService
 from tests.vertex.props import PROJECT, job_props, placed, pool
 

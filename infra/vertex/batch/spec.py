@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from google.cloud import aiplatform_v1
 
 from infra.dynamic.preview_inputs import is_unknown
+from infra.vertex.batch import machines
 from infra.vertex.batch.instances import KEY_FIELD
 from infra.vertex.capacity import placement, reservations
+from infra.vertex.capacity.shape_checks import count_failures, fallback_shape
 from infra.vertex.cost import limits
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
@@ -32,7 +35,7 @@ from infra.vertex.prediction_image import prediction_image
 # The shape keys a batch prediction's fallbacks may change: its machine (and its reservation: the
 # MachineSpec of BatchDedicatedResources has `reservation_affinity`, "Optional. Immutable.",
 # machine_resources.proto, read 2026-11-27); no Spot nor FLEX_START (BatchDedicatedResources has no
-# scheduling); `region` only the job's own (SAME_REGION_DOC).
+# scheduling); `region` only the job's own (machines.SAME_REGION_DOC).
 SHAPE_KEYS = ("machine_type", "accelerator_type", "accelerator_count", "region", "reservation_affinity")
 IN_PLACE_INPUTS = frozenset(
     {
@@ -129,19 +132,53 @@ def model_name(props: Mapping[str, Any]) -> str:
 
 
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped."""
+    """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped.
+    The machine, replica and image rules are machines.py's, on the values read here."""
     failures = checks.common_failures(props, "output_dir")
     failures += _model_failures(props) + _images_failures(props) + _replica_failures(props)
     machine = props.get("machine_type")
-    if (not isinstance(machine, str) or not machine) and not is_unknown(machine):
-        failures.append(("machine_type", "machine_type is required, e.g. n1-standard-4"))
-        return failures
-    failures += checks.accelerator_failures("", props)
-    failures += reservations.affinity_failures(
-        "reservation_affinity", props.get("reservation_affinity"), props.get("region"), "STANDARD"
-    )
-    failures += _fallback_failures(props) + limits.value_failures(props)
+    if not is_unknown(machine) and (bad := machines.machine_type_failures(machine)):
+        return failures + bad
+    failures += _shape_failures(props) + limits.value_failures(props)
     return failures or limits.failures(props)
+
+
+def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The job's own shape and each fallback, read from the props, under machines.py's rules (once a
+    preview's machine and region are known)."""
+    if any(is_unknown(props.get(k)) for k in (*placement.MACHINE_KEYS, "region")):
+        return []
+    reservation, bad = reservations.parse_affinity("reservation_affinity", props.get("reservation_affinity"))
+    if count := count_failures("", props.get("accelerator_count", 0)):  # no shape: its reservation alone
+        region = str(props.get("region") or "") or None
+        return count + (
+            bad
+            or reservations.reservation_failures(
+                "reservation_affinity", reservation, region, machines.STRATEGY
+            )
+        )
+    primary = replace(placement.primary_shape(props), reservation=reservation)
+    failures = machines.primary_failures(primary) + bad  # no reservation when its form is refused
+    fallbacks = props.get("fallbacks", [])
+    if is_unknown(fallbacks) and not isinstance(fallbacks, list):
+        return failures
+    if not isinstance(fallbacks, list):
+        return [*failures, ("fallbacks", "fallbacks must be a list of shapes (maps)")]
+    for index, entry in enumerate(fallbacks):
+        failures += _fallback_failures(f"fallbacks[{index}]", entry, primary)
+    return failures
+
+
+def _fallback_failures(where: str, entry: Any, primary: placement.Shape) -> list[tuple[str, str]]:
+    """One fallback entry: its form here, then machines.fallback_failures on its shape (placement.resolve)."""
+    if not isinstance(entry, Mapping) or set(entry) - set(FALLBACK_KEYS):
+        return [] if is_unknown(entry) else [(where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}")]
+    if is_unknown(entry):
+        return []
+    bad, shape = fallback_shape(where, entry, primary)
+    if shape is None:
+        return bad
+    return machines.fallback_failures(where, shape, primary.region, "reservation_affinity" in entry)
 
 
 def _model_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -192,83 +229,15 @@ def _images_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     images = props.get("images")
     if is_unknown(images):
         return []
-    if not isinstance(images, str) or not images:
-        return [("images", "images is required: a gs:// prefix of JPEG/PNG files (a local folder for local)")]
-    if props.get("runner") == "vertex" and not images.startswith("gs://"):
-        return [
-            (
-                "images",
-                f"images {images!r} must be a gs:// prefix for the vertex runner (Vertex reads the files "
-                "from Cloud Storage); use runner local for a local folder",
-            )
-        ]
-    return []
+    return machines.images_failures(images if isinstance(images, str) else "", str(props.get("runner")))
 
 
 def _replica_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    failures = checks.whole_number_failures(props, "starting_replica_count", 1)
-    failures += checks.whole_number_failures(props, "max_replica_count", 1)
     start, most = props.get("starting_replica_count"), props.get("max_replica_count")
-    if not failures and isinstance(start, int) and isinstance(most, int) and start > most:
-        failures.append(
-            (
-                "max_replica_count",
-                f"max_replica_count ({most}) is below starting_replica_count ({start}): Vertex scales "
-                "between them",
-            )
-        )
-    return failures
-
-
-def _fallback_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    fallbacks = props.get("fallbacks", [])
-    if is_unknown(fallbacks) and not isinstance(fallbacks, list):
-        return []
-    if not isinstance(fallbacks, list):
-        return [("fallbacks", "fallbacks must be a list of shapes (maps)")]
-    failures = []
-    for index, entry in enumerate(fallbacks):
-        where = f"fallbacks[{index}]"
-        if not isinstance(entry, Mapping) or set(entry) - set(FALLBACK_KEYS):
-            if not is_unknown(entry):
-                failures.append((where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}"))
-            continue
-        if any(is_unknown(v) for v in entry.values()):
-            continue
-        if "region" in entry:
-            failures.extend(reservations.region_failures(f"{where}.region", entry["region"]))
-            failures.extend(_other_region_failures(where, entry["region"], props.get("region")))
-        resolved = placement.resolve(entry, placement.primary_shape(props))
-        shaped = placement.apply_shape(props, resolved)
-        failures.extend((where, reason) for _key, reason in checks.accelerator_failures(where, shaped))
-        if "reservation_affinity" in entry:
-            failures.extend(
-                reservations.affinity_failures(
-                    where, entry["reservation_affinity"], resolved.region or props.get("region"), "STANDARD"
-                )
-            )
-    return failures
-
-
-# "Your input and output must also be in the same region or multi-region as your model." (Vertex AI, Get
-# batch predictions from a custom trained model, Limitations and requirements, read 2026-11-27.)
-SAME_REGION_DOC = "https://cloud.google.com/vertex-ai/docs/predictions/get-batch-predictions"
-
-
-def _other_region_failures(where: str, region: Any, home: Any) -> list[tuple[str, str]]:
-    """A fallback region for batch prediction is refused: the job's images, instances file and output stay
-    in the home region's bucket, and Google requires them in the model's (the job's) region."""
-    if not isinstance(region, str) or not isinstance(home, str) or not home or region == home:
-        return []
-    return [
-        (
-            f"{where}.region",
-            f"{where}.region {region} differs from the job's region {home}: a batch prediction's input and "
-            f"output must be in the same region as its model ({SAME_REGION_DOC}), and they are in {home}'s "
-            "bucket. Drop the region from this fallback (other machines in the same region are fine), or run "
-            "a separate batch prediction in that region with its own images, output and model there",
-        )
-    ]
+    if is_unknown(start) or is_unknown(most):  # a preview's: each known one on its own
+        failures = checks.whole_number_failures(props, "starting_replica_count", 1)
+        return failures + checks.whole_number_failures(props, "max_replica_count", 1)
+    return machines.replica_failures(start, most)
 
 
 def machine_spec(props: Mapping[str, Any]) -> aiplatform_v1.MachineSpec:

@@ -71,33 +71,43 @@ def zone_region(zone: str) -> str:
     return zone.rsplit("-", 1)[0]
 
 
-def affinity_failures(where: str, value: Any, region: Any, strategy: Any) -> list[tuple[str, str]]:
-    """A reservation_affinity map that Vertex would refuse, for a shape in `region` on `strategy`."""
+def parse_affinity(where: str, value: Any) -> tuple[Reservation | None, list[tuple[str, str]]]:
+    """A reservation_affinity map as a Reservation, or what is wrong with its form (None, no failure: absent
+    or not known yet in a preview)."""
     if value is None or is_unknown(value):
-        return []
-    key = f"{where}.reservation_affinity" if where != "reservation_affinity" else where
+        return None, []
+    key = _key(where)
     if not isinstance(value, Mapping):
-        return [(key, f"{key} must be a map {{type, reservation}}, not {value!r}")]
-    if any(is_unknown(v) for v in value.values()):
-        return []
+        return None, [(key, f"{key} must be a map {{type, reservation}}, not {value!r}")]
     unknown = sorted(set(value) - set(KEYS))
     if unknown:
-        return [(key, f"{key} has unknown keys {unknown}; it takes type and reservation")]
+        return None, [(key, f"{key} has unknown keys {unknown}; it takes type and reservation")]
     kind, name = value.get("type"), value.get("reservation")
     if kind not in TYPES:
-        return [(key, f"{key}.type must be one of {', '.join(TYPES)}, not {kind!r} (see {DOC})")]
+        return None, [_type_failure(key, kind)]
+    if name is not None and not isinstance(name, str):
+        return None, [
+            _name_failure(key, name) if kind == "SPECIFIC_RESERVATION" else _only_specific(key, kind)
+        ]
+    return Reservation(kind, name or ""), []
+
+
+def reservation_failures(
+    where: str, reservation: Reservation | None, region: str | None, strategy: str
+) -> list[tuple[str, str]]:
+    """A shape's reservation that Vertex would refuse: its type, its name (the full name, in the shape's
+    `region`: None for no verdict), and the strategies that cannot consume one (FLEX_START, SPOT)."""
+    if reservation is None:
+        return []
+    key, kind, name = _key(where), reservation.type, reservation.reservation
+    if kind not in TYPES:
+        return [_type_failure(key, kind)]
     failures = []
     if kind == "SPECIFIC_RESERVATION":
-        match = RESERVATION_NAME.fullmatch(name) if isinstance(name, str) else None
+        match = RESERVATION_NAME.fullmatch(name)
         if match is None:
-            failures.append(
-                (
-                    key,
-                    f"{key}.reservation must be the reservation's full name "
-                    f"projects/PROJECT/zones/ZONE/reservations/NAME for SPECIFIC_RESERVATION, not {name!r}",
-                )
-            )
-        elif isinstance(region, str) and not is_unknown(region) and zone_region(match["zone"]) != region:
+            failures.append(_name_failure(key, name or None))
+        elif region is not None and zone_region(match["zone"]) != region:
             failures.append(
                 (
                     key,
@@ -107,7 +117,7 @@ def affinity_failures(where: str, value: Any, region: Any, strategy: Any) -> lis
                 )
             )
     elif name:
-        failures.append((key, f"{key}.reservation is only for SPECIFIC_RESERVATION (type is {kind})"))
+        failures.append(_only_specific(key, kind))
     if strategy == "FLEX_START" and kind != "NO_RESERVATION":
         failures.append(
             (
@@ -128,6 +138,26 @@ def affinity_failures(where: str, value: Any, region: Any, strategy: Any) -> lis
             )
         )
     return failures
+
+
+def _key(where: str) -> str:
+    return f"{where}.reservation_affinity" if where != "reservation_affinity" else where
+
+
+def _type_failure(key: str, kind: object) -> tuple[str, str]:
+    return (key, f"{key}.type must be one of {', '.join(TYPES)}, not {kind!r} (see {DOC})")
+
+
+def _name_failure(key: str, name: object) -> tuple[str, str]:
+    return (
+        key,
+        f"{key}.reservation must be the reservation's full name "
+        f"projects/PROJECT/zones/ZONE/reservations/NAME for SPECIFIC_RESERVATION, not {name!r}",
+    )
+
+
+def _only_specific(key: str, kind: str) -> tuple[str, str]:
+    return (key, f"{key}.reservation is only for SPECIFIC_RESERVATION (type is {kind})")
 
 
 def region_failures(key: str, value: Any) -> list[tuple[str, str]]:

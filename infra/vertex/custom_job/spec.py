@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from google.cloud import aiplatform_v1
@@ -10,9 +11,10 @@ from google.protobuf import duration_pb2
 
 from infra.dynamic.preview_inputs import is_unknown, unknown_list
 from infra.vertex.capacity import placement, reservations
-from infra.vertex.capacity.machines import FLEX_START_ACCELERATORS, STRATEGIES
+from infra.vertex.capacity.machines import STRATEGIES
+from infra.vertex.capacity.shape_checks import accelerator_failures, fallback_shape
 from infra.vertex.cost import limits
-from infra.vertex.custom_job import experiments
+from infra.vertex.custom_job import chain, experiments
 from infra.vertex.lifecycle import checks, restarts
 from infra.vertex.lifecycle.checks import KEY_LABEL
 
@@ -107,10 +109,6 @@ POOL_DEFAULTS: dict[str, Any] = {
 # A fallback entry: a shape, and the hourly ceiling of that shape (cost/limits.py).
 FALLBACK_KEYS = (*placement.SHAPE_KEYS, *limits.FALLBACK_LIMIT_KEYS)
 POOL_ROLES = ("chief", "worker", "ps", "evaluator")
-# Dynamic Workload Scheduler (FLEX_START) for training, per https://cloud.google.com/vertex-ai/docs/training/
-# schedule-jobs-dws (read 2026-11-22): the GPUs of machines.FLEX_START_ACCELERATORS, a timeout of at most 7
-# days, the same machine configuration in every worker pool (its wait: lifecycle/waiting.py).
-FLEX_START_MAX_TIMEOUT_SECONDS = 7 * 24 * 3600
 
 
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -198,12 +196,15 @@ def _strategy_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                 "(spot: true is scheduling_strategy SPOT)",
             )
         )
-    failures.extend(checks.seconds_failures(props, "max_wait_seconds", "wait indefinitely"))
+    wait = props.get("max_wait_seconds")
+    if wait is not None and not is_unknown(wait):
+        failures.extend(chain.max_wait_failures(wait))
     return failures
 
 
 def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Fallback entries (keys, strategy, family/accelerator fit) and the FLEX_START rules of every shape."""
+    """The chain's shapes read from the props (each fallback entry's form checked here), then the chain's
+    rules (chain.py); a preview's unknown strategy, fallbacks or machines wait until they are known."""
     fallbacks = props.get("fallbacks", [])
     if is_unknown(props.get("scheduling_strategy")) or (
         is_unknown(fallbacks) and not isinstance(fallbacks, list)
@@ -216,67 +217,47 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         is_unknown(p.get(k)) for p in pools for k in ("machine_type", "accelerator_type", "accelerator_count")
     ):
         return []  # the shapes are checked once the pools are known
-    primary = placement.primary_shape(props)
-    failures = _flex_start_failures("scheduling_strategy", placement.apply_shape(props, primary))
-    failures.extend(
-        reservations.affinity_failures(
-            "reservation_affinity",
-            props.get("reservation_affinity"),
-            props.get("region"),
-            primary.scheduling_strategy,
-        )
+    region = props.get("region")
+    home = region if isinstance(region, str) and not is_unknown(region) else ""
+    reservation, failures = reservations.parse_affinity(
+        "reservation_affinity", props.get("reservation_affinity")
     )
-    flex = primary.scheduling_strategy == "FLEX_START"
-    for index, entry in enumerate(fallbacks):
-        where = f"fallbacks[{index}]"
-        if not isinstance(entry, Mapping):
-            if not is_unknown(entry):
-                failures.append((where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}"))
-            continue
-        unknown_keys = sorted(set(entry) - set(FALLBACK_KEYS))
-        if unknown_keys:
-            failures.append(
-                (where, f"{where} has unknown keys {unknown_keys}; use {', '.join(FALLBACK_KEYS)}")
-            )
-            continue
-        if is_unknown(entry) or any(is_unknown(v) for v in entry.values()):
-            continue
-        entry = {k: v for k, v in entry.items() if k not in limits.FALLBACK_LIMIT_KEYS}
-        if bad := _entry_type_failures(where, entry):
-            failures.extend(bad)
-            continue
-        strategy = entry.get("scheduling_strategy")
-        if strategy is not None and strategy not in STRATEGIES:
-            failures.append((where, f"{where}.scheduling_strategy must be one of {', '.join(STRATEGIES)}"))
-            continue
-        resolved = placement.resolve(entry, primary)
-        # Its own reservation, else the job's when it inherits it (placement.inherits), else none.
-        inherited = resolved.reservation.as_dict() if resolved.reservation else None
-        if bad := reservations.affinity_failures(
-            where,
-            entry.get("reservation_affinity", inherited),
-            entry.get("region", props.get("region")),
-            resolved.scheduling_strategy,
-        ):
-            failures.extend(bad)
-            continue
-        shaped = placement.apply_shape(props, resolved)
-        failures.extend(checks.accelerator_failures(where, shaped["worker_pools"][0]))
-        failures.extend(_flex_start_failures(where, shaped))
-        flex = flex or shaped["scheduling_strategy"] == "FLEX_START"
-    if "max_wait_seconds" in props and not flex:
-        failures.append(
-            (
-                "max_wait_seconds",
-                "max_wait_seconds applies only to scheduling_strategy FLEX_START, which no shape uses",
-            )
-        )
-    return failures
+    primary = replace(placement.primary_shape(props), region=home, reservation=reservation)
+    found = [_fallback_shape(f"fallbacks[{i}]", entry, primary) for i, entry in enumerate(fallbacks)]
+    timeout = props.get("timeout_seconds")
+    job = chain.Chain(
+        primary=primary,
+        fallbacks=tuple(shape for _bad, shape in found),
+        kept_pools=tuple(
+            str(pool["machine_type"]) for pool in pools[1:] if not int(pool.get("accelerator_count") or 0)
+        ),
+        timeout_seconds=timeout
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool)
+        else None,
+        max_wait_seconds=props.get("max_wait_seconds"),
+    )
+    return failures + chain.chain_failures(job, [bad for bad, _shape in found])
+
+
+def _fallback_shape(
+    where: str, entry: Any, primary: placement.Shape
+) -> tuple[list[tuple[str, str]], placement.Shape | None]:
+    """A fallback entry as a shape (placement.resolve), or what is wrong with its form (no shape: that, or a
+    preview's unknown values)."""
+    if not isinstance(entry, Mapping):
+        return (
+            [] if is_unknown(entry) else [(where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}")]
+        ), None
+    unknown_keys = sorted(set(entry) - set(FALLBACK_KEYS))
+    if unknown_keys:
+        return [(where, f"{where} has unknown keys {unknown_keys}; use {', '.join(FALLBACK_KEYS)}")], None
+    if is_unknown(entry):
+        return [], None
+    return fallback_shape(where, entry, primary)
 
 
 def _region_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """`fallback_regions` (distinct region ids other than the home region, which checks.py checks) and
-    `capacity_deadline_seconds` (whole seconds >= 0)."""
+    """`fallback_regions` (a list; its rules: chain.py) and `capacity_deadline_seconds`."""
     failures = []
     region = props.get("region")
     extra = props.get("fallback_regions")
@@ -284,69 +265,10 @@ def _region_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         if not isinstance(extra, list):
             failures.append(("fallback_regions", "fallback_regions must be a list of region ids"))
         else:
-            for index, entry in enumerate(extra):
-                failures.extend(reservations.region_failures(f"fallback_regions[{index}]", entry))
-            known = [r for r in extra if isinstance(r, str)]
-            if len(set(known)) < len(known) or (isinstance(region, str) and region in known):
-                failures.append(
-                    (
-                        "fallback_regions",
-                        f"fallback_regions {known} names a region twice or the job's own region {region}: "
-                        "the chain is tried in the job's region first, then once in each listed region",
-                    )
-                )
-    return failures + checks.seconds_failures(props, "capacity_deadline_seconds", "one pass round the chain")
-
-
-def _entry_type_failures(where: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """A fallback entry's values of the wrong type (checked before the entry is resolved into a shape)."""
-    failures = []
-    for key in ("machine_type", "accelerator_type", "scheduling_strategy"):
-        if key in entry and not (isinstance(entry[key], str) and entry[key]):
-            failures.append((where, f"{where}.{key} must be a non-empty string, not {entry[key]!r}"))
-    if "region" in entry:
-        failures.extend(reservations.region_failures(f"{where}.region", entry["region"]))
-    count = entry.get("accelerator_count", 0)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        failures.append((where, f"{where}.accelerator_count must be a whole number >= 0, not {count!r}"))
-    return failures
-
-
-def _flex_start_failures(where: str, shaped: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Dynamic Workload Scheduler's requirements (FLEX_START_ACCELERATORS' source) for one shaped job."""
-    if shaped["scheduling_strategy"] != "FLEX_START":
-        return []
-    doc = f"see {placement.DWS_DOC}"
-    pools = shaped["worker_pools"]
-    kinds = {
-        pool.get("accelerator_type") or "no accelerator_type"
-        for pool in pools
-        if pool.get("accelerator_count")
-    }
-    failures = []
-    if not kinds <= FLEX_START_ACCELERATORS or not kinds:
-        what = ", ".join(sorted(kinds - FLEX_START_ACCELERATORS)) or "a CPU-only job"
-        failures.append(
-            (
-                where,
-                f"FLEX_START (Dynamic Workload Scheduler) serves "
-                f"{', '.join(sorted(FLEX_START_ACCELERATORS))}, not {what}; use SPOT or STANDARD for it "
-                f"({doc})",
-            )
-        )
-    machines = {(p["machine_type"], p.get("accelerator_type"), p.get("accelerator_count")) for p in pools}
-    if len(machines) > 1:
-        failures.append(
-            (where, f"FLEX_START needs the same machine configuration in every worker pool ({doc})")
-        )
-    timeout = shaped.get("timeout_seconds")
-    if isinstance(timeout, int | float) and timeout > FLEX_START_MAX_TIMEOUT_SECONDS:
-        failures.append(
-            (
-                where,
-                f"FLEX_START allows a timeout of at most 7 days ({FLEX_START_MAX_TIMEOUT_SECONDS}s; {doc})",
-            )
-        )
+            failures.extend(chain.regions_failures(region if isinstance(region, str) else None, extra))
+    deadline = props.get("capacity_deadline_seconds")
+    if deadline is not None and not is_unknown(deadline):
+        failures.extend(chain.deadline_failures(deadline))
     return failures
 
 
@@ -398,7 +320,7 @@ def _pool_failures(index: int, pool: Any, require_command: bool) -> list[tuple[s
             failures.append(
                 (f"{where}.boot_disk_size_gb", f"boot_disk_size_gb must be an integer >= 100, not {disk!r}")
             )
-    failures.extend(checks.accelerator_failures(where, pool))
+    failures.extend(accelerator_failures(where, pool))
     return failures
 
 

@@ -13,30 +13,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import reservations
-from infra.vertex.capacity.machines import (
-    FAMILY_ACCELERATORS,
-    GPU_FAMILIES,
-    MACHINE_SHAPES,
-    accelerator_counts,
-    counts_text,
-    n1_vcpu_limit,
-)
-from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import spend
 from infra.vertex.lifecycle import restarts
 
 # Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
 KEY_LABEL = "vertex_training_key"
 RUNNERS = ("vertex", "local")
-ACCELERATOR_TYPES = frozenset(
-    name
-    for name in aiplatform_v1.AcceleratorType.__members__
-    if name != "ACCELERATOR_TYPE_UNSPECIFIED" and not name.startswith("TPU_")
-)
 _LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 _LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
 MAX_LABELS = 64
@@ -75,8 +59,20 @@ def whole_number_failures(props: Mapping[str, Any], key: str, minimum: int) -> F
     value = props.get(key)
     if value is None or is_unknown(value):
         return []
+    return whole_number_value_failures(key, value, minimum)
+
+
+def whole_number_value_failures(key: str, value: object, minimum: int) -> Failures:
+    """`value` (of `key`) that is not a whole number >= minimum."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         return [(key, f"{key} must be a whole number >= {minimum}, not {value!r}")]
+    return []
+
+
+def timeout_failures(value: object) -> Failures:
+    """A timeout_seconds that is not a positive number."""
+    if not _positive(value):
+        return [("timeout_seconds", f"timeout_seconds must be a positive number, not {value!r}")]
     return []
 
 
@@ -85,6 +81,11 @@ def seconds_failures(props: Mapping[str, Any], key: str, zero: str) -> Failures:
     value = props.get(key)
     if value is None or is_unknown(value):
         return []
+    return seconds_value_failures(key, value, zero)
+
+
+def seconds_value_failures(key: str, value: object, zero: str) -> Failures:
+    """`value` (of `key`) that is not a whole number of seconds >= 0 (`zero`: what 0 means)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return [(key, f"{key} must be a whole number of seconds >= 0 (0: {zero}), not {value!r}")]
     return []
@@ -124,11 +125,7 @@ def common_failures(
             )
         )
     if _known(props, "timeout_seconds"):
-        timeout = props["timeout_seconds"]
-        if not _positive(timeout):
-            failures.append(
-                ("timeout_seconds", f"timeout_seconds must be a positive number, not {timeout!r}")
-            )
+        failures.extend(timeout_failures(props["timeout_seconds"]))
     elif "timeout_seconds" not in props:
         failures.append(
             ("timeout_seconds", "timeout_seconds is required: the hard cap on the job's run time")
@@ -193,74 +190,3 @@ def label_failures(
                 )
             )
     return failures
-
-
-def machine_family(machine_type: str) -> str:
-    return machine_type.split("-", 1)[0]
-
-
-def machine_failures(shape: Shape) -> Failures:
-    """accelerator_failures of a shape's machine (the stack's configuration checks its machines so)."""
-    machine = {
-        "machine_type": shape.machine_type,
-        "accelerator_type": shape.accelerator_type,
-        "accelerator_count": shape.accelerator_count,
-    }
-    return accelerator_failures("", machine)
-
-
-def accelerator_failures(where: str, machine: Mapping[str, Any]) -> Failures:
-    """A machine's GPU type, count and fit: the count without a type, an unknown type, a type without a
-    count, a family that cannot take the GPU (machines.FAMILY_ACCELERATORS), a GPU family without one, a
-    count its machine type does not take (machines.accelerator_counts, with N1's vCPU limits).
-    `where` prefixes the property names ("worker_pools[0]"; "": the props' own machine keys)."""
-    where = f"{where}." if where else ""
-    if any(is_unknown(machine.get(k)) for k in ("machine_type", "accelerator_type", "accelerator_count")):
-        return []
-    machine_type = machine.get("machine_type")
-    kind = machine.get("accelerator_type")
-    count = machine.get("accelerator_count", 0)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        return [
-            (f"{where}accelerator_count", f"accelerator_count must be a non-negative integer, not {count!r}")
-        ]
-    if count and not kind:
-        return [(f"{where}accelerator_type", f"accelerator_count is {count} but accelerator_type is not set")]
-    if kind and kind not in ACCELERATOR_TYPES:
-        return [
-            (
-                f"{where}accelerator_type",
-                f"unknown accelerator_type {kind!r}; use one of {', '.join(sorted(ACCELERATOR_TYPES))}",
-            )
-        ]
-    if kind and not count:
-        return [(f"{where}accelerator_count", f"accelerator_type is {kind} but accelerator_count is 0")]
-    if not isinstance(machine_type, str) or not machine_type:
-        return []
-    family = machine_family(machine_type)
-    if kind and kind not in FAMILY_ACCELERATORS.get(family, frozenset()):
-        fits = sorted(f for f, kinds in FAMILY_ACCELERATORS.items() if kind in kinds)
-        return [
-            (
-                f"{where}machine_type",
-                f"machine type {machine_type} (family {family}) cannot take {kind}; {kind} needs a "
-                f"{' or '.join(fits)} machine type",
-            )
-        ]
-    if not kind and family in GPU_FAMILIES:
-        return [
-            (
-                f"{where}accelerator_type",
-                f"machine type {machine_type} comes with GPUs: set accelerator_type and accelerator_count",
-            )
-        ]
-    counts = accelerator_counts(machine_type, kind) if kind else None
-    if counts is not None and count not in counts:
-        reason = f"machine type {machine_type} takes {counts_text(counts)} {kind}, not {count}"
-        limit = n1_vcpu_limit(str(kind), count)
-        if limit is not None and machine_type in MACHINE_SHAPES:
-            vcpus = MACHINE_SHAPES[machine_type][0]
-            reason += f" (with {count} {kind} an N1 machine type has at most {limit} vCPUs; "
-            reason += f"{machine_type} has {vcpus})"
-        return [(f"{where}accelerator_count", reason)]
-    return []
