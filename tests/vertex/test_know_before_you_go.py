@@ -7,12 +7,14 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
 from infra.dynamic.endpoints import client_kwargs
-from infra.vertex.capacity import gpu_regions, placement, quotas
+from infra.vertex.capacity import gpu_regions, placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import storage_transfer
 from infra.vertex.custom_job import spec
+from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.custom_job.report import summary_line
+from infra.vertex.lifecycle import placing
 from infra.vertex.lifecycle.checks import ACCELERATOR_TYPES
 from tests.fakes.vertex import STOCKOUT, FakeJobService
 from tests.vertex.props import PROJECT, job_props, placed, pool
@@ -63,11 +65,15 @@ def test_a_gpu_or_region_the_table_cannot_judge_gives_a_warning_not_a_verdict():
 
 def test_reads_across_regions_are_priced_where_the_page_gives_a_rate_else_only_named():
     job = props()
-    east = storage_transfer.line(job, Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "STANDARD", "us-east4"))
+    east = storage_transfer.line(
+        job["region"], Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "STANDARD", "us-east4")
+    )
     assert east is not None and "billed at USD 0.02/GiB" in east and storage_transfer.PRICING_URL in east
-    europe = storage_transfer.line(job, Shape("g2-standard-8", "NVIDIA_L4", 1, "STANDARD", "europe-west4"))
+    europe = storage_transfer.line(
+        job["region"], Shape("g2-standard-8", "NVIDIA_L4", 1, "STANDARD", "europe-west4")
+    )
     assert europe is not None and "billed as inter-region data transfer" in europe and "USD" not in europe
-    assert storage_transfer.line(job, placement.shapes(job)[0]) is None
+    assert storage_transfer.line(job["region"], placement.shapes(job)[0]) is None
 
 
 def test_preview_prices_each_shape_in_its_own_region_and_says_what_crossing_regions_means():
@@ -90,8 +96,8 @@ def test_the_quota_pre_check_reads_the_shapes_own_region(fake_vertex_and_quotas)
     fake_quotas.set_quota(PROJECT, T4_QUOTA, default=4, regions={"us-east4": 0})
     job = props(fallback_regions=["us-east4"])
     home, moved = placement.shapes(job)
-    assert quotas.shortfall(placement.apply_shape(job, home)) is None
-    found = quotas.shortfall(placement.apply_shape(job, moved))
+    assert placing.quota_shortfall(CUSTOM_JOB, placed(job, shape=home)) is None
+    found = placing.quota_shortfall(CUSTOM_JOB, placed(job, shape=moved))
     assert found is not None and "in us-east4 is 0" in found.reason
 
 

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from infra.vertex.capacity import placement
+from infra.vertex.cost import limits
+from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.provider import CustomJobProvider
 from tests.fakes.vertex import STOCKOUT
@@ -24,14 +26,16 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """How often each derivation of a shaped request runs (placement.py's, wherever it is called from), and
     how often props are parsed ("parse")."""
     calls: Counter[str] = Counter()
-    for name in DERIVATIONS:
-        real = getattr(placement, name)
+    # The kind's typed body (spec.body) and each shape's hourly ceiling (limits.ceiling) are parsed with the
+    # request too.
+    for module, name in [*((placement, name) for name in DERIVATIONS), (spec, "body"), (limits, "ceiling")]:
+        real = getattr(module, name)
 
         def counting(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
             calls[_name] += 1
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(placement, name, counting)
+        monkeypatch.setattr(module, name, counting)
     real_parse = JobRequest.parse.__func__  # type: ignore[attr-defined]
 
     def parse(cls: type[JobRequest], *args: Any, **kwargs: Any) -> JobRequest:
@@ -50,7 +54,7 @@ def test_a_job_with_one_fallback_derives_its_shaped_request_once_per_attempt(fak
     counted.clear()
     outs = provider.create(props).outs
     assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
-    assert counted["parse"] == 1, counted
+    assert counted["parse"] == 1 and counted["body"] == 1, counted
     assert counted["shapes"] == 1 and counted["home_chain"] == 1, counted
     assert counted["primary_shape"] == 1 and counted["resolve"] == 1  # the one fallback, resolved once
     assert counted["apply_shape"] == 2  # one placed request per attempt; the outputs reuse the last
@@ -68,3 +72,16 @@ def test_read_and_delete_parse_once_and_place_the_job_once(fake_google, counted)
     provider.delete(outs["job_name"], outs)
     # A delete needs neither the chain nor a shape: it cancels and deletes the job its id names.
     assert counted["parse"] == 1 and counted["shapes"] == 0 and counted["apply_shape"] == 0, counted
+
+
+def test_each_shapes_hourly_ceiling_is_read_once_whatever_the_attempts(fake_google, counted):
+    """max_hourly_usd: the ceiling of each shape of the chain is found once (JobRequest.ceilings), not once
+    per attempt and per check of the price limits."""
+    fake_google.jobs.capacity[T4_STANDARD] = STOCKOUT
+    provider = CustomJobProvider()
+    fallbacks = [{"machine_type": "n1-standard-16", "max_hourly_usd": 40}]
+    props = provider.check({}, job_props(fallbacks=fallbacks, max_hourly_usd=30)).inputs
+    counted.clear()
+    outs = provider.create(props).outs
+    assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
+    assert counted["ceiling"] == 2 and counted["parse"] == 1, counted  # two shapes, one each

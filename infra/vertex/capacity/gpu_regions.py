@@ -2,7 +2,7 @@
 `regions` is a dated snapshot of Vertex AI "Locations" (LOCATIONS_READ), and Google adds GPU regions over
 time, which a user cannot override. Vertex judges at submission: when it refuses the GPU in a region, the
 chain moves to its next shape with Vertex's refusal as that attempt's reason (lifecycle/placing.py,
-lifecycle/outcome.py NOT_OFFERED). A region the table does not list for a GPU (a GPU whose list was read
+lifecycle/error_classes.py NOT_OFFERED). A region the table does not list for a GPU (a GPU whose list was read
 whole), and a GPU or region the table cannot judge (a list read in part, or not read), each give one
 WARNING naming the GPU, the region and the table's date. The same page: "If your job uses multiple types of
 GPUs, they must all be available in a single zone."

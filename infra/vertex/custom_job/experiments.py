@@ -149,13 +149,9 @@ def _ensure_store(client: aiplatform_v1.MetadataServiceClient, project: str, reg
             operation.result()
 
 
-def ensure(props: Mapping[str, Any], say: Callable[[str], None]) -> None:
+def ensure(project: str, region: str, experiment: str, run: str | None, say: Callable[[str], None]) -> None:
     """Get or create the job's experiment (once per stack and region: later jobs find it) and run, and link
-    the run; `props` are those of the shape about to be submitted (its region holds the contexts)."""
-    if not linked(props):
-        return
-    project, region, experiment = props["project"], _region(props), props["experiment"]
-    run = props.get("experiment_run")
+    the run; `region`: the shape's about to be submitted (its metadata store holds the contexts)."""
     what = f"Vertex AI Experiments ({experiment})"
     try:
         with_retry(lambda: _ensure(project, region, experiment, run, say), what, 1.0)

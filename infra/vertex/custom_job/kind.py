@@ -21,6 +21,13 @@ from infra.vertex.runners.local.runner import LocalRunner
 from infra.vertex.runners.vertex import VertexRunner
 
 
+def training(placed: Placed) -> spec.Training:
+    """The CustomJob's own part of the request (spec.body)."""
+    found = placed.request.body
+    assert isinstance(found, spec.Training), found
+    return found
+
+
 class CustomJobKind(JobKind):
     spec = spec
     noun = "Training job"
@@ -69,9 +76,11 @@ class CustomJobKind(JobKind):
         return summary_line(outputs, len(outputs["attempts"]), placed)
 
     def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
-        experiments.ensure(
-            placed.props, say
-        )  # the run the job is linked to exists before the job (SDK order)
+        """The run the job is linked to exists before the job (the SDK's order), in the shape's region."""
+        link = training(placed)
+        if placed.request.on_vertex and link.experiment:
+            project, region = placed.request.project or "", placed.region or ""
+            experiments.ensure(project, region, link.experiment, link.experiment_run, say)
 
     def ended(self, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
         chief = (outputs.get("worker_pools") or [{}])[0]

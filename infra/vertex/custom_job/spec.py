@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from google.cloud import aiplatform_v1
@@ -464,3 +465,16 @@ def _pool_spec(pool: Mapping[str, Any]) -> aiplatform_v1.WorkerPoolSpec:
             env=[aiplatform_v1.EnvVar(name=k, value=str(v)) for k, v in sorted(pool.get("env", {}).items())],
         ),
     )
+
+
+@dataclass(frozen=True)
+class Training:
+    """A CustomJob's own part of its request (JobRequest.body): the experiment run it is linked to."""
+
+    experiment: str | None  # Vertex AI Experiments: where the console compares the stack's runs
+    experiment_run: str | None
+
+
+def body(props: Mapping[str, Any]) -> Training:
+    """The kind's body of the (defaulted) props, parsed once by JobRequest.parse."""
+    return Training(props.get("experiment") or None, props.get("experiment_run") or None)

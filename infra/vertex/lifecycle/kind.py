@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
 from infra.guard.job_kinds import JOB_KINDS
+from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
 from infra.vertex.lifecycle import restarts
@@ -147,10 +148,10 @@ class JobKind:
         regions, reservations)."""
         return None
 
-    def quota_props(self, placed: Placed) -> Mapping[str, Any] | None:
-        """The props whose pools must fit in quota at once (a study: its parallel trials); None: the kind
-        has no documented quota ids, so no pre-check (quota_family None)."""
-        return placed.props if self.quota_family is not None else None
+    def quota_pools(self, placed: Placed) -> tuple[Pool, ...] | None:
+        """The pools that must fit in quota at once (a study: its parallel trials); None: the kind has no
+        documented quota ids, so no pre-check (quota_family None)."""
+        return placed.pools if self.quota_family is not None else None
 
     def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
         """The kind's outputs beside the shared ones (job_name, state, times, placement, attempts)."""

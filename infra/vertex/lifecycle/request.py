@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
-from infra.vertex.cost import pricing
+from infra.vertex.cost import limits, pricing
 from infra.vertex.lifecycle import restarts
 
 if TYPE_CHECKING:
@@ -28,10 +28,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class JobRequest:
-    """What every kind's job asks for (the shared fields, typed), its chain of shapes and its key label,
-    computed once; `props` is the kind's whole (defaulted) request as the engine sent it."""
+    """What every kind's job asks for (the shared fields, typed), its own part (`body`, typed by its spec
+    module), its chain of shapes and its key label, computed once; `props` is the kind's whole (defaulted)
+    request as the engine sent it: only the kind's request builder and the outputs read it."""
 
     props: Mapping[str, Any] = field(repr=False)
+    # The kind's own part, parsed by its spec module's `body` (a CustomJob's experiment link, a study's metric
+    # and trials, a batch job's images): each kind reads its own through a typed accessor (its kind.py).
+    body: object
     display_name: str
     runner: str
     # As given (None when absent, as messages print them); the vertex runner requires both (checks.py).
@@ -48,6 +52,8 @@ class JobRequest:
     max_cost_usd: float | None  # the dollar cap; None on the local runner, which bills nothing
     max_restarts: int
     capacity_deadline_seconds: float
+    allow_unpriced_shapes: bool  # a shape without a price runs uncounted (cost/limits.py)
+    tensorboard: str  # the home region's TensorBoard instance ("": none; a kind without one)
     kind: JobKind = field(repr=False)
 
     @classmethod
@@ -66,6 +72,7 @@ class JobRequest:
         wait = found.get("max_wait_seconds")
         return cls(
             props=found,
+            body=kind.spec.body(found),
             display_name=str(found.get("display_name", "")),
             runner=runner,
             project=found.get("project"),
@@ -79,8 +86,10 @@ class JobRequest:
             timeout_seconds=found.get("timeout_seconds", 0),
             max_wait_seconds=None if wait is None else int(wait),
             max_cost_usd=float(cap) if cap is not None and runner == "vertex" else None,
-            max_restarts=restarts.max_restarts(found),
+            max_restarts=int(found.get("max_restarts", restarts.DEFAULT_MAX_RESTARTS)),
             capacity_deadline_seconds=float(found.get("capacity_deadline_seconds") or 0),
+            allow_unpriced_shapes=bool(found.get("allow_unpriced_shapes")),
+            tensorboard=str(found.get("tensorboard") or ""),
             kind=kind,
         )
 
@@ -89,6 +98,13 @@ class JobRequest:
         """The shapes tried in order (placement.shapes), computed once, when first needed (a delete of a job
         never needs it)."""
         return tuple(placement.shapes(self.props))
+
+    @cached_property
+    def ceilings(self) -> tuple[float | None, ...]:
+        """Each shape's hourly ceiling, in chain order: its fallback entry's max_hourly_usd, else the job's
+        (cost/limits.py ceiling); None: no ceiling."""
+        chain = list(self.chain)
+        return tuple(limits.ceiling(self.props, index, chain) for index in range(len(chain)))
 
     @cached_property
     def key(self) -> str:
@@ -127,7 +143,8 @@ class Placed:
     request: JobRequest
     shape: Shape
     index: int  # the shape's place in the chain (the attempt label names it)
-    props: Mapping[str, Any] = field(repr=False)  # the kind's props on this shape (placement.apply_shape)
+    # The wire form on this shape (placement.apply_shape): only the kind's request builder reads it.
+    props: Mapping[str, Any] = field(repr=False)
 
     @property
     def region(self) -> str | None:
@@ -147,8 +164,8 @@ class Placed:
         return self.strategy == "FLEX_START"
 
     @cached_property
-    def pools(self) -> tuple[dict[str, Any], ...]:
-        """The machines this attempt runs on, as worker pools (placement.pools)."""
+    def pools(self) -> tuple[placement.Pool, ...]:
+        """The machines this attempt runs on (placement.pools)."""
         return tuple(placement.pools(self.props))
 
     @cached_property
