@@ -37,7 +37,6 @@ RUN_SCHEMA = "system.ExperimentRun"
 SCHEMA_VERSION = "0.0.1"  # the SDK's metadata constants.SCHEMA_VERSIONS for both schemas
 # CreateContext: "Must be 4-128 characters in length. Valid characters are /[a-z][0-9]-/."
 CONTEXT_ID = re.compile(r"[a-z0-9][a-z0-9-]{3,127}")
-MAX_CONTEXT_ID = 128
 # A run's context id: the SDK keeps room for its TensorBoard run's "-tb-run" suffix
 # (google/cloud/aiplatform/metadata/constants.py: _EXPERIMENT_RUN_MAX_LENGTH = 128 - len("-tb-run")).
 MAX_RUN_CONTEXT_ID = 128 - len("-tb-run")
