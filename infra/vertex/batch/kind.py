@@ -31,13 +31,6 @@ from infra.vertex.runners.local.batch_runner import LocalBatchRunner
 from infra.vertex.runners.vertex_batch import VertexBatchRunner
 
 
-def batch_inputs(placed: Placed) -> spec.Inputs:
-    """The batch job's own part of the request (spec.body)."""
-    found = placed.request.body
-    assert isinstance(found, spec.Inputs), found
-    return found
-
-
 class BatchPredictionKind(JobKind):
     spec = spec
     noun = "Batch prediction"
@@ -52,7 +45,7 @@ class BatchPredictionKind(JobKind):
     def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
         """The instances Vertex reads (instances_format jsonl, instances.py): every JPEG/PNG under `images`,
         one line each with its URI as the key, in output_dir."""
-        inputs = batch_inputs(placed)
+        inputs = placed.request.body_as(spec.Inputs)
         images = files_under(inputs.images, spec.IMAGE_SUFFIXES)
         if not images:
             raise JobError(

@@ -9,7 +9,7 @@ is the lifecycle's (lifecycle/attempts.py); this module knows no job, runner or 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -124,6 +124,28 @@ def pools(props: Mapping[str, Any]) -> list[Pool]:
             prediction=True,
         )
     ]
+
+
+def takes_shape(index: int, accelerator_count: int) -> bool:
+    """A pool a shape applies to: the chief (index 0) and every pool with accelerators; the others (CPU
+    workers, parameter servers) keep their machines."""
+    return index == 0 or accelerator_count > 0
+
+
+def shaped_pools(pools: Sequence[Pool], shape: Shape) -> tuple[Pool, ...]:
+    """The job's pools on `shape` (the same rule as apply_shape's, on typed values): what an attempt prices
+    and holds in quota."""
+    return tuple(
+        replace(
+            pool,
+            machine_type=shape.machine_type,
+            accelerator_type=shape.accelerator_type or None,
+            accelerator_count=shape.accelerator_count,
+        )
+        if takes_shape(index, pool.accelerator_count)
+        else pool
+        for index, pool in enumerate(pools)
+    )
 
 
 def primary_shape(props: Mapping[str, Any]) -> Shape:
@@ -272,7 +294,7 @@ def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
         return own
     shaped_pools = []
     for index, pool in enumerate(props["worker_pools"]):
-        if index == 0 or int(pool.get("accelerator_count") or 0) > 0:
+        if takes_shape(index, int(pool.get("accelerator_count") or 0)):
             pool = {**pool, "machine_type": shape.machine_type, "accelerator_count": shape.accelerator_count}
             if shape.accelerator_type:
                 pool["accelerator_type"] = shape.accelerator_type

@@ -21,13 +21,6 @@ from infra.vertex.runners.local.runner import LocalRunner
 from infra.vertex.runners.vertex import VertexRunner
 
 
-def training(placed: Placed) -> spec.Training:
-    """The CustomJob's own part of the request (spec.body)."""
-    found = placed.request.body
-    assert isinstance(found, spec.Training), found
-    return found
-
-
 class CustomJobKind(JobKind):
     spec = spec
     noun = "Training job"
@@ -77,7 +70,7 @@ class CustomJobKind(JobKind):
 
     def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
         """The run the job is linked to exists before the job (the SDK's order), in the shape's region."""
-        link = training(placed)
+        link = placed.request.body_as(spec.Training)
         if placed.request.on_vertex and link.experiment:
             project, region = placed.request.project or "", placed.region or ""
             experiments.ensure(project, region, link.experiment, link.experiment_run, say)

@@ -4,8 +4,9 @@
 The provider's create, read, update and delete turn the engine's props dict into a `JobRequest` once
 (`JobRequest.parse`: the kind's defaults, and what an update keeps from the job it runs); everything past the
 boundary takes these values. A request placed on one shape of its chain (`request.on(shape)`) is made once
-per attempt and carries what every step of that attempt reads: the shape, its place in the chain, its region
-and the kind's props on it (`props`: the wire form the kind's request builder and the outputs use). Modelled
+per attempt and carries what every step of that attempt reads: the shape, its place in the chain, its region,
+its machines (typed `Pool`s) and their price; the kind's props on it (`props`, the wire form) are made only
+for the kind's request builder. Modelled
 on python-aiplatform (the CustomJob proto is built once in the job's constructor and carried) and SkyPilot
 (a placement applied with one method on an immutable value, input and output models kept apart).
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
@@ -24,6 +25,8 @@ from infra.vertex.lifecycle import restarts
 
 if TYPE_CHECKING:
     from infra.vertex.lifecycle.kind import JobKind
+
+Body = TypeVar("Body")
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,11 @@ class JobRequest:
         return tuple(placement.shapes(self.props))
 
     @cached_property
+    def pools(self) -> tuple[placement.Pool, ...]:
+        """The job's own machines (placement.pools), before any shape applies."""
+        return tuple(placement.pools(self.props))
+
+    @cached_property
     def ceilings(self) -> tuple[float | None, ...]:
         """Each shape's hourly ceiling, in chain order: its fallback entry's max_hourly_usd, else the job's
         (cost/limits.py ceiling); None: no ceiling."""
@@ -110,6 +118,11 @@ class JobRequest:
     def key(self) -> str:
         """The key label's value: the same inputs find the same job."""
         return str(self.kind.spec.job_key(self.props))
+
+    def body_as(self, kind: type[Body]) -> Body:
+        """The kind's own part as its spec's type (a kind's hooks read theirs through this)."""
+        assert isinstance(self.body, kind), self.body
+        return self.body
 
     @property
     def on_vertex(self) -> bool:
@@ -133,7 +146,7 @@ class JobRequest:
         """This request on `shape`; `index`: its place in the chain (default: where the chain holds it)."""
         if index is None:
             index = self.chain.index(shape) if shape in self.chain else 0
-        return Placed(self, shape, index, placement.apply_shape(self.props, shape))
+        return Placed(self, shape, index)
 
 
 @dataclass(frozen=True)
@@ -143,8 +156,6 @@ class Placed:
     request: JobRequest
     shape: Shape
     index: int  # the shape's place in the chain (the attempt label names it)
-    # The wire form on this shape (placement.apply_shape): only the kind's request builder reads it.
-    props: Mapping[str, Any] = field(repr=False)
 
     @property
     def region(self) -> str | None:
@@ -165,8 +176,14 @@ class Placed:
 
     @cached_property
     def pools(self) -> tuple[placement.Pool, ...]:
-        """The machines this attempt runs on (placement.pools)."""
-        return tuple(placement.pools(self.props))
+        """The machines this attempt runs on: the job's pools on this shape (placement.shaped_pools)."""
+        return placement.shaped_pools(self.request.pools, self.shape)
+
+    @cached_property
+    def props(self) -> Mapping[str, Any]:
+        """The wire form on this shape (placement.apply_shape), made when the kind's request builder, the
+        only reader, needs it: an attempt skipped for its quota or its price never makes it."""
+        return placement.apply_shape(self.request.props, self.shape)
 
     @cached_property
     def rate(self) -> pricing.Rate | None:

@@ -37,10 +37,7 @@ class TrialReporter:
 
 
 def study(placed: Placed) -> tuning_spec.Study:
-    """The study's own part of the request (spec.body)."""
-    found = placed.request.body
-    assert isinstance(found, tuning_spec.Study), found
-    return found
+    return placed.request.body_as(tuning_spec.Study)
 
 
 def _trials(status: JobStatus) -> tuple[Trial, ...]:
