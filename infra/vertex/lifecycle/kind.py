@@ -164,8 +164,8 @@ class JobKind:
     def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
         """What must exist before a job on these props is submitted (a CustomJob's experiment run)."""
 
-    def ended(self, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
-        """Told of every job that ended (its outputs), after its run.json is written."""
+    def ended(self, placed: Placed, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
+        """Told of every job that ended (on `placed`, with its outputs), after its run.json is written."""
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return []
