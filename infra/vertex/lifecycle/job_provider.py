@@ -99,7 +99,7 @@ class JobProvider(SpecProvider):
     def _ended(self, placed: Placed, outputs: dict[str, Any]) -> None:
         """A job ended: its run.json (run_record.py), then what its kind does at the end."""
         say = self._say(placed.request)
-        run_record.keep(outputs, say, self.kind.record_kind, self.kind.output_dir(outputs))
+        run_record.keep(outputs, say, self.kind.record_kind, placed.request.output_dir)
         self.kind.ended(placed, outputs, say)
 
     def _adoptable(self, request: JobRequest) -> JobStatus | None:
