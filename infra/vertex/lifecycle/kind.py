@@ -60,7 +60,7 @@ class JobKind:
 
     # An instance annotation, not ClassVar: a kind's class body assigns its spec module (mypy reads a module
     # assigned over a ClassVar as an instance variable).
-    spec: ModuleType  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key, build_job
+    spec: ModuleType  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key, body, build_job
     noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
     record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"

@@ -33,11 +33,12 @@ Body = TypeVar("Body")
 class JobRequest:
     """What every kind's job asks for (the shared fields, typed), its own part (`body`, typed by its spec
     module), its chain of shapes and its key label, computed once; `props` is the kind's whole (defaulted)
-    request as the engine sent it: only the kind's request builder and the outputs read it."""
+    request as the engine sent it: read only by this module's derivations (chain, pools, ceilings, key), the
+    outputs and the kind's request builder."""
 
     props: Mapping[str, Any] = field(repr=False)
     # The kind's own part, parsed by its spec module's `body` (a CustomJob's experiment link, a study's metric
-    # and trials, a batch job's images): each kind reads its own through a typed accessor (its kind.py).
+    # and trials, a batch job's images): each kind reads its own as its type (`body_as`).
     body: object
     display_name: str
     runner: str

@@ -37,6 +37,7 @@ class TrialReporter:
 
 
 def study(placed: Placed) -> tuning_spec.Study:
+    """The study's own part of the request (tuning/spec.py body)."""
     return placed.request.body_as(tuning_spec.Study)
 
 
