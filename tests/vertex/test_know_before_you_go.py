@@ -34,7 +34,9 @@ def test_a_region_the_table_does_not_list_is_a_warning_naming_region_gpu_and_dat
     assert [s.where() for s in placement.shapes(job)][
         1
     ] == "g2-standard-8 + 1 x NVIDIA_L4 (STANDARD) in europe-west1"
-    (line,) = [line for line in gpu_regions.warning_lines(job) if "NVIDIA_L4" in line]
+    (line,) = [
+        line for line in gpu_regions.warning_lines(gpu_regions.known_chain(job)) if "NVIDIA_L4" in line
+    ]
     assert line.startswith("WARNING: Vertex AI's Locations table read 2026-11-25")
     assert (
         "does not list NVIDIA_L4 for training in europe-west1" in line and gpu_regions.LOCATIONS_URL in line
@@ -46,7 +48,7 @@ def test_a_region_the_table_does_not_list_is_a_warning_naming_region_gpu_and_dat
     moved = props(worker_pools=[pool(accelerator_type="NVIDIA_TESLA_V100")], fallback_regions=["us-east4"])
     assert spec.validate(moved) == []
     assert [shape.region for shape in placement.shapes(moved)] == ["us-central1", "us-east4"]
-    (warned,) = gpu_regions.warning_lines(moved)
+    (warned,) = gpu_regions.warning_lines(gpu_regions.known_chain(moved))
     assert "does not list NVIDIA_TESLA_V100 for training in us-east4" in warned
 
 
@@ -55,12 +57,16 @@ def test_a_gpu_or_region_the_table_cannot_judge_gives_a_warning_not_a_verdict():
     assert gpu_regions.offered("NVIDIA_H100_80GB", "europe-west3") is None  # read only in part
     assert gpu_regions.offered("NVIDIA_H100_80GB", "us-east5") is True
     assert gpu_regions.offered("NVIDIA_TESLA_V100", "europe-west1") is False
-    lines = gpu_regions.warning_lines(props(fallbacks=[L4], fallback_regions=["us-east4"]))
+    lines = gpu_regions.warning_lines(
+        gpu_regions.known_chain(props(fallbacks=[L4], fallback_regions=["us-east4"]))
+    )
     assert [line.split(" is not in")[0] for line in lines] == [
         "WARNING: whether Vertex AI offers NVIDIA_TESLA_T4 for training in us-central1",
         "WARNING: whether Vertex AI offers NVIDIA_TESLA_T4 for training in us-east4",
     ]
-    assert gpu_regions.warning_lines(props(runner="local", worker_pools=[pool()])) == []
+    assert (
+        gpu_regions.warning_lines(gpu_regions.known_chain(props(runner="local", worker_pools=[pool()]))) == []
+    )
 
 
 def test_reads_across_regions_are_priced_where_the_page_gives_a_rate_else_only_named():
@@ -140,9 +146,9 @@ def test_a_preview_with_unknown_images_still_warns_where_the_gpu_is_not_listed()
     moved = props(worker_pools=[pool(image_uri=Unknown(), accelerator_type="NVIDIA_TESLA_V100")],
                   fallback_regions=["us-east4"])  # fmt: skip
     assert spec.validate(moved) == []
-    assert [line[:44] for line in gpu_regions.warning_lines(moved)] == [
+    assert [line[:44] for line in gpu_regions.warning_lines(gpu_regions.known_chain(moved))] == [
         "WARNING: Vertex AI's Locations table read 20"
     ]
     unknown_regions = props(fallback_regions=[Unknown()], fallbacks=[{**L4, "region": Unknown()}])
     assert spec.validate(unknown_regions) == []
-    assert gpu_regions.warning_lines(unknown_regions) == []
+    assert gpu_regions.warning_lines(gpu_regions.known_chain(unknown_regions)) == []

@@ -180,7 +180,7 @@ def region_lines(props: Mapping[str, Any]) -> list[str]:
             shape, props.get("region"), props.get("tensorboard"), str(props.get("base_output_dir", ""))
         )
         lines.extend(line for line in (transfer, note) if line)
-    return [*lines, *gpu_regions.warning_lines(props)]
+    return [*lines, *gpu_regions.warning_lines(gpu_regions.known_chain(props))]
 
 
 # A study has no max_cost_usd (tuning_spec.SINGLE_JOB_INPUTS): say so where the cost is shown.
