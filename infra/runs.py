@@ -16,7 +16,7 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from infra.config.reader import ConfigError
 from infra.config.stack_file import load_stack
@@ -143,7 +143,7 @@ def validation_metric(record: dict[str, Any]) -> tuple[str, float] | None:
     return None
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -269,8 +269,8 @@ def plot(runs: Sequence[Run], path: str) -> int:
     from matplotlib import pyplot
 
     names = differing(runs)
-    curves = [(run, history(run.record)) for run in runs if run.record]
-    curves = [(run, found) for run, found in curves if found]
+    histories = [(run, history(run.record)) for run in runs if run.record]
+    curves = [(run, found) for run, found in histories if found]
     speeds = [(run, images_per_second(run.record)) for run in runs if run.record]
     speeds = [(run, rates) for run, rates in speeds if rates]
     if speeds:  # a second panel: training images/s per epoch

@@ -18,6 +18,7 @@ from infra.components.service_agents import EVENTARC, PUBSUB, ServiceAgents
 from infra.components.storage import TrainingBucket
 from infra.components.tensorboard import Tensorboard
 from infra.config import StackConfig
+from infra.config.reader import ConfigError, set_fix
 from infra.config.trainer import entrypoint_conflict
 from infra.labels import stack_labels
 from infra.workloads.batch import predictions, predictions_output
@@ -44,6 +45,10 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         pulumi.log.warn(warning)
     if cfg.is_local:
         return _build_local(cfg, job, labels)
+    if cfg.budget is None:  # load_config refuses a cloud stack without one (infra/config/budget.py)
+        raise ConfigError(
+            "billingAccount", "is required for a cloud stack", set_fix("billingAccount", "<ACCOUNT_ID>")
+        )
 
     project = cfg.gcp_project
     cloud_build = cfg.image_builder == "cloudbuild"

@@ -7,8 +7,12 @@ imports it.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 
+# What a loader returns: encoded bytes, or a generated image's pixels.
+Data = TypeVar("Data", bound=bytes | np.ndarray)
 # Ellipse colour per class in generated images: warm, cool, then more for tests with more classes.
 PALETTE = ((220, 90, 40), (40, 90, 220), (60, 200, 60), (220, 200, 40), (160, 60, 200))
 
@@ -32,8 +36,8 @@ def read_file(path: str) -> bytes:
         raise OSError(f"cannot read {path}: {exc.message}") from exc
 
 
-def constant(data: bytes) -> bytes:
-    """Bytes already in memory (a tfds example)."""
+def constant(data: Data) -> Data:
+    """Bytes already in memory (a tfds example, a file read ahead)."""
     return data
 
 

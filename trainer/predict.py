@@ -12,6 +12,7 @@ import logging
 import posixpath
 import re
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,7 +66,7 @@ def list_images(paths: list[str]) -> tuple[list[str], list[str]]:
     return found, errors
 
 
-def load_model(model_dir: str) -> tuple[object, list[str]]:
+def load_model(model_dir: str) -> tuple[Callable[..., Mapping[str, tf.Tensor]], list[str]]:
     """(the serving_bytes signature, class names); errors say which part of the model is missing."""
     if not tf.io.gfile.exists(posixpath.join(model_dir, "saved_model.pb")):
         raise TrainerError(

@@ -88,7 +88,8 @@ def start(
         if not done and tf.io.gfile.exists(conversion_path):
             # An empty or cut metadata.json (written in place by an older version when killed): the
             # conversion is unfinished, and its chief writes the file again.
-            return _same_conversion(output, conversion_path, fingerprint, names_fingerprint)
+            _same_conversion(output, conversion_path, fingerprint, names_fingerprint)
+            return None
         conversion = _read_json(conversion_path)
         # A version without content stamps wrote a names-only fingerprint into both files.
         recorded = conversion.get(NAMES_KEY) or done.get("fingerprint")
@@ -108,10 +109,12 @@ def start(
             f"{changed_settings(done, wanted or {})}; choose a new directory or delete it first"
         )
     if tf.io.gfile.exists(conversion_path):
-        return _same_conversion(output, conversion_path, fingerprint, names_fingerprint)
+        _same_conversion(output, conversion_path, fingerprint, names_fingerprint)
+        return None
     if tf.io.gfile.exists(output) and tf.io.gfile.glob(posixpath.join(output, "*.tfrec")):
         if tf.io.gfile.exists(conversion_path):  # another replica started it since the check above
-            return _same_conversion(output, conversion_path, fingerprint, names_fingerprint)
+            _same_conversion(output, conversion_path, fingerprint, names_fingerprint)
+            return None
         raise TrainerError(
             f"--output {output} already holds TFRecords; choose a new directory or delete it first"
         )

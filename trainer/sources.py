@@ -7,12 +7,16 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 import tensorflow as tf
 
 from trainer import loaders
 from trainer.errors import TrainerError
+
+if TYPE_CHECKING:
+    import tensorflow_datasets as tfds
 
 log = logging.getLogger("trainer.sources")
 
@@ -154,7 +158,7 @@ def from_tfds(name: str, count: int | None = None, valid_fraction: float = 0.2) 
     )
 
 
-def _tfds_items(builder: object, name: str, split: str) -> list[Item]:
+def _tfds_items(builder: tfds.core.DatasetBuilder, name: str, split: str) -> list[Item]:
     """One split's examples as items holding the encoded image bytes (the split needs all labels first)."""
     import tensorflow_datasets as tfds
 

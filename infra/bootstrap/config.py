@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import overload
 
 from infra import gcp_ids
 
@@ -40,6 +41,14 @@ def _key(name: str) -> str:
     return f"{NAMESPACE}:{name}"
 
 
+@overload
+def _string(
+    values: Mapping[str, object], name: str, pattern: re.Pattern[str], example: str, default: str
+) -> str: ...
+@overload
+def _string(
+    values: Mapping[str, object], name: str, pattern: re.Pattern[str], example: str, default: None = None
+) -> str | None: ...
 def _string(
     values: Mapping[str, object],
     name: str,
@@ -47,6 +56,7 @@ def _string(
     example: str,
     default: str | None = None,
 ) -> str | None:
+    """The value, or `default` when unset (so a default given makes it a str)."""
     raw = values.get(name, values.get(_key(name)))
     if raw is None or raw == "":
         if default is None:

@@ -79,8 +79,12 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         if bad:
             failures.append(("extra_tags", f"{bad!r} are not valid image tags"))
     timeout = props.get("timeout_seconds")
-    number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
-    if not is_unknown(timeout) and (not number or not 0 < timeout <= MAX_TIMEOUT_SECONDS):
+    in_range = (
+        isinstance(timeout, int | float)
+        and not isinstance(timeout, bool)
+        and 0 < timeout <= MAX_TIMEOUT_SECONDS
+    )
+    if not is_unknown(timeout) and not in_range:
         failures.append(("timeout_seconds", f"must be between 1 and {MAX_TIMEOUT_SECONDS} seconds"))
     poll = props.get("poll_interval_seconds")
     if not is_unknown(poll) and (isinstance(poll, bool) or not isinstance(poll, int | float) or poll <= 0):

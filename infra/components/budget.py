@@ -24,7 +24,7 @@ CREDIT_TYPES_TREATMENT = {"exclude": "EXCLUDE_ALL_CREDITS", "include": "INCLUDE_
 BILLING_PUBLISHER = "serviceAccount:billing-budget-alert@system.gserviceaccount.com"
 
 
-def money(amount: float, currency: str) -> dict:
+def money(amount: float, currency: str) -> gcp.billing.BudgetAmountSpecifiedAmountArgsDict:
     """google.type.Money: whole units as a string, the fraction in nanos."""
     nanos, units = math.modf(amount)
     return {"currency_code": currency, "units": str(int(units)), "nanos": round(nanos * 1e9)}
@@ -35,10 +35,11 @@ def display_name(stack: str, project: str) -> str:
     return f"vt {stack} {project}"
 
 
-def threshold_rules(cfg: BudgetConfig) -> list[dict]:
-    return [{"threshold_percent": t, "spend_basis": "CURRENT_SPEND"} for t in cfg.thresholds] + [
-        {"threshold_percent": t, "spend_basis": "FORECASTED_SPEND"} for t in cfg.forecast_thresholds
+def threshold_rules(cfg: BudgetConfig) -> list[gcp.billing.BudgetThresholdRuleArgsDict]:
+    bases = [(t, "CURRENT_SPEND") for t in cfg.thresholds] + [
+        (t, "FORECASTED_SPEND") for t in cfg.forecast_thresholds
     ]
+    return [{"threshold_percent": t, "spend_basis": basis} for t, basis in bases]
 
 
 class Budget(pulumi.ComponentResource):

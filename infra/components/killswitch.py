@@ -111,7 +111,9 @@ def gcf_sources_bucket(project_number: str, region: str) -> str:
     return f"gcf-v2-sources-{project_number}-{region}"
 
 
-def source_condition(bucket: str, project_number: str, region: str) -> dict[str, str]:
+def source_condition(
+    bucket: str, project_number: str, region: str
+) -> gcp.projects.IAMMemberConditionArgsDict:
     """IAM condition: the function's source copies and archive only, not the training data."""
     sources = f"projects/_/buckets/{gcf_sources_bucket(project_number, region)}"
     archive = f"projects/_/buckets/{bucket}/objects/{SOURCE_PREFIX}"

@@ -11,7 +11,7 @@ KEEP_RECENT_VERSIONS = 5
 DELETE_AFTER = f"{30 * 24 * 3600}s"
 
 
-def cleanup_policies() -> list[dict]:
+def cleanup_policies() -> list[gcp.artifactregistry.RepositoryCleanupPolicyArgsDict]:
     """Keep the last few versions (rollbacks, running jobs); delete the rest after 30 days."""
     return [
         {"id": "keep-recent", "action": "KEEP", "most_recent_versions": {"keep_count": KEEP_RECENT_VERSIONS}},

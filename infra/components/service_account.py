@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -67,6 +68,8 @@ class ServiceAccountIdentity(pulumi.ComponentResource):
     ) -> None:
         self._grant(gcp.storage.BucketIAMMember, resource_name, bucket=bucket, role=role, condition=condition)
 
-    def _grant(self, member_type: type[pulumi.CustomResource], resource_name: str, **scope: Any) -> None:
+    def _grant(
+        self, member_type: Callable[..., pulumi.CustomResource], resource_name: str, **scope: Any
+    ) -> None:
         """An IAM member resource of `member_type` giving this account a role on `scope`, as a child."""
         self.grants.append(member_type(resource_name, member=self.member, opts=self._child_opts, **scope))

@@ -14,7 +14,7 @@ TMP_RETENTION_DAYS = 1
 CHECKPOINT_RETENTION_DAYS = 14
 
 
-def lifecycle_rules() -> list[dict]:
+def lifecycle_rules() -> list[gcp.storage.BucketLifecycleRuleArgsDict]:
     """Temporary data goes after a day, checkpoints (only needed to resume a job) after two weeks."""
     return [
         {

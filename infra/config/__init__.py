@@ -407,7 +407,7 @@ def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_id
             raise ConfigError(
                 key, f"{value!r} is not a machine type like n1-standard-8", set_fix(key, "n1-standard-8")
             )
-    accelerator_type = read.str("acceleratorType", "NVIDIA_TESLA_T4", "NVIDIA_TESLA_T4")
+    accelerator_type: str | None = read.str("acceleratorType", "NVIDIA_TESLA_T4", "NVIDIA_TESLA_T4")
     if accelerator_type in ("", "none", "NONE"):
         accelerator_type = None
     accelerator_count = read.number("acceleratorCount", 1 if accelerator_type else 0, int, "1")

@@ -49,7 +49,7 @@ def read_data(read: Reader, runner: str) -> DataConfig:
         )
     if source != "folder" and folder:
         raise ConfigError("dataFolder", f"is only used with dataSource folder, not {source}", "remove it")
-    if source == "folder" and runner == "vertex" and not folder.startswith("gs://"):
+    if source == "folder" and runner == "vertex" and folder and not folder.startswith("gs://"):
         raise ConfigError(
             "dataFolder",
             f"{folder!r} is not readable by a cloud job",

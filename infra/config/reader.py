@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import math
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 NAMESPACE = "vertex-training"
 
@@ -130,7 +131,27 @@ class Reader:
         value = self.values.get(f"{NAMESPACE}:{key}")
         return None if value == "" else value
 
-    def str(self, key: str, default: str | None, example: str, choices: tuple[str, ...] = ()) -> str | None:
+    # In this class body `str` names the method below, so annotations after it spell `builtins.str`.
+    @overload
+    def str(
+        self,
+        key: builtins.str,
+        default: builtins.str,
+        example: builtins.str,
+        choices: tuple[builtins.str, ...] = (),
+    ) -> builtins.str: ...
+    @overload
+    def str(
+        self, key: builtins.str, default: None, example: builtins.str, choices: tuple[builtins.str, ...] = ()
+    ) -> builtins.str | None: ...
+    def str(
+        self,
+        key: builtins.str,
+        default: builtins.str | None,
+        example: builtins.str,
+        choices: tuple[builtins.str, ...] = (),
+    ) -> builtins.str | None:
+        """The value, or `default` when unset (a str default makes the result a str)."""
         value = self.raw(key)
         if value is None:
             return default
@@ -141,7 +162,7 @@ class Reader:
             raise ConfigError(key, f"{value!r} is not one of {', '.join(choices)}", set_fix(key, right))
         return value
 
-    def bool(self, key: str, default: bool) -> bool:
+    def bool(self, key: builtins.str, default: bool) -> bool:
         value = self.raw(key)
         if value is None:
             return default
@@ -151,7 +172,9 @@ class Reader:
             return value.lower() == "true"
         raise ConfigError(key, f"expected true or false, got {value!r}", set_fix(key, "true"))
 
-    def number(self, key: str, default: Any, kind: Callable[[Any], Any], example: str) -> Any:
+    def number(
+        self, key: builtins.str, default: Any, kind: Callable[[Any], Any], example: builtins.str
+    ) -> Any:
         value = self.raw(key)
         if value is None:
             return default
@@ -165,7 +188,7 @@ class Reader:
             raise ConfigError(key, f"expected a whole number, got {value!r}", set_fix(key, example))
         return number
 
-    def list(self, key: str, default: tuple, example: Sequence[object] | None) -> tuple:
+    def list(self, key: builtins.str, default: tuple, example: Sequence[object] | None) -> tuple:
         value = self.raw(key)
         if value is None:
             return default
@@ -178,7 +201,7 @@ class Reader:
             raise ConfigError(key, f"expected a list, got {self.raw(key)!r}", self._list_fix(key, example))
         return tuple(value)
 
-    def _list_fix(self, key: str, example: Sequence[object] | None) -> str:
+    def _list_fix(self, key: builtins.str, example: Sequence[object] | None) -> builtins.str:
         """The commands that write the list: the words of the value given (`python -m x` as a string), else
         the example's; no example (a list of maps): the stack file."""
         raw = self.raw(key)

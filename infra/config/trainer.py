@@ -112,6 +112,7 @@ class ArgumentUse:
 def argument_uses(templates: tuple[str, ...], name: str) -> list[ArgumentUse]:
     whole = "{" + name + "}"
     uses = []
+    flag: str | None
     for i, template in enumerate(templates):
         if name not in placeholders(template):
             continue

@@ -19,6 +19,7 @@ import grpc
 from google.api_core import exceptions as api_exceptions
 from google.auth import exceptions as auth_exceptions
 from google.cloud import aiplatform_v1
+from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
 from .job_kinds import JOB_KINDS, JobKind
 
@@ -107,9 +108,7 @@ def make_client(region: str) -> aiplatform_v1.JobServiceClient:
     is set."""
     emulator = os.environ.get(EMULATOR_ENV)
     if emulator:
-        transport = aiplatform_v1.services.job_service.transports.JobServiceGrpcTransport(
-            channel=grpc.insecure_channel(emulator)
-        )
+        transport = JobServiceGrpcTransport(channel=grpc.insecure_channel(emulator))
         return aiplatform_v1.JobServiceClient(transport=transport)
     return aiplatform_v1.JobServiceClient(
         client_options={"api_endpoint": f"{region}-aiplatform.googleapis.com"}

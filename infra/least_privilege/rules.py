@@ -95,7 +95,7 @@ class Program:
 def agent_own_role(grant: Grant) -> bool:
     """A service agent granted its own service-agent role (what Google grants it when the service starts)."""
     match = _AGENT.match(grant.member)
-    return bool(match) and grant.role == f"roles/{match.group(1)}.serviceAgent"
+    return match is not None and grant.role == f"roles/{match.group(1)}.serviceAgent"
 
 
 def starts_work(permission: str) -> bool:

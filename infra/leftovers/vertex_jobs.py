@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from google.cloud import aiplatform_v1
-from google.cloud.location import locations_pb2
+
+# googleapis-common-protos (which holds google.cloud.location) ships .pyi files but no py.typed marker.
+from google.cloud.location import locations_pb2  # type: ignore[import-untyped]
 
 from infra.dynamic import polling
 from infra.guard import live_jobs

@@ -80,6 +80,7 @@ def _shape(cost: ShapeCost, local: bool) -> PlannedShape:
     shape = cost.shape
     if shape is None:
         raise ValueError(f"{cost.name} has no shape")  # shape_costs always sets it
+    hourly: float | None
     if local:
         hourly, bound = 0.0, False
     else:

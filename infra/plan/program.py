@@ -56,8 +56,8 @@ class _Preview(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         return "", {"name": args.name, **args.inputs}
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
-        return {}
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
+        return {}, []  # no result, no check failures
 
 
 class _Recorder(pulumi_mocks.MockMonitor):

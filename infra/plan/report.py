@@ -174,7 +174,13 @@ def as_text(plan: Plan) -> str:
 def errors_json(stack: str, errors: Sequence[ConfigError]) -> str:
     """The plan's object with nothing planned (the file could not be read) and each problem."""
     found = [{"key": e.name, "problem": e.problem, "fix": e.fix} for e in errors]
-    empty = {"project": None, "resources": [], "jobs": [], "worst_case_usd": None, "notes": []}
+    empty: dict[str, object] = {
+        "project": None,
+        "resources": [],
+        "jobs": [],
+        "worst_case_usd": None,
+        "notes": [],
+    }
     return json.dumps({"stack": stack, **empty, "errors": found}, indent=2)
 
 

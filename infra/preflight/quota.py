@@ -59,7 +59,9 @@ class Verdict:
 
 def shape_verdict(shape: ShapeDemand, value: Callable[[str, str], int]) -> Verdict:
     """How `shape` stands against every quota it holds, in its region."""
-    held, short, advisory = [], [], []
+    held: list[str] = []
+    short: list[tuple[QuotaNeed, str]] = []
+    advisory: list[tuple[QuotaNeed, str]] = []
     for need in shape.needs:
         try:
             found = value(need.quota_id, shape.region)
@@ -70,9 +72,9 @@ def shape_verdict(shape: ShapeDemand, value: Callable[[str, str], int]) -> Verdi
             (advisory if need.advisory else short).append((need, why))
         else:
             held.append(f"{need.quota_id} {'unlimited' if found < 0 else found} >= {need.count}")
-    for kind, found in ((SHORT, short), (ADVISORY, advisory)):
-        if found:
-            return Verdict(kind, "; ".join(why for _, why in found), tuple(need for need, _ in found))
+    for kind, lacking in ((SHORT, short), (ADVISORY, advisory)):
+        if lacking:
+            return Verdict(kind, "; ".join(why for _, why in lacking), tuple(need for need, _ in lacking))
     return Verdict(FITS, "; ".join(held) or "no quota counts its machines")
 
 

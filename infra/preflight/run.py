@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 
 from google.auth import exceptions as auth_exceptions
 from google.cloud import billing_v1, cloudquotas_v1, iam_admin_v1, resourcemanager_v3, service_usage_v1
@@ -154,7 +154,7 @@ def _accounts(
     return [
         checks.guarded(
             account.item,
-            lambda account=account: accounts.check(iam, project, stack, account, caller, held_on_project),
+            partial(accounts.check, iam, project, stack, account, caller, held_on_project),
         )
         for account in mine
     ]

@@ -99,7 +99,7 @@ class JobPlan:
 
     @property
     def data_dir(self) -> str:
-        return f"{self.root}/data/{self.data_hash}" if self.prepares_data else self.given_data_dir
+        return f"{self.root}/data/{self.data_hash}" if self.given_data_dir is None else self.given_data_dir
 
     @property
     def data_output_dir(self) -> str:
@@ -125,7 +125,7 @@ def plan(cfg: StackConfig, data_code: str, trainer_code: str) -> JobPlan:
         del data["dir"]  # keeps the paths of stacks written before dataDir existed
     del data["replicas"]  # any replica count writes the same shards (trainer/shard_plan.py): same data dir
     data_hash = fingerprint({"data": data, "code": data_code})
-    train_inputs = {
+    train_inputs: dict[str, object] = {
         "data": data_hash,
         "hyperparameters": asdict(cfg.hyperparameters),
         "code": trainer_code,
@@ -198,6 +198,8 @@ def train_args(cfg: StackConfig, job: JobPlan) -> list[str]:
 def best_training(cfg: StackConfig, job: JobPlan, best: dict[str, object]) -> tuple[list[str], str]:
     """Training args and run dir for the study's best parameters: a new best gives new args (the job is
     replaced) and a new run and checkpoint dir; the same best gives the same ones (no change)."""
+    if cfg.tuning is None:  # only a stack with a study has a best trial
+        raise ValueError(f"stack {cfg.stack} has no tuning study, so no best parameters")
     tuned = replace(cfg, hyperparameters=with_best(cfg.hyperparameters, cfg.tuning, best))
     tuned_job = replace(job, train_hash=fingerprint([job.train_hash, asdict(tuned.hyperparameters)]))
     return train_args(tuned, tuned_job), tuned_job.train_output_dir
@@ -282,16 +284,16 @@ class TrainingJobs(pulumi.ComponentResource):
         train_dir: pulumi.Input[str] = job.train_output_dir
         self.tuning_job = None
         self.best_parameters: pulumi.Input[dict] = {}
-        if cfg.tuning:
+        if (tuning := cfg.tuning) is not None:
             self.tuning_job = tuning_job(
-                cfg.tuning,
+                tuning,
                 f"vertex-training-{cfg.stack}-tune-{job.train_hash[:8]}",
                 pools,
-                expand_args(trial_templates(cfg.trainer.args, cfg.tuning), placeholder_values(cfg, job)),
+                expand_args(trial_templates(cfg.trainer.args, tuning), placeholder_values(cfg, job)),
                 # trainWithBest only changes what the training job does with the result: not the study's dir.
                 study_dir(
                     job.root,
-                    fingerprint([job.train_hash, asdict(replace(cfg.tuning, train_with_best=False))]),
+                    fingerprint([job.train_hash, asdict(replace(tuning, train_with_best=False))]),
                 ),
                 # The training job's scheduling strategy and restart-all (below) apply to every trial; trials
                 # read the data job's TFRecords too, so none run after it was capped.
@@ -303,11 +305,9 @@ class TrainingJobs(pulumi.ComponentResource):
                 },
                 children(self, opts, depends_on=[*([self.data_job] if self.data_job else []), *depends_on]),
             )
-            self.best_parameters = self.tuning_job.best_parameters.apply(
-                lambda b: config_values(cfg.tuning, b)
-            )
+            self.best_parameters = self.tuning_job.best_parameters.apply(lambda b: config_values(tuning, b))
             depends_on = [self.tuning_job, *depends_on]
-            if cfg.tuning.train_with_best:
+            if tuning.train_with_best:
                 best = self.tuning_job.best_parameters.apply(lambda b: best_training(cfg, job, b))
                 train_dir = best.apply(lambda b: b[1])
                 pools = [replace(pool, args=best.apply(lambda b: b[0])) for pool in pools]
