@@ -12,23 +12,24 @@ from __future__ import annotations
 from typing import Any
 
 from infra.guard.live_jobs import LiveJob
+from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost.pricing import Rate, shape_rate
 
 # Scheduling strategies the prices know; the deprecated ON_DEMAND / LOW_COST and an unset one run on demand.
 PRICED_STRATEGIES = ("STANDARD", "SPOT", "FLEX_START")
 
 
-def _pool(machine: Any, replicas: int) -> dict[str, Any]:
+def _pool(machine: Any, replicas: int) -> Pool:
     count = int(machine.accelerator_count)
-    return {
-        "machine_type": machine.machine_type,
-        "accelerator_type": machine.accelerator_type.name if count else None,
-        "accelerator_count": count,
-        "replica_count": replicas,
-    }
+    return Pool(
+        machine_type=machine.machine_type,
+        accelerator_type=machine.accelerator_type.name if count else None,
+        accelerator_count=count,
+        replica_count=replicas,
+    )
 
 
-def _custom_pools(spec: Any, times: int) -> tuple[list[dict[str, Any]], str]:
+def _custom_pools(spec: Any, times: int) -> tuple[list[Pool], str]:
     pools = [
         _pool(p.machine_spec, int(p.replica_count) * times)
         for p in spec.worker_pool_specs
@@ -38,7 +39,7 @@ def _custom_pools(spec: Any, times: int) -> tuple[list[dict[str, Any]], str]:
     return pools, strategy if strategy in PRICED_STRATEGIES else "STANDARD"
 
 
-def shape(job: LiveJob) -> tuple[list[dict[str, Any]], str] | None:
+def shape(job: LiveJob) -> tuple[list[Pool], str] | None:
     """(pools, scheduling strategy) of what the job runs at once; None for a kind these prices miss."""
     found = job.resource
     if found is None:

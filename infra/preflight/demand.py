@@ -49,10 +49,11 @@ def job_shapes(props: Mapping[str, Any], parallel: int = 1) -> tuple[ShapeDemand
     found = []
     for index, shape in enumerate(placement.shapes(props)):
         shaped = placement.apply_shape(props, shape)
-        region = shaped["region"]
+        pools = tuple(placement.pools(shaped))
         if parallel > 1:
-            shaped = trials_at_once(shaped, parallel)
-        found.append(ShapeDemand(index, shape, region, tuple(quota_needs(shaped))))
+            pools = trials_at_once(pools, parallel)
+        needs = tuple(quota_needs(pools, shape.scheduling_strategy))
+        found.append(ShapeDemand(index, shape, shaped["region"], needs))
     return tuple(found)
 
 

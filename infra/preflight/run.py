@@ -57,7 +57,7 @@ def offline(cfg: StackConfig) -> list[Result]:
     and each machine type of a family the machine facts do not list (an unknown type of a listed family is
     a configuration problem)."""
     results = [checks.cloud_build_region(cfg.region, cfg.image_builder, cfg.stack)]
-    lines = gpu_regions.unlisted_lines(demand.training_props(cfg))
+    lines = gpu_regions.unlisted_lines(gpu_regions.known_chain(demand.training_props(cfg)))
     machines = [note("machine types", line) for line in shapes.config_warnings(cfg)]
     return [
         *results,

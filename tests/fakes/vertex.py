@@ -54,7 +54,7 @@ _NEXT = {
 STOCKOUT = "stockout"
 QUEUED = "queued"
 # The region does not offer the shape's GPU: CreateCustomJob answers 400 INVALID_ARGUMENT with Vertex's
-# wording (infra/vertex/lifecycle/outcome.py, NOT_OFFERED, and its sources); no job is made.
+# wording (infra/vertex/lifecycle/error_classes.py, NOT_OFFERED, and its sources); no job is made.
 NOT_OFFERED = "not offered"
 # A Dynamic Workload Scheduler job whose max wait ran out before machines came: it ends without ever starting,
 # EXPIRED (no error), or FAILED with `wait_failed_message`. How Vertex ends such a wait is not documented
@@ -210,10 +210,10 @@ class FakeJobService(FakeService):
         # Regions where every call fails with this code (checked before anything else).
         self.region_down: dict[str, grpc.StatusCode] = {}
         # What a stockout reads: Vertex's documented sentence, or any other wording of infra/vertex/lifecycle/
-        # outcome.py's table that a test feeds in ({region} is filled in).
+        # error_classes.py's table that a test feeds in ({region} is filled in).
         self.stockout_message: str = STOCKOUT_MESSAGE
         # What a WAIT_FAILED job's error reads: no Google source gives it, so by default a text no row of
-        # outcome.py's table holds (the state and the missing start time must decide, not the words).
+        # error_classes.py's table holds (the state and the missing start time must decide, not the words).
         self.wait_failed_message: str = "Job failed."
         # The completion stats a succeeded batch prediction reports.
         self.batch_successful: int = 3

@@ -9,7 +9,7 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import spend
+from infra.vertex.cost import pricing, spend
 from infra.vertex.cost.spend import SPENT_LABEL
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import restarts
@@ -274,8 +274,8 @@ def test_a_local_run_has_no_price_and_never_reads_the_catalog(monkeypatch):
     def no_catalog(*_args, **_kwargs):
         raise AssertionError("a local run looked for a price")
 
-    monkeypatch.setattr(spend.pricing, "shape_rate", no_catalog)
-    local = spec.with_defaults(job_props(runner="local", base_output_dir="/tmp/run"))
+    monkeypatch.setattr(pricing, "shape_rate", no_catalog)
+    local = placed(job_props(runner="local", base_output_dir="/tmp/run"))
     running = JobStatus("local/j", "JOB_STATE_SUCCEEDED", "url", start_time="2026-11-22T10:00:00+00:00")
-    assert spend.rate(local) is None
-    assert spend.after(spend.rate(local), running).attempts == 1
+    assert local.rate is None
+    assert spend.after(local.rate, running).attempts == 1

@@ -13,12 +13,13 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from infra.vertex.custom_job import experiments, spec
+from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.provider import CustomJobProvider
 from tests.fakes.metadata import FakeMetadataService
 from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex import STOCKOUT, FakeJobService
-from tests.vertex.props import PROJECT, REGION, job_props, pool
+from tests.vertex.props import PROJECT, REGION, job_props, placed, pool
 
 STORE = f"projects/{PROJECT}/locations/{REGION}/metadataStores/default"
 EXPERIMENT = "vertex-training-dev"
@@ -201,7 +202,7 @@ def test_the_same_run_again_is_running_again(fakes: Fakes) -> None:
     create(linked_props("a1"))
     name = experiments.context_name(PROJECT, REGION, "vertex-training-dev-train-a1")
     assert fakes.metadata.contexts[name].metadata["_state"] == "COMPLETE"
-    experiments.ensure(spec.with_defaults(linked_props("a1")), print)
+    CUSTOM_JOB.before_submit(placed(linked_props("a1")), print)
     assert fakes.metadata.contexts[name].metadata["_state"] == "RUNNING"
 
 
@@ -209,7 +210,7 @@ def test_run_updates_send_only_the_metadata_by_update_mask(fakes: Fakes) -> None
     """UpdateContext carries the fields that change, named by update_mask, and none read back (the OUTPUT_ONLY
     create_time, update_time, parent_contexts of googleapis context.proto)."""
     create(linked_props("a1"))
-    experiments.ensure(spec.with_defaults(linked_props("a1")), print)  # the same run again: RUNNING
+    CUSTOM_JOB.before_submit(placed(linked_props("a1")), print)  # the same run again: RUNNING
     assert len(fakes.metadata.updates) == 2  # COMPLETE at the end, RUNNING again
     for request in fakes.metadata.updates:
         assert list(request.update_mask.paths) == ["metadata"]

@@ -74,7 +74,7 @@ def test_every_kind_runs_the_shared_checks_with_the_same_words(overrides, key) -
 def test_a_batch_jobs_machines_are_one_prediction_pool_with_no_training_price() -> None:
     props = batch_spec.with_defaults(batch_props(max_replica_count=3))
     (pool,) = placement.pools(props)
-    assert pool["replica_count"] == 3 and pool[placement.PREDICTION_POOL]
+    assert pool.replica_count == 3 and pool.prediction
     assert pricing.pool_hourly("us-central1", pool) is None  # never priced at a training price
     assert pricing.missing("us-central1", [pool], "STANDARD") == [
         "n1-standard-4 (us-central1, batch prediction: no sourced price)"
@@ -95,3 +95,24 @@ def test_one_registry_of_kinds_names_each_row_of_the_kill_switch_table_once() ->
     assert all(k.collection == rows[k.api_kind].collection for k in kinds.KINDS)
     assert kinds.run_folders() == ("runs", "tuning", "predictions")
     assert kinds.permissions(kinds.TUNING_JOB)[0] == "aiplatform.hyperparameterTuningJobs.create"
+
+
+def test_every_kind_parses_its_own_body_and_a_record_without_it_still_parses() -> None:
+    """JobRequest.body is typed by the kind's spec module; state stored without the kind's keys (a delete of
+    an old record) parses to an empty body rather than failing."""
+    from infra.vertex.lifecycle.request import JobRequest
+    from infra.vertex.tuning import spec as tuning_spec
+    from tests.vertex.tuning_props import tuning_props
+
+    linked = job_props(experiment="vertex-training-dev", experiment_run="train-a1")
+    training = JobRequest.parse(CUSTOM_JOB, linked).body_as(custom_spec.Training)
+    assert training == custom_spec.Training("vertex-training-dev", "train-a1", ("--epochs", "2"))
+    study = JobRequest.parse(TUNING_JOB, tuning_props(max_trial_count=5, parallel_trial_count=2))
+    assert study.body_as(tuning_spec.Study).waves == 3
+    inputs = JobRequest.parse(BATCH_PREDICTION_JOB, batch_props()).body_as(batch_spec.Inputs)
+    assert inputs.instances_uri == batch_props()["output_dir"].rstrip("/") + "/" + batch_spec.INSTANCES_FILE
+    with pytest.raises(AssertionError):
+        JobRequest.parse(CUSTOM_JOB, job_props()).body_as(batch_spec.Inputs)
+    bare = {"runner": "vertex", "region": "us-central1", "display_name": "old"}
+    assert JobRequest.parse(TUNING_JOB, bare).body == tuning_spec.Study("", "MAXIMIZE", 1, 1)  # its default
+    assert JobRequest.parse(BATCH_PREDICTION_JOB, bare).body == batch_spec.Inputs("", "")

@@ -7,13 +7,15 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
 from infra.dynamic.endpoints import client_kwargs
-from infra.vertex.capacity import gpu_regions, placement, quotas
+from infra.vertex.capacity import gpu_regions, placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.shape_checks import ACCELERATOR_TYPES
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import storage_transfer
 from infra.vertex.custom_job import spec
+from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.custom_job.report import summary_line
+from infra.vertex.lifecycle import placing
 from tests.fakes.vertex import STOCKOUT, FakeJobService
 from tests.vertex.props import PROJECT, job_props, placed, pool
 
@@ -32,7 +34,9 @@ def test_a_region_the_table_does_not_list_is_a_warning_naming_region_gpu_and_dat
     assert [s.where() for s in placement.shapes(job)][
         1
     ] == "g2-standard-8 + 1 x NVIDIA_L4 (STANDARD) in europe-west1"
-    (line,) = [line for line in gpu_regions.warning_lines(job) if "NVIDIA_L4" in line]
+    (line,) = [
+        line for line in gpu_regions.warning_lines(gpu_regions.known_chain(job)) if "NVIDIA_L4" in line
+    ]
     assert line.startswith("WARNING: Vertex AI's Locations table read 2026-11-25")
     assert (
         "does not list NVIDIA_L4 for training in europe-west1" in line and gpu_regions.LOCATIONS_URL in line
@@ -44,7 +48,7 @@ def test_a_region_the_table_does_not_list_is_a_warning_naming_region_gpu_and_dat
     moved = props(worker_pools=[pool(accelerator_type="NVIDIA_TESLA_V100")], fallback_regions=["us-east4"])
     assert spec.validate(moved) == []
     assert [shape.region for shape in placement.shapes(moved)] == ["us-central1", "us-east4"]
-    (warned,) = gpu_regions.warning_lines(moved)
+    (warned,) = gpu_regions.warning_lines(gpu_regions.known_chain(moved))
     assert "does not list NVIDIA_TESLA_V100 for training in us-east4" in warned
 
 
@@ -53,21 +57,29 @@ def test_a_gpu_or_region_the_table_cannot_judge_gives_a_warning_not_a_verdict():
     assert gpu_regions.offered("NVIDIA_H100_80GB", "europe-west3") is None  # read only in part
     assert gpu_regions.offered("NVIDIA_H100_80GB", "us-east5") is True
     assert gpu_regions.offered("NVIDIA_TESLA_V100", "europe-west1") is False
-    lines = gpu_regions.warning_lines(props(fallbacks=[L4], fallback_regions=["us-east4"]))
+    lines = gpu_regions.warning_lines(
+        gpu_regions.known_chain(props(fallbacks=[L4], fallback_regions=["us-east4"]))
+    )
     assert [line.split(" is not in")[0] for line in lines] == [
         "WARNING: whether Vertex AI offers NVIDIA_TESLA_T4 for training in us-central1",
         "WARNING: whether Vertex AI offers NVIDIA_TESLA_T4 for training in us-east4",
     ]
-    assert gpu_regions.warning_lines(props(runner="local", worker_pools=[pool()])) == []
+    assert (
+        gpu_regions.warning_lines(gpu_regions.known_chain(props(runner="local", worker_pools=[pool()]))) == []
+    )
 
 
 def test_reads_across_regions_are_priced_where_the_page_gives_a_rate_else_only_named():
     job = props()
-    east = storage_transfer.line(job, Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "STANDARD", "us-east4"))
+    east = storage_transfer.line(
+        job["region"], Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "STANDARD", "us-east4")
+    )
     assert east is not None and "billed at USD 0.02/GiB" in east and storage_transfer.PRICING_URL in east
-    europe = storage_transfer.line(job, Shape("g2-standard-8", "NVIDIA_L4", 1, "STANDARD", "europe-west4"))
+    europe = storage_transfer.line(
+        job["region"], Shape("g2-standard-8", "NVIDIA_L4", 1, "STANDARD", "europe-west4")
+    )
     assert europe is not None and "billed as inter-region data transfer" in europe and "USD" not in europe
-    assert storage_transfer.line(job, placement.shapes(job)[0]) is None
+    assert storage_transfer.line(job["region"], placement.shapes(job)[0]) is None
 
 
 def test_preview_prices_each_shape_in_its_own_region_and_says_what_crossing_regions_means():
@@ -90,8 +102,8 @@ def test_the_quota_pre_check_reads_the_shapes_own_region(fake_vertex_and_quotas)
     fake_quotas.set_quota(PROJECT, T4_QUOTA, default=4, regions={"us-east4": 0})
     job = props(fallback_regions=["us-east4"])
     home, moved = placement.shapes(job)
-    assert quotas.shortfall(placement.apply_shape(job, home)) is None
-    found = quotas.shortfall(placement.apply_shape(job, moved))
+    assert placing.quota_shortfall(CUSTOM_JOB, placed(job, shape=home)) is None
+    found = placing.quota_shortfall(CUSTOM_JOB, placed(job, shape=moved))
     assert found is not None and "in us-east4 is 0" in found.reason
 
 
@@ -134,9 +146,9 @@ def test_a_preview_with_unknown_images_still_warns_where_the_gpu_is_not_listed()
     moved = props(worker_pools=[pool(image_uri=Unknown(), accelerator_type="NVIDIA_TESLA_V100")],
                   fallback_regions=["us-east4"])  # fmt: skip
     assert spec.validate(moved) == []
-    assert [line[:44] for line in gpu_regions.warning_lines(moved)] == [
+    assert [line[:44] for line in gpu_regions.warning_lines(gpu_regions.known_chain(moved))] == [
         "WARNING: Vertex AI's Locations table read 20"
     ]
     unknown_regions = props(fallback_regions=[Unknown()], fallbacks=[{**L4, "region": Unknown()}])
     assert spec.validate(unknown_regions) == []
-    assert gpu_regions.warning_lines(unknown_regions) == []
+    assert gpu_regions.warning_lines(gpu_regions.known_chain(unknown_regions)) == []

@@ -1,13 +1,14 @@
-"""Every wording of the outcome table (infra/vertex/lifecycle/outcome.py) that means "no machines" moves a
-training job and a study alike to their next shape, and ends both, when none is left, with the capacity
-paragraph: the real JobServiceClient and CloudQuotasClient against the fakes, which send each wording."""
+"""Every wording of the error classifier's table (infra/vertex/lifecycle/error_classes.py) that means "no
+machines" moves a training job and a study alike to their next shape, and ends both, when none is left, with
+the capacity paragraph: the real JobServiceClient and CloudQuotasClient against the fakes, which send each
+wording."""
 
 from collections.abc import Iterator
 
 import pytest
 
+from infra.vertex.lifecycle.error_classes import WORDINGS, Outcome, Wording, classify, quota_names
 from infra.vertex.lifecycle.errors import JobError
-from infra.vertex.lifecycle.outcome import WORDINGS, Outcome, Wording, classify, quota_names
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas

@@ -188,8 +188,9 @@ def test_every_accelerator_check_accepts_has_a_quota_id_or_is_named_unchecked():
     for family, kinds in FAMILY_ACCELERATORS.items():
         for kind in kinds:
             props = job_props(worker_pools=[pool(machine_type=f"{family}-standard-8", accelerator_type=kind)])
-            counted = {need.quota_id for need in quotas.quota_needs(props)}
-            assert kind in quotas.QUOTA_GPU_NAMES or kind in quotas.unchecked(props), kind
+            pools = placement.pools(props)
+            counted = {need.quota_id for need in quotas.quota_needs(pools, "STANDARD")}
+            assert kind in quotas.QUOTA_GPU_NAMES or kind in quotas.unchecked(pools), kind
             assert any("GPUs" in q for q in counted) == (kind in quotas.QUOTA_GPU_NAMES)
 
 
@@ -217,7 +218,8 @@ def test_quota_ids_per_strategy_and_family(strategy, machine, expected):
     kind = {"n1": "NVIDIA_TESLA_T4", "g2": "NVIDIA_L4", "e2": None}[machine[:2]]
     chief = pool(machine_type=machine, accelerator_type=kind, accelerator_count=int(bool(kind)))
     props = job_props(spot=None, scheduling_strategy=strategy, worker_pools=[chief])
-    assert {need.quota_id for need in quotas.quota_needs(props)} == expected
+    shaped = placed(props)
+    assert {need.quota_id for need in quotas.quota_needs(shaped.pools, shaped.strategy)} == expected
 
 
 def test_cost_covers_each_attempt_at_its_own_shape(monkeypatch):

@@ -2,6 +2,7 @@
 
 import pytest
 
+from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import pricing
 from infra.vertex.cost.pricing import estimate_usd, hourly_price, missing
 
@@ -13,12 +14,7 @@ G2_CORE, G2_RAM = 0.0277, 0.0031
 
 
 def pool(machine, accelerator=None, count=0, replicas=1):
-    return {
-        "machine_type": machine,
-        "accelerator_type": accelerator,
-        "accelerator_count": count,
-        "replica_count": replicas,
-    }
+    return Pool(machine, accelerator, count, replicas)
 
 
 @pytest.fixture

@@ -8,11 +8,13 @@ from google.cloud.cloudquotas_v1.services.cloud_quotas.transports import CloudQu
 
 from infra.dynamic.endpoints import client_kwargs
 from infra.vertex.capacity import quotas
+from infra.vertex.custom_job.kind import CUSTOM_JOB
+from infra.vertex.lifecycle import placing
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.provider import CustomJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex import FakeJobService
-from tests.vertex.props import PROJECT, REGION, job_props, pool
+from tests.vertex.props import PROJECT, REGION, job_props, placed, pool
 
 T4 = "CustomModelTrainingT4GPUsPerProjectPerRegion"
 T4_SPOT = "CustomModelTrainingPreemptibleT4GPUsPerProjectPerRegion"
@@ -110,7 +112,8 @@ def test_a_missing_cpu_quota_id_still_checks_the_gpus(services, capsys: pytest.C
 
 def test_the_local_runner_reads_no_quota(services, tmp_path) -> None:
     _, fake_quotas = services
-    assert quotas.shortfall({**job_props(), "runner": "local", "base_output_dir": str(tmp_path)}) is None
+    local = placed({**job_props(), "runner": "local", "base_output_dir": str(tmp_path)})
+    assert placing.quota_shortfall(CUSTOM_JOB, local) is None
     assert fake_quotas.calls == []
 
 
@@ -174,7 +177,7 @@ def test_missing_credentials_warn_and_leave_the_error_to_submission(monkeypatch,
 
     monkeypatch.delenv("VERTEX_AI_EMULATOR_HOST", raising=False)
     monkeypatch.setattr(google.auth, "default", no_credentials)
-    assert quotas.shortfall(job_props()) is None
+    assert placing.quota_shortfall(CUSTOM_JOB, placed(job_props())) is None
     assert "no credentials to read quotas" in capsys.readouterr().err
 
 

@@ -67,11 +67,12 @@ def test_a_shape_in_another_region_moves_the_job_and_drops_the_tensorboard_link_
     assert shaped["region"] == "us-east4" and "tensorboard" not in shaped
     assert shaped["base_output_dir"] == job["base_output_dir"]  # checkpoints resume across regions
     assert shaped["worker_pools"][0]["image_uri"] == job["worker_pools"][0]["image_uri"]
-    note = placement.tensorboard_note(job, moved)
+    request = JobRequest.parse(CUSTOM_JOB, job)
+    note = placement.tensorboard_note(moved, request.region, request.tensorboard, request.output_dir)
     assert note is not None and "us-east4" in note and "gs://demo-bucket/runs/1/logs/" in note
     home = placement.shapes(job)[0]
     assert placement.apply_shape(job, home)["tensorboard"] == job["tensorboard"]
-    assert placement.tensorboard_note(job, home) is None
+    assert placement.tensorboard_note(home, request.region, request.tensorboard, request.output_dir) is None
 
 
 def test_the_custom_job_of_a_moved_shape_keeps_the_key_so_adoption_finds_it_in_any_region():

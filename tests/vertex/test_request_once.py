@@ -9,11 +9,16 @@ from typing import Any
 
 import pytest
 
+from infra.vertex.batch.kind import BATCH_PREDICTION_JOB
 from infra.vertex.capacity import placement
+from infra.vertex.cost import limits
+from infra.vertex.custom_job import spec
+from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.provider import CustomJobProvider
 from tests.fakes.vertex import STOCKOUT
-from tests.vertex.props import job_props
+from tests.vertex.batch_props import batch_props
+from tests.vertex.props import job_props, pool
 
 T4_STANDARD = ("n1-standard-8", "NVIDIA_TESLA_T4", "STANDARD")
 DERIVATIONS = ("apply_shape", "shapes", "home_chain", "primary_shape", "resolve", "pools")
@@ -24,14 +29,16 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """How often each derivation of a shaped request runs (placement.py's, wherever it is called from), and
     how often props are parsed ("parse")."""
     calls: Counter[str] = Counter()
-    for name in DERIVATIONS:
-        real = getattr(placement, name)
+    # The kind's typed body (spec.body) and each shape's hourly ceiling (limits.ceiling) are parsed with the
+    # request too.
+    for module, name in [*((placement, name) for name in DERIVATIONS), (spec, "body"), (limits, "ceiling")]:
+        real = getattr(module, name)
 
         def counting(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
             calls[_name] += 1
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(placement, name, counting)
+        monkeypatch.setattr(module, name, counting)
     real_parse = JobRequest.parse.__func__  # type: ignore[attr-defined]
 
     def parse(cls: type[JobRequest], *args: Any, **kwargs: Any) -> JobRequest:
@@ -50,12 +57,13 @@ def test_a_job_with_one_fallback_derives_its_shaped_request_once_per_attempt(fak
     counted.clear()
     outs = provider.create(props).outs
     assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
-    assert counted["parse"] == 1, counted
+    assert counted["parse"] == 1 and counted["body"] == 1, counted
     assert counted["shapes"] == 1 and counted["home_chain"] == 1, counted
     assert counted["primary_shape"] == 1 and counted["resolve"] == 1  # the one fallback, resolved once
-    assert counted["apply_shape"] == 2  # one placed request per attempt; the outputs reuse the last
-    # The machines: once for the chain's primary shape, once per placed request (its price, its messages).
-    assert counted["pools"] == 1 + 2
+    assert counted["apply_shape"] == 2  # the wire form, once per submitted attempt (the request builder's)
+    # The machines read once for the chain's primary shape, once for the request's pools; each placed
+    # request puts those typed pools on its shape (placement.shaped_pools), never reading props again.
+    assert counted["pools"] == 2
 
 
 def test_read_and_delete_parse_once_and_place_the_job_once(fake_google, counted):
@@ -63,8 +71,54 @@ def test_read_and_delete_parse_once_and_place_the_job_once(fake_google, counted)
     outs = provider.create(provider.check({}, job_props(wait=False)).inputs).outs
     counted.clear()
     provider.read(outs["job_name"], outs)
-    assert counted["parse"] == 1 and counted["apply_shape"] == 1, counted
+    # Read submits nothing: the wire form on the shape is never made.
+    assert counted["parse"] == 1 and counted["apply_shape"] == 0, counted
     counted.clear()
     provider.delete(outs["job_name"], outs)
     # A delete needs neither the chain nor a shape: it cancels and deletes the job its id names.
     assert counted["parse"] == 1 and counted["shapes"] == 0 and counted["apply_shape"] == 0, counted
+
+
+def test_each_shapes_hourly_ceiling_is_read_once_whatever_the_attempts(fake_google, counted):
+    """max_hourly_usd: the ceiling of each shape of the chain is found once (JobRequest.ceilings), not once
+    per attempt and per check of the price limits."""
+    fake_google.jobs.capacity[T4_STANDARD] = STOCKOUT
+    provider = CustomJobProvider()
+    fallbacks = [{"machine_type": "n1-standard-16", "max_hourly_usd": 40}]
+    props = provider.check({}, job_props(fallbacks=fallbacks, max_hourly_usd=30)).inputs
+    counted.clear()
+    outs = provider.create(props).outs
+    assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
+    assert counted["ceiling"] == 2 and counted["parse"] == 1, counted  # two shapes, one each
+
+
+CPU_WORKERS = pool(machine_type="n1-standard-4", accelerator_type=None, accelerator_count=0, replica_count=2)
+TRAINING_FALLBACKS = [
+    {"machine_type": "n1-standard-16", "accelerator_count": 0},
+    {"accelerator_type": "NVIDIA_L4", "machine_type": "g2-standard-8", "scheduling_strategy": "SPOT"},
+]
+T4 = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 1}
+
+
+@pytest.mark.parametrize(
+    ("kind", "props"),
+    [
+        (
+            CUSTOM_JOB,
+            job_props(
+                worker_pools=[pool(), CPU_WORKERS, pool(replica_count=3)],
+                fallbacks=TRAINING_FALLBACKS,
+                fallback_regions=["us-east4"],
+            ),
+        ),
+        (BATCH_PREDICTION_JOB, batch_props(max_replica_count=3, fallbacks=[T4])),
+    ],
+)
+def test_the_typed_pools_of_an_attempt_are_the_wire_forms(kind, props):
+    """Placed.pools (the request's typed pools put on the shape) equal the pools of the wire form on the same
+    shape (placement.apply_shape), on every shape of the chain: one shaping rule in two forms."""
+    request = JobRequest.parse(kind, props)
+    assert len(request.chain) >= 2
+    for index, shape in enumerate(request.chain):
+        placed = request.on(shape, index)
+        assert placed.pools == tuple(placement.pools(placed.props)), shape

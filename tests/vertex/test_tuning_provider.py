@@ -4,6 +4,7 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1
 
+from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.tuning import spec as tuning_spec
@@ -56,7 +57,7 @@ def test_create_runs_the_study_prints_each_trial_and_reports_the_best(fake, caps
     assert outs["best_metric"] == 0.83
     # Four trials of 600 s each on the trial job's machines, at the listed prices.
     assert outs["duration_seconds"] == 2400.0
-    assert outs["estimated_cost_usd"] == pricing.estimate_usd(REGION, [pool()], False, 2400.0)
+    assert outs["estimated_cost_usd"] == pricing.estimate_usd(REGION, [Pool.of(pool())], False, 2400.0)
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if "] trial " in line]
     assert lines == [
@@ -173,7 +174,7 @@ def test_a_create_whose_response_was_lost_is_found_not_repeated(fake):
 def test_check_prints_a_trials_price_and_the_studys_worst_case(capsys):
     # n1-standard-8 + 1 x T4 on demand, from pricing.py's cited table: 4 trials x 1 h each at most.
     checked(spot=False, timeout_seconds=3600, max_trial_count=4)
-    hourly = pricing.shape_hourly(REGION, [pool()], "STANDARD")
+    hourly = pricing.shape_hourly(REGION, [Pool.of(pool())], "STANDARD")
     assert hourly == pytest.approx(0.436998 + 0.4025)
     lines = [
         line.split("] ", 1)[1]

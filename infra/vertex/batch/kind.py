@@ -45,14 +45,14 @@ class BatchPredictionKind(JobKind):
     def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
         """The instances Vertex reads (instances_format jsonl, instances.py): every JPEG/PNG under `images`,
         one line each with its URI as the key, in output_dir."""
-        shaped = placed.props
-        images = files_under(shaped["images"], spec.IMAGE_SUFFIXES)
+        inputs = placed.request.body_as(spec.Inputs)
+        images = files_under(inputs.images, spec.IMAGE_SUFFIXES)
         if not images:
             raise JobError(
                 f"{self.noun} {placed.request.display_name}: no JPEG or PNG files under images "
-                f"{shaped['images']}; point images at the folder or gs:// prefix that holds them."
+                f"{inputs.images}; point images at the folder or gs:// prefix that holds them."
             )
-        target = spec.instances_uri(shaped)
+        target = inputs.instances_uri
         size = instances.write_instances(images, target)
         say(f"{len(images)} images written to {target} ({size / 2**20:.1f} MiB)")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from google.cloud import aiplatform_v1
@@ -120,7 +120,7 @@ def job_key(props: Mapping[str, Any]) -> str:
 
 
 def instances_uri(props: Mapping[str, Any]) -> str:
-    return str(props["output_dir"]).rstrip("/") + "/" + INSTANCES_FILE
+    return body(props).instances_uri
 
 
 def model_name(props: Mapping[str, Any]) -> str:
@@ -307,3 +307,22 @@ def job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
         "accelerator_count": count,
         "scheduling_strategy": "STANDARD",
     }
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A batch job's own part of its request (JobRequest.body): the images it classifies and the instances
+    file Vertex reads them from (written before each submission)."""
+
+    images: str  # a local folder or gs:// prefix
+    output_dir: str
+
+    @property
+    def instances_uri(self) -> str:
+        return self.output_dir.rstrip("/") + "/" + INSTANCES_FILE
+
+
+def body(props: Mapping[str, Any]) -> Inputs:
+    """The kind's body of the (defaulted) props, parsed once by JobRequest.parse (outputs stored by an
+    earlier version may lack a key: a delete still parses them)."""
+    return Inputs(str(props.get("images") or ""), str(props.get("output_dir") or ""))

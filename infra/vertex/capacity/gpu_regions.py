@@ -2,7 +2,7 @@
 `regions` is a dated snapshot of Vertex AI "Locations" (LOCATIONS_READ), and Google adds GPU regions over
 time, which a user cannot override. Vertex judges at submission: when it refuses the GPU in a region, the
 chain moves to its next shape with Vertex's refusal as that attempt's reason (lifecycle/placing.py,
-lifecycle/outcome.py NOT_OFFERED). A region the table does not list for a GPU (a GPU whose list was read
+lifecycle/error_classes.py NOT_OFFERED). A region the table does not list for a GPU (a GPU whose list was read
 whole), and a GPU or region the table cannot judge (a list read in part, or not read), each give one
 WARNING naming the GPU, the region and the table's date. The same page: "If your job uses multiple types of
 GPUs, they must all be available in a single zone."
@@ -10,7 +10,7 @@ GPUs, they must all be available in a single zone."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from infra.dynamic.preview_inputs import is_unknown
@@ -23,8 +23,9 @@ def where_offered(accelerator: str) -> str:
     return ", ".join(sorted(GPUS[accelerator].regions or ()))
 
 
-def _gpu_shapes(props: Mapping[str, Any]) -> list[placement.Shape]:
-    """The chain's GPU shapes, once the chain is known (a preview may not know it)."""
+def known_chain(props: Mapping[str, Any]) -> list[placement.Shape]:
+    """The chain of a job on Vertex, once the props that make it are known (a preview may not know them);
+    [] before, or for a job without worker pools."""
     # Only what makes the shapes: a preview often leaves a pool's image or args unknown, never its machine.
     keys = ("region", "fallbacks", "fallback_regions", "scheduling_strategy", "reservation_affinity", "spot")
     if props.get("runner") != "vertex" or any(is_unknown(props.get(key)) for key in keys):
@@ -34,28 +35,30 @@ def _gpu_shapes(props: Mapping[str, Any]) -> list[placement.Shape]:
         return []
     if any(is_unknown(pools[0].get(k)) for k in ("machine_type", "accelerator_type", "accelerator_count")):
         return []
-    return [s for s in placement.shapes(props) if s.accelerator_type and s.region]
+    return placement.shapes(props)
 
 
-def _pairs(props: Mapping[str, Any], verdicts: tuple[bool | None, ...]) -> list[tuple[str, str]]:
-    """Each (GPU, region) of the chain, once, whose table verdict is one of `verdicts`."""
+def _pairs(chain: Sequence[placement.Shape], verdicts: tuple[bool | None, ...]) -> list[tuple[str, str]]:
+    """Each (GPU, region) of the chain's GPU shapes, once, whose table verdict is one of `verdicts`."""
     return list(
         dict.fromkeys(
-            (shape.accelerator_type or "", shape.region)
-            for shape in _gpu_shapes(props)
-            if offered(shape.accelerator_type or "", shape.region) in verdicts
+            (shape.accelerator_type, shape.region)
+            for shape in chain
+            if shape.accelerator_type
+            and shape.region
+            and offered(shape.accelerator_type, shape.region) in verdicts
         )
     )
 
 
-def warning_lines(props: Mapping[str, Any]) -> list[str]:
+def warning_lines(chain: Sequence[placement.Shape]) -> list[str]:
     """One WARNING per (GPU, region) of the chain that the dated table does not list or cannot judge."""
-    return [_warning(kind, region) for kind, region in _pairs(props, (False, None))]
+    return [_warning(kind, region) for kind, region in _pairs(chain, (False, None))]
 
 
-def unlisted_lines(props: Mapping[str, Any]) -> list[str]:
+def unlisted_lines(chain: Sequence[placement.Shape]) -> list[str]:
     """Only the (GPU, region) pairs the table's complete list leaves out (preflight's note), unprefixed."""
-    return [_warning(kind, region).removeprefix("WARNING: ") for kind, region in _pairs(props, (False,))]
+    return [_warning(kind, region).removeprefix("WARNING: ") for kind, region in _pairs(chain, (False,))]
 
 
 def _warning(kind: str, region: str) -> str:

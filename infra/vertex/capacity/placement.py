@@ -9,7 +9,7 @@ is the lifecycle's (lifecycle/attempts.py); this module knows no job, runner or 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -77,22 +77,83 @@ PREDICTION_POOL = "prediction"
 MACHINE_KEYS = ("machine_type", "accelerator_type", "accelerator_count")
 
 
-def pools(props: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The machines a job runs on, as worker pools: its `worker_pools`, or its own machine keys with the
-    most replicas it may run (max_replica_count) as one prediction pool."""
+@dataclass(frozen=True)
+class Pool:
+    """One pool's machines, as they are billed and held in quota: machine, accelerators, replicas. The rest
+    of a worker pool (image, args) is the kind's request's, never read past the boundary."""
+
+    machine_type: str
+    accelerator_type: str | None = None  # as given: None when absent (messages print it when set)
+    accelerator_count: int = 0
+    replica_count: int = 1
+    prediction: bool = False  # a batch prediction machine (PREDICTION_POOL): priced at prediction prices
+
+    @classmethod
+    def of(cls, pool: Mapping[str, Any]) -> Pool:
+        """A worker pool of the props (or a pool written as one)."""
+        return cls(
+            machine_type=str(pool["machine_type"]),
+            accelerator_type=pool.get("accelerator_type"),
+            accelerator_count=int(pool.get("accelerator_count") or 0),
+            replica_count=int(pool.get("replica_count", 1)),
+            prediction=bool(pool.get(PREDICTION_POOL)),
+        )
+
+    def times(self, parallel: int) -> Pool:
+        """This pool `parallel` times over (a study's trials held at once)."""
+        return replace(self, replica_count=self.replica_count * parallel)
+
+    def machines(self) -> str:
+        """`2 x n1-standard-8 + 1 x NVIDIA_TESLA_T4`: how messages name the pool."""
+        gpus = f" + {self.accelerator_count} x {self.accelerator_type}" if self.accelerator_count else ""
+        return f"{self.replica_count} x {self.machine_type}{gpus}"
+
+
+def pools(props: Mapping[str, Any]) -> list[Pool]:
+    """The machines a job runs on: its `worker_pools`, or its own machine keys with the most replicas it
+    may run (max_replica_count) as one prediction pool."""
     if "worker_pools" in props:
-        return list(props["worker_pools"])
-    pool = {k: props[k] for k in MACHINE_KEYS if props.get(k) is not None}
+        return [Pool.of(pool) for pool in props["worker_pools"]]
     replicas = props.get("max_replica_count") or props.get("starting_replica_count") or 1
-    return [{**pool, "replica_count": replicas, PREDICTION_POOL: True}]
+    return [
+        Pool(
+            machine_type=str(props["machine_type"]),
+            accelerator_type=props.get("accelerator_type"),
+            accelerator_count=int(props.get("accelerator_count") or 0),
+            replica_count=int(replicas),
+            prediction=True,
+        )
+    ]
+
+
+def takes_shape(index: int, accelerator_count: int) -> bool:
+    """A pool a shape applies to: the chief (index 0) and every pool with accelerators; the others (CPU
+    workers, parameter servers) keep their machines."""
+    return index == 0 or accelerator_count > 0
+
+
+def shaped_pools(pools: Sequence[Pool], shape: Shape) -> tuple[Pool, ...]:
+    """The job's pools on `shape` (the same rule as apply_shape's, on typed values): what an attempt prices
+    and holds in quota."""
+    return tuple(
+        replace(
+            pool,
+            machine_type=shape.machine_type,
+            accelerator_type=shape.accelerator_type or None,
+            accelerator_count=shape.accelerator_count,
+        )
+        if takes_shape(index, pool.accelerator_count)
+        else pool
+        for index, pool in enumerate(pools)
+    )
 
 
 def primary_shape(props: Mapping[str, Any]) -> Shape:
     chief = pools(props)[0]
     return Shape(
-        machine_type=chief["machine_type"],
-        accelerator_type=chief.get("accelerator_type") or None,
-        accelerator_count=int(chief.get("accelerator_count") or 0),
+        machine_type=chief.machine_type,
+        accelerator_type=chief.accelerator_type or None,
+        accelerator_count=chief.accelerator_count,
         scheduling_strategy=props.get("scheduling_strategy") or default_strategy(props),
         region=str(props.get("region") or ""),
         reservation=Reservation.of(props.get("reservation_affinity")),
@@ -207,7 +268,12 @@ def shapes(props: Mapping[str, Any]) -> list[Shape]:
 
 def moves_region(props: Mapping[str, Any], shape: Shape) -> bool:
     """The shape runs outside the home region (the stack's, where its bucket and TensorBoard are)."""
-    return bool(shape.region) and shape.region != props.get("region")
+    return moves_from(props.get("region"), shape)
+
+
+def moves_from(home: str | None, shape: Shape) -> bool:
+    """The shape runs outside `home`, the home region."""
+    return bool(shape.region) and shape.region != home
 
 
 def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
@@ -228,7 +294,7 @@ def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
         return own
     shaped_pools = []
     for index, pool in enumerate(props["worker_pools"]):
-        if index == 0 or int(pool.get("accelerator_count") or 0) > 0:
+        if takes_shape(index, int(pool.get("accelerator_count") or 0)):
             pool = {**pool, "machine_type": shape.machine_type, "accelerator_count": shape.accelerator_count}
             if shape.accelerator_type:
                 pool["accelerator_type"] = shape.accelerator_type
@@ -260,13 +326,14 @@ def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
 TENSORBOARD_DOC = "https://cloud.google.com/vertex-ai/docs/general/locations"
 
 
-def tensorboard_note(props: Mapping[str, Any], shape: Shape) -> str | None:
-    """The one line said when a job goes to another region without the home region's TensorBoard."""
-    if not props.get("tensorboard") or not moves_region(props, shape):
+def tensorboard_note(shape: Shape, home: str | None, tensorboard: str | None, output_dir: str) -> str | None:
+    """The one line said when a job with a `tensorboard` goes from `home` to another region without it;
+    `output_dir`: the job's base output directory, where its event files still go."""
+    if not tensorboard or not moves_from(home, shape):
         return None
-    logs = str(props.get("base_output_dir", "")).rstrip("/") + "/logs/"
+    logs = output_dir.rstrip("/") + "/logs/"
     return (
         f"in {shape.region}: the job runs without the TensorBoard link (the instance is in "
-        f"{props.get('region')}; a Vertex job uses resources of its own region, {TENSORBOARD_DOC}); its "
+        f"{home}; a Vertex job uses resources of its own region, {TENSORBOARD_DOC}); its "
         f"event files still go to {logs}"
     )

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from google.api_core import exceptions as gexc
 from google.auth import exceptions as auth_exceptions
@@ -45,6 +44,7 @@ from infra.vertex.capacity.machines import (
     QUOTA_GPU_NAMES,
     VCPUS_PER_GPU,
 )
+from infra.vertex.capacity.placement import Pool
 
 SERVICE = "aiplatform.googleapis.com"
 ENDPOINT = "cloudquotas.googleapis.com"
@@ -76,11 +76,6 @@ def cpu_quota_id(preemptible: bool) -> str:
     return f"CustomModelTraining{'Preemptible' if preemptible else ''}CPUsPerProjectPerRegion"
 
 
-def uses_preemptible_quota(props: Mapping[str, Any]) -> bool:
-    strategy = props.get("scheduling_strategy") or ("SPOT" if props.get("spot") else "STANDARD")
-    return strategy in PREEMPTIBLE_STRATEGIES
-
-
 def machine_vcpus(machine_type: str) -> int | None:
     """vCPUs of a predefined machine type, or None for a type this table does not know."""
     if match := _VCPUS_SUFFIX.fullmatch(machine_type):
@@ -90,34 +85,32 @@ def machine_vcpus(machine_type: str) -> int | None:
     return None
 
 
-def unchecked(props: Mapping[str, Any]) -> list[str]:
+def unchecked(pools: Sequence[Pool]) -> list[str]:
     """What the check cannot count, for lack of a documented quota id: machine families and accelerators."""
     names = set()
-    for pool in props.get("worker_pools") or []:
-        family = str(pool.get("machine_type", "")).split("-", 1)[0]
-        if family not in CPU_QUOTA_FAMILIES:
-            names.add(f"vCPUs of {pool.get('machine_type')}")
-        kind = pool.get("accelerator_type")
+    for pool in pools:
+        if pool.machine_type.split("-", 1)[0] not in CPU_QUOTA_FAMILIES:
+            names.add(f"vCPUs of {pool.machine_type}")
+        kind = pool.accelerator_type
         if kind and kind not in QUOTA_GPU_NAMES:
-            names.add(str(kind))
+            names.add(kind)
     return sorted(names)
 
 
-def quota_needs(props: Mapping[str, Any]) -> list[QuotaNeed]:
-    """GPUs per accelerator type and N1/E2 vCPUs over all pools (per replica x replicas); the rest skipped."""
-    preemptible = uses_preemptible_quota(props)
+def quota_needs(pools: Sequence[Pool], strategy: str) -> list[QuotaNeed]:
+    """GPUs per accelerator type and N1/E2 vCPUs over all pools (per replica x replicas) on the scheduling
+    `strategy` (Spot and FLEX_START: the preemptible ids); the rest skipped."""
+    preemptible = strategy in PREEMPTIBLE_STRATEGIES
     gpus: dict[str, int] = {}
     cpus = 0
-    for pool in props.get("worker_pools") or []:
-        replicas = int(pool.get("replica_count", 1))
-        kind = pool.get("accelerator_type")
-        if kind in QUOTA_GPU_NAMES and pool.get("accelerator_count"):
-            gpus[kind] = gpus.get(kind, 0) + int(pool["accelerator_count"]) * replicas
-        machine = str(pool.get("machine_type", ""))
-        if machine.split("-", 1)[0] in CPU_QUOTA_FAMILIES:
-            cpus += (machine_vcpus(machine) or 0) * replicas
-    what = "Spot (preemptible) " if props.get("spot") else "FLEX_START (preemptible) " if preemptible else ""
-    spot = bool(props.get("spot"))
+    for pool in pools:
+        kind = pool.accelerator_type
+        if kind is not None and kind in QUOTA_GPU_NAMES and pool.accelerator_count:
+            gpus[kind] = gpus.get(kind, 0) + pool.accelerator_count * pool.replica_count
+        if pool.machine_type.split("-", 1)[0] in CPU_QUOTA_FAMILIES:
+            cpus += (machine_vcpus(pool.machine_type) or 0) * pool.replica_count
+    spot = strategy == "SPOT"
+    what = "Spot (preemptible) " if spot else "FLEX_START (preemptible) " if preemptible else ""
     needs = [
         QuotaNeed(gpu_quota_id(kind, preemptible), count, f"{what}{kind} GPU(s)", spot)
         for kind, count in sorted(gpus.items())
@@ -164,12 +157,9 @@ def request_command(need: QuotaNeed, project: str, region: str, email: str = "<y
     )
 
 
-def trials_at_once(props: Mapping[str, Any], parallel: int) -> dict[str, Any]:
-    """A trial job's props with its pools as `parallel` copies of themselves: what a study holds at once."""
-    pools = [
-        {**pool, "replica_count": pool.get("replica_count", 1) * parallel} for pool in props["worker_pools"]
-    ]
-    return {**props, "worker_pools": pools}
+def trials_at_once(pools: Sequence[Pool], parallel: int) -> tuple[Pool, ...]:
+    """A trial job's pools as `parallel` copies of themselves: what a study holds at once."""
+    return tuple(pool.times(parallel) for pool in pools)
 
 
 def quota_client(project: str) -> cloudquotas_v1.CloudQuotasClient:
@@ -202,16 +192,14 @@ class Shortfall:
     reason: str
 
 
-def shortfall(props: Mapping[str, Any]) -> Shortfall | None:
-    """The first quota too small for this Vertex job, or None (also when quotas cannot be read: a warning)."""
-    if props.get("runner", "vertex") != "vertex":
-        return None
-    if skipped := unchecked(props):
+def shortfall(project: str, region: str, pools: Sequence[Pool], strategy: str) -> Shortfall | None:
+    """The first quota too small for a Vertex job on `pools` in `region`, or None (also when quotas cannot
+    be read: a warning)."""
+    if skipped := unchecked(pools):
         _warn(f"no documented Vertex AI custom-training quota id for {', '.join(skipped)}; not checked")
-    needs = quota_needs(props)
+    needs = quota_needs(pools, strategy)
     if not needs:
         return None
-    project, region = props["project"], props["region"]
     try:
         client = quota_client(project)
     except auth_exceptions.GoogleAuthError as exc:

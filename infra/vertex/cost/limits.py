@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import pricing
-from infra.vertex.lifecycle.request import Placed
+
+if TYPE_CHECKING:
+    from infra.vertex.lifecycle.request import Placed
 
 # The keys a fallback entry may carry besides its shape (placement.SHAPE_KEYS).
 FALLBACK_LIMIT_KEYS = ("max_hourly_usd",)
@@ -77,8 +79,15 @@ def verdict(props: Mapping[str, Any], index: int, shape: Shape, chain: list[Shap
     region, pools, strategy = shaped["region"], placement.pools(shaped), shape.scheduling_strategy
     project = props.get("project")
     rate = pricing.shape_rate(region, pools, strategy, project)
-    missing = lambda: pricing.missing(region, pools, strategy, project)  # noqa: E731
-    return _judged(props, index, chain, strategy, rate, missing)
+
+    def missing() -> list[str]:
+        return pricing.missing(region, pools, strategy, project)
+
+    if not limited(props):
+        return Verdict(rate, tuple(missing()) if rate is None else ())
+    capped = props.get("max_cost_usd") is not None
+    allow = bool(props.get("allow_unpriced_shapes"))
+    return _judged(ceiling(props, index, chain), capped, allow, strategy, rate, missing)
 
 
 def placed_verdict(placed: Placed) -> Verdict:
@@ -87,23 +96,24 @@ def placed_verdict(placed: Placed) -> Verdict:
     request = placed.request
     if not request.on_vertex:
         return Verdict(None, ())  # a local run bills nothing (and must not look for a price catalog)
-    region, pools, strategy = placed.region or "", list(placed.pools), placed.strategy
+    region, pools, strategy = placed.region or "", placed.pools, placed.strategy
     missing = lambda: pricing.missing(region, pools, strategy, request.project)  # noqa: E731
-    return _judged(request.props, placed.index, list(request.chain), strategy, placed.rate, missing)
+    capped = request.max_cost_usd is not None
+    top = request.ceilings[placed.index]
+    return _judged(top, capped, request.allow_unpriced_shapes, strategy, placed.rate, missing)
 
 
 def _judged(
-    props: Mapping[str, Any],
-    index: int,
-    chain: list[Shape] | None,
+    top: float | None,
+    capped: bool,
+    allow_unpriced: bool,
     strategy: str,
     rate: pricing.Rate | None,
     find_missing: Callable[[], Iterable[str]],
 ) -> Verdict:
+    """A shape of a job on Vertex under its ceiling `top`, its dollar cap (`capped`) and
+    allow_unpriced_shapes."""
     missing = () if rate is not None else tuple(find_missing())
-    if not limited(props):
-        return Verdict(rate, missing)
-    top = ceiling(props, index, chain)
     if rate is not None and top is not None and rate.usd > top:
         figure = (
             f"its on-demand price USD {rate.usd:.2f}/h (the bound of a {strategy} price)"
@@ -111,9 +121,9 @@ def _judged(
             else (f"its price USD {rate.usd:.2f}/h")
         )
         return Verdict(rate, missing, f"{figure} is above max_hourly_usd USD {top:.2f}", "max_hourly_usd")
-    if rate is None and not props.get("allow_unpriced_shapes"):
+    if rate is None and not allow_unpriced:
         what = ", ".join(missing) or "an item"
-        if props.get("max_cost_usd") is not None:
+        if capped:
             why = f"no sourced price for {what}: max_cost_usd could not count its running time"
             return Verdict(
                 rate, missing, f"{why} (allowUnpricedShapes: true runs it uncounted)", "max_cost_usd"

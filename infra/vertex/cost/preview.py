@@ -11,7 +11,7 @@ regions (storage_transfer.py), and whether its region offers its GPU where the c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -40,15 +40,6 @@ class ShapeCost:
         return None if self.rate is None else self.rate.usd
 
 
-def _machines(pools: Sequence[Mapping[str, Any]]) -> str:
-    parts = []
-    for pool in pools:
-        count = int(pool.get("accelerator_count") or 0)
-        gpus = f" + {count} x {pool.get('accelerator_type')}" if count else ""
-        parts.append(f"{pool.get('replica_count', 1)} x {pool.get('machine_type')}{gpus}")
-    return ", ".join(parts)
-
-
 def shape_name(index: int, props: Mapping[str, Any]) -> str:
     """`shape`, `fallback 1`, ...; the chain again in a fallback region: `fallback 1 in us-east4`."""
     if index <= len(props.get("fallbacks") or []):
@@ -56,18 +47,6 @@ def shape_name(index: int, props: Mapping[str, Any]) -> str:
     shape = placement.shapes(props)[index]
     at = placement.home_chain(props).index(replace(shape, region=str(props.get("region") or "")))
     return f"{'shape' if at == 0 else f'fallback {at}'} in {shape.region}"
-
-
-def job_shapes(props: Mapping[str, Any]) -> list[tuple[str, list[dict[str, Any]], str]]:
-    """(name, pools, strategy) of the job's shape and of each fallback, in the order they are tried."""
-    return [
-        (
-            shape_name(index, props),
-            placement.pools(placement.apply_shape(props, shape)),
-            shape.scheduling_strategy,
-        )
-        for index, shape in enumerate(placement.shapes(props))
-    ]
 
 
 def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
@@ -81,14 +60,14 @@ def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
         costs.append(
             ShapeCost(
                 shape_name(index, props),
-                _machines(pools),
+                ", ".join(pool.machines() for pool in pools),
                 strategy,
                 pricing.shape_hourly(region, pools, strategy, project),
                 tuple(pricing.missing(region, pools, strategy, project)),
                 pricing.shape_rate(region, pools, strategy, project),
                 region,
                 replace(shape, region=region),
-                sum(int(pool.get("replica_count", 1)) for pool in pools),
+                sum(pool.replica_count for pool in pools),
                 found.skipped,
                 found.key,
             )
@@ -196,9 +175,12 @@ def region_lines(props: Mapping[str, Any]) -> list[str]:
         if shape.region in seen or not placement.moves_region(props, shape):
             continue
         seen.add(shape.region)
-        transfer = storage_transfer.line(props, shape)
-        lines.extend(line for line in (transfer, placement.tensorboard_note(props, shape)) if line)
-    return [*lines, *gpu_regions.warning_lines(props)]
+        transfer = storage_transfer.line(props.get("region"), shape)
+        note = placement.tensorboard_note(
+            shape, props.get("region"), props.get("tensorboard"), str(props.get("base_output_dir", ""))
+        )
+        lines.extend(line for line in (transfer, note) if line)
+    return [*lines, *gpu_regions.warning_lines(gpu_regions.known_chain(props))]
 
 
 # A study has no max_cost_usd (tuning_spec.SINGLE_JOB_INPUTS): say so where the cost is shown.

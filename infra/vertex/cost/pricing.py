@@ -17,9 +17,9 @@ Where a price comes from, in order:
    memory price (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
 2. TABLE: figures from Vertex AI's price list, each with its page and the date it was read. Spot prices
    change up to monthly and none was read, so the table has no Spot figure.
-Batch prediction machines (a pool marked placement.PREDICTION_POOL) are billed at Vertex's prediction
-prices, which differ from training's: they are looked up in PREDICTION_TABLE only (its own block below),
-never at a training price; a machine without a row there has no price.
+Batch prediction machines (a pool marked `prediction`: placement.PREDICTION_POOL) are billed at Vertex's
+prediction prices, which differ from training's: they are looked up in PREDICTION_TABLE only (its own block
+below), never at a training price; a machine without a row there has no price.
 Anything else (another region, FLEX_START, a3 machines, ...) has no price: `missing` names it, and
 `estimate_usd` gives None rather than a guess. Disk, network and storage are not included.
 
@@ -36,9 +36,8 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from google.api_core import exceptions as gexc
 from google.auth import exceptions as auth_exceptions
@@ -47,7 +46,7 @@ from google.cloud.billing_v1.services.cloud_catalog.transports import CloudCatal
 
 from infra.dynamic.endpoints import client_kwargs
 from infra.vertex.capacity.machines import FAMILY_PRICE_WORDS, GPU_PRICE_WORDS, MACHINE_SHAPES
-from infra.vertex.capacity.placement import PREDICTION_POOL
+from infra.vertex.capacity.placement import Pool
 
 VERTEX_SERVICE = "services/C7E2-9256-1C43"
 ENDPOINT = "cloudbilling.googleapis.com"
@@ -130,11 +129,6 @@ def strategy_name(strategy: str | bool | None) -> str:
     if isinstance(strategy, bool) or strategy is None:
         return "SPOT" if strategy else "STANDARD"
     return strategy
-
-
-def props_strategy(props: Mapping[str, Any]) -> str:
-    """The job's own scheduling strategy: `scheduling_strategy` where set, else from `spot`."""
-    return str(props.get("scheduling_strategy") or strategy_name(bool(props.get("spot"))))
 
 
 def _unit_usd(sku: billing_v1.Sku) -> tuple[str, float] | None:
@@ -274,42 +268,42 @@ def hourly_price(
     return TABLE.get((region, strategy), {}).get(item)
 
 
-def pool_items(pool: Mapping[str, Any]) -> list[str]:
+def pool_items(pool: Pool) -> list[str]:
     """What one replica of a pool is billed for: its machine type and, if any, its accelerator type."""
-    items = [pool["machine_type"]]
-    if int(pool.get("accelerator_count") or 0):
-        items.append(pool.get("accelerator_type") or "")
+    items = [pool.machine_type]
+    if pool.accelerator_count:
+        items.append(pool.accelerator_type or "")
     return items
 
 
 def pool_hourly(
-    region: str, pool: Mapping[str, Any], strategy: str | bool = "STANDARD", project: str | None = None
+    region: str, pool: Pool, strategy: str | bool = "STANDARD", project: str | None = None
 ) -> float | None:
     """Replicas x (machine + accelerators) per hour for one worker pool; None when any part has no price
     (a prediction pool: at prediction prices only)."""
-    predicting = bool(pool.get(PREDICTION_POOL))
+    predicting = pool.prediction
 
     def price(item: str) -> float | None:
         if predicting:
             return prediction_hourly(region, item) if strategy_name(strategy) == "STANDARD" else None
         return hourly_price(region, item, strategy, project)
 
-    machine = price(pool["machine_type"])
+    machine = price(pool.machine_type)
     if machine is None:
         return None
     per_replica = machine
-    count = int(pool.get("accelerator_count") or 0)
+    count = pool.accelerator_count
     if count:
-        accelerator = price(pool.get("accelerator_type") or "")
+        accelerator = price(pool.accelerator_type or "")
         if accelerator is None:
             return None
         per_replica += count * accelerator
-    return int(pool.get("replica_count", 1)) * per_replica
+    return pool.replica_count * per_replica
 
 
 def shape_hourly(
     region: str,
-    pools: Sequence[Mapping[str, Any]],
+    pools: Sequence[Pool],
     strategy: str | bool = "STANDARD",
     project: str | None = None,
 ) -> float | None:
@@ -322,7 +316,7 @@ def shape_hourly(
 
 def estimate_usd(
     region: str,
-    pools: Sequence[Mapping[str, Any]],
+    pools: Sequence[Pool],
     strategy: str | bool,
     seconds: float,
     project: str | None = None,
@@ -333,21 +327,17 @@ def estimate_usd(
 
 
 def missing(
-    region: str, pools: Sequence[Mapping[str, Any]], strategy: str | bool, project: str | None = None
+    region: str, pools: Sequence[Pool], strategy: str | bool, project: str | None = None
 ) -> list[str]:
     """The items of these pools that have no price, e.g. `NVIDIA_L4 (us-central1, SPOT)`."""
     strategy = strategy_name(strategy)
-    predicting = dict.fromkeys(
-        item for pool in pools if pool.get(PREDICTION_POOL) for item in pool_items(pool)
-    )
+    predicting = dict.fromkeys(item for pool in pools if pool.prediction for item in pool_items(pool))
     unsourced = [
         f"{item} ({region}, batch prediction: no sourced price)"
         for item in predicting
         if prediction_hourly(region, item) is None
     ]
-    items = dict.fromkeys(
-        item for pool in pools if not pool.get(PREDICTION_POOL) for item in pool_items(pool)
-    )
+    items = dict.fromkeys(item for pool in pools if not pool.prediction for item in pool_items(pool))
     return unsourced + [
         f"{item} ({region}, {strategy})"
         for item in items
@@ -379,7 +369,7 @@ def bound_words(strategy: str) -> str:
 
 def shape_rate(
     region: str,
-    pools: Sequence[Mapping[str, Any]],
+    pools: Sequence[Pool],
     strategy: str | bool = "STANDARD",
     project: str | None = None,
 ) -> Rate | None:

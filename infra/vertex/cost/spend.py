@@ -12,11 +12,8 @@ adopted job, read, update) knows it from the job alone. The dollar cap (cap.py) 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from infra.vertex.capacity import placement
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import restarts
 from infra.vertex.lifecycle.restarts import Attempt
@@ -71,17 +68,6 @@ class Spent:
     def known_usd(self) -> float | None:
         """The whole cost, or None when part of it has no price."""
         return None if self.unpriced else round(self.usd, 4)
-
-
-def rate(shaped: Mapping[str, Any]) -> pricing.Rate | None:
-    """What an hour of the shape these props run on counts (all pools and replicas, in the shape's region):
-    its list price, or the on-demand bound of an unpriced Spot/FLEX_START shape (pricing.shape_rate); None
-    for a local run, which bills nothing (and must not look for a price catalog it has no credentials for)."""
-    if shaped.get("runner", "vertex") != "vertex":
-        return None
-    return pricing.shape_rate(
-        shaped["region"], placement.pools(shaped), pricing.props_strategy(shaped), shaped.get("project")
-    )
 
 
 def spent(hourly: pricing.Rate | None, status: JobStatus) -> Spent:

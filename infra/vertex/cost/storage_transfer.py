@@ -1,6 +1,6 @@
 """What reading training data across regions costs: the preview line for a shape outside the bucket's region.
 
-The bucket is in the stack's (home) region, `props["region"]`. Vertex recommends the job's region for the
+The bucket is in the stack's (home) region. Vertex recommends the job's region for the
 bucket and requires a regional bucket for training, but a job may read from another region (Vertex AI
 "Locations"; "Cloud Storage as a mounted file system"). Cloud Storage bills such reads as data transfer
 between regions (Cloud Storage pricing, "Data transfer within Google Cloud", PRICING_URL): data that stays in
@@ -11,9 +11,6 @@ America" group of locations (its data storage table, read 2026-11-25).
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Any
 
 from infra.vertex.capacity.placement import Shape
 
@@ -47,10 +44,10 @@ def usd_per_gib(source: str, destination: str) -> float | None:
     return None
 
 
-def line(props: Mapping[str, Any], shape: Shape) -> str | None:
-    """The preview line for a shape whose region is not the bucket's; None for a shape in it."""
-    home = props.get("region")
-    if not shape.region or not isinstance(home, str) or shape.region == home:
+def line(home: str | None, shape: Shape) -> str | None:
+    """The preview line for a shape whose region is not `home`, the bucket's; None for a shape in it (or
+    while a preview does not know the home region)."""
+    if not shape.region or not home or shape.region == home:
         return None
     rate = usd_per_gib(home, shape.region)
     billed = (

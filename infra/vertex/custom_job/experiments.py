@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from google.api_core import exceptions as gexc
@@ -37,7 +38,6 @@ RUN_SCHEMA = "system.ExperimentRun"
 SCHEMA_VERSION = "0.0.1"  # the SDK's metadata constants.SCHEMA_VERSIONS for both schemas
 # CreateContext: "Must be 4-128 characters in length. Valid characters are /[a-z][0-9]-/."
 CONTEXT_ID = re.compile(r"[a-z0-9][a-z0-9-]{3,127}")
-MAX_CONTEXT_ID = 128
 # A run's context id: the SDK keeps room for its TensorBoard run's "-tb-run" suffix
 # (google/cloud/aiplatform/metadata/constants.py: _EXPERIMENT_RUN_MAX_LENGTH = 128 - len("-tb-run")).
 MAX_RUN_CONTEXT_ID = 128 - len("-tb-run")
@@ -64,25 +64,31 @@ def run_id(run_dir: str) -> str:
     return RUN_PREFIX + run_dir.rstrip("/").rsplit("/", 1)[-1].lower()
 
 
-def _region(props: Mapping[str, Any]) -> str:
-    """Where the job ran (a finished job's `placement`, when it names a region), else where it is sent."""
-    return str((props.get("placement") or {}).get("region") or props["region"])
+@dataclass(frozen=True)
+class RunLink:
+    """The experiment (and run) a job is linked to, in the region whose metadata store holds them: the
+    region of the shape the job runs on."""
+
+    project: str
+    region: str
+    experiment: str
+    run: str | None
+
+    def names(self) -> tuple[str, str]:
+        """The experiment and run context resource names ("" without a run)."""
+        run = self.run
+        return (
+            context_name(self.project, self.region, self.experiment),
+            context_name(self.project, self.region, run_context_id(self.experiment, run)) if run else "",
+        )
 
 
-def linked(props: Mapping[str, Any]) -> bool:
-    return props.get("runner") == "vertex" and bool(props.get("experiment"))
-
-
-def names(props: Mapping[str, Any]) -> tuple[str, str]:
-    """The experiment and run context resource names a CustomJob's spec carries ("" when not linked)."""
-    if not linked(props):
+def names(shaped: Mapping[str, Any]) -> tuple[str, str]:
+    """The names a CustomJob's spec carries, from the props on its shape ("" when not linked)."""
+    if shaped.get("runner") != "vertex" or not shaped.get("experiment"):
         return "", ""
-    project, region, experiment = props["project"], _region(props), props["experiment"]
-    run = props.get("experiment_run")
-    return (
-        context_name(project, region, experiment),
-        context_name(project, region, run_context_id(experiment, run)) if run else "",
-    )
+    link = RunLink(shaped["project"], shaped["region"], shaped["experiment"], shaped.get("experiment_run"))
+    return link.names()
 
 
 def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -149,13 +155,10 @@ def _ensure_store(client: aiplatform_v1.MetadataServiceClient, project: str, reg
             operation.result()
 
 
-def ensure(props: Mapping[str, Any], say: Callable[[str], None]) -> None:
+def ensure(link: RunLink, say: Callable[[str], None]) -> None:
     """Get or create the job's experiment (once per stack and region: later jobs find it) and run, and link
-    the run; `props` are those of the shape about to be submitted (its region holds the contexts)."""
-    if not linked(props):
-        return
-    project, region, experiment = props["project"], _region(props), props["experiment"]
-    run = props.get("experiment_run")
+    the run, in the region of the shape about to be submitted."""
+    project, region, experiment, run = link.project, link.region, link.experiment, link.run
     what = f"Vertex AI Experiments ({experiment})"
     try:
         with_retry(lambda: _ensure(project, region, experiment, run, say), what, 1.0)
@@ -237,20 +240,23 @@ def run_params(args: Mapping[str, str]) -> dict[str, float | str]:
 
 
 def end_run(
-    outputs: Mapping[str, Any], params: Mapping[str, float | str], warn: Callable[[str], None]
+    link: RunLink,
+    job_state: str,
+    job_metrics: Mapping[str, Any],
+    params: Mapping[str, float | str],
+    warn: Callable[[str], None],
 ) -> None:
-    """Record the run's end state, parameters and metrics on its experiment run; a failure is one warning."""
-    _, run_name = names(outputs)
+    """Record the run's end state (from the job's), parameters and metrics (metrics.json's numbers) on its
+    experiment run; a failure is one warning."""
+    _, run_name = link.names()
     if not run_name:
         return
     metrics = {
-        k: float(v)
-        for k, v in (outputs.get("metrics") or {}).items()
-        if isinstance(v, int | float) and not isinstance(v, bool)
+        k: float(v) for k, v in job_metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)
     }
-    state = RUN_STATES.get(str(outputs.get("state")), "FAILED")
+    state = RUN_STATES.get(job_state, "FAILED")
     try:
-        client = _client(_region(outputs))
+        client = _client(link.region)
         context = client.get_context(name=run_name)
         metadata = dict(context.metadata)
         metadata.update({"_params": dict(params), "_metrics": metrics, "_state": state})

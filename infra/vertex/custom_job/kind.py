@@ -68,15 +68,28 @@ class CustomJobKind(JobKind):
     def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
         return summary_line(outputs, len(outputs["attempts"]), placed)
 
-    def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
-        experiments.ensure(
-            placed.props, say
-        )  # the run the job is linked to exists before the job (SDK order)
+    @staticmethod
+    def _link(placed: Placed) -> experiments.RunLink | None:
+        """The experiment run a job on Vertex is linked to, in its shape's region; None: not linked."""
+        training = placed.request.body_as(spec.Training)
+        if not placed.request.on_vertex or not training.experiment:
+            return None
+        project, region = placed.request.project or "", placed.region or ""
+        return experiments.RunLink(project, region, training.experiment, training.experiment_run)
 
-    def ended(self, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
-        chief = (outputs.get("worker_pools") or [{}])[0]
-        params = experiments.run_params(arg_values([str(a) for a in chief.get("args") or []]))
-        experiments.end_run(outputs, params, say)
+    def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
+        """The run the job is linked to exists before the job (the SDK's order)."""
+        link = self._link(placed)
+        if link is not None:
+            experiments.ensure(link, say)
+
+    def ended(self, placed: Placed, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
+        """The experiment run's end state, the chief's arguments as its parameters, the job's metrics."""
+        link = self._link(placed)
+        if link is None or not link.run:
+            return
+        params = experiments.run_params(arg_values(list(placed.request.body_as(spec.Training).chief_args)))
+        experiments.end_run(link, str(outputs.get("state")), outputs.get("metrics") or {}, params, say)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return cost_preview.preview_lines(props)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from google.cloud import aiplatform_v1
@@ -385,4 +385,24 @@ def _pool_spec(pool: Mapping[str, Any]) -> aiplatform_v1.WorkerPoolSpec:
             args=[str(arg) for arg in pool.get("args", [])],
             env=[aiplatform_v1.EnvVar(name=k, value=str(v)) for k, v in sorted(pool.get("env", {}).items())],
         ),
+    )
+
+
+@dataclass(frozen=True)
+class Training:
+    """A CustomJob's own part of its request (JobRequest.body): the experiment run it is linked to, and the
+    chief's arguments (the run's parameters)."""
+
+    experiment: str | None  # Vertex AI Experiments: where the console compares the stack's runs
+    experiment_run: str | None
+    chief_args: tuple[str, ...]
+
+
+def body(props: Mapping[str, Any]) -> Training:
+    """The kind's body of the (defaulted) props, parsed once by JobRequest.parse."""
+    chief = (props.get("worker_pools") or [{}])[0]
+    return Training(
+        props.get("experiment") or None,
+        props.get("experiment_run") or None,
+        tuple(str(arg) for arg in chief.get("args") or []),
     )

@@ -12,7 +12,7 @@ from infra.dynamic.errors import ProviderError
 from infra.dynamic.retries import code_name
 from infra.vertex.capacity.machines import LOCATIONS_URL
 from infra.vertex.capacity.quotas import quota_page
-from infra.vertex.lifecycle import outcome
+from infra.vertex.lifecycle import error_classes
 from infra.vertex.lifecycle.status import JobStatus
 
 T = TypeVar("T")
@@ -43,7 +43,7 @@ class JobGone(JobError):
 def is_training_quota(exc: Exception) -> bool:
     """HTTP 429 / RESOURCE_EXHAUSTED naming a custom-training resource quota (either wording): waiting does
     not free it, so it is not retried."""
-    return isinstance(exc, gexc.TooManyRequests) and outcome.is_quota(exc.message or "")
+    return isinstance(exc, gexc.TooManyRequests) and error_classes.is_quota(exc.message or "")
 
 
 def is_rate_limit(exc: Exception) -> bool:
@@ -76,7 +76,7 @@ def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project:
             f" {quota_page(project)}."
         )
     if isinstance(exc, gexc.TooManyRequests):
-        quotas = outcome.quota_names(message)
+        quotas = error_classes.quota_names(message)
         quota = ", ".join(quotas) if quotas else "a Vertex AI custom training quota"
         return (
             f"{what} hit a quota in project {project}, region {region}: {quota}. {message} "
@@ -115,9 +115,9 @@ def job_failure_hint(
     error: str, project: str, region: str, spot: bool, quotas: str = "the custom_model_training quotas"
 ) -> str:
     """What to do when a job failed because Vertex could not get its machines (quota, capacity, stockout)."""
-    if not outcome.wants_machines(error):
+    if not error_classes.wants_machines(error):
         return ""
-    if outcome.not_offered(error):
+    if error_classes.not_offered(error):
         return (
             f"Vertex AI does not offer this GPU with this machine type in {region}: pick another region or "
             f"GPU for this shape ({LOCATIONS_URL} lists where each GPU is offered for training)."

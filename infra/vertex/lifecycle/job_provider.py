@@ -93,14 +93,14 @@ class JobProvider(SpecProvider):
         """The outputs of a job that was waited for, announced in one summary line and recorded."""
         request = placed.request
         self._say(request)(self.kind.summary(outputs, placed))
-        self._ended(request, outputs)
+        self._ended(placed, outputs)
         return outputs
 
-    def _ended(self, request: JobRequest, outputs: dict[str, Any]) -> None:
+    def _ended(self, placed: Placed, outputs: dict[str, Any]) -> None:
         """A job ended: its run.json (run_record.py), then what its kind does at the end."""
-        say = self._say(request)
-        run_record.keep(outputs, say, self.kind.record_kind, self.kind.output_dir(outputs))
-        self.kind.ended(outputs, say)
+        say = self._say(placed.request)
+        run_record.keep(outputs, say, self.kind.record_kind, placed.request.output_dir)
+        self.kind.ended(placed, outputs, say)
 
     def _adoptable(self, request: JobRequest) -> JobStatus | None:
         """The job an interrupted `pulumi up` started with these inputs, in any region of the chain."""
@@ -128,8 +128,9 @@ class JobProvider(SpecProvider):
             status, records, last = placing.place(self.kind, request, adopted, say)
         except JobError as exc:
             if request.wait and exc.status is not None:
-                outputs = self.outputs(self._on_job(request, exc.status), exc.status, exc.records)
-                self._ended(request, {**outputs, "error": str(exc)})
+                ran = self._on_job(request, exc.status)
+                outputs = self.outputs(ran, exc.status, exc.records)
+                self._ended(ran, {**outputs, "error": str(exc)})
             raise
         placed = self._on_job(request, status, last)
         outputs = self.outputs(placed, status, records)
@@ -161,8 +162,9 @@ class JobProvider(SpecProvider):
             status = waiting.wait(self.kind, runner, status, placed, self._say(request))
         except JobError as exc:
             if exc.status is not None:
-                outputs = self.outputs(self._on_job(request, exc.status, placed), exc.status, stored=olds)
-                self._ended(request, {**outputs, "error": str(exc)})
+                ran = self._on_job(request, exc.status, placed)
+                outputs = self.outputs(ran, exc.status, stored=olds)
+                self._ended(ran, {**outputs, "error": str(exc)})
             raise
         placed = self._on_job(request, status, placed)
         return UpdateResult(self._finished(placed, self.outputs(placed, status, stored=olds)))

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
 from infra.guard.job_kinds import JOB_KINDS
+from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import spend
 from infra.vertex.lifecycle import restarts
@@ -59,7 +60,7 @@ class JobKind:
 
     # An instance annotation, not ClassVar: a kind's class body assigns its spec module (mypy reads a module
     # assigned over a ClassVar as an instance variable).
-    spec: ModuleType  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key, build_job
+    spec: ModuleType  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key, body, build_job
     noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
     record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"
@@ -147,10 +148,10 @@ class JobKind:
         regions, reservations)."""
         return None
 
-    def quota_props(self, placed: Placed) -> Mapping[str, Any] | None:
-        """The props whose pools must fit in quota at once (a study: its parallel trials); None: the kind
-        has no documented quota ids, so no pre-check (quota_family None)."""
-        return placed.props if self.quota_family is not None else None
+    def quota_pools(self, placed: Placed) -> tuple[Pool, ...] | None:
+        """The pools that must fit in quota at once (a study: its parallel trials); None: the kind has no
+        documented quota ids, so no pre-check (quota_family None)."""
+        return placed.pools if self.quota_family is not None else None
 
     def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
         """The kind's outputs beside the shared ones (job_name, state, times, placement, attempts)."""
@@ -163,8 +164,8 @@ class JobKind:
     def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
         """What must exist before a job on these props is submitted (a CustomJob's experiment run)."""
 
-    def ended(self, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
-        """Told of every job that ended (its outputs), after its run.json is written."""
+    def ended(self, placed: Placed, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
+        """Told of every job that ended (on `placed`, with its outputs), after its run.json is written."""
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return []

@@ -16,10 +16,10 @@ from google.api_core import exceptions as gexc
 
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
-from infra.vertex.capacity.quotas import shortfall
+from infra.vertex.capacity.quotas import Shortfall, shortfall
 from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import limits, spend
-from infra.vertex.lifecycle import attempts, outcome, restarts, waiting
+from infra.vertex.lifecycle import attempts, error_classes, restarts, waiting
 from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult
 from infra.vertex.lifecycle.errors import JobError, is_training_quota
 from infra.vertex.lifecycle.kind import JobKind, Runner
@@ -40,7 +40,8 @@ def submit(
     kind.before_submit(placed, say)
     status = runner.create(kind.build(placed, attempt, carried))
     say(f"created {status.name} ({status.state}): {status.console_url}")
-    moved = placement.tensorboard_note(placed.request.props, placed.shape)
+    request = placed.request
+    moved = placement.tensorboard_note(placed.shape, request.region, request.tensorboard, request.output_dir)
     if moved:
         say(moved)
     note = cost_cap.submit_note(placed, carried)
@@ -124,8 +125,7 @@ def _skipped(kind: JobKind, placed: Placed) -> ShapeResult | None:
             move_on=True,
             error=JobError(f"{kind.noun} {request.display_name}: {placed.shape.where()} skipped: {reason}"),
         )
-    needs = kind.quota_props(placed)
-    found = None if needs is None else shortfall(needs)
+    found = quota_shortfall(kind, placed)
     if found is None:
         return None
     return ShapeResult(
@@ -133,6 +133,15 @@ def _skipped(kind: JobKind, placed: Placed) -> ShapeResult | None:
         move_on=True,
         error=JobError(found.message),
     )
+
+
+def quota_shortfall(kind: JobKind, placed: Placed) -> Shortfall | None:
+    """The first quota too small for the job on its shape (capacity/quotas.py), or None: a local run holds
+    no quota, and a kind without documented quota ids is not pre-checked (kind.quota_pools)."""
+    needs = kind.quota_pools(placed) if placed.request.on_vertex else None
+    if needs is None:
+        return None
+    return shortfall(placed.request.project or "", placed.region or "", needs, placed.strategy)
 
 
 def _refusal(kind: JobKind, exc: JobError) -> str | None:
@@ -144,7 +153,7 @@ def _refusal(kind: JobKind, exc: JobError) -> str | None:
         return None
     if is_training_quota(api):
         return f"Create{kind.api_kind} refused for quota: {api.message}"
-    if isinstance(api, gexc.InvalidArgument) and outcome.not_offered(api.message or ""):
+    if isinstance(api, gexc.InvalidArgument) and error_classes.not_offered(api.message or ""):
         return f"Create{kind.api_kind} refused: {api.message}"
     return None
 

@@ -4,8 +4,9 @@
 The provider's create, read, update and delete turn the engine's props dict into a `JobRequest` once
 (`JobRequest.parse`: the kind's defaults, and what an update keeps from the job it runs); everything past the
 boundary takes these values. A request placed on one shape of its chain (`request.on(shape)`) is made once
-per attempt and carries what every step of that attempt reads: the shape, its place in the chain, its region
-and the kind's props on it (`props`: the wire form the kind's request builder and the outputs use). Modelled
+per attempt and carries what every step of that attempt reads: the shape, its place in the chain, its region,
+its machines (typed `Pool`s) and their price; the kind's props on it (`props`, the wire form) are made only
+for the kind's request builder. Modelled
 on python-aiplatform (the CustomJob proto is built once in the job's constructor and carried) and SkyPilot
 (a placement applied with one method on an immutable value, input and output models kept apart).
 """
@@ -15,23 +16,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
-from infra.vertex.cost import pricing
+from infra.vertex.cost import limits, pricing
 from infra.vertex.lifecycle import restarts
 
 if TYPE_CHECKING:
     from infra.vertex.lifecycle.kind import JobKind
 
+Body = TypeVar("Body")
+
 
 @dataclass(frozen=True)
 class JobRequest:
-    """What every kind's job asks for (the shared fields, typed), its chain of shapes and its key label,
-    computed once; `props` is the kind's whole (defaulted) request as the engine sent it."""
+    """What every kind's job asks for (the shared fields, typed), its own part (`body`, typed by its spec
+    module), its chain of shapes and its key label, computed once; `props` is the kind's whole (defaulted)
+    request as the engine sent it: read only by this module's derivations (chain, pools, ceilings, key), the
+    outputs and the kind's request builder."""
 
     props: Mapping[str, Any] = field(repr=False)
+    # The kind's own part, parsed by its spec module's `body` (a CustomJob's experiment link, a study's metric
+    # and trials, a batch job's images): each kind reads its own as its type (`body_as`).
+    body: object
     display_name: str
     runner: str
     # As given (None when absent, as messages print them); the vertex runner requires both (checks.py).
@@ -48,6 +56,8 @@ class JobRequest:
     max_cost_usd: float | None  # the dollar cap; None on the local runner, which bills nothing
     max_restarts: int
     capacity_deadline_seconds: float
+    allow_unpriced_shapes: bool  # a shape without a price runs uncounted (cost/limits.py)
+    tensorboard: str  # the home region's TensorBoard instance ("": none; a kind without one)
     kind: JobKind = field(repr=False)
 
     @classmethod
@@ -66,6 +76,7 @@ class JobRequest:
         wait = found.get("max_wait_seconds")
         return cls(
             props=found,
+            body=kind.spec.body(found),
             display_name=str(found.get("display_name", "")),
             runner=runner,
             project=found.get("project"),
@@ -79,8 +90,10 @@ class JobRequest:
             timeout_seconds=found.get("timeout_seconds", 0),
             max_wait_seconds=None if wait is None else int(wait),
             max_cost_usd=float(cap) if cap is not None and runner == "vertex" else None,
-            max_restarts=restarts.max_restarts(found),
+            max_restarts=int(found.get("max_restarts", restarts.DEFAULT_MAX_RESTARTS)),
             capacity_deadline_seconds=float(found.get("capacity_deadline_seconds") or 0),
+            allow_unpriced_shapes=bool(found.get("allow_unpriced_shapes")),
+            tensorboard=str(found.get("tensorboard") or ""),
             kind=kind,
         )
 
@@ -91,9 +104,26 @@ class JobRequest:
         return tuple(placement.shapes(self.props))
 
     @cached_property
+    def pools(self) -> tuple[placement.Pool, ...]:
+        """The job's own machines (placement.pools), before any shape applies."""
+        return tuple(placement.pools(self.props))
+
+    @cached_property
+    def ceilings(self) -> tuple[float | None, ...]:
+        """Each shape's hourly ceiling, in chain order: its fallback entry's max_hourly_usd, else the job's
+        (cost/limits.py ceiling); None: no ceiling."""
+        chain = list(self.chain)
+        return tuple(limits.ceiling(self.props, index, chain) for index in range(len(chain)))
+
+    @cached_property
     def key(self) -> str:
         """The key label's value: the same inputs find the same job."""
         return str(self.kind.spec.job_key(self.props))
+
+    def body_as(self, kind: type[Body]) -> Body:
+        """The kind's own part as its spec's type (a kind's hooks read theirs through this)."""
+        assert isinstance(self.body, kind), self.body
+        return self.body
 
     @property
     def on_vertex(self) -> bool:
@@ -117,7 +147,7 @@ class JobRequest:
         """This request on `shape`; `index`: its place in the chain (default: where the chain holds it)."""
         if index is None:
             index = self.chain.index(shape) if shape in self.chain else 0
-        return Placed(self, shape, index, placement.apply_shape(self.props, shape))
+        return Placed(self, shape, index)
 
 
 @dataclass(frozen=True)
@@ -127,7 +157,6 @@ class Placed:
     request: JobRequest
     shape: Shape
     index: int  # the shape's place in the chain (the attempt label names it)
-    props: Mapping[str, Any] = field(repr=False)  # the kind's props on this shape (placement.apply_shape)
 
     @property
     def region(self) -> str | None:
@@ -147,9 +176,15 @@ class Placed:
         return self.strategy == "FLEX_START"
 
     @cached_property
-    def pools(self) -> tuple[dict[str, Any], ...]:
-        """The machines this attempt runs on, as worker pools (placement.pools)."""
-        return tuple(placement.pools(self.props))
+    def pools(self) -> tuple[placement.Pool, ...]:
+        """The machines this attempt runs on: the job's pools on this shape (placement.shaped_pools)."""
+        return placement.shaped_pools(self.request.pools, self.shape)
+
+    @cached_property
+    def props(self) -> Mapping[str, Any]:
+        """The wire form on this shape (placement.apply_shape), made when the kind's request builder, the
+        only reader, needs it: an attempt skipped for its quota or its price never makes it."""
+        return placement.apply_shape(self.request.props, self.shape)
 
     @cached_property
     def rate(self) -> pricing.Rate | None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.lifecycle import outcome
+from infra.vertex.lifecycle import error_classes
 from infra.vertex.lifecycle.status import JobStatus, seconds_between
 
 ATTEMPT_LABEL = "vertex_training_attempt"
@@ -35,8 +35,8 @@ _ATTEMPT = re.compile(r"(\d+)-(\d+)(?:-(\d+))?")
 
 
 def lost_capacity(status: JobStatus) -> bool:
-    """True when the job ended because its machines were taken away or could not be had (outcome.py)."""
-    return status.state == "JOB_STATE_FAILED" and outcome.lost_machines(status.error)
+    """True when the job ended because its machines were taken away or could not be had (error_classes.py)."""
+    return status.state == "JOB_STATE_FAILED" and error_classes.lost_machines(status.error)
 
 
 def running_seconds(status: JobStatus) -> float:
@@ -65,10 +65,6 @@ class Attempt:
     def next(self, ended: JobStatus) -> Attempt:
         """The same shape again."""
         return Attempt(self.number + 1, int(self.total_seconds(ended)), self.shape)
-
-
-def max_restarts(props: Mapping[str, Any]) -> int:
-    return int(props.get("max_restarts", DEFAULT_MAX_RESTARTS))
 
 
 def may_restart(allowed: int, ended: JobStatus) -> bool:

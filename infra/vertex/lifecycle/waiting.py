@@ -6,12 +6,12 @@ import datetime
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
 from infra.dynamic.polling import poll_until
+from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.cost import cap as cost_cap
-from infra.vertex.lifecycle import attempts, outcome, restarts
+from infra.vertex.lifecycle import attempts, error_classes, restarts
 from infra.vertex.lifecycle.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
 from infra.vertex.lifecycle.request import Placed
@@ -156,8 +156,8 @@ def gave_way(kind: JobKind, status: JobStatus, placed: Placed | None = None) -> 
     ended any way without starting (never_started): another shape may run."""
     failed = status.state == "JOB_STATE_FAILED"
     expired = status.state == "JOB_STATE_EXPIRED" and not status.start_time
-    quota = failed and outcome.is_quota(status.error)
-    refused = failed and outcome.not_offered(status.error) and not status.start_time
+    quota = failed and error_classes.is_quota(status.error)
+    refused = failed and error_classes.not_offered(status.error) and not status.start_time
     flex = placed is not None and never_started(placed, status)
     return (
         restarts.lost_capacity(status)
@@ -189,10 +189,10 @@ def _wait_key(placed: Placed) -> str:
     return "maxWaitSeconds" if placed.flex_start else "queueTimeoutSeconds"
 
 
-def _machines(pool: dict[str, Any]) -> str:
-    kind = pool.get("accelerator_type")
-    gpus = f" + {pool.get('accelerator_count')} x {kind}" if kind else ""
-    return f"{pool.get('replica_count', 1)} x {pool.get('machine_type')}{gpus}"
+def _machines(pool: Pool) -> str:
+    kind = pool.accelerator_type
+    gpus = f" + {pool.accelerator_count} x {kind}" if kind else ""
+    return f"{pool.replica_count} x {pool.machine_type}{gpus}"
 
 
 def overrun_message(kind: JobKind, placed: Placed, status: JobStatus) -> str:

@@ -6,15 +6,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import pricing
-from infra.vertex.lifecycle import outcome, waiting
+from infra.vertex.lifecycle import error_classes, waiting
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind, Ticker
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.status import JobStatus
-from infra.vertex.runners.local.tuning import LocalTuningRunner
+from infra.vertex.runners.local.tuning_runner import LocalTuningRunner
 from infra.vertex.runners.vertex_tuning import VertexTuningRunner
 from infra.vertex.tuning import spec as tuning_spec
 from infra.vertex.tuning.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
@@ -33,6 +34,11 @@ class TrialReporter:
         for trial in newly_finished(self.seen, trials):
             self.say(trial_line(trial, self.metric_id))
         self.seen = trials
+
+
+def study(placed: Placed) -> tuning_spec.Study:
+    """The study's own part of the request (tuning/spec.py body)."""
+    return placed.request.body_as(tuning_spec.Study)
 
 
 def _trials(status: JobStatus) -> tuple[Trial, ...]:
@@ -54,18 +60,18 @@ class TuningJobKind(JobKind):
     vertex_runner = VertexTuningRunner
 
     def ticker(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> Ticker:
-        return TrialReporter(placed.props["metric_id"], say)
+        return TrialReporter(study(placed).metric_id, say)
 
     def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
         """Every wave of trials may wait for machines (the trial shape's queue limit) and then run
         timeout_seconds (the trial job's scheduling.timeout), plus grace."""
         timeout = placed.request.timeout_seconds
         per_wave = waiting.queue_deadline_seconds(placed) + timeout + waiting.DEADLINE_GRACE_SECONDS
-        return waiting.timestamp(status.create_time) + tuning_spec.waves(placed.props) * per_wave
+        return waiting.timestamp(status.create_time) + study(placed).waves * per_wave
 
     def overrun_limit(self, placed: Placed) -> str:
         return (
-            f"{tuning_spec.waves(placed.props)} wave(s) of {waiting.queue_limit_name(placed)} and "
+            f"{study(placed).waves} wave(s) of {waiting.queue_limit_name(placed)} and "
             f"timeout_seconds={placed.request.timeout_seconds}, plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s "
             "grace each"
         )
@@ -93,15 +99,15 @@ class TuningJobKind(JobKind):
             status.state == "JOB_STATE_FAILED"
             and bool(failed)
             and not any(t.state == "SUCCEEDED" for t in _trials(status))
-            and all(outcome.wants_machines(t.reason) for t in failed)
+            and all(error_classes.wants_machines(t.reason) for t in failed)
         )
 
-    def quota_props(self, placed: Placed) -> dict[str, Any]:
-        return trials_at_once(placed.props, int(placed.props["parallel_trial_count"]))
+    def quota_pools(self, placed: Placed) -> tuple[Pool, ...]:
+        return trials_at_once(placed.pools, study(placed).parallel_trial_count)
 
     def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
         """Trials, the best one, and duration and cost: the trials of this study, at its shape."""
-        top = best(_trials(status), placed.props["goal"])
+        top = best(_trials(status), study(placed).goal)
         seconds = self.running_seconds(status)
         out: dict[str, Any] = {
             "trials": [t.to_output() for t in _trials(status)],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from google.cloud import aiplatform_v1
@@ -262,6 +263,27 @@ def build_job(props: Mapping[str, Any], key: str) -> aiplatform_v1.Hyperparamete
     )
 
 
-def waves(props: Mapping[str, Any]) -> int:
-    """How many rounds of parallel trials the study takes at most."""
-    return -(-int(props["max_trial_count"]) // int(props["parallel_trial_count"]))
+@dataclass(frozen=True)
+class Study:
+    """A study's own part of its request (JobRequest.body): what it optimizes and how many trials it runs."""
+
+    metric_id: str
+    goal: str  # MAXIMIZE or MINIMIZE
+    max_trial_count: int
+    parallel_trial_count: int
+
+    @property
+    def waves(self) -> int:
+        """How many rounds of parallel trials the study takes at most."""
+        return -(-self.max_trial_count // self.parallel_trial_count)
+
+
+def body(props: Mapping[str, Any]) -> Study:
+    """The kind's body of the (defaulted) props, parsed once by JobRequest.parse (outputs stored by an
+    earlier version may lack a key: a delete still parses them)."""
+    return Study(
+        str(props.get("metric_id") or ""),
+        str(props.get("goal") or ""),
+        int(props.get("max_trial_count") or 1),
+        int(props.get("parallel_trial_count") or 1),
+    )
