@@ -13,10 +13,11 @@ tests that train (their module-scoped fixtures built once). Under xdist the grou
 At run time every Python process the session starts loads tests/tensorflow_guard_site/sitecustomize.py
 (first on PYTHONPATH; a process whose environment drops PYTHONPATH is not seen), which records an import of
 TensorFlow with the test it was started under; a test without the mark that is named by such a record fails
-at teardown. The pytest process itself is watched too, but only until its first import of TensorFlow, which
-collection usually makes (test modules import trainer modules): in-process imports (tests/stack's checks of
-the trainer's CLI, say) go unseen; started processes, where the training happens, are each seen.
-tests/test_tensorflow_rule.py shows both halves work.
+at teardown. Imports in the pytest process itself do not count: a full run's collection imports TensorFlow
+anyway (test modules import trainer modules), so tests/stack's in-process checks of the trainer's CLI cost
+nothing there, and `-m "not tensorflow"` (which does not collect tests/trainer/) must judge them alike. The
+training happens in started processes, and each of those is seen. tests/test_tensorflow_rule.py shows both
+halves work.
 """
 
 from __future__ import annotations
@@ -70,7 +71,6 @@ def pytest_configure(config: pytest.Config) -> None:
     paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
     if str(GUARD_SITE) not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([str(GUARD_SITE), *filter(None, paths)])
-    guard.install()  # this process: in-process imports of TensorFlow (TFRecords written by a test)
     if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
         for name, value in TF_THREADS.items():
             os.environ.setdefault(name, value)
@@ -153,8 +153,12 @@ def _test_of(record: dict) -> str:
     return str(record.get("test", "")).rsplit(" (", 1)[0]
 
 
-def unmarked_trainers(records: Path, seen: set[str], marked: set[str]) -> list[tuple[str, list[str]]]:
-    """(test, argv) of each new record whose process was started under a test without the mark."""
+def unmarked_trainers(
+    records: Path, seen: set[str], marked: set[str], session_pid: int | None = None
+) -> list[tuple[str, list[str]]]:
+    """(test, argv) of each new record whose process was started under a test without the mark; the
+    session's own process (`session_pid`, default this one) is not a started one."""
+    own = os.getpid() if session_pid is None else session_pid
     found = []
     for file in sorted(records.glob("*.json")):
         if file.name in seen:
@@ -165,7 +169,7 @@ def unmarked_trainers(records: Path, seen: set[str], marked: set[str]) -> list[t
         except (OSError, ValueError):
             continue
         test = _test_of(record)
-        if test and test not in marked:
+        if test and test not in marked and record.get("pid") != own:
             found.append((test, [str(a) for a in record.get("argv", [])]))
     return found
 

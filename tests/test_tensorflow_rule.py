@@ -74,6 +74,11 @@ def test_unmarked_starts_the_trainer():
 
 def test_unmarked_that_does_not_train():
     subprocess.run([sys.executable, "-c", "import json"], check=True)
+
+def test_unmarked_imports_tensorflow_in_process():
+    # As tests/stack's checks of the trainer's CLI do: an import in the session's own process is not training.
+    import tensorflow as tf
+    assert tf.__version__
 """
 
 UNDER_TRAINER = """
@@ -99,9 +104,10 @@ def test_a_test_that_trains_without_the_mark_fails(tmp_path: Path) -> None:
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     # The unmarked trainer's own assertions pass; its teardown fails.
-    assert "3 passed, 1 error" in out, out
+    assert "4 passed, 1 error" in out, out
     assert "PASSED tests/trainer/test_marked.py::test_under_trainer_imports_tensorflow_in_process" in out
     assert "PASSED tests/test_unmarked.py::test_unmarked_that_does_not_train" in out
+    assert "PASSED tests/test_unmarked.py::test_unmarked_imports_tensorflow_in_process" in out
     assert "ERROR tests/test_unmarked.py::test_unmarked_starts_the_trainer" in out
     assert "tests/test_unmarked.py::test_unmarked_starts_the_trainer trains (process " in out
     assert "-m trainer.task --help imported TensorFlow)" in out
