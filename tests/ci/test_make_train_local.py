@@ -41,7 +41,9 @@ def test_every_python_command_hides_the_gpu_quiets_tensorflow_and_filters_start_
     lines = _recipe().replace("\\\n", " ").splitlines()
     # setup's check of the .venv's Python version (check-venv) imports only sys; its install (when the .venv
     # is older than pyproject.toml) names the python it installs into.
-    commands = [c for c in lines if "/python " in c and "sys.version_info" not in c and "pip install" not in c]
+    commands = [
+        c for c in lines if "/python " in c and "sys.version_info" not in c and "pip install" not in c
+    ]
     modules = [c.split("python -m ")[1].split()[0] for c in commands if "python -m " in c]
     # The trainer runs as a local training job (infra/local_runs.py), which writes the run's run.json.
     assert modules == ["trainer.create_tfrecords", "infra.local_runs", "trainer.predict"]
