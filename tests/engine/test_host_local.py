@@ -76,7 +76,7 @@ def test_local_runner_trains_the_real_trainer_through_the_host(start_host, tmp_p
     shape = local_shape(
         tmp_path / "run",
         ("python", "-m", "trainer.task"),
-        (*args, "--image-size", "32", "--weights", "none"),
+        (*args, "--image-size", "32", "--weights", "none", "--backbone", "resnet50"),
         TF_USE_LEGACY_KERAS="1",
     )
     # From a program directory whose tensorboard.py would break the trainer's TensorBoard callback.

@@ -31,7 +31,11 @@ def test_two_workers_train_and_only_the_chief_keeps_outputs(tmp_path: Path) -> N
             AIP_CHECKPOINT_DIR=str(out / "checkpoints"),
             AIP_TENSORBOARD_LOG_DIR=str(out / "logs"),
         )
-        cmd = task_command(data, out / "model", "--epochs", "1", "--fine-tune-epochs", "0")
+        # ResNet50: not about the backbone; it traces in half DenseNet121's time
+        # (tests/vertex/test_local_tuning_trainer.py).
+        cmd = task_command(
+            data, out / "model", "--backbone", "resnet50", "--epochs", "1", "--fine-tune-epochs", "0"
+        )
         procs[task_type] = subprocess.Popen(
             cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )

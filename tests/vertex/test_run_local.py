@@ -16,7 +16,7 @@ def test_local_run_shows_epoch_lines_before_create_returns_and_reports_metrics(t
     trainer = pool(
         command=["python", "-m", "trainer.task"],
         args=[
-            *("--data-dir", tiny_data, "--image-size", "32", "--weights", "none"),
+            *("--data-dir", tiny_data, "--image-size", "32", "--weights", "none", "--backbone", "resnet50"),
             *("--epochs", "2", "--fine-tune-epochs", "0", "--batch-size", "8"),
         ],
         env={"TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"},
