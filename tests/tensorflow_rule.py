@@ -8,7 +8,9 @@ by rule every test that does:
 - every test marked `slow` by hand (the older name of the same thing).
 Marked tests get the `tensorflow` mark and an xdist group: one per shared trained model (`trained`,
 `interrupted_runs`, `tiny_data`: built once, on the worker that runs its group), one per module for the other
-tests that train (their module-scoped fixtures built once). Under xdist the groups run first, longest first.
+tests that train (their module-scoped fixtures built once) and for a module whose fixture trains again from a
+shared model (it runs on whichever worker is free; `trained` is then read from where it was built). Under
+xdist the groups run first, in that order (the Makefile keeps xdist from reordering them by size).
 
 At run time every Python process the session starts loads tests/tensorflow_guard_site/sitecustomize.py
 (first on PYTHONPATH; a process whose environment drops PYTHONPATH is not seen), which records an import of
@@ -93,17 +95,29 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if relative.startswith(TRAINING_DIRS) else None
 
 
-def group_of(path: str, fixturenames: Iterable[str]) -> str:
+def group_of(path: str, fixturenames: Iterable[str], trains_again: bool = False) -> str:
     """The xdist group of a test that trains: the shared trained model it uses, else its module (whose
-    module-scoped fixtures are then built once)."""
+    module-scoped fixtures are then built once). A module whose own fixture trains again from a shared model
+    (`trains_again`) is a group of its own, so that another worker runs it while the shared model's tests go
+    on (the shared model itself is built once per session whatever the worker: tests/conftest.py)."""
     names = set(fixturenames)
     shared = [name for name in SHARED_MODELS if name in names]
-    return f"{GROUP}-{shared[0]}" if shared else f"{GROUP}-{path.split('::')[0]}"
+    return f"{GROUP}-{shared[0]}" if shared and not trains_again else f"{GROUP}-{path.split('::')[0]}"
+
+
+def trains_again(item: pytest.Item) -> bool:
+    """Whether a module-scoped fixture of the test starts from a shared model (and so trains once more)."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(d.scope == "module" and TRAINING_FIXTURES.intersection(d.argnames) for ds in defs for d in ds)
 
 
 def _order(item: pytest.Item) -> int:
-    """Longest first: the groups of the shared models, then the other tests that train, then the rest."""
+    """Longest first: the groups of the shared models, then the other tests that train, then those that
+    train again from a shared model (it is built by then), then the rest."""
     if item.get_closest_marker(MARK) is None:
+        return len(SHARED_MODELS) + 2
+    if trains_again(item):
         return len(SHARED_MODELS) + 1
     names = set(getattr(item, "fixturenames", ()))
     return next((i for i, name in enumerate(SHARED_MODELS) if name in names), len(SHARED_MODELS))
@@ -118,7 +132,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     if training_reason(path, fixturenames, [m.name for m in item.iter_markers()]):
         item.add_marker(MARK)
         if config.pluginmanager.hasplugin("xdist"):
-            item.add_marker(pytest.mark.xdist_group(group_of(path, fixturenames)))
+            item.add_marker(pytest.mark.xdist_group(group_of(path, fixturenames, trains_again(item))))
 
 
 def _name_group(item: pytest.Item) -> None:

@@ -47,6 +47,9 @@ def test_a_shared_model_s_tests_share_a_group_and_the_others_go_by_module() -> N
     """On two workers each shared trained model is built once: all its tests are one xdist group."""
     assert group_of("tests/trainer/test_retrain.py", ["retrained", "trained"]) == "tensorflow-trained"
     assert group_of("tests/vertex/test_batch_local.py", ["trained"]) == "tensorflow-trained"
+    # Its module fixture trains again from the shared model: a group of its own, for another worker.
+    retrain = group_of("tests/trainer/test_retrain.py", ["retrained", "trained"], trains_again=True)
+    assert retrain == "tensorflow-tests/trainer/test_retrain.py"
     assert group_of("tests/trainer/test_throughput.py", ["interrupted_runs"]) == "tensorflow-interrupted_runs"
     assert group_of("tests/vertex/test_run_local.py", ["tiny_data"]) == "tensorflow-tiny_data"
     # Module-scoped fixtures (a housing run, say) are built once when their module's tests stay together.
