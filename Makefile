@@ -93,9 +93,9 @@ test-fast: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PARALLEL) -m "not tensorflow"
 
-# Only the tests that train, in one process (they share their trained models).
+# Only the tests that train, on the same workers (each trained model is still built once).
 test-tf: setup
-	$(BIN)/python -m pytest -m tensorflow
+	$(BIN)/python -m pytest $(PARALLEL) -m tensorflow
 
 # Data preparation and training end to end on generated data, on this machine's CPU.
 train-local: setup

@@ -12,6 +12,7 @@ import pytest
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local import study as local_study
+from infra.vertex.runners.local.runner import LOCAL_PREFIX, LocalRunner
 from infra.vertex.tuning.trials import Trial
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.vertex.props import pool
@@ -116,9 +117,12 @@ def test_delete_cancels_a_running_local_study(tmp_path):
     provider.delete(outs["job_name"], outs)
     assert time.time() - started < 30  # the 60 s trials were stopped, not waited for
     assert provider.read(outs["job_name"], outs).id == ""
+    # The study ended only after its trials did (its cancel waits for them): each trial's job says CANCELLED.
     for trial in ("1", "2"):
-        (record,) = (tmp_path / "study" / trial / ".vertex-training-local").iterdir()
-        assert json.loads((record / "status.json").read_text())["state"] == "JOB_STATE_CANCELLED"
+        runner = LocalRunner(str(tmp_path / "study" / trial))
+        (record,) = runner.records.iterdir()
+        status = runner.get(LOCAL_PREFIX + record.name)
+        assert status is not None and status.state == "JOB_STATE_CANCELLED"
 
 
 def test_reported_metric_is_the_last_value_for_the_metric(tmp_path):

@@ -30,10 +30,14 @@ from google.cloud import aiplatform_v1
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus, now
 from infra.vertex.runners.local.runner import LocalRunner
+from infra.vertex.runners.local.supervisor import KILL_GRACE_SECONDS
 from infra.vertex.tuning import search
 from infra.vertex.tuning.trials import Trial, trial_line
 
 POLL_SECONDS = 0.2
+# A cancelled trial's supervisor gives its replicas KILL_GRACE_SECONDS after SIGTERM before SIGKILL; the study
+# waits that and a margin for each trial to say it ended.
+CANCEL_WAIT_SECONDS = KILL_GRACE_SECONDS + 10.0
 TRIALS_FILE = "trials.json"
 METRIC_FILE = "hypertune/output.metrics"
 
@@ -166,8 +170,19 @@ class Study:
         return False
 
     def cancel_running(self) -> None:
+        """Cancels the running trials and waits (at most CANCEL_WAIT_SECONDS) until each has ended: a study
+        that says it ended leaves no trial still stopping."""
         for trial_id, (_trial, name) in self.running.items():
             self._runner(trial_id).cancel(name)
+        deadline = time.monotonic() + CANCEL_WAIT_SECONDS
+        while self.running and time.monotonic() < deadline:
+            self.running = {
+                trial_id: (trial, name)
+                for trial_id, (trial, name) in self.running.items()
+                if (status := self._runner(trial_id).get(name)) is not None and not status.terminal
+            }
+            if self.running:
+                time.sleep(POLL_SECONDS)
 
     def run(self) -> int:
         """0 when the study ended with a best trial; 1 when it failed or was stopped."""
