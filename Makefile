@@ -58,14 +58,15 @@ check-python:
 	       "or name one: make setup PYTHON=/path/to/python3.12" >&2; exit 1;; \
 	esac
 
-# uv (pinned: UV_VERSION) installs the pinned set: measured on this 2-core machine, 30 s against pip's 4 min from
-# an empty cache (docs/development.md). The .venv is a plain venv with pip in it, for whoever needs pip later.
+# uv (pinned: UV_VERSION) installs the pinned set: measured on this 2-core machine, 30-60 s against pip's 4 min
+# from an empty cache (docs/development.md). Compiled to bytecode as pip does, so the suite's many processes do
+# not each compile TensorFlow's modules on first import. The .venv is a plain venv with pip in it.
 UV_VERSION := 0.13.9
 $(STAMP): pyproject.toml constraints.txt
 	@$(MAKE) --no-print-directory check-python PYTHON="$(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv==$(UV_VERSION)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints.txt -e '.[trainer,dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -c constraints.txt -e '.[trainer,dev]'
 	touch $(STAMP)
 
 # ruff, then the type checker (mypy, pinned; its settings and the packages it reads as untyped are in
