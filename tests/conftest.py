@@ -1,12 +1,10 @@
 """Fixtures shared across test areas."""
 
-import fcntl
-import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+
+from tests.session_builds import built_once
 
 # Marks the tests that train, by rule, and fails a test that trains unmarked: tests/tensorflow_rule.py.
 from tests.tensorflow_rule import (  # noqa: F401  (pytest finds hooks and fixtures by name here)
@@ -40,15 +38,6 @@ def no_google_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/no-credentials-in-tests.json")
 
 
-PATHS = ("root", "data", "model_dir")  # the `trained` entries that are paths
-
-
-def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where this session's xdist workers meet: the session's base temp dir (the workers' common parent)."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Three classes: a folder of generated PNGs -> TFRecords -> a softmax DenseNet121 -> SavedModel; trained
@@ -56,14 +45,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
     workers too: the first to need it builds it under a file lock, the others read what it left). The run is
     SIGKILLed once head epoch 2 is checkpointed and the same command resumes it (what
     tests/trainer/test_training.py checks): one run, as an uninterrupted one would leave it."""
-    shared = _shared_dir(tmp_path_factory)
-    with open(shared / "trained.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        built = shared / "trained.json"
-        if not built.exists():
-            run = _train(tmp_path_factory)
-            built.write_text(json.dumps({k: str(v) if k in PATHS else v for k, v in run.items()}))
-    return {k: Path(v) if k in PATHS else v for k, v in json.loads(built.read_text()).items()}
+    return built_once(tmp_path_factory, "trained", lambda: _train(tmp_path_factory))
 
 
 def _train(tmp_path_factory: pytest.TempPathFactory) -> dict:

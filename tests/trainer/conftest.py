@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from tests.session_builds import built_once
 from tests.trainer.helpers import REPO, make_synthetic, run, task_command, trainer_env
 
 # The trainer with its training input slowed: every batch waits SLOW_SECONDS in the pipeline (a py_function
@@ -73,7 +74,11 @@ def _until_backups(process: subprocess.Popen, count: int) -> list[str]:
 def interrupted_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One epoch by the clock (test_checkpoints.py): run 1 is SIGKILLed half an interval after its second
     clock backup; run 2 resumes and gets SIGTERM after its first; run 3 resumes with its input slowed on
-    purpose (test_throughput.py) and finishes."""
+    purpose (test_throughput.py) and finishes. Built once per session, whichever worker asks first."""
+    return built_once(tmp_path_factory, "interrupted_runs", lambda: _interrupt(tmp_path_factory))
+
+
+def _interrupt(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("clock")
     make_synthetic(root / "data", count=600)  # 480 train images: 30 steps of 16 in the one epoch
     cmd = task_command(

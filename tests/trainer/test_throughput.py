@@ -16,14 +16,16 @@ from trainer import throughput
 EPOCHS = {"head": 1, "fine_tune": 1}
 
 
-@pytest.fixture(scope="module")
+# Function-scoped: they only read the shared runs (a module-scoped fixture on a shared model is taken for one
+# that trains again from it: tests/tensorflow_rule.py).
+@pytest.fixture
 def normal(trained: dict) -> dict:
     """The resumed process of the shared run: its log (after the killed one's) and its metrics.json."""
     resumed = trained["log"][len(trained["first"]) :]
     return {"log": resumed, "rc": trained["rc"], "model_dir": trained["model_dir"]}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def slowed(interrupted_runs: dict) -> dict:
     """The last run of conftest.py's interrupted_runs: the rest of one epoch with its input slowed."""
     r = interrupted_runs
