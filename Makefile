@@ -81,7 +81,7 @@ lint: setup
 # grouped so each trained model is built once, and their groups go first, in the rule's order (xdist would
 # otherwise reorder groups by their number of tests). docs/development.md says which target to run when.
 # WORKERS=0 runs in one process.
-WORKERS ?= 3
+WORKERS ?= 4
 PARALLEL := -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # Everything, as CI runs it (.ci/run calls this).

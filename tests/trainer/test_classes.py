@@ -10,9 +10,9 @@ import pytest
 
 from tests.trainer.helpers import SIZE, make_class_folder, make_folder_data
 
-# Well above chance (1/3): the shared run trains from scratch for 3 + 1 epochs on 153 images, unseeded, and its
-# fine-tuning epoch moves the batch-norm statistics; seen on this machine (2026-11-27): 0.77 to 1.0 (0.95 after
-# head epoch 2 and 0.77 after fine-tuning in the same run), so 0.9 failed now and then.
+# Well above chance (1/3): the shared run trains from scratch for 3 + 1 epochs on 153 images, unseeded, and
+# its fine-tuning epoch moves the batch-norm statistics; seen on this machine (2026-11-27): 0.77 to 1.0 (0.95
+# after head epoch 2 and 0.77 after fine-tuning in the same run), so 0.9 failed now and then.
 MIN_ACCURACY = 2 / 3
 
 

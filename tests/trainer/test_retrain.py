@@ -12,8 +12,8 @@ import pytest
 
 from tests.trainer.helpers import run, task_command
 
-# Another backbone among the other hyperparameters: ResNet50 also trains and exports in about half DenseNet121's
-# time (tests/vertex/test_local_tuning_trainer.py).
+# Another backbone among the other hyperparameters: ResNet50 also trains and exports in about half
+# DenseNet121's time (tests/vertex/test_local_tuning_trainer.py).
 RETRAIN = ("--backbone", "resnet50", "--batch-size", "8", "--epochs", "1", "--fine-tune-epochs", "0")
 
 
@@ -49,8 +49,11 @@ def test_other_hyperparameters_start_fresh_and_say_what_differs(retrained: dict)
     (earlier,) = retrained["before"]
     checkpoints = retrained["job"] / "checkpoints"
     (new,) = _runs(checkpoints) - retrained["before"]
-    assert f"{checkpoints / earlier} holds the checkpoints of another run (backbone densenet121 -> resnet50, epochs 3 -> 1, " in log
-    assert "fine_tune_epochs 1 -> 0, batch_size 16 -> 8)" in log
+    assert (
+        f"{checkpoints / earlier} holds the checkpoints of another run (backbone densenet121 -> resnet50, "
+        in log
+    )
+    assert "epochs 3 -> 1, fine_tune_epochs 1 -> 0, batch_size 16 -> 8)" in log
     assert f"starts fresh in {checkpoints / new}, where the same command resumes it" in log
     assert "already finished" not in log  # the other run's finished phases were not taken as this run's
     assert " head epoch 1/1 " in log
