@@ -7,9 +7,10 @@ by rule every test that does:
 - every test that uses a training fixture (`TRAINING_FIXTURES`, directly or through another fixture);
 - every test marked `slow` by hand (the older name of the same thing).
 Marked tests get the `tensorflow` mark and an xdist group: one per shared trained model (`trained`,
-`interrupted_runs`, `tiny_data`: built once, on the worker that runs its group), one per module for the other
-tests that train (their module-scoped fixtures built once) and for a module whose fixture trains again from a
-shared model (it runs on whichever worker is free; `trained` is then read from where it was built). Under
+`interrupted_runs`, `tiny_data`), one per module for the other tests that train (their module-scoped fixtures
+built once) and for a module whose fixture trains again from a shared model (it runs on whichever worker is
+free). `trained` and `interrupted_runs` are built once per session whichever worker asks first, and read by
+the others (tests/session_builds.py). Under
 xdist the groups run first, in that order (the Makefile keeps xdist from reordering them by size).
 
 At run time every Python process the session starts loads tests/tensorflow_guard_site/sitecustomize.py
