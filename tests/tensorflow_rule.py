@@ -10,8 +10,8 @@ Marked tests get the `tensorflow` mark and an xdist group: one per shared traine
 `interrupted_runs`, `tiny_data`), one per module for the other tests that train (their module-scoped fixtures
 built once) and for a module whose fixture trains again from a shared model (it runs on whichever worker is
 free). `trained` and `interrupted_runs` are built once per session whichever worker asks first, and read by
-the others (tests/session_builds.py). Under
-xdist the groups run first, in that order (the Makefile keeps xdist from reordering them by size).
+the others (tests/session_builds.py). Under xdist the groups run first, in that order (the Makefile keeps
+xdist from reordering them by size).
 
 At run time every Python process the session starts loads tests/tensorflow_guard_site/sitecustomize.py
 (first on PYTHONPATH; a process whose environment drops PYTHONPATH is not seen), which records an import of
