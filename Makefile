@@ -77,10 +77,10 @@ lint: setup
 	$(BIN)/mypy
 
 # The suite on four workers (pytest-xdist) for two cores: many tests wait (on a trainer, a clock, a poll, a file
-# lock), and the extra workers fill that time (sampled: both cores busy from start to end). The tests that train
-# (marked `tensorflow` by rule, tests/tensorflow_rule.py) are grouped so each trained model is built once, and
-# their groups go first, in the rule's order (xdist would otherwise reorder groups by their number of tests).
-# docs/development.md says which target to run when. WORKERS=0 runs in one process.
+# lock), and the extra workers fill that time (sampled on five: both cores busy throughout; four ran as fast).
+# The tests that train (marked `tensorflow` by rule, tests/tensorflow_rule.py) are grouped so each trained model
+# is built once, and their groups go first, in the rule's order (xdist would otherwise reorder groups by their
+# number of tests). docs/development.md says which target to run when. WORKERS=0 runs in one process.
 WORKERS ?= 4
 PARALLEL := -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
