@@ -6,6 +6,7 @@ import pulumi
 
 from infra.cloudbuild.component import REQUIRED_APIS as CLOUD_BUILD_APIS
 from infra.cloudbuild.component import CloudBuildImage
+from infra.cloudbuild.context import archive_tag
 from infra.components import image as trainer_image
 from infra.components import propagation
 from infra.components.apis import BASE_APIS, Apis
@@ -193,6 +194,19 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         **model_outputs(model),
         "predictions_dir": predictions_output(predict),
     }
+
+
+def image_uris(cfg: StackConfig) -> dict[str, str]:
+    """The stack's images by their content tags, as its builder tags them (`make plan` shows them offline;
+    `up` pins each by digest); none for the local stack."""
+    if cfg.is_local:
+        return {}
+    url = repository_url(cfg.gcp_project, cfg.region, repository_id(cfg.stack))
+    tag = archive_tag if cfg.image_builder == "cloudbuild" else trainer_image.content_hash
+    uris = {"trainer": f"{url}/{trainer_image.IMAGE_NAME}:{tag(cfg.trainer.dir)}"}
+    if serves(cfg):
+        uris["serving"] = f"{url}/{trainer_image.SERVING_IMAGE_NAME}:{tag(trainer_image.SERVING_DIR)}"
+    return uris
 
 
 def serves(cfg: StackConfig) -> bool:
