@@ -70,11 +70,13 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 # ruff, then the type checker (mypy, pinned; its settings and the packages it reads as untyped are in
-# pyproject.toml [tool.mypy]): infra/ and trainer/, strictly for infra/vertex/ and infra/dynamic/.
+# pyproject.toml [tool.mypy]): infra/ and trainer/, strictly for infra/vertex/ and infra/dynamic/. Then zizmor
+# (pinned), the workflows' and Dependabot config's security audit, offline: no GitHub API calls, no token.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/zizmor --offline --no-progress .github/workflows/ .github/dependabot.yml
 
 # The suite on four workers (pytest-xdist) for two cores: many tests wait (on a trainer, a clock, a poll, a file
 # lock), and the extra workers fill that time (sampled on five: both cores busy throughout; four ran as fast).
