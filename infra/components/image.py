@@ -16,7 +16,7 @@ from infra.components.options import children
 TRAINER_DIR = Path(__file__).resolve().parents[2] / "trainer"
 IMAGE_NAME = "trainer"
 # What every image needs besides Python sources: changing these changes what data preparation runs on too.
-BUILD_FILES = ("Dockerfile", "requirements.txt", ".dockerignore", "__init__.py")
+BUILD_FILES = ("Dockerfile", "requirements.txt", "requirements.lock", ".dockerignore", "__init__.py")
 DATA_ENTRY = "create_tfrecords.py"
 _ALWAYS_IGNORED = ("__pycache__", "*.pyc", "*.pyo", ".pytest_cache")
 

@@ -41,3 +41,11 @@ def test_requirements_are_pinned_and_do_not_reinstall_tensorflow() -> None:
         if f"\n{name}==" in f"\n{constraints}":
             assert f"\n{ln.lower()}\n" in f"\n{constraints}\n", f"{ln} disagrees with constraints.txt"
     assert "**/__pycache__" in (REPO / "trainer" / ".dockerignore").read_text()
+
+
+def test_packages_install_only_from_the_hashed_lock() -> None:
+    """pip gets the lock (`make lock`; tests/ci/test_locks.py checks it), never the unhashed requirements."""
+    text = DOCKERFILE.read_text()
+    installs = re.findall(r"pip install ([^&\n]*)", text)
+    assert installs == ["--no-cache-dir --require-hashes -r /app/trainer/requirements.lock \\"], installs
+    assert "COPY requirements.lock /app/trainer/requirements.lock" in text
