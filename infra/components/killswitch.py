@@ -31,6 +31,7 @@ def source_path(name: str, directory: Path = GUARD_DIR) -> Path:
     """The file of `directory` (infra/guard/) uploaded as `name` in the function's source."""
     return directory / UPLOADED_FROM.get(name, name)
 
+
 ENTRY_POINT = "on_budget_notification"
 RUNTIME = "python312"
 PUBSUB_EVENT = "google.cloud.pubsub.topic.v1.messagePublished"

@@ -8,6 +8,7 @@ from pulumi.output import Unknown
 from infra.cloudbuild import context, identity
 from infra.cloudbuild.component import SOURCE_PREFIX
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
+from infra.components.dockerfile import base_images, generated
 from infra.components.image import data_code_hash
 from infra.config import ConfigError
 from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
@@ -72,6 +73,8 @@ def test_the_build_gets_the_uploaded_archive_and_feeds_both_jobs(stack: str) -> 
     # Pinned: the job account may write the bucket; the build takes the generation this up uploaded.
     assert inputs["source_generation"] == object_generation(upload.name)
     assert inputs["tag"] == tag and inputs["extra_tags"] == [f"data-{data_code_hash()}"]
+    # The build records the digest of the trainer's base (its FROM), the same as the generated Dockerfile's.
+    assert inputs["base_images"] == ["tensorflow/tensorflow:2.21.0-gpu"] == base_images(generated("x"))
     assert (inputs["project"], inputs["region"], inputs["repository"]) == (
         cfg.gcp_project,
         cfg.region,
