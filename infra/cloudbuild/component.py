@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -89,7 +90,9 @@ class CloudBuildImage(pulumi.ComponentResource):
         )
         self.ref = self.image.image_ref
         self.digest = self.image.digest
-        # How the image was made, by digest, for each run's run.json (image_sources).
-        self.builder_image = self.image.builder_image
-        self.resolved_base_images = self.image.resolved_base_images
+        # How the image was made, by digest, for each run's run.json (`image_sources`). An image built before
+        # the build recorded it has neither: "" and [].
+        self.sources: pulumi.Output[dict[str, Any]] = pulumi.Output.all(
+            self.image.builder_image, self.image.resolved_base_images
+        ).apply(lambda made: {"builder_image": made[0] or "", "base_images": list(made[1] or [])})
         self.register_outputs({"ref": self.ref, "digest": self.digest, "tag": self.tag})

@@ -6,6 +6,7 @@ import ast
 import fnmatch
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_docker_build as docker_build
@@ -152,4 +153,6 @@ class TrainerImage(pulumi.ComponentResource):
         self.digest = self.image.digest
         # Digest form alone: docker-build's own `ref` is tag@digest, which some consumers resolve by tag.
         self.ref = self.digest.apply(lambda digest: digest_ref(repository_url, digest))
+        # docker-build reports no base image or builder digest: a run of this image records none.
+        self.sources: pulumi.Output[dict[str, Any]] | None = None
         self.register_outputs({"ref": self.ref, "digest": self.digest, "tag": self.tag})

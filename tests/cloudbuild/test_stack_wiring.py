@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from pulumi.output import Unknown
 
@@ -96,6 +98,14 @@ def test_the_build_gets_the_uploaded_archive_and_feeds_both_jobs(stack: str) -> 
     )
     data_pool = job(run, "data-prep").inputs["worker_pools"][0]
     assert data_pool["image_uri"] == f"{image}:data-{data_code_hash()}"
+    # How the image was made, as the build reported it, goes to each job for its run.json.
+    base = "tensorflow/tensorflow:2.21.0-gpu"
+    made = {
+        "builder_image": "gcr.io/cloud-builders/docker@sha256:" + "b" * 64,
+        "base_images": [f"{base}@sha256:{hashlib.sha256(base.encode()).hexdigest()}"],
+    }
+    for name in ("data-prep", "train"):
+        assert job(run, name).inputs["image_sources"] == made
     services = {s.inputs["service"] for s in run.by_type("gcp:projects/service:Service")}
     assert "cloudbuild.googleapis.com" in services
     assert not run.by_type(DOCKER_IMAGE), "no local Docker build"
