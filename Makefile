@@ -30,7 +30,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= $(LOCAL_ROOT)/tuning/tune-local-$(RUN_STAMP)
 
-.PHONY: setup check-python check-venv test test-fast test-tf lint lock train-local tune-local preflight plan runs leftovers up destroy clean
+.PHONY: setup check-python check-venv test test-fast test-tf lint lock train-local tune-local predict-local serve-local preflight plan runs leftovers up destroy clean
 
 setup: check-venv $(STAMP)
 
@@ -66,7 +66,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(MAKE) --no-print-directory check-python PYTHON="$(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv==$(UV_VERSION)
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -c constraints.txt -e '.[trainer,dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -c constraints.txt -e '.[trainer,serving,dev]'
 	touch $(STAMP)
 
 # ruff, then the type checker (mypy, pinned; its settings and the packages it reads as untyped are in
@@ -143,6 +143,20 @@ tune-local: setup
 	rm -rf $(LOCAL_TUNE)
 	$(QUIET) $(BIN)/python -m infra.local_runs tune --run-dir $(LOCAL_TUNE) $(FILTER)
 	@echo "All runs:    make runs"
+
+# A batch prediction of a folder of JPEG/PNG images on this machine (the local batch job: the prediction server
+# of serving/, as Vertex runs the serving image), then its results table. MODEL_DIR=DIR names a model; default:
+# the newest local one (make train-local's, or the local stack's).
+predict-local: setup
+	@if [ -z "$(IMAGES)" ]; then echo "make predict-local needs IMAGES=DIR, a folder of JPEG/PNG images," \
+	  "e.g. make predict-local IMAGES=examples/held-back" >&2; exit 2; fi
+	$(QUIET) $(BIN)/python -m infra.local_runs batch --images $(IMAGES) $(if $(MODEL_DIR),--model-dir $(MODEL_DIR)) $(FILTER)
+
+# The prediction server (python -m serving) on 127.0.0.1:$(PORT) for the newest local model (or MODEL_DIR=DIR),
+# in the foreground until Ctrl-C; it prints a curl line to try it with.
+PORT ?= 8080
+serve-local: setup
+	@$(QUIET) $(BIN)/python -m infra.local_runs serve --port $(PORT) $(if $(MODEL_DIR),--model-dir $(MODEL_DIR))
 
 STACK ?= local
 

@@ -62,9 +62,9 @@ def test_the_builder_has_exactly_three_narrow_grants(stack: str) -> None:
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_the_build_gets_the_uploaded_archive_and_feeds_both_jobs(stack: str) -> None:
     run, cfg = cached_run(stack), stack_config(stack)
-    component = run.one("vertex-training:cloudbuild:CloudBuildImage")
+    component = run.named("trainer-image")
     [upload] = [r for r in run.by_type("gcp:storage/bucketObject:BucketObject") if r.parent == component.urn]
-    [build] = run.by_type(IMAGE_BUILD)
+    [build] = [r for r in run.by_type(IMAGE_BUILD) if r.parent == component.urn]
     tag = context.archive_tag()
     assert upload.inputs["bucket"] == cfg.bucket_name
     assert upload.inputs["name"] == f"{SOURCE_PREFIX}context-{tag}.tar.gz"
