@@ -81,11 +81,11 @@ lint: setup
 # The images' Python requirements, locked: each input here is compiled (uv, pinned: UV_VERSION) into the
 # `.lock` beside it, with every dependency at the version constraints.txt pins and the sha256 of each of its
 # files; the images install the lock with `pip install --require-hashes` (docs/development.md, "Locks").
-# Universal (any platform, Python 3.11 and up: markers decide). Left out: tensorflow, which the trainer's CUDA
+# Universal (any platform, Python 3.11 and up: markers decide). Left out: tensorflow, which the images' CUDA
 # base image brings (pip refuses, in hash mode, to fetch a requirement the lock does not hash), and
 # setuptools, which that tensorflow requires and the dev environment takes from Python's own venv. Add a new
 # image's requirements.txt to LOCK_INPUTS and run `make lock`.
-LOCK_INPUTS := trainer/requirements.txt infra/guard/requirements.txt
+LOCK_INPUTS := trainer/requirements.txt serving/requirements.txt infra/guard/requirements.txt
 LOCK_EXCLUDED := tensorflow setuptools
 lock: setup
 	@for input in $(LOCK_INPUTS); do \

@@ -86,7 +86,9 @@ LOCK_INPUTS = make_variable("LOCK_INPUTS")
 
 
 def test_the_locked_images() -> None:
-    assert {"trainer/requirements.txt", "infra/guard/requirements.txt"} <= set(LOCK_INPUTS)
+    assert {"trainer/requirements.txt", "serving/requirements.txt", "infra/guard/requirements.txt"} <= set(
+        LOCK_INPUTS
+    )
 
 
 @pytest.mark.parametrize("requirements", LOCK_INPUTS)
