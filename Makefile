@@ -30,7 +30,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= $(LOCAL_ROOT)/tuning/tune-local-$(RUN_STAMP)
 
-.PHONY: setup check-python check-venv test test-fast test-tf lint train-local tune-local predict-local serve-local preflight plan runs leftovers up destroy clean
+.PHONY: setup check-python check-venv test test-fast test-tf lint lock train-local tune-local predict-local serve-local preflight plan runs leftovers up destroy clean
 
 setup: check-venv $(STAMP)
 
@@ -70,11 +70,30 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 # ruff, then the type checker (mypy, pinned; its settings and the packages it reads as untyped are in
-# pyproject.toml [tool.mypy]): infra/ and trainer/, strictly for infra/vertex/ and infra/dynamic/.
+# pyproject.toml [tool.mypy]): infra/ and trainer/, strictly for infra/vertex/ and infra/dynamic/. Then zizmor
+# (pinned), the workflows' and Dependabot config's security audit, offline: no GitHub API calls, no token.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/zizmor --offline --no-progress .github/workflows/ .github/dependabot.yml
+
+# The images' Python requirements, locked: each input here is compiled (uv, pinned: UV_VERSION) into the
+# `.lock` beside it, with every dependency at the version constraints.txt pins and the sha256 of each of its
+# files; the images install the lock with `pip install --require-hashes` (docs/development.md, "Locks").
+# Universal (any platform, Python 3.11 and up: markers decide). Left out: tensorflow, which the images' CUDA
+# base image brings (pip refuses, in hash mode, to fetch a requirement the lock does not hash), and
+# setuptools, which that tensorflow requires and the dev environment takes from Python's own venv. Add a new
+# image's requirements.txt to LOCK_INPUTS and run `make lock`.
+LOCK_INPUTS := trainer/requirements.txt serving/requirements.txt infra/guard/requirements.txt
+LOCK_EXCLUDED := tensorflow setuptools
+lock: setup
+	@for input in $(LOCK_INPUTS); do \
+	  echo "$$input -> $${input%.txt}.lock"; \
+	  $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	    --constraint constraints.txt $(addprefix --no-emit-package ,$(LOCK_EXCLUDED)) \
+	    --custom-compile-command "make lock" --output-file $${input%.txt}.lock $$input || exit 1; \
+	done
 
 # The suite on four workers (pytest-xdist) for two cores: many tests wait (on a trainer, a clock, a poll, a file
 # lock), and the extra workers fill that time (sampled on five: both cores busy throughout; four ran as fast).

@@ -156,6 +156,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         labels=labels,
         train_image=image.ref,
         data_image=image.data_uri,
+        image_sources=image.sources,
         service_account=identity.email,
         tensorboard=tensorboard.name if tensorboard else None,
         depends_on=[image.image, *identity.grants],

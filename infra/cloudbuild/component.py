@@ -4,6 +4,7 @@ stack's builder account."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -11,6 +12,7 @@ import pulumi_gcp as gcp
 from infra.cloudbuild import context as build_context
 from infra.cloudbuild.identity import BuilderIdentity
 from infra.cloudbuild.resource import ImageBuild, ImageBuildArgs
+from infra.components.dockerfile import base_images, dockerfile_text
 from infra.components.image import IMAGE_NAME, TRAINER_DIR, data_code_hash
 from infra.components.options import children
 from infra.components.registry import repository_url
@@ -86,6 +88,7 @@ class CloudBuildImage(pulumi.ComponentResource):
                 source_generation=self.source.generation,
                 service_account=self.identity.email,
                 timeout_seconds=BUILD_TIMEOUT_SECONDS,
+                base_images=base_images(dockerfile_text(context)),
             ),
             # A new builder's grants take minutes to apply: a build refused for them is submitted again by the
             # provider, up to IAM's documented worst case (cloudbuild/provider.py, dynamic/propagation.py).
@@ -93,4 +96,9 @@ class CloudBuildImage(pulumi.ComponentResource):
         )
         self.ref = self.image.image_ref
         self.digest = self.image.digest
+        # How the image was made, by digest, for each run's run.json (`image_sources`). An image built before
+        # the build recorded it has neither: "" and [].
+        self.sources: pulumi.Output[dict[str, Any]] = pulumi.Output.all(
+            self.image.builder_image, self.image.resolved_base_images
+        ).apply(lambda made: {"builder_image": made[0] or "", "base_images": list(made[1] or [])})
         self.register_outputs({"ref": self.ref, "digest": self.digest, "tag": self.tag})

@@ -6,6 +6,7 @@ import ast
 import fnmatch
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_docker_build as docker_build
@@ -20,7 +21,7 @@ IMAGE_NAME = "trainer"
 SERVING_DIR = Path(__file__).resolve().parents[2] / "serving"
 SERVING_IMAGE_NAME = "serving"
 # What every image needs besides Python sources: changing these changes what data preparation runs on too.
-BUILD_FILES = ("Dockerfile", "requirements.txt", ".dockerignore", "__init__.py")
+BUILD_FILES = ("Dockerfile", "requirements.txt", "requirements.lock", ".dockerignore", "__init__.py")
 DATA_ENTRY = "create_tfrecords.py"
 _ALWAYS_IGNORED = ("__pycache__", "*.pyc", "*.pyo", ".pytest_cache")
 
@@ -159,6 +160,8 @@ class BuiltImage(pulumi.ComponentResource):
         self.digest = self.image.digest
         # Digest form alone: docker-build's own `ref` is tag@digest, which some consumers resolve by tag.
         self.ref = self.digest.apply(lambda digest: digest_ref(repository_url, digest, image_name))
+        # docker-build reports no base image or builder digest: a run of this image records none.
+        self.sources: pulumi.Output[dict[str, Any]] | None = None
         self.register_outputs({"ref": self.ref, "digest": self.digest, "tag": self.tag})
 
 

@@ -42,6 +42,14 @@ def test_requirements_are_the_pinned_versions_and_bring_no_tensorflow() -> None:
     assert not [p for p in pins if p.lower().startswith(("tensorflow==", "tf-nightly"))]
 
 
+def test_packages_install_only_from_the_hashed_lock() -> None:
+    """pip gets the lock (`make lock`; tests/ci/test_locks.py checks it), never the unhashed requirements."""
+    text = (SERVING / "Dockerfile").read_text()
+    installs = re.findall(r"pip install ([^&\n]*)", text)
+    assert installs == ["--no-cache-dir --require-hashes -r /app/serving/requirements.lock \\"], installs
+    assert "COPY requirements.lock /app/serving/requirements.lock" in text
+
+
 def test_serving_imports_nothing_of_infra_or_trainer() -> None:
     """Its image holds serving/ alone; infra reads serving's facts, never the other way round."""
     found = []
