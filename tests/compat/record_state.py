@@ -4,6 +4,10 @@ Run once at the commit whose state is recorded; the output is committed:
 
     .venv/bin/python -m tests.compat.record_state      # writes tests/compat/state-<short commit>.json
 
+An earlier commit is recorded in a checkout of it (`git worktree add /tmp/rec-<commit> <commit>`, `make setup`
+there: its own venv imports its own infra), with this folder's cases.py, services.py and record_state.py
+copied in (cases.py builds each resource as that checkout's stack did); the file it writes is copied back.
+
 It does what `pulumi up` does for each case of cases.py: the real dynamic-provider host, started as the engine
 starts it, gets the SDK-serialized inputs through Check then Create, against the fake Google services (all on
 one port, VERTEX_AI_EMULATOR_HOST). Stored per resource: the checked inputs and the create response's id and
