@@ -168,3 +168,15 @@ def test_check_names_what_vertex_would_refuse(checking_host, extra, field, reaso
     news.update(props)
     failures = [(f.property, f.reason) for f in checking_host.check(news).failures]
     assert any(p == field and reason in r for p, r in failures), failures
+
+
+def test_the_prod_programs_deployment_passes_check_in_a_first_preview(checking_host) -> None:
+    from infra.stack import build
+    from tests.stack.conftest import stack_config
+
+    cfg = stack_config("prod", endpoint={"machineType": "n1-standard-4", "maxReplicas": 2})
+    sent = run_program(lambda: build(cfg), stack="prod", preview=True).one(RESOURCE_TYPE).struct
+    # A first preview: the model version does not exist yet (the endpoint's name is the stack's own).
+    assert plain(sent)["model"] == UNKNOWN and plain(sent)["endpoint"].endswith("/endpoints/314722090")
+    checked = checking_host.check(sent)
+    assert [(f.property, f.reason) for f in checked.failures] == []
