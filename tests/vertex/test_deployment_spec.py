@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from infra.guard.deployed_models import traffic_without
 from infra.vertex.deployment import spec
 
 BASE = {
@@ -35,7 +36,7 @@ def test_the_id_is_ten_digits_from_the_deployed_inputs_only() -> None:
     ],
 )
 def test_traffic_without(split, ids, removed, expected) -> None:
-    out = spec.traffic_without(split, ids, removed)
+    out = traffic_without(split, ids, removed)
     assert out == expected
     assert not out or (sum(out.values()) == 100 and removed not in out)
 

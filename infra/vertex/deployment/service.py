@@ -18,7 +18,7 @@ from infra.dynamic import retries
 from infra.dynamic.endpoints import client_kwargs
 from infra.dynamic.errors import ProviderError
 from infra.dynamic.polling import poll_until
-from infra.vertex.deployment.spec import traffic_without
+from infra.guard.deployed_models import traffic_without
 
 T = TypeVar("T")
 CALL_TIMEOUT_SECONDS = 60.0

@@ -179,21 +179,3 @@ def console_url(endpoint: str) -> str:
         f"https://console.cloud.google.com/vertex-ai/locations/{region}/endpoints/{endpoint_id}"
         f"?project={project}"
     )
-
-
-def traffic_without(split: Mapping[str, int], deployed_ids: list[str], removed: str) -> dict[str, int]:
-    """The traffic split that undeploys `removed`: {} (leave the endpoint's as is) when it has no traffic or
-    is the last model (Vertex empties the split then); else its share goes to the others, in proportion to
-    what they hold (to the newest other model when none holds any), summing to 100."""
-    share = split.get(removed, 0)
-    others = [d for d in deployed_ids if d != removed]
-    if share == 0 or not others:
-        return {}
-    kept = {d: split.get(d, 0) for d in others if split.get(d, 0) > 0}
-    if not kept:
-        return {others[-1]: 100}
-    total = sum(kept.values())
-    out = {d: v * 100 // total for d, v in kept.items()}
-    largest = max(kept, key=lambda d: kept[d])
-    out[largest] += 100 - sum(out.values())
-    return out
