@@ -80,6 +80,8 @@ class Served:
 @dataclass
 class Found:
     served: list[Served] = field(default_factory=list)
+    # Endpoints carrying the stack's labels (its own), with or without a deployed model.
+    labelled: list[str] = field(default_factory=list)
     # "<region> list_endpoints" (or "<region> client") -> why it could not be listed
     unlisted: dict[str, str] = field(default_factory=dict)
 
@@ -156,6 +158,7 @@ def list_served(
                     continue
                 served = stack_served(endpoints, stack, region)
                 found.served += served
+                found.labelled += [e.name for e in endpoints if _labelled(e, stack)]
                 if on_found is not None:
                     on_found(client, served)
         except REGION_ERRORS as err:
