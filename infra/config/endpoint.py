@@ -52,6 +52,7 @@ class EndpointConfig:
     spot: bool = False
     reservation_affinity: dict[str, Any] | None = None
     max_hourly_usd: float | None = None
+    allow_unpriced_shapes: bool = False  # the stack's allowUnpricedShapes
 
     def deployment_args(self) -> dict[str, Any]:
         """The DeploymentArgs these keys set (None: left to the resource's default)."""
@@ -63,6 +64,8 @@ class EndpointConfig:
             "max_replica_count": self.max_replicas,
             "spot": self.spot or None,
             "reservation_affinity": dict(self.reservation_affinity) if self.reservation_affinity else None,
+            "max_hourly_usd": self.max_hourly_usd,
+            "allow_unpriced_shapes": self.allow_unpriced_shapes or None,
         }
 
 
@@ -103,7 +106,7 @@ def read_endpoint(read: Reader, register_model: bool, region: str) -> EndpointCo
             )
         )
     fields = {k: path_number(v) for k, v in value.items() if k in FIELDS}
-    typed, type_errors = _typed(fields)
+    typed, type_errors = _typed(fields, read.bool("allowUnpricedShapes", False))
     errors += type_errors
     if not type_errors:
         errors += _resource_errors(typed, region)
@@ -111,7 +114,7 @@ def read_endpoint(read: Reader, register_model: bool, region: str) -> EndpointCo
     return typed
 
 
-def _typed(fields: Mapping[str, Any]) -> tuple[EndpointConfig, list[ConfigError]]:
+def _typed(fields: Mapping[str, Any], allow_unpriced: bool) -> tuple[EndpointConfig, list[ConfigError]]:
     errors = []
 
     def bad(field: str, problem: str, example: object) -> None:
@@ -143,6 +146,7 @@ def _typed(fields: Mapping[str, Any]) -> tuple[EndpointConfig, list[ConfigError]
             spot=fields.get("spot", False),
             reservation_affinity=fields.get("reservationAffinity"),
             max_hourly_usd=float(hourly) if hourly is not None else None,
+            allow_unpriced_shapes=allow_unpriced,
         ),
         [],
     )
@@ -161,6 +165,7 @@ def _resource_errors(config: EndpointConfig, region: str) -> list[ConfigError]:
         **{k: v for k, v in config.deployment_args().items() if v is not None},
     }
     keys = {prop: key for key, prop in FIELDS.items()}
+    keys["allow_unpriced_shapes"] = "maxHourlyUsd"
     errors = []
     for prop, reason in spec.validate(props):
         top = prop.split(".", 1)[0]

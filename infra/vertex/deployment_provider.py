@@ -46,6 +46,15 @@ class DeploymentProvider(SpecProvider):
     spec = deployment_spec
     log_format = "endpoint {endpoint}"
 
+    def preview_lines(self, props: dict[str, Any]) -> list[str]:
+        found = deployment_spec.cost(props)
+        if found is None:
+            return []
+        return [
+            f"costs {found.text()}",
+            "maxCostUsd does not apply (a deployment has no end): the budget and its kill switch are its cap",
+        ]
+
     def _say(self, props: dict[str, Any]) -> Any:
         return lambda line: self.log(props, line)
 

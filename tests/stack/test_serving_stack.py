@@ -19,7 +19,7 @@ SERVING = {"machineType": "n1-standard-4", "minReplicas": 1, "maxReplicas": 3, "
 
 
 def test_the_deployment_depends_on_the_endpoint_and_the_model_version() -> None:
-    run = run_stack("prod", endpoint=SERVING)
+    run = run_stack("prod", endpoint=SERVING, allowUnpricedShapes=True)
     endpoint, deployment, version = run.one(ENDPOINT), run.one(DEPLOYMENT), run.one(MODEL_VERSION)
     assert {endpoint.urn, version.urn} <= set(deployment.dependencies)
     assert endpoint.inputs["labels"]["pulumi_stack"] == "prod"
@@ -34,7 +34,7 @@ def test_the_deployment_depends_on_the_endpoint_and_the_model_version() -> None:
         3,
     )
     assert inputs["endpoint"].endswith(f"/endpoints/{endpoint.inputs['name']}")
-    assert "max_hourly_usd" not in inputs  # a plan and preview ceiling, not the provider's
+    assert (inputs["max_hourly_usd"], inputs["allow_unpriced_shapes"]) == (2, True)
     assert set(run.outputs) >= {"endpoint_name", "deployed_model_id"}
 
 
@@ -57,6 +57,26 @@ def test_every_mistake_in_the_key_is_named_at_once() -> None:
     assert {"endpoint", "endpoint.minReplicas", "endpoint.spot", "endpoint.maxHourlyUsd"} <= keys, found
     texts = " ".join(str(p) for p in problems(raised.value))
     assert "registerModel true" in texts and "unknown keys ['replicas']" in texts
+
+
+def test_max_hourly_usd_without_a_sourced_price_follows_the_unpriced_shapes_rule() -> None:
+    with pytest.raises(ConfigError) as raised:
+        stack_config("prod", endpoint=SERVING)
+    assert raised.value.key == "endpoint.maxHourlyUsd"
+    assert "no row in Vertex AI prediction prices" in raised.value.problem
+    assert "allowUnpricedShapes: true" in raised.value.problem
+    assert stack_config("prod", endpoint=SERVING, allowUnpricedShapes=True).endpoint is not None
+
+
+def test_max_hourly_usd_holds_the_price_at_max_replicas(monkeypatch: pytest.MonkeyPatch) -> None:
+    from infra.vertex.cost import pricing
+
+    # A row as one read from the price page would be (test data, shown to no one).
+    monkeypatch.setitem(pricing.PREDICTION_TABLE, "us-central1", {"n1-standard-4": 0.75})
+    with pytest.raises(ConfigError) as raised:
+        stack_config("prod", endpoint=SERVING)  # 3 replicas: USD 2.25/h, above USD 2
+    assert raised.value.key == "endpoint.maxHourlyUsd" and "USD 2.25/h at 3 replicas" in raised.value.problem
+    assert stack_config("prod", endpoint={**SERVING, "maxReplicas": 2}).endpoint is not None
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,8 @@ class DeploymentArgs:
     service_account: pulumi.Input[str] | None = None
     timeout_seconds: int | None = None
     poll_interval_seconds: float | None = None
+    max_hourly_usd: float | None = None  # a ceiling on the price at max replicas (check refuses above it)
+    allow_unpriced_shapes: bool | None = None  # deploy without a sourced price under max_hourly_usd
 
 
 def to_props(args: DeploymentArgs) -> dict[str, Any]:

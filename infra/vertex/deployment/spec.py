@@ -24,6 +24,7 @@ from google.cloud import aiplatform_v1
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity.reservations import Reservation, parse_affinity, reservation_failures
 from infra.vertex.capacity.shape_checks import accelerator_failures
+from infra.vertex.cost.serving import ServingCost, serving_cost
 
 Failures = list[tuple[str, str]]
 ENDPOINT_NAME = re.compile(r"projects/[^/]+/locations/(?P<region>[^/]+)/endpoints/[^/]+")
@@ -32,8 +33,9 @@ MODEL_VERSION = re.compile(r"projects/[^/]+/locations/(?P<region>[^/]+)/models/[
 # How long create waits for DeployModel's operation (image pull, model load, replicas up) and for an
 # in-flight one of an interrupted `up`; Vertex gives no bound, so ours is generous.
 DEFAULT_TIMEOUT_SECONDS = 3600
-# What the provider does, not what it serves: changing these changes nothing remote.
-IN_PLACE_INPUTS = ("timeout_seconds", "poll_interval_seconds")
+# What the provider does, not what it serves: changing these changes nothing remote. The price limits are
+# checked (check, preview) but never make a new DeployedModel.
+IN_PLACE_INPUTS = ("timeout_seconds", "poll_interval_seconds", "max_hourly_usd", "allow_unpriced_shapes")
 # The DeployedModel's own inputs: a change to any is a new DeployedModel (each field is Immutable or the model
 # itself), so diff replaces, and the replacement is deployed beside this one before this one is undeployed.
 DEPLOYED_INPUTS = (
@@ -65,6 +67,7 @@ DEFAULTS: dict[str, Any] = {
     "spot": False,
     "timeout_seconds": DEFAULT_TIMEOUT_SECONDS,
     "poll_interval_seconds": 15.0,
+    "allow_unpriced_shapes": False,
 }
 
 
@@ -116,6 +119,11 @@ def validate(props: Mapping[str, Any]) -> Failures:
     for key in ("project", "region", "endpoint", "model", "machine_type", "min_replica_count"):
         if key not in props:
             failures.append((key, f"{key} is required"))
+    hourly = props.get("max_hourly_usd")
+    if known("max_hourly_usd") and (
+        isinstance(hourly, bool) or not isinstance(hourly, int | float) or hourly <= 0
+    ):
+        failures.append(("max_hourly_usd", f"max_hourly_usd must be a positive number, not {hourly!r}"))
     if known("endpoint") and not ENDPOINT_NAME.fullmatch(str(props["endpoint"])):
         failures.append(
             ("endpoint", f"endpoint {props['endpoint']!r} must be projects/P/locations/R/endpoints/E")
@@ -144,7 +152,51 @@ def validate(props: Mapping[str, Any]) -> Failures:
     region = str(props["region"]) if known("region") else None
     strategy = "SPOT" if props.get("spot") is True else "STANDARD"
     failures += reservation_failures("reservation_affinity", reservation, region, strategy)
-    return failures
+    return failures or price_failures(props)
+
+
+def cost(props: Mapping[str, Any]) -> ServingCost | None:
+    """The deployment's price (cost/serving.py); None while a preview leaves its shape unknown."""
+    keys = ("region", "machine_type", "accelerator_type", "accelerator_count", "min_replica_count", "spot")
+    if any(is_unknown(props.get(k)) for k in (*keys, "max_replica_count")) or "machine_type" not in props:
+        return None
+    return serving_cost(
+        str(props["region"]),
+        str(props["machine_type"]),
+        props.get("accelerator_type") or None,
+        int(props.get("accelerator_count") or 0),
+        int(props["min_replica_count"]),
+        int(props.get("max_replica_count") or props["min_replica_count"]),
+        props.get("spot") is True,
+    )
+
+
+def price_failures(props: Mapping[str, Any]) -> Failures:
+    """maxHourlyUsd held to the price at max replicas; without a sourced price, as an unpriced training shape
+    under a cap: refused unless allow_unpriced_shapes (cost/limits.py's rule)."""
+    ceiling = props.get("max_hourly_usd")
+    found = cost(props)
+    if ceiling is None or is_unknown(ceiling) or found is None:
+        return []
+    high = found.hourly(found.max_replicas)
+    if high is not None and high > float(ceiling):
+        return [
+            (
+                "max_hourly_usd",
+                f"the deployment costs USD {high:.2f}/h at {found.max_replicas} replicas, above "
+                f"max_hourly_usd USD {float(ceiling):.2f}: lower max replicas, pick a cheaper machine or "
+                "raise the ceiling",
+            )
+        ]
+    if high is None and props.get("allow_unpriced_shapes") is not True:
+        return [
+            (
+                "max_hourly_usd",
+                f"max_hourly_usd cannot be held: {found.why}; set allowUnpricedShapes: true to deploy it "
+                "uncounted, or remove maxHourlyUsd (the budget's kill switch still undeploys it)",
+            )
+        ]
+    return []
 
 
 def build_deployed_model(props: Mapping[str, Any]) -> aiplatform_v1.DeployedModel:
