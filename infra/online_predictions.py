@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import csv
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from google.cloud.aiplatform_v1.services.prediction_service.transports import Pr
 from google.protobuf import json_format
 
 from infra.dynamic.endpoints import client_kwargs
-from infra.predictions import COLUMNS, table_rows, text_table
+from infra.predictions import print_rows
 from infra.vertex.batch import results
 
 REQUEST_LIMIT_BYTES = 1_500_000
@@ -163,16 +162,7 @@ def main(argv: Sequence[str] | None = None, root: Path | None = None) -> int:
     except (gexc.GoogleAPICallError, auth_exceptions.GoogleAuthError, OSError, ValueError, IndexError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    table = table_rows(rows, args.all_classes)
-    if args.csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        writer.writerows(table)
-    else:
-        print(text_table(table))
-    failed = sum(1 for row in rows if row.error)
-    print(f"{len(rows) - failed} images classified, {failed} failed ({endpoint})", file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if print_rows(rows, args.csv, args.all_classes, endpoint) else 0
 
 
 if __name__ == "__main__":

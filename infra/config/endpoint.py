@@ -16,8 +16,6 @@ that every problem of the key is named at once, by its field.
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -75,18 +73,9 @@ def _fix(field: str, example: object) -> str:
 
 def read_endpoint(read: Reader, register_model: bool, region: str) -> EndpointConfig | None:
     """The key's configuration, None when it is absent; ConfigErrors naming every problem in it."""
-    value = read.raw("endpoint")
+    value = read.map("endpoint", rm_fix("endpoint") + " and " + _fix("machineType", DEFAULT_MACHINE_TYPE))
     if value is None:
         return None
-    if isinstance(value, str):  # the Pulumi runtime passes a structured value as JSON
-        with contextlib.suppress(json.JSONDecodeError):
-            value = json.loads(value)
-    if not isinstance(value, Mapping):
-        raise ConfigError(
-            "endpoint",
-            f"must be a map, got {value!r}",
-            rm_fix("endpoint") + " and " + _fix("machineType", DEFAULT_MACHINE_TYPE),
-        )
     errors: list[ConfigError] = []
     if not register_model:
         errors.append(

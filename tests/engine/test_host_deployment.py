@@ -12,7 +12,6 @@ from typing import Any
 import grpc
 import pulumi_gcp as gcp
 import pytest
-from google.cloud import aiplatform_v1
 from google.protobuf import struct_pb2
 from pulumi.runtime.rpc import UNKNOWN
 
@@ -56,16 +55,8 @@ def recorded(version: str, *, preview: bool = False, **extra: Any) -> struct_pb2
 @pytest.fixture
 def fake() -> Iterator[FakeEndpointService]:
     models = FakeModelService()
-    models.operation_polls = 0
     for _ in range(2):  # two trained versions: 1, then a retraining's 2
-        models._upload(
-            aiplatform_v1.UploadModelRequest(
-                parent=LOCATION,
-                model_id="vertex-training-dev",
-                parent_model=MODEL if models.models else "",
-                model=aiplatform_v1.Model(display_name="dev", artifact_uri="gs://b/model/"),
-            )
-        )
+        models.add_version(LOCATION, "vertex-training-dev")
     endpoints = FakeEndpointService(models)
     endpoints.add_endpoint(ENDPOINT, {"pulumi_stack": "dev"})
     yield endpoints

@@ -31,7 +31,6 @@ from google.cloud import aiplatform_v1
 from google.longrunning import operations_pb2
 
 from tests.fakes import filters
-from tests.fakes.filters import Matcher, compare, token_pattern
 from tests.fakes.grpc_fake import Abort, FakeService, page_of
 from tests.fakes.model_service import FakeModelService
 from tests.fakes.operations import Operations
@@ -102,6 +101,29 @@ class FakeEndpointService(FakeService):
         self.endpoints[name] = endpoint
         return endpoint
 
+    def deploy_now(
+        self, endpoint: str, model: str, min_replicas: int = 1, max_replicas: int = 0, traffic: bool = True
+    ) -> str:
+        """`model` deployed as DeployModel deploys it (with all traffic unless `traffic` is false), done at
+        once; its DeployedModel id."""
+        deployed = aiplatform_v1.DeployedModel(
+            model=model,
+            dedicated_resources=aiplatform_v1.DedicatedResources(
+                machine_spec=aiplatform_v1.MachineSpec(machine_type="n1-standard-2"),
+                min_replica_count=min_replicas,
+                max_replica_count=max_replicas,
+            ),
+        )
+        request = aiplatform_v1.DeployModelRequest(
+            endpoint=endpoint, deployed_model=deployed, traffic_split={"0": 100} if traffic else {}
+        )
+        saved, self.operation_polls = self.operation_polls, 0
+        try:
+            operation = self._deploy(request)
+        finally:
+            self.operation_polls = saved
+        return aiplatform_v1.DeployModelResponse.deserialize(operation.response.value).deployed_model.id
+
     def deployed(self, endpoint: str) -> dict[str, aiplatform_v1.DeployedModel]:
         """id -> deployed model, for assertions."""
         return {d.id: d for d in self.endpoints[endpoint].deployed_models}
@@ -121,7 +143,7 @@ class FakeEndpointService(FakeService):
         return aiplatform_v1.Endpoint(self._endpoint(request.name))
 
     def _list(self, request: aiplatform_v1.ListEndpointsRequest) -> aiplatform_v1.ListEndpointsResponse:
-        matches = parse_filter(request.filter) if request.filter else (lambda _e: True)
+        matches = filters.labels_filter(request.filter) if request.filter else (lambda _e: True)
         found = [
             aiplatform_v1.Endpoint(e)
             for name, e in sorted(self.endpoints.items())
@@ -239,18 +261,3 @@ class FakeEndpointService(FakeService):
             self.models.deployed.add(name)
         else:
             self.models.deployed.discard(name)
-
-
-# --- the filter subset ListEndpoints accepts here: labels.k="v" with = and != ---
-_TOKENS = token_pattern(r"[A-Za-z_][\w.\-]*", ("=", "!="))
-
-
-def parse_filter(text: str) -> Matcher:
-    return filters.parse_filter(text, _TOKENS, _comparison)
-
-
-def _comparison(field: str, op: str, value: str) -> Matcher:
-    if field.startswith("labels."):
-        key = field.removeprefix("labels.")
-        return compare(lambda endpoint: endpoint.labels.get(key), op, value)
-    raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Unsupported filter field {field!r}")

@@ -23,7 +23,6 @@ from google.longrunning import operations_pb2
 from google.protobuf import empty_pb2
 
 from tests.fakes import filters
-from tests.fakes.filters import Matcher, compare, token_pattern
 from tests.fakes.grpc_fake import Abort, FakeService
 from tests.fakes.operations import Operations
 
@@ -78,6 +77,23 @@ class FakeModelService(FakeService):
     # --- control -------------------------------------------------------------------------------------
     def versions(self, model: str) -> dict[str, aiplatform_v1.Model]:
         return self.models.get(model, {})
+
+    def add_version(self, location: str, model_id: str) -> str:
+        """A new version of `location`/models/`model_id` as an upload makes it (done at once); its name."""
+        model = f"{location}/models/{model_id}"
+        saved, self.operation_polls = self.operation_polls, 0
+        try:
+            self._upload(
+                aiplatform_v1.UploadModelRequest(
+                    parent=location,
+                    model_id=model_id,
+                    parent_model=model if model in self.models else "",
+                    model=aiplatform_v1.Model(display_name=model_id, artifact_uri="gs://bucket/model/"),
+                )
+            )
+        finally:
+            self.operation_polls = saved
+        return f"{model}@{max(self.models[model], key=int)}"
 
     def aliases(self, model: str) -> dict[str, list[str]]:
         """version id -> aliases, for assertions."""
@@ -153,7 +169,7 @@ class FakeModelService(FakeService):
     ) -> aiplatform_v1.ListModelVersionsResponse:
         if request.name not in self.models:
             raise Abort(grpc.StatusCode.NOT_FOUND, f'The Model "{request.name}" does not exist.')
-        matches = parse_filter(request.filter) if request.filter else (lambda _m: True)
+        matches = filters.labels_filter(request.filter) if request.filter else (lambda _m: True)
         found = [aiplatform_v1.Model(v) for v in self.models[request.name].values() if matches(v)]
         return aiplatform_v1.ListModelVersionsResponse(models=found)
 
@@ -198,18 +214,3 @@ class FakeModelService(FakeService):
             raise Abort(grpc.StatusCode.FAILED_PRECONDITION, f"Model {request.name} has DeployedModel(s).")
         del self.models[request.name]
         return self._operation(request.name, aiplatform_v1.DeleteOperationMetadata(), empty_pb2.Empty())
-
-
-# --- the filter subset ListModelVersions accepts: labels.k="v" with = and != ---
-_TOKENS = token_pattern(r"[A-Za-z_][\w.\-]*", ("=", "!="))
-
-
-def parse_filter(text: str) -> Matcher:
-    return filters.parse_filter(text, _TOKENS, _comparison)
-
-
-def _comparison(field: str, op: str, value: str) -> Matcher:
-    if field.startswith("labels."):
-        key = field.removeprefix("labels.")
-        return compare(lambda model: model.labels.get(key), op, value)
-    raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Unsupported filter field {field!r}")

@@ -39,8 +39,11 @@ ATTRIBUTES = {"billingAccountId": "01D4EE-079462-DFD6EC", "budgetId": "de72f49d"
 
 @pytest.fixture
 def fake_endpoints() -> FakeEndpointService:
-    """The fake EndpointService, served beside the jobs (no endpoint unless a test adds one)."""
-    return FakeEndpointService()
+    """The fake EndpointService, served beside the jobs (no endpoint unless a test adds one); Vertex ends an
+    undeploy on its own (the function does not wait for it): here at once."""
+    endpoints = FakeEndpointService()
+    endpoints.operation_polls = 0
+    return endpoints
 
 
 @pytest.fixture
@@ -404,20 +407,8 @@ def test_only_labelled_live_jobs_pass_the_second_check() -> None:
 STACK_MODEL = f"{PARENT}/models/vertex-training-dev"
 
 
-def deploy(endpoints: FakeEndpointService, endpoint: str, model: str, traffic: bool = True) -> str:
-    """A model deployed as Vertex would hold it (the operation done at once)."""
-    endpoints.operation_polls = 0
-    deployed = aiplatform_v1.DeployedModel(
-        model=model,
-        dedicated_resources=aiplatform_v1.DedicatedResources(
-            machine_spec=aiplatform_v1.MachineSpec(machine_type="n1-standard-2"), min_replica_count=1
-        ),
-    )
-    request = aiplatform_v1.DeployModelRequest(
-        endpoint=endpoint, deployed_model=deployed, traffic_split={"0": 100} if traffic else {}
-    )
-    operation = endpoints._deploy(request)
-    return aiplatform_v1.DeployModelResponse.deserialize(operation.response.value).deployed_model.id
+def deploy(endpoints: FakeEndpointService, endpoint: str, model: str) -> str:
+    return endpoints.deploy_now(endpoint, model)
 
 
 def test_over_budget_undeploys_the_stacks_models_after_cancelling_its_jobs(
@@ -478,3 +469,22 @@ def test_an_undeploy_that_fails_stops_no_other_then_raises_for_redelivery(
     # The redelivery finishes the job.
     notify(budget(cost=100.01))
     assert fake_endpoints.deployed(first.name) == {}
+
+
+def test_an_undeploy_refused_while_another_runs_on_its_endpoint_is_done_by_the_redelivery(
+    fake_vertex: FakeJobService, fake_endpoints: FakeEndpointService
+) -> None:
+    """The function does not wait for its undeploys: the model with the traffic goes last and is refused
+    while the first undeploy still runs (the model it would move traffic to is still listed); Pub/Sub
+    redelivers, and the next delivery undeploys it."""
+    labels = {"pulumi_project": "vertex-training", "pulumi_stack": "dev"}
+    ours = fake_endpoints.add_endpoint(f"{PARENT}/endpoints/1", labels).name
+    deploy(fake_endpoints, ours, f"{STACK_MODEL}@1")
+    newest = deploy(fake_endpoints, ours, f"{STACK_MODEL}@2")
+    fake_endpoints.operation_polls = 10**6  # the undeploys outlast the function
+    with pytest.raises(main.CancelFailed, match=newest):
+        notify(budget(cost=100.01))
+    fake_endpoints.operations.finish_all()  # Vertex finishes the first undeploy
+    notify(budget(cost=100.01))
+    fake_endpoints.operations.finish_all()
+    assert fake_endpoints.deployed(ours) == {}

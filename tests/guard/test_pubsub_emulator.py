@@ -322,17 +322,7 @@ def test_at_the_threshold_the_stacks_deployed_model_is_undeployed_after_its_jobs
     running = seed(guard.vertex, "dev")
     labels = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": "dev"}
     endpoint = guard.endpoints.add_endpoint(f"{FALLBACK_PARENT}/endpoints/7", labels)
-    deployed = aiplatform_v1.DeployedModel(
-        model=f"{FALLBACK_PARENT}/models/vertex-training-dev@1",
-        dedicated_resources=aiplatform_v1.DedicatedResources(
-            machine_spec=aiplatform_v1.MachineSpec(machine_type="n1-standard-2"), min_replica_count=1
-        ),
-    )
-    guard.endpoints._deploy(
-        aiplatform_v1.DeployModelRequest(
-            endpoint=endpoint.name, deployed_model=deployed, traffic_split={"0": 100}
-        )
-    )
+    guard.endpoints.deploy_now(endpoint.name, f"{FALLBACK_PARENT}/models/vertex-training-dev@1")
     (deployed_id,) = guard.endpoints.deployed(endpoint.name)
     publish(topic, "serving", notification(cost=100.0, exceeded=1.0))
     _until(lambda: guard.said("kill switch done", "serving"), "the notification to be handled")

@@ -5,26 +5,13 @@ and the command that undeploys it (fake EndpointService, the real client)."""
 from __future__ import annotations
 
 import pytest
-from google.cloud import aiplatform_v1
 
 from infra.vertex.cost import pricing
 from tests.leftovers.conftest import FALLBACK, HOME, LABELS, OTHER, STACK, Cloud, parent
 
 
 def deploy(cloud: Cloud, endpoint: str, model: str, replicas: int = 1) -> str:
-    deployed = aiplatform_v1.DeployedModel(
-        model=model,
-        dedicated_resources=aiplatform_v1.DedicatedResources(
-            machine_spec=aiplatform_v1.MachineSpec(machine_type="n1-standard-2"),
-            min_replica_count=replicas,
-            max_replica_count=replicas + 1,
-        ),
-    )
-    request = aiplatform_v1.DeployModelRequest(
-        endpoint=endpoint, deployed_model=deployed, traffic_split={"0": 100}
-    )
-    operation = cloud.endpoints._deploy(request)
-    return aiplatform_v1.DeployModelResponse.deserialize(operation.response.value).deployed_model.id
+    return cloud.endpoints.deploy_now(endpoint, model, replicas, replicas + 1)
 
 
 def test_a_model_deployed_by_hand_and_the_stacks_endpoint_are_listed_with_the_undeploy_command(

@@ -30,16 +30,8 @@ def fast_operations(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def fake() -> Iterator[FakeEndpointService]:
     models = FakeModelService()
-    models.operation_polls = 0
     for _ in range(2):
-        models._upload(
-            aiplatform_v1.UploadModelRequest(
-                parent=LOCATION,
-                model_id="m",
-                parent_model=MODEL if models.models else "",
-                model=aiplatform_v1.Model(display_name="m", artifact_uri="gs://b/model"),
-            )
-        )
+        models.add_version(LOCATION, "m")
     service = FakeEndpointService(models)
     service.add_endpoint(ENDPOINT, {"pulumi_stack": "dev"})
     yield service

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google.cloud import aiplatform_v1
 
 from infra import online_predictions
 from infra.dynamic.endpoints import EMULATOR_ENV
@@ -37,15 +36,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePredictionService]:
     endpoints = FakeEndpointService()
     endpoints.operation_polls = 0
     endpoints.add_endpoint(ENDPOINT)
-    deployed = aiplatform_v1.DeployedModel(
-        model="projects/p/locations/us-central1/models/m@3",
-        dedicated_resources=aiplatform_v1.DedicatedResources(
-            machine_spec=aiplatform_v1.MachineSpec(machine_type="n1-standard-2"), min_replica_count=1
-        ),
-    )
-    endpoints._deploy(
-        aiplatform_v1.DeployModelRequest(endpoint=ENDPOINT, deployed_model=deployed, traffic_split={"0": 100})
-    )
+    endpoints.deploy_now(ENDPOINT, "projects/p/locations/us-central1/models/m@3")
     predictions = FakePredictionService(endpoints, serve)
     monkeypatch.setenv(EMULATOR_ENV, predictions.start(*endpoints.handlers()))
     yield predictions
