@@ -77,3 +77,21 @@ def test_a_gpu_deployment_holds_twice_its_max_replicas_gpus_in_the_serving_quota
     # A CPU-only deployment: no documented serving vCPU quota id, so nothing is counted.
     cpu = stack_config("prod", endpoint={"machineType": "n1-standard-2"})
     assert [job.name for job in demand.jobs(cpu)] == [job.name for job in demand.jobs(stack_config("prod"))]
+
+
+def test_a_stack_with_an_endpoint_needs_the_endpoint_permissions_and_others_do_not() -> None:
+    from infra.preflight.run import project_needs
+
+    served = project_needs(stack_config("prod", endpoint={"machineType": "n1-standard-2"}))
+    plain = project_needs(stack_config("prod"))
+    added = {p: r for p, r in served.items() if p not in plain}
+    assert added == dict.fromkeys(
+        [
+            "aiplatform.endpoints.create",
+            "aiplatform.endpoints.delete",
+            "aiplatform.endpoints.deploy",
+            "aiplatform.endpoints.get",
+            "aiplatform.endpoints.undeploy",
+        ],
+        "roles/aiplatform.user",
+    )
