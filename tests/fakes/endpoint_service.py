@@ -4,7 +4,8 @@ Requests and responses are the library's own proto-plus types, so the real `Endp
 through `VERTEX_AI_EMULATOR_HOST`. As google/cloud/aiplatform/v1/endpoint_service.proto, endpoint.proto and
 machine_resources.proto say (googleapis f8291d2b89f0, read 2026-11-29):
 - DeployModel and UndeployModel are long-running operations; what they change happens when the operation ends
-  (here after `operation_polls` GetOperation calls, or `operations.finish_all()`).
+  (here after `operation_polls` GetOperation calls or GetEndpoint reads of its endpoint, which stand for the
+  time passing, or `operations.finish_all()`).
 - `DeployedModel.id` is 1-10 digits (generated when unset); `"0"` in a DeployModel's `traffic_split` names the
   model being deployed; a non-empty `traffic_split` overwrites the endpoint's and must add up to 100; an empty
   one leaves it as it is (Endpoint.traffic_split: "must add up to 100, or map must be empty").
@@ -140,7 +141,9 @@ class FakeEndpointService(FakeService):
         return self.endpoints[name]
 
     def _get(self, request: aiplatform_v1.GetEndpointRequest) -> aiplatform_v1.Endpoint:
-        return aiplatform_v1.Endpoint(self._endpoint(request.name))
+        endpoint = self._endpoint(request.name)
+        self.operations.tick(endpoint.name)  # its deploys and undeploys go on between reads
+        return aiplatform_v1.Endpoint(endpoint)
 
     def _list(self, request: aiplatform_v1.ListEndpointsRequest) -> aiplatform_v1.ListEndpointsResponse:
         matches = filters.labels_filter(request.filter) if request.filter else (lambda _e: True)

@@ -82,6 +82,18 @@ class Operations(FakeService):
             for name in list(self._pending):
                 self._finish(name)
 
+    def tick(self, resource: str) -> None:
+        """Time passes for the operations on `resource` as for a poll of each: the service goes on with them
+        whether or not anyone asks (a client that lost an operation's name still sees it end)."""
+        with self._lock:
+            for name, (polls, done, finish) in list(self._pending.items()):
+                if finish is None or not name.startswith(f"{resource}/operations/"):
+                    continue
+                if polls <= 1:
+                    self._finish(name)
+                else:
+                    self._pending[name] = (polls - 1, done, finish)
+
     def pending(self) -> list[str]:
         with self._lock:
             return [name for name, (_, op, finish) in self._pending.items() if finish is not None]
