@@ -70,6 +70,11 @@ def test_up_refresh_retrain_and_destroy(start_host, fake: FakeEndpointService) -
     assert list(host.check(preview).failures) == []
 
     first_inputs = host.check(recorded("1")).inputs
+    # What check says of the price (no sourced prediction price yet) and of maxCostUsd, on the CLI's stderr.
+    assert "costs no sourced price (n1-standard-2 in us-central1: no row in Vertex AI prediction prices" in (
+        host.stderr()
+    )
+    assert "maxCostUsd does not apply (a deployment has no end)" in host.stderr()
     first = host.create(first_inputs)
     first_id = plain(first.properties)["deployed_model_id"]
     assert first.id == f"{ENDPOINT}/deployedModels/{first_id}"
