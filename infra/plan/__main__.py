@@ -12,6 +12,7 @@ from infra.config.stack_file import load_stack, stack_values
 from infra.plan.jobs import planned_jobs
 from infra.plan.program import declared, project_name
 from infra.plan.report import Plan, as_json, as_text, errors_json, errors_text
+from infra.plan.serving import planned_deployments
 from infra.vertex.cost.pricing import Catalog
 
 
@@ -32,7 +33,9 @@ def make_plan(stack: str, root: Path) -> Plan:
     # the order registered, which follows their dependencies: the order they run in.
     ordered = tuple(sorted(resources, key=lambda r: (r.type, r.name)))
     images = tuple(image_uris(cfg).items())
-    return Plan(stack, cfg.gcp_project, ordered, tuple(planned_jobs(resources)), notes, images)
+    serving = tuple(planned_deployments(resources))
+    jobs = tuple(planned_jobs(resources))
+    return Plan(stack, cfg.gcp_project, ordered, jobs, notes, images, serving)
 
 
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from infra.config.reader import ConfigError
 from infra.plan.jobs import PlannedJob, PlannedShape
 from infra.plan.program import Declared
+from infra.plan.serving import PlannedServing
 from infra.vertex.cost import pricing
 
 # Where the figures come from: the plan never reads the Billing Catalog (it is made offline).
@@ -28,6 +29,7 @@ class Plan:
     jobs: tuple[PlannedJob, ...]
     notes: tuple[str, ...] = ()
     images: tuple[tuple[str, str], ...] = ()  # (name, repository/image:content-tag) the stack builds
+    serving: tuple[PlannedServing, ...] = ()  # the online deployment (vertex-training:endpoint), if any
 
     @property
     def worst_case_usd(self) -> float | None:
@@ -40,7 +42,8 @@ class Plan:
     @property
     def failures(self) -> list[str]:
         """What the providers' checks would refuse, one line each."""
-        return [f"{job.name}: {prop}: {reason}" for job in self.jobs for prop, reason in job.failures]
+        jobs = [f"{job.name}: {prop}: {reason}" for job in self.jobs for prop, reason in job.failures]
+        return jobs + [f"{s.name}: {prop}: {reason}" for s in self.serving for prop, reason in s.failures]
 
 
 def as_json(plan: Plan) -> str:
@@ -53,6 +56,7 @@ def as_json(plan: Plan) -> str:
             "images": [{"name": name, "uri": uri} for name, uri in plan.images],
             "jobs": [job.as_json() for job in plan.jobs],
             "worst_case_usd": None if worst is None else round(worst, 2),
+            "serving": [s.as_json() for s in plan.serving],
             "notes": list(plan.notes),
             "errors": [
                 {"key": f"{job.name}.{prop}", "problem": reason, "fix": "fix the stack key it comes from"}
@@ -171,6 +175,13 @@ def as_text(plan: Plan) -> str:
         *([f"Prices: {PRICE_SOURCE}."] if any(not job.local for job in plan.jobs) else []),
         *_footnotes(plan),
     ]
+    if plan.serving:
+        lines += [
+            "",
+            "Online serving (billed every hour it is deployed, requests or not; not in the worst case):",
+        ]
+        for serving in plan.serving:
+            lines += serving.lines()
     if plan.failures:
         lines += ["", "ERROR: `pulumi up` would refuse the inputs above; fix the stack keys they come from."]
     return "\n".join(lines)
