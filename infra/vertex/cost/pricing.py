@@ -87,6 +87,9 @@ TABLE: dict[tuple[str, str], dict[str, float]] = {
 # empty and every batch prediction machine reads "no sourced price" (never a training figure, never a
 # ratio). A row, once read from the page: {region: {machine type or accelerator: USD per node hour}}, with
 # the date read; the dollar cap, `make plan` and preview then use it as they use training's TABLE.
+# The Billing Catalog does not stand in at preview (2026-11-29): the sources found name the "Vertex AI:
+# Online/Batch Prediction ..." SKUs of a few machines but not their category fields, nor whether an on-demand
+# node also pays a management-fee SKU, so any rule would guess (docs/batch-prediction.md, Sources).
 PREDICTION_PRICE_URL = "https://cloud.google.com/vertex-ai/pricing#prediction-prices"
 PREDICTION_TABLE: dict[str, dict[str, float]] = {}
 
