@@ -13,13 +13,14 @@ from infra.guard import deployed_models
 from infra.guard.deployed_models import Served
 from infra.guard.live_jobs import StackId
 from infra.leftovers.items import Found, Item
-from infra.vertex.cost.serving import SOURCE, serving_cost
+from infra.vertex.cost.serving import serving_cost
 
 ClientFactory = Callable[[str], aiplatform_v1.EndpointServiceClient]
 
 
-def item(served: Served) -> Item:
-    """One deployed model: it bills every hour for its replicas (at least its minimum), requests or not."""
+def item(served: Served, project: str | None = None) -> Item:
+    """One deployed model: it bills every hour for its replicas (at least its minimum), requests or not;
+    priced with `project`'s credentials paying for the Billing Catalog read."""
     replicas = max(served.available_replicas, served.min_replicas)
     cost = serving_cost(
         served.region,
@@ -29,6 +30,7 @@ def item(served: Served) -> Item:
         served.min_replicas,
         served.max_replicas,
         served.spot,
+        project,
     )
     hourly = cost.hourly(replicas)
     text = (
@@ -51,7 +53,7 @@ def item(served: Served) -> Item:
         hourly_usd=hourly,
         monthly_usd=cost.monthly_bound(replicas),
         monthly_is_bound=hourly is not None,
-        price_source=SOURCE if hourly is not None else None,
+        price_source=cost.source if hourly is not None else None,
     )
 
 
@@ -75,7 +77,7 @@ def find(
     client_factory: ClientFactory = deployed_models.make_endpoint_client,
 ) -> Found:
     listed = deployed_models.list_served(stack, regions, client_factory)
-    found = Found(items=[item(s) for s in listed.served])
+    found = Found(items=[item(s, stack.project) for s in listed.served])
     serving = {s.endpoint for s in listed.served}
     found.items += [endpoint_item(name) for name in listed.labelled if name not in serving]
     found.cannot_tell += [f"endpoints ({where}: {error})" for where, error in listed.unlisted.items()]

@@ -13,10 +13,9 @@ from infra.vertex.deployment import spec as deployment_spec
 from infra.vertex.deployment.resource import RESOURCE_TYPE
 from infra.vertex.deployment_provider import DeploymentProvider
 
-# What `make plan` says where no dated Google source holds the price. `pulumi preview` says the same today:
-# the Billing Catalog is read for training SKUs only (cost/pricing.py), Google documents no wording of its
-# prediction SKUs to match, so preview has no other source for a deployment.
-UNPRICED = "no sourced price, here or at preview"
+# What `make plan` says where no dated Google source holds the price: the plan reads nothing from Google, and
+# `pulumi preview` prices the node from the Billing Catalog's prediction SKUs (cost/pricing.py).
+UNPRICED = "no sourced price, priced at preview from the Billing Catalog"
 MAX_COST_WORDS = (
     "maxCostUsd does not apply: a deployment has no end, so no running total caps it; the budget and its "
     "kill switch (which undeploys it) are its cap"

@@ -18,8 +18,10 @@ from pulumi.runtime.rpc import UNKNOWN
 from infra.vertex.deployment import spec as deployment_spec
 from infra.vertex.deployment.resource import RESOURCE_TYPE, Deployment, DeploymentArgs
 from tests.engine.host import plain
+from tests.fakes.billing import FakeCloudCatalog
 from tests.fakes.endpoint_service import FakeEndpointService
 from tests.fakes.model_service import FakeModelService
+from tests.fakes.prediction_skus import N1_CORE, N1_RAM, add_prediction_skus
 from tests.fakes.pulumi_mocks import run_program
 
 PROJECT, REGION = "demo-project", "us-central1"
@@ -176,3 +178,20 @@ def test_the_prod_programs_deployment_passes_check_in_a_first_preview(checking_h
     assert plain(sent)["model"] == UNKNOWN and plain(sent)["endpoint"].endswith("/endpoints/314722090")
     checked = checking_host.check(sent)
     assert [(f.property, f.reason) for f in checked.failures] == []
+
+
+def test_check_prices_the_node_from_the_billing_catalog_and_holds_max_hourly_usd(
+    start_host, fake: FakeEndpointService
+) -> None:
+    # The real host's check reads the fake Billing Catalog (real CloudCatalogClient) beside the EndpointService;
+    # its SKUs are worded as billing records show them (tests/fakes/prediction_skus.py), with test prices.
+    catalog = FakeCloudCatalog()
+    add_prediction_skus(catalog)
+    host = start_host(VERTEX_AI_EMULATOR_HOST=fake.start(catalog.handler()))
+    node = 2 * N1_CORE + 7.5 * N1_RAM  # n1-standard-2: 2 vCPUs, 7.5 GiB
+    assert list(host.check(recorded("1")).failures) == []
+    assert f"costs USD {node:.4f} per node hour (Cloud Billing Catalog" in host.stderr()
+    (failure,) = host.check(recorded("1", max_hourly_usd=0.1)).failures
+    assert failure.property == "max_hourly_usd"
+    assert f"costs USD {2 * node:.2f}/h at 2 replicas, above max_hourly_usd USD 0.10" in failure.reason
+    assert catalog.methods() == ["ListSkus"]  # listed once per provider process

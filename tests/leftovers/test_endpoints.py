@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from infra.vertex.cost import pricing
+from infra.vertex.cost.serving import CATALOG_SOURCE
+from tests.fakes.prediction_skus import N1_CORE, N1_RAM, add_prediction_skus
 from tests.leftovers.conftest import FALLBACK, HOME, LABELS, OTHER, STACK, Cloud, parent
 
 
@@ -63,6 +65,25 @@ def test_a_sourced_prediction_price_gives_the_hourly_figure(
     assert item["price_source"].startswith(
         "Vertex AI prediction prices, https://cloud.google.com/vertex-ai/pricing"
     )
+
+
+def test_the_billing_catalogs_prediction_skus_price_a_deployed_model(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Worded as billing records show them (tests/fakes/prediction_skus.py); test prices.
+    add_prediction_skus(cloud.catalog)
+    pricing.Catalog.forget()
+    try:
+        own = cloud.endpoints.add_endpoint(f"{parent(HOME)}/endpoints/1", LABELS).name
+        deploy(cloud, own, f"{parent(HOME)}/models/vertex-training-{STACK}@1", replicas=2)
+        code, report = cloud.json(capsys)
+    finally:
+        pricing.Catalog.forget()
+    (item,) = report["items"]
+    node = 2 * N1_CORE + 7.5 * N1_RAM  # n1-standard-2: 2 vCPUs, 7.5 GiB
+    assert code == 1 and item["hourly_usd"] == pytest.approx(2 * node)
+    assert item["price_source"] == CATALOG_SOURCE
+    assert item["cost"] == f"USD {2 * node:.2f}/h (2 replica(s) of n1-standard-2), every hour"
 
 
 def test_an_endpoint_listing_that_fails_is_named_and_exits_2(

@@ -17,9 +17,10 @@ Where a price comes from, in order:
    memory price (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
 2. TABLE: figures from Vertex AI's price list, each with its page and the date it was read. Spot prices
    change up to monthly and none was read, so the table has no Spot figure.
-Batch prediction machines (a pool marked `prediction`: placement.PREDICTION_POOL) are billed at Vertex's
-prediction prices, which differ from training's: they are looked up in PREDICTION_TABLE only (its own block
-below), never at a training price; a machine without a row there has no price.
+Prediction machines (a batch job's pool marked `prediction`: placement.PREDICTION_POOL; a deployed model's
+node) are billed at Vertex's prediction prices, never at a training price: the catalog's prediction SKUs, by
+the same rule as training's with the description naming online/batch prediction (PREDICTION_SKU_NAME, its
+sources below), else PREDICTION_TABLE (empty: no dated page holds the figures); else no price.
 Anything else (another region, FLEX_START, a3 machines, ...) has no price: `missing` names it, and
 `estimate_usd` gives None rather than a guess. Disk, network and storage are not included.
 
@@ -80,22 +81,25 @@ TABLE: dict[tuple[str, str], dict[str, float]] = {
         "NVIDIA_TESLA_V100": 2.8520,
     },
 }
-# --- Batch prediction (issue 41): Vertex AI's prediction prices, apart from training's TABLE. ---
+# --- Prediction (issues 41, 51): Vertex AI's prediction prices, apart from training's TABLE. ---
 # The Vertex AI pricing page lists prediction node-hour prices per machine type and region
-# (PREDICTION_PRICE_URL). The stored copies of that page this project could read on 2026-11-27 end before its
-# prediction section, and no other Google source gives the figures, so no row has a source: the table is
-# empty and every batch prediction machine reads "no sourced price" (never a training figure, never a
-# ratio). A row, once read from the page: {region: {machine type or accelerator: USD per node hour}}, with
-# the date read; the dollar cap, `make plan` and preview then use it as they use training's TABLE.
-# The Billing Catalog does not stand in at preview (2026-11-29): the sources found name the "Vertex AI:
-# Online/Batch Prediction ..." SKUs of a few machines but not their category fields, nor whether an on-demand
-# node also pays a management-fee SKU, so any rule would guess (docs/batch-prediction.md, Sources).
+# (PREDICTION_PRICE_URL). The stored copies of that page this project could read (2026-11-27, 2026-11-29) end
+# before its prediction section, so no row has a source: the table is empty, and offline (`make plan`) every
+# prediction machine reads "no sourced price" (never a training figure, never a ratio); at preview and `up`
+# the Billing Catalog's prediction SKUs price it where they answer (prediction_hourly). A row, once read from
+# the page: {region: {machine type or accelerator: USD per node hour}}, with the date read.
 PREDICTION_PRICE_URL = "https://cloud.google.com/vertex-ai/pricing#prediction-prices"
 PREDICTION_TABLE: dict[str, dict[str, float]] = {}
 
 
-def prediction_hourly(region: str, item: str) -> float | None:
-    """Node-hour price of a batch prediction machine type or accelerator in `region`; None without a row."""
+def prediction_hourly(region: str, item: str, project: str | None = None) -> float | None:
+    """Node-hour price of a prediction machine type or accelerator in `region` (on demand): the catalog's
+    prediction SKUs, else PREDICTION_TABLE, else None."""
+    skus = Catalog.skus(project)
+    if skus is not None:
+        price = catalog_price(skus, region, item, "STANDARD", PREDICTION)
+        if price is not None:
+            return price
     return PREDICTION_TABLE.get(region, {}).get(item)
 
 
@@ -105,6 +109,19 @@ BOUND_READ = "2026-11-25"
 # Strategies billed below the on-demand price of the same shape (the sources above).
 BELOW_ON_DEMAND = {"SPOT": SPOT_PRICING_URL, "FLEX_START": FLEX_START_PRICING_URL}
 _TRAINING = re.compile(r"\btraining\b", re.IGNORECASE)
+# Vertex AI's prediction SKUs, as billing records name them (read 2026-11-29; docs/batch-prediction.md,
+# Sources): "Vertex AI: Online/Batch Prediction A3 Predefined Instance Core running in Iowa" (A002-4323-D900),
+# "... A3 Predefined Instance Ram running in Iowa" (2424-9F04-82A8), "... Nvidia H100 80gb GPU running in Iowa"
+# (AE9C-DB60-DF46): the whole bill of an on-demand a3-highgpu-1g endpoint in a Google Cloud Japan billing
+# report; "... A2 Instance Core running in Americas" (F86F-168E-2FB6), "... Nvidia A100 80gb GPU running in
+# Iowa" (72B6-EE31-7A41); "... N1 Predefined Instance Core running in" (a price check run against the live
+# catalog). One set for online and batch prediction ("Online/Batch").
+PREDICTION_SKU_NAME = re.compile(r"^Vertex AI: Online/Batch Prediction\b", re.IGNORECASE)
+# Never what an on-demand prediction node pays: the management fee Vertex adds where a node consumes a
+# Compute Engine reservation ("Use reservations with batch inference", Billing) or runs flex-start (the same
+# report), and any commitment, Spot or DWS SKU.
+_NOT_PREDICTION_PARTS = re.compile(r"management fee|commit|reserv|\bdws\b|flex|dynamic workload", re.IGNORECASE)
+TRAINING, PREDICTION = "training", "prediction"
 # Never a list price of a training part: commitments, reservations, prediction, and Dynamic Workload Scheduler
 # (FLEX_START) SKUs, which may carry usage_type "OnDemand" but are not what a STANDARD job pays.
 _NOT_LIST_PARTS = re.compile(
@@ -125,6 +142,7 @@ class CatalogSku:
     unit: str
     usd: float
     resource_group: str = ""
+    use: str = TRAINING  # what the SKU bills: TRAINING or PREDICTION
 
 
 def strategy_name(strategy: str | bool | None) -> str:
@@ -147,14 +165,22 @@ def _unit_usd(sku: billing_v1.Sku) -> tuple[str, float] | None:
     return (expression.usage_unit, usd) if usd > 0 else None
 
 
+def sku_use(description: str) -> str | None:
+    """TRAINING or PREDICTION for a list-price SKU of a training or a prediction machine part, else None."""
+    if PREDICTION_SKU_NAME.search(description):
+        return None if _NOT_PREDICTION_PARTS.search(description) else PREDICTION
+    if _TRAINING.search(description) and not _NOT_LIST_PARTS.search(description):
+        return TRAINING
+    return None
+
+
 def catalog_skus(skus: Sequence[billing_v1.Sku]) -> list[CatalogSku]:
-    """The on-demand/Spot training SKUs among a service's SKUs."""
+    """The on-demand/Spot training and prediction SKUs among a service's SKUs."""
     found = []
     for sku in skus:
         priced = _unit_usd(sku)
-        if priced is None or not _TRAINING.search(sku.description):
-            continue
-        if _NOT_LIST_PARTS.search(sku.description):
+        use = sku_use(sku.description)
+        if priced is None or use is None:
             continue
         if sku.category.usage_type == "OnDemand" and _NOT_ON_DEMAND.search(sku.description):
             continue
@@ -167,6 +193,7 @@ def catalog_skus(skus: Sequence[billing_v1.Sku]) -> list[CatalogSku]:
                 priced[0],
                 priced[1],
                 sku.category.resource_group,
+                use,
             )
         )
     return found
@@ -195,11 +222,15 @@ def _part_price(
     return prices.pop() if len(prices) == 1 else None
 
 
-def catalog_price(skus: Sequence[CatalogSku], region: str, item: str, strategy: str) -> float | None:
-    """Price per hour of a machine or a GPU from the training SKUs; None unless each part has one price."""
+def catalog_price(
+    skus: Sequence[CatalogSku], region: str, item: str, strategy: str, use: str = TRAINING
+) -> float | None:
+    """Price per hour of a machine or a GPU from the SKUs of `use` (training or prediction); None unless each
+    part has one price."""
     usage = USAGE_TYPES.get(strategy)
     if usage is None:
         return None
+    skus = [sku for sku in skus if sku.use == use]
     if item in GPU_PRICE_WORDS:
         return _part_price(skus, region, usage, GPU_PRICE_WORDS[item], "gpu", "h")
     shape = MACHINE_SHAPES.get(item)
@@ -214,7 +245,8 @@ def catalog_price(skus: Sequence[CatalogSku], region: str, item: str, strategy: 
 
 
 class Catalog:
-    """Vertex AI's training SKUs, listed once per process (one project's credentials pay for the call)."""
+    """Vertex AI's training and prediction SKUs, listed once per process (one project's credentials pay for
+    the call)."""
 
     _lock = threading.Lock()
     _skus: list[CatalogSku] | None = None
@@ -222,7 +254,7 @@ class Catalog:
 
     @classmethod
     def skus(cls, project: str | None) -> list[CatalogSku] | None:
-        """The training SKUs, or None when the catalog cannot be read (said once, on stderr)."""
+        """The training and prediction SKUs, or None when the catalog cannot be read (said once, on stderr)."""
         with cls._lock:
             if cls._skus is None and cls._failed is None:
                 try:
@@ -271,6 +303,14 @@ def hourly_price(
     return TABLE.get((region, strategy), {}).get(item)
 
 
+def prediction_source(region: str, pool: Pool, project: str | None = None) -> bool:
+    """The catalog prices every item of this prediction pool (its figure is the catalog's, not the table's)."""
+    skus = Catalog.skus(project)
+    return skus is not None and all(
+        catalog_price(skus, region, item, "STANDARD", PREDICTION) is not None for item in pool_items(pool)
+    )
+
+
 def pool_items(pool: Pool) -> list[str]:
     """What one replica of a pool is billed for: its machine type and, if any, its accelerator type."""
     items = [pool.machine_type]
@@ -288,7 +328,7 @@ def pool_hourly(
 
     def price(item: str) -> float | None:
         if predicting:
-            return prediction_hourly(region, item) if strategy_name(strategy) == "STANDARD" else None
+            return prediction_hourly(region, item, project) if strategy_name(strategy) == "STANDARD" else None
         return hourly_price(region, item, strategy, project)
 
     machine = price(pool.machine_type)
@@ -338,7 +378,7 @@ def missing(
     unsourced = [
         f"{item} ({region}, batch prediction: no sourced price)"
         for item in predicting
-        if prediction_hourly(region, item) is None
+        if prediction_hourly(region, item, project) is None
     ]
     items = dict.fromkeys(item for pool in pools if not pool.prediction for item in pool_items(pool))
     return unsourced + [

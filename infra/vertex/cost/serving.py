@@ -2,10 +2,10 @@
 
 "You pay for each model deployed to an endpoint, even if no prediction is made. You must undeploy your model
 to stop incurring further charges." (Vertex AI pricing, https://cloud.google.com/vertex-ai/pricing, read
-2026-11-29). A node is one replica: its machine type and accelerators, at the prediction prices of
-pricing.PREDICTION_TABLE (the one place a sourced prediction figure goes; empty while no Google page or copy
-of one holds the figures, so every shape reads "no sourced price" and none is guessed from training's).
-No Spot prediction price has been read, so a Spot deployment has none either.
+2026-11-29). A node is one replica: its machine type and accelerators, at prediction prices
+(pricing.prediction_hourly: the Billing Catalog's prediction SKUs at preview and `up`, else
+pricing.PREDICTION_TABLE, empty while no Google page or copy of one holds the figures; never a training
+figure). No Spot prediction price has been read, so a Spot deployment has none.
 
 A month is bounded by its longest, 31 days of 24 hours (744 h): a calendar fact, so "monthly" is labelled
 "at most". The deployment has no end: `maxCostUsd` (a run's cap) does not apply; the budget and its kill
@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infra.vertex.capacity.placement import Pool
-from infra.vertex.cost.pricing import PREDICTION_PRICE_URL, pool_hourly
+from infra.vertex.cost.pricing import PREDICTION_PRICE_URL, pool_hourly, prediction_source
 
 MONTH_HOURS_BOUND = 31 * 24
 SOURCE = f"Vertex AI prediction prices, {PREDICTION_PRICE_URL}"
+CATALOG_SOURCE = "Cloud Billing Catalog, Vertex AI's Online/Batch Prediction SKUs, read live"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class ServingCost:
     min_replicas: int
     max_replicas: int
     why: str = ""
+    source: str = SOURCE  # where node_hourly_usd comes from
 
     def hourly(self, replicas: int) -> float | None:
         return None if self.node_hourly_usd is None else round(self.node_hourly_usd * replicas, 6)
@@ -47,7 +49,7 @@ class ServingCost:
             f"USD {self.hourly(n):.2f}/h, at most USD {self.monthly_bound(n):.2f}/month at {n} replica(s)"
             for n in dict.fromkeys((self.min_replicas, self.max_replicas))
         ]
-        node = f"USD {self.node_hourly_usd:.4f} per node hour ({SOURCE})"
+        node = f"USD {self.node_hourly_usd:.4f} per node hour ({self.source})"
         return f"{node}: {'; '.join(at)}; every hour it is deployed, requests or not"
 
     def over(self, max_hourly_usd: float | None) -> bool:
@@ -64,11 +66,15 @@ def serving_cost(
     min_replicas: int,
     max_replicas: int,
     spot: bool,
+    project: str | None = None,
 ) -> ServingCost:
     if spot:
         return ServingCost(None, min_replicas, max_replicas, f"Spot prediction in {region}: none read")
     node = Pool(machine_type, accelerator_type, accelerator_count, 1, prediction=True)
-    price = pool_hourly(region, node, "STANDARD")
+    price = pool_hourly(region, node, "STANDARD", project)
+    if price is not None:
+        source = CATALOG_SOURCE if prediction_source(region, node, project) else SOURCE
+        return ServingCost(price, min_replicas, max_replicas, source=source)
     shape = machine_type + (f" + {accelerator_count} x {accelerator_type}" if accelerator_count else "")
-    why = "" if price is not None else f"{shape} in {region}: no row in {SOURCE}"
-    return ServingCost(price, min_replicas, max_replicas, why)
+    why = f"{shape} in {region}: no row in {SOURCE}, no Billing Catalog price (read at preview)"
+    return ServingCost(None, min_replicas, max_replicas, why)

@@ -168,6 +168,7 @@ def cost(props: Mapping[str, Any]) -> ServingCost | None:
         int(props["min_replica_count"]),
         int(props.get("max_replica_count") or props["min_replica_count"]),
         props.get("spot") is True,
+        props["project"] if isinstance(props.get("project"), str) and props["project"] else None,
     )
 
 
