@@ -60,6 +60,7 @@ class Served:
     accelerator_type: str  # "" for none
     accelerator_count: int
     spot: bool
+    reserved: bool = False  # its machine spec's reservation affinity lets it take a reservation
     # The whole endpoint as listed, other models included: its traffic split and deployed ids, oldest first.
     endpoint_traffic: tuple[tuple[str, int], ...] = ()
     endpoint_ids: tuple[str, ...] = ()
@@ -118,6 +119,8 @@ def _served(endpoint: Any, labelled: bool, deployed: Any) -> Served:
         accelerator_type="" if accelerator == "ACCELERATOR_TYPE_UNSPECIFIED" else accelerator,
         accelerator_count=machine.accelerator_count,
         spot=resources.spot,
+        reserved=machine.reservation_affinity.reservation_affinity_type.name
+        in ("ANY_RESERVATION", "SPECIFIC_RESERVATION"),
         endpoint_traffic=tuple(sorted(dict(endpoint.traffic_split).items())),
         endpoint_ids=tuple(d.id for d in endpoint.deployed_models),
     )

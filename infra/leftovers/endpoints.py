@@ -31,6 +31,7 @@ def item(served: Served, project: str | None = None) -> Item:
         served.max_replicas,
         served.spot,
         project,
+        served.reserved,
     )
     hourly = cost.hourly(replicas)
     text = (

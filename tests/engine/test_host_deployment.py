@@ -183,7 +183,7 @@ def test_the_prod_programs_deployment_passes_check_in_a_first_preview(checking_h
 def test_check_prices_the_node_from_the_billing_catalog_and_holds_max_hourly_usd(
     start_host, fake: FakeEndpointService
 ) -> None:
-    # The real host's check reads the fake Billing Catalog (real CloudCatalogClient) beside the EndpointService;
+    # The real host's check reads the fake Billing Catalog (real CloudCatalogClient) beside the endpoints;
     # its SKUs are worded as billing records show them (tests/fakes/prediction_skus.py), with test prices.
     catalog = FakeCloudCatalog()
     add_prediction_skus(catalog)

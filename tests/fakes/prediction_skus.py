@@ -2,7 +2,7 @@
 
 Sources (read 2026-11-29; docs/batch-prediction.md, Sources, says what each holds):
 - A Google Cloud Japan billing report of an on-demand a3-highgpu-1g endpoint in us-central1 (zenn, "ハイエンド
-  GPU が最大約半額に！..."): "Vertex AI: Online/Batch Prediction A3 Predefined Instance Core running in Iowa"
+  GPU が最大約半額に ..."): "Vertex AI: Online/Batch Prediction A3 Predefined Instance Core running in Iowa"
   (A002-4323-D900, $0.0293227 per hour), "... A3 Predefined Instance Ram running in Iowa" (2424-9F04-82A8,
   $0.0025534 per gigabyte hour); with flex-start, "Vertex AI: Online/Batch Prediction management fee on A3
   Instance Core in Iowa" (9AC1-7D9B-C47E).
@@ -43,6 +43,8 @@ def add_prediction_skus(fake: FakeCloudCatalog) -> None:
     fake.add_sku(f"{PREFIX} A2 Instance Ram running in Americas", A2_RAM, regions=AMERICAS, unit="GiBy.h")
     fake.add_sku(f"{PREFIX} Nvidia A100 80gb GPU running in Iowa", A100_80GB, regions=IOWA)
     fake.add_sku(f"{PREFIX} management fee on A2 Instance Core in Iowa", A2_FEE_CORE, regions=IOWA)
-    fake.add_sku(f"{PREFIX} management fee on A2 Instance RAM in Iowa", A2_FEE_RAM, regions=IOWA, unit="GiBy.h")
+    fake.add_sku(
+        f"{PREFIX} management fee on A2 Instance RAM in Iowa", A2_FEE_RAM, regions=IOWA, unit="GiBy.h"
+    )
     fake.add_sku(f"{PREFIX} A3 Predefined Instance Core running in Iowa", A3_CORE, regions=IOWA)
     fake.add_sku(f"{PREFIX} A3 Predefined Instance Ram running in Iowa", A3_RAM, regions=IOWA, unit="GiBy.h")

@@ -46,7 +46,8 @@ def test_without_a_sourced_price_the_plan_says_so_and_why(capsys, tmp_path) -> N
     assert {"type": "gcp:vertex/aiEndpoint:AiEndpoint", "name": "endpoint"} in found["resources"]
     code, text = plan(capsys, tmp_path, endpoint=SERVING)
     assert "Online serving (billed every hour it is deployed, requests or not" in text
-    assert "no sourced price, priced at preview from the Billing Catalog (n1-standard-2 in us-central1" in text
+    unpriced = "no sourced price, priced at preview from the Billing Catalog (n1-standard-2 in us-central1"
+    assert unpriced in text
     assert "maxCostUsd does not apply: a deployment has no end" in text
 
 

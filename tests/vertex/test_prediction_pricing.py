@@ -29,17 +29,17 @@ N1_STANDARD_4 = 4 * N1_CORE + 15 * N1_RAM
 TRAINING_CORE, TRAINING_RAM = 0.0401, 0.0054
 
 
+def add_training_n1(fake) -> None:
+    core, ram = "Custom Training N1 Predefined Instance Core", "Custom Training N1 Predefined Instance Ram"
+    fake.add_sku(f"{core} running in Americas", TRAINING_CORE, regions=AMERICAS)
+    fake.add_sku(f"{ram} running in Americas", TRAINING_RAM, regions=AMERICAS, unit="GiBy.h")
+
+
 @pytest.fixture
 def catalog(fake_vertex_and_catalog):
     _jobs, fake = fake_vertex_and_catalog
     add_prediction_skus(fake)
-    fake.add_sku("Custom Training N1 Predefined Instance Core running in Americas", TRAINING_CORE, regions=AMERICAS)
-    fake.add_sku(
-        "Custom Training N1 Predefined Instance Ram running in Americas",
-        TRAINING_RAM,
-        regions=AMERICAS,
-        unit="GiBy.h",
-    )
+    add_training_n1(fake)
     return fake
 
 
@@ -64,7 +64,9 @@ def test_a_deployed_node_is_its_cores_and_memory_at_the_prediction_skus(catalog)
     assert cost.hourly(3) == pytest.approx(3 * N1_STANDARD_4)
     assert cost.source == CATALOG_SOURCE and CATALOG_SOURCE in cost.text()
     # Training keeps its own SKUs: the same machine trains at the training parts' prices.
-    assert pricing.hourly_price("us-east1", "n1-standard-4") == pytest.approx(4 * TRAINING_CORE + 15 * TRAINING_RAM)
+    assert pricing.hourly_price("us-east1", "n1-standard-4") == pytest.approx(
+        4 * TRAINING_CORE + 15 * TRAINING_RAM
+    )
     assert catalog.methods() == ["ListSkus"]  # one listing serves both
 
 
@@ -112,10 +114,7 @@ def test_spot_and_an_unreadable_or_offline_catalog_give_no_prediction_figure(cat
 
 def test_only_prediction_skus_price_a_prediction_node(fake_vertex_and_catalog):
     _jobs, fake = fake_vertex_and_catalog
-    fake.add_sku("Custom Training N1 Predefined Instance Core running in Americas", TRAINING_CORE, regions=AMERICAS)
-    fake.add_sku(
-        "Custom Training N1 Predefined Instance Ram running in Americas", TRAINING_RAM, regions=AMERICAS, unit="GiBy.h"
-    )
+    add_training_n1(fake)
     assert pricing.prediction_hourly("us-east1", "n1-standard-4") is None
     assert pricing.hourly_price("us-east1", "n1-standard-4") is not None
 
@@ -134,9 +133,31 @@ def test_a_batch_job_is_priced_and_counted_by_the_dollar_cap(catalog):
     pools = placement.pools(props)
     rate = pricing.shape_rate("us-central1", pools, "STANDARD", "demo-project")
     assert rate is not None and rate.usd == pytest.approx(2 * N1_STANDARD_4) and not rate.bound
-    assert pricing.estimate_usd("us-central1", pools, "STANDARD", 1800) == pytest.approx(N1_STANDARD_4, abs=1e-4)
+    assert pricing.estimate_usd("us-central1", pools, "STANDARD", 1800) == pytest.approx(
+        N1_STANDARD_4, abs=1e-4
+    )
     verdict = limits.verdict(props, 0, placement.primary_shape(props))
     assert verdict.skipped is None and verdict.missing == ()
     assert limits.verdict({**props, "max_hourly_usd": 0.3}, 0, placement.primary_shape(props)).key == (
         "max_hourly_usd"
+    )
+
+
+@pytest.mark.parametrize("kind", ["ANY_RESERVATION", "SPECIFIC_RESERVATION"])
+def test_a_node_that_may_take_a_reservation_has_no_figure(catalog, kind):
+    # With a reservation Vertex bills Compute Engine's prices plus a management fee ("Use reservations with
+    # batch inference", Billing): the on-demand prediction SKUs are not its bill.
+    affinity = {"type": kind, "reservation": "projects/p/zones/us-central1-a/reservations/r"}
+    cost = deployment_spec.cost(deployment(reservation_affinity=affinity))
+    assert cost is not None and cost.node_hourly_usd is None and "reservation" in cost.why
+    props = batch_props(reservation_affinity=affinity)
+    (pool,) = placement.pools(props)
+    assert pool.reserved and pricing.pool_hourly("us-central1", pool) is None
+    assert pricing.missing("us-central1", [pool], "STANDARD") == [
+        f"n1-standard-4 (us-central1, batch prediction: {pricing.RESERVED_WHY})"
+    ]
+    # NO_RESERVATION runs on demand: priced.
+    none = {"type": "NO_RESERVATION"}
+    assert deployment_spec.cost(deployment(reservation_affinity=none)).node_hourly_usd == pytest.approx(
+        N1_STANDARD_4
     )

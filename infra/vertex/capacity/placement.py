@@ -16,7 +16,7 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from infra.vertex.capacity.machines import STRATEGIES
-from infra.vertex.capacity.reservations import CONSUMING_STRATEGIES, Reservation
+from infra.vertex.capacity.reservations import CONSUMING_STRATEGIES, Reservation, consumes
 
 SHAPE_KEYS = (
     "machine_type",
@@ -87,6 +87,7 @@ class Pool:
     accelerator_count: int = 0
     replica_count: int = 1
     prediction: bool = False  # a batch prediction machine (PREDICTION_POOL): priced at prediction prices
+    reserved: bool = False  # a prediction machine that may consume a reservation (reservations.consumes)
 
     @classmethod
     def of(cls, pool: Mapping[str, Any]) -> Pool:
@@ -122,6 +123,7 @@ def pools(props: Mapping[str, Any]) -> list[Pool]:
             accelerator_count=int(props.get("accelerator_count") or 0),
             replica_count=int(replicas),
             prediction=True,
+            reserved=consumes(props.get("reservation_affinity")),
         )
     ]
 

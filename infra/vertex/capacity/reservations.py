@@ -66,6 +66,13 @@ class Reservation:
         return affinity
 
 
+def consumes(value: Mapping[str, Any] | None) -> bool:
+    """The affinity lets the machines take a reservation (ANY_ or SPECIFIC_RESERVATION): billed then at
+    Compute Engine's prices plus a Vertex management fee, not at Vertex's own machine SKUs."""
+    found = Reservation.of(value)
+    return found is not None and found.type != "NO_RESERVATION"
+
+
 def zone_region(zone: str) -> str:
     """`us-central1-a` -> `us-central1`."""
     return zone.rsplit("-", 1)[0]

@@ -111,17 +111,24 @@ BELOW_ON_DEMAND = {"SPOT": SPOT_PRICING_URL, "FLEX_START": FLEX_START_PRICING_UR
 _TRAINING = re.compile(r"\btraining\b", re.IGNORECASE)
 # Vertex AI's prediction SKUs, as billing records name them (read 2026-11-29; docs/batch-prediction.md,
 # Sources): "Vertex AI: Online/Batch Prediction A3 Predefined Instance Core running in Iowa" (A002-4323-D900),
-# "... A3 Predefined Instance Ram running in Iowa" (2424-9F04-82A8), "... Nvidia H100 80gb GPU running in Iowa"
-# (AE9C-DB60-DF46): the whole bill of an on-demand a3-highgpu-1g endpoint in a Google Cloud Japan billing
-# report; "... A2 Instance Core running in Americas" (F86F-168E-2FB6), "... Nvidia A100 80gb GPU running in
-# Iowa" (72B6-EE31-7A41); "... N1 Predefined Instance Core running in" (a price check run against the live
-# catalog). One set for online and batch prediction ("Online/Batch").
+# "... A3 Predefined Instance Ram running in Iowa" (2424-9F04-82A8), "... Nvidia H100 80gb GPU running in
+# Iowa" (AE9C-DB60-DF46): the whole bill of an on-demand a3-highgpu-1g endpoint in a Google Cloud Japan
+# billing report; "... A2 Instance Core running in Americas" (F86F-168E-2FB6), "... Nvidia A100 80gb GPU
+# running in Iowa" (72B6-EE31-7A41); "... N1 Predefined Instance Core running in" (a price check run against
+# the live catalog). One set for online and batch prediction ("Online/Batch").
 PREDICTION_SKU_NAME = re.compile(r"^Vertex AI: Online/Batch Prediction\b", re.IGNORECASE)
 # Never what an on-demand prediction node pays: the management fee Vertex adds where a node consumes a
 # Compute Engine reservation ("Use reservations with batch inference", Billing) or runs flex-start (the same
 # report), and any commitment, Spot or DWS SKU.
-_NOT_PREDICTION_PARTS = re.compile(r"management fee|commit|reserv|\bdws\b|flex|dynamic workload", re.IGNORECASE)
+_NOT_PREDICTION_PARTS = re.compile(
+    r"management fee|commit|reserv|\bdws\b|flex|dynamic workload", re.IGNORECASE
+)
 TRAINING, PREDICTION = "training", "prediction"
+# A prediction machine that may consume a reservation is billed otherwise ("Use reservations with batch
+# inference", Billing: Compute Engine's prices for the resources plus Vertex's management fee): no figure.
+RESERVED_WHY = (
+    "may consume a reservation, billed at Compute Engine's prices plus a Vertex management fee: none read"
+)
 # Never a list price of a training part: commitments, reservations, prediction, and Dynamic Workload Scheduler
 # (FLEX_START) SKUs, which may carry usage_type "OnDemand" but are not what a STANDARD job pays.
 _NOT_LIST_PARTS = re.compile(
@@ -254,7 +261,7 @@ class Catalog:
 
     @classmethod
     def skus(cls, project: str | None) -> list[CatalogSku] | None:
-        """The training and prediction SKUs, or None when the catalog cannot be read (said once, on stderr)."""
+        """The training and prediction SKUs, or None when the catalog cannot be read (said once)."""
         with cls._lock:
             if cls._skus is None and cls._failed is None:
                 try:
@@ -304,7 +311,7 @@ def hourly_price(
 
 
 def prediction_source(region: str, pool: Pool, project: str | None = None) -> bool:
-    """The catalog prices every item of this prediction pool (its figure is the catalog's, not the table's)."""
+    """The catalog prices every item of this prediction pool (the catalog's figure, not the table's)."""
     skus = Catalog.skus(project)
     return skus is not None and all(
         catalog_price(skus, region, item, "STANDARD", PREDICTION) is not None for item in pool_items(pool)
@@ -325,6 +332,8 @@ def pool_hourly(
     """Replicas x (machine + accelerators) per hour for one worker pool; None when any part has no price
     (a prediction pool: at prediction prices only)."""
     predicting = pool.prediction
+    if predicting and pool.reserved:
+        return None  # billed at Compute Engine's prices plus a management fee (RESERVED_WHY)
 
     def price(item: str) -> float | None:
         if predicting:
@@ -374,8 +383,11 @@ def missing(
 ) -> list[str]:
     """The items of these pools that have no price, e.g. `NVIDIA_L4 (us-central1, SPOT)`."""
     strategy = strategy_name(strategy)
-    predicting = dict.fromkeys(item for pool in pools if pool.prediction for item in pool_items(pool))
-    unsourced = [
+    reserved = dict.fromkeys(item for pool in pools if pool.reserved for item in pool_items(pool))
+    predicting = dict.fromkeys(
+        item for pool in pools if pool.prediction and not pool.reserved for item in pool_items(pool)
+    )
+    unsourced = [f"{item} ({region}, batch prediction: {RESERVED_WHY})" for item in reserved] + [
         f"{item} ({region}, batch prediction: no sourced price)"
         for item in predicting
         if prediction_hourly(region, item, project) is None

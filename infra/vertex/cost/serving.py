@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infra.vertex.capacity.placement import Pool
-from infra.vertex.cost.pricing import PREDICTION_PRICE_URL, pool_hourly, prediction_source
+from infra.vertex.cost.pricing import PREDICTION_PRICE_URL, RESERVED_WHY, pool_hourly, prediction_source
 
 MONTH_HOURS_BOUND = 31 * 24
 SOURCE = f"Vertex AI prediction prices, {PREDICTION_PRICE_URL}"
@@ -67,9 +67,12 @@ def serving_cost(
     max_replicas: int,
     spot: bool,
     project: str | None = None,
+    reserved: bool = False,
 ) -> ServingCost:
     if spot:
         return ServingCost(None, min_replicas, max_replicas, f"Spot prediction in {region}: none read")
+    if reserved:
+        return ServingCost(None, min_replicas, max_replicas, f"a node that {RESERVED_WHY}")
     node = Pool(machine_type, accelerator_type, accelerator_count, 1, prediction=True)
     price = pool_hourly(region, node, "STANDARD", project)
     if price is not None:

@@ -22,7 +22,7 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from infra.dynamic.preview_inputs import is_unknown
-from infra.vertex.capacity.reservations import Reservation, parse_affinity, reservation_failures
+from infra.vertex.capacity.reservations import Reservation, consumes, parse_affinity, reservation_failures
 from infra.vertex.capacity.shape_checks import accelerator_failures
 from infra.vertex.cost.serving import ServingCost, serving_cost
 
@@ -158,7 +158,8 @@ def validate(props: Mapping[str, Any]) -> Failures:
 def cost(props: Mapping[str, Any]) -> ServingCost | None:
     """The deployment's price (cost/serving.py); None while a preview leaves its shape unknown."""
     keys = ("region", "machine_type", "accelerator_type", "accelerator_count", "min_replica_count", "spot")
-    if any(is_unknown(props.get(k)) for k in (*keys, "max_replica_count")) or "machine_type" not in props:
+    shape = (*keys, "max_replica_count", "reservation_affinity")
+    if any(is_unknown(props.get(k)) for k in shape) or "machine_type" not in props:
         return None
     return serving_cost(
         str(props["region"]),
@@ -169,6 +170,7 @@ def cost(props: Mapping[str, Any]) -> ServingCost | None:
         int(props.get("max_replica_count") or props["min_replica_count"]),
         props.get("spot") is True,
         props["project"] if isinstance(props.get("project"), str) and props["project"] else None,
+        consumes(props.get("reservation_affinity")),
     )
 
 
