@@ -72,7 +72,7 @@ def test_up_refresh_retrain_and_destroy(start_host, fake: FakeEndpointService) -
     assert list(host.check(preview).failures) == []
 
     first_inputs = host.check(recorded("1")).inputs
-    # What check says of the price (no sourced prediction price yet) and of maxCostUsd, on the CLI's stderr.
+    # What check says of the price (no Billing Catalog here: no sourced price) and of maxCostUsd, on stderr.
     assert "costs no sourced price (n1-standard-2 in us-central1: no row in Vertex AI prediction prices" in (
         host.stderr()
     )

@@ -120,7 +120,7 @@ class BatchPredictionKind(JobKind):
         if "estimated_cost_usd" in outputs:
             parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f}")
         elif outputs.get("runner") == "vertex":
-            parts.append("no cost estimate (no sourced price for batch prediction machines)")
+            parts.append("no cost estimate (no sourced price for its machines)")
         return "; ".join(parts)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
