@@ -125,8 +125,8 @@ def check_data(
     if image_size is not None and image_size != meta.image_size:
         raise TrainerError(
             f"--image-size {image_size} contradicts {data_dir}/metadata.json (image_size {meta.image_size}). "
-            f"Pass --image-size {meta.image_size} (or omit it), or recreate the data with "
-            f"`python -m trainer.create_tfrecords ... --image-size {image_size}`."
+            f"Pass --image-size {meta.image_size} (or omit it), or convert the data again with the "
+            f"create_tfrecords command that made it and --image-size {image_size}."
         )
     classes = len(meta.class_names)
     if classes < 2:

@@ -23,6 +23,7 @@ from infra.config import (
     hyperparameters,
     model_registry,
     placeholders,
+    regions,
     shapes,
     suggest,
     trainer,
@@ -245,6 +246,13 @@ def _unknown_key_fix(
         return f"remove it with {remove} (docs/stack.md lists the keys)"
     rendered = _rendered(_as_target(hint, value))
     refused = _refusal(hint, _as_target(hint, value), values, stack, root) if values is not None else None
+    current = values.get(f"{NAMESPACE}:{hint}") if values is not None else None
+    if refused is not None and _rendered(current) is not None:
+        # The value would fail there too, and the stack sets that key already: its value is the one to keep.
+        return (
+            f"did you mean {NAMESPACE}:{hint}? the stack's {hint} is {_rendered(current)}, and {value!r} "
+            f"would not do for it ({refused.problem}): run {remove}"
+        )
     if refused is not None:
         # The value would fail there too: that key's own problem and fix, not a command that sets it.
         return (
@@ -362,6 +370,15 @@ def _without_repeats(error: ConfigError, own: list[ConfigError]) -> ConfigError:
     return error if len(kept) == len(found) else (kept[0] if len(kept) == 1 else ConfigErrors(kept))
 
 
+def _region_fix(value: str) -> str:
+    """The command for the nearest region, the others listed; without one, where the list is."""
+    near = regions.nearest(value)
+    if not near:
+        return set_fix("region", "us-central1") + " (`gcloud ai locations list` lists the regions)"
+    others = f" (or {', '.join(near[1:])})" if len(near) > 1 else ""
+    return set_fix("region", near[0]) + others
+
+
 def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_ids: bool) -> StackConfig:
     """One pass over the values: the first problem found is raised."""
     if not _STACK.match(stack):
@@ -397,7 +414,7 @@ def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_id
         raise ConfigError(
             "region",
             f"{region!r} is not a region like us-central1 (zones such as us-central1-a are not)",
-            "use a region",
+            _region_fix(region),
         )
 
     machine_type = read.str("machineType", "n1-standard-8", "n1-standard-8")

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config.reader import NAMESPACE, ConfigError, Reader, raise_all
+from infra.config.reader import NAMESPACE, ConfigError, Reader, raise_all, set_fix
 from infra.vertex.capacity.machines import STRATEGIES
 
 KEYS = (
@@ -86,9 +86,27 @@ def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | N
                 f"set {fields[field]} to a count {machine} takes, or pick a machine type for {count} "
                 f"(docs/stack.md)"
                 if field == "accelerator_count" and accelerator and count
+                else _machine_fix(fields["machine_type"], accelerator, count)
+                if field == "machine_type"
                 else "pick a matching machine type and accelerator (docs/stack.md)"
             )
             raise ConfigError(fields[field], reason, fix)
+
+
+def _machine_fix(key: str, accelerator: str | None, count: int) -> str:
+    """The machine types that take `count` x `accelerator` (the machine facts), the first as a command."""
+    from infra.vertex.capacity.machines import KNOWN_MACHINE_TYPES, machine_family
+    from infra.vertex.capacity.shape_checks import gpu_failures
+
+    if not accelerator:
+        return "pick a matching machine type and accelerator (docs/stack.md)"
+    fits = sorted(
+        (m for m in KNOWN_MACHINE_TYPES if not gpu_failures("", m, accelerator, count)),
+        key=lambda m: (machine_family(m), len(m), m),
+    )
+    if not fits:
+        return f"pick a machine type that takes {count} x {accelerator} (docs/stack.md)"
+    return f"{set_fix(key, fits[0])} (machine types that take {count} x {accelerator}: {', '.join(fits)})"
 
 
 def _reservation(key: str, value: Any) -> dict[str, Any]:

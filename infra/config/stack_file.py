@@ -36,8 +36,36 @@ def load_stack(stack: str, root: Path = REPO_ROOT, *, allow_example_ids: bool = 
 def stack_values(stack: str, root: Path = REPO_ROOT) -> dict[str, object]:
     """The `config:` section of Pulumi.<stack>.yaml (the values Pulumi hands the program)."""
     path = stack_path(stack, root)
+    text = path.read_text()
     try:
-        document = yaml.safe_load(path.read_text()) or {}
+        document = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError("(stack file)", f"{path} is not valid YAML: {exc}", "fix the file") from None
+        raise yaml_error(path, text, exc) from None
     return dict((document.get("config") or {}) if isinstance(document, dict) else {})
+
+
+def yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> ConfigError:
+    """The parser's own line and column, the line shown, and that line as it would parse where the slip is
+    its indentation (the usual mistake in a hand-edited stack file)."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return ConfigError("(stack file)", f"{path} is not valid YAML: {exc}", f"correct {path.name}")
+    lines = text.splitlines()
+    shown = lines[mark.line] if mark.line < len(lines) else ""
+    number = mark.line + 1
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context_mark", None)
+    block = f" (in the block from line {context.line + 1})" if context is not None else ""
+    where = f"{path} line {number}, column {mark.column + 1}: {problem}{block}:\n    {number} | {shown}"
+    indent = len(shown) - len(shown.lstrip())
+    if context is not None and context.line != mark.line and shown.strip() and indent != context.column:
+        fixed = " " * context.column + shown.lstrip()
+        return ConfigError(
+            "(stack file)", where, f"indent line {number} as line {context.line + 1} is: `{fixed}`"
+        )
+    if not shown.strip() and context is not None and context.line < len(lines):
+        opened = lines[context.line].strip()
+        return ConfigError(
+            "(stack file)", where, f"close what line {context.line + 1} of {path.name} opens: `{opened}`"
+        )
+    return ConfigError("(stack file)", where, f"correct line {number} of {path.name}: `{shown.strip()}`")
