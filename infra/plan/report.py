@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from infra.config.reader import ConfigError
+from infra.plan import verdict
 from infra.plan.jobs import PlannedJob, PlannedShape
 from infra.plan.program import Declared
 from infra.vertex.cost import pricing
@@ -38,8 +39,8 @@ class Plan:
 
     @property
     def failures(self) -> list[str]:
-        """What the providers' checks would refuse, one line each."""
-        return [f"{job.name}: {prop}: {reason}" for job in self.jobs for prop, reason in job.failures]
+        """What the providers' checks would refuse, one line each (as preflight prints them)."""
+        return [verdict.refusal_line(*found) for found in verdict.refusals(list(self.jobs))]
 
 
 def as_json(plan: Plan) -> str:
@@ -167,7 +168,8 @@ def as_text(plan: Plan) -> str:
         *_footnotes(plan),
     ]
     if plan.failures:
-        lines += ["", "ERROR: `pulumi up` would refuse the inputs above; fix the stack keys they come from."]
+        lines += ["", *(f"ERROR: {line}" for line in plan.failures)]
+        lines += ["Fix the stack keys these inputs come from (`make preflight` says the same)."]
     return "\n".join(lines)
 
 
