@@ -12,9 +12,10 @@ LOGIN = "gcloud auth application-default login"
 SIGN_IN = f"sign in with `{LOGIN}`"
 
 
-def credentials_problem() -> str | None:
-    """Why Google APIs cannot be called (no usable Application Default Credentials), None when they can."""
-    if os.environ.get(EMULATOR_ENV):
+def credentials_problem(emulator_env: str = EMULATOR_ENV) -> str | None:
+    """Why Google APIs cannot be called (no usable Application Default Credentials), None when they can (or
+    when `emulator_env` points the clients at an emulator)."""
+    if os.environ.get(emulator_env):
         return None
     import google.auth
     from google.auth import exceptions as auth_exceptions

@@ -56,7 +56,10 @@ def yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> ConfigError:
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context_mark", None)
     block = f" (in the block from line {context.line + 1})" if context is not None else ""
-    where = f"{path} line {number}, column {mark.column + 1}: {problem}{block}:\n    {number} | {shown}"
+    where = (
+        f"{path} is not valid YAML: line {number}, column {mark.column + 1}: {problem}{block}:\n"
+        f"    {number} | {shown}"
+    )
     indent = len(shown) - len(shown.lstrip())
     if context is not None and context.line != mark.line and shown.strip() and indent != context.column:
         fixed = " " * context.column + shown.lstrip()
