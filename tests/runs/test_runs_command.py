@@ -190,6 +190,21 @@ def test_an_unknown_stack_and_an_unreadable_bucket_are_clear_errors(
     assert "gcloud auth application-default login" in err
 
 
+def test_no_credentials_is_one_line_naming_the_login_command(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """As `leftovers` and `preflight` say it: no raw DefaultCredentialsError with its paragraph."""
+    monkeypatch.setattr(runs, "load_stack", stack_config)
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))  # no ADC file where gcloud keeps it
+    monkeypatch.setenv("NO_GCE_CHECK", "true")  # and no metadata server
+    assert runs.main(["--stack", "dev"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: cannot list the runs under gs://acme-vt-dev-dev-training: no Google credentials on this "
+        "machine; sign in with `gcloud auth application-default login`"
+    ]
+
+
 def test_a_stack_file_that_is_not_yaml_is_a_config_error(tmp_path) -> None:
     (tmp_path / "Pulumi.broken.yaml").write_text("config: [unclosed\n")
     with pytest.raises(ConfigError, match=r"Pulumi\.broken\.yaml is not valid YAML"):
