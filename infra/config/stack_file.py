@@ -45,30 +45,39 @@ def stack_values(stack: str, root: Path = REPO_ROOT) -> dict[str, object]:
 
 
 def yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> ConfigError:
-    """The parser's own line and column, the line shown, and that line as it would parse where the slip is
-    its indentation (the usual mistake in a hand-edited stack file)."""
-    mark = getattr(exc, "problem_mark", None)
-    if mark is None:
-        return ConfigError("(stack file)", f"{path} is not valid YAML: {exc}", f"correct {path.name}")
+    """The parser's own line and column with the line shown, and a fix for that line: its indentation as the
+    line before it (the usual slip in a hand-edited stack file), the bracket it leaves open, or the line."""
+    return ConfigError("(stack file)", *_yaml_problem(path, text, exc))
+
+
+def _yaml_problem(path: Path, text: str, exc: yaml.YAMLError) -> tuple[str, str]:
     lines = text.splitlines()
-    shown = lines[mark.line] if mark.line < len(lines) else ""
-    number = mark.line + 1
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context_mark", None)
-    block = f" (in the block from line {context.line + 1})" if context is not None else ""
+    mark = getattr(exc, "problem_mark", None)
+    position = getattr(exc, "position", None)  # a character YAML does not take (yaml.reader.ReaderError)
+    if mark is None and not isinstance(position, int):
+        return f"{path} is not valid YAML: {exc}", f"correct {path.name}"
+    if mark is None:
+        number = text.count("\n", 0, position) + 1
+        shown = lines[number - 1] if number <= len(lines) else ""
+        character = getattr(exc, "character", None)
+        code = f" (U+{character:04X})" if isinstance(character, int) else ""
+        what = f"{getattr(exc, 'reason', exc)}{code}"
+        return (
+            f"{path} is not valid YAML: line {number}: {what}:\n    {number} | {shown!r}",
+            f"remove that character from line {number} of {path.name}",
+        )
+    number, shown = mark.line + 1, lines[mark.line] if mark.line < len(lines) else ""
     where = (
-        f"{path} is not valid YAML: line {number}, column {mark.column + 1}: {problem}{block}:\n"
+        f"{path} is not valid YAML: line {number}, column {mark.column + 1}: {exc.problem}:\n"
         f"    {number} | {shown}"
     )
-    indent = len(shown) - len(shown.lstrip())
-    if context is not None and context.line != mark.line and shown.strip() and indent != context.column:
-        fixed = " " * context.column + shown.lstrip()
-        return ConfigError(
-            "(stack file)", where, f"indent line {number} as line {context.line + 1} is: `{fixed}`"
-        )
+    above = [line for line in lines[: mark.line] if line.strip() and not line.lstrip().startswith("#")]
+    before = above[-1] if above else ""
+    indent, before_indent = (len(line) - len(line.lstrip()) for line in (shown, before))
+    if shown.strip() and before and not before.rstrip().endswith(":") and indent != before_indent:
+        fixed = " " * before_indent + shown.lstrip()
+        return where, f"indent line {number} as the line before it: `{fixed}`"
+    context = getattr(exc, "context_mark", None)
     if not shown.strip() and context is not None and context.line < len(lines):
-        opened = lines[context.line].strip()
-        return ConfigError(
-            "(stack file)", where, f"close what line {context.line + 1} of {path.name} opens: `{opened}`"
-        )
-    return ConfigError("(stack file)", where, f"correct line {number} of {path.name}: `{shown.strip()}`")
+        return where, f"close what line {context.line + 1} of {path.name} opens: `{lines[context.line].strip()}`"
+    return where, f"correct line {number} of {path.name}: `{shown.strip()}`"
