@@ -16,6 +16,8 @@ from infra.vertex.cost.pricing import Catalog
 
 def make_plan(stack: str, root: Path) -> Plan:
     """The stack's plan: its file read by the program's own loader, the program run as a first preview."""
+    from infra.stack import image_uris
+
     Catalog.offline()  # prices from the cited table: the plan reads nothing from Google
     cfg = load_stack(stack, root, allow_example_ids=True)
     resources, jobs = program(cfg, root)
@@ -28,7 +30,8 @@ def make_plan(stack: str, root: Path) -> Plan:
     # Resources by type and name (the engine registers them in whatever order their inputs resolve); jobs in
     # the order registered, which follows their dependencies: the order they run in.
     ordered = tuple(sorted(resources, key=lambda r: (r.type, r.name)))
-    return Plan(stack, cfg.gcp_project, ordered, tuple(jobs), notes)
+    images = tuple(image_uris(cfg).items())
+    return Plan(stack, cfg.gcp_project, ordered, tuple(jobs), notes, images)
 
 
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:

@@ -28,6 +28,7 @@ class Plan:
     resources: tuple[Declared, ...]
     jobs: tuple[PlannedJob, ...]
     notes: tuple[str, ...] = ()
+    images: tuple[tuple[str, str], ...] = ()  # (name, repository/image:content-tag) the stack builds
 
     @property
     def worst_case_usd(self) -> float | None:
@@ -50,6 +51,7 @@ def as_json(plan: Plan) -> str:
             "stack": plan.stack,
             "project": plan.project,
             "resources": [{"type": r.type, "name": r.name} for r in plan.resources],
+            "images": [{"name": name, "uri": uri} for name, uri in plan.images],
             "jobs": [job.as_json() for job in plan.jobs],
             "worst_case_usd": None if worst is None else round(worst, 2),
             "notes": list(plan.notes),
@@ -151,6 +153,9 @@ def as_text(plan: Plan) -> str:
     ]
     width = max((len(r.type) for r in plan.resources), default=0)
     lines += [f"  {r.type:<{width}}  {r.name}" for r in plan.resources]
+    if plan.images:
+        lines += ["", "Images it builds (tagged by their content here; `pulumi up` pins each by digest):"]
+        lines += [f"  {name:<8} {uri}" for name, uri in plan.images]
     lines += [
         "",
         "Jobs, in the order they run (each shape: machine, GPU x count, strategy, region, hourly price):",
@@ -182,6 +187,7 @@ def errors_json(stack: str, errors: Sequence[ConfigError]) -> str:
         "jobs": [],
         "worst_case_usd": None,
         "notes": [],
+        "images": [],
     }
     return json.dumps({"stack": stack, **empty, "errors": found}, indent=2)
 

@@ -250,10 +250,15 @@ def test_stored_resource_reads_diffs_updates_and_deletes(
         check_read(case, host, entry)
 
         # The same program today: its inputs carry today's `__provider` blob, which is no change.
-        news = host.check(case.inputs(base), olds=to_struct(entry["inputs"]))
+        kept = {key: entry["outputs"][key] for key in case.upgraded}
+        news = host.check(case.inputs(base, **kept), olds=to_struct(entry["inputs"]))
         assert list(news.failures) == []
         same = host.diff(entry["id"], to_struct(entry["outputs"]), news.inputs)
         assert same.changes == proto.DiffResponse.DIFF_NONE, (list(same.diffs), list(same.replaces))
+        if case.upgraded:  # today's program: replaced on exactly those inputs, the new one created first
+            today = host.check(case.inputs(base), olds=to_struct(entry["inputs"])).inputs
+            upgrade = host.diff(entry["id"], to_struct(entry["outputs"]), today)
+            assert sorted(upgrade.replaces) == sorted(case.upgraded) and not upgrade.deleteBeforeReplace
 
         if case.update is not None:
             check_update(case, host, entry, base)

@@ -212,7 +212,9 @@ def test_source_archive_holds_only_the_function_files(run: MockedRun) -> None:
     assert isinstance(archive, pulumi.AssetArchive)
     assert sorted(archive.assets) == ["job_kinds.py", "live_jobs.py", "main.py", "requirements.txt"]
     for name, asset in archive.assets.items():
-        assert Path(asset.path) == killswitch.GUARD_DIR / name
+        assert Path(asset.path) == killswitch.source_path(name)
+    # The runtime pip-installs requirements.txt: what it gets is the hashed lock (tests/ci/test_locks.py).
+    assert Path(archive.assets["requirements.txt"].path).name == "requirements.lock"
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -246,7 +248,8 @@ def test_the_role_holds_list_get_and_cancel_of_every_kind_in_the_one_table() -> 
 
 def test_source_name_changes_with_the_source(tmp_path: Path) -> None:
     for name in killswitch.SOURCE_FILES:
-        (tmp_path / name).write_bytes((killswitch.GUARD_DIR / name).read_bytes())
+        uploaded = killswitch.source_path(name, tmp_path)
+        uploaded.write_bytes(killswitch.source_path(name).read_bytes())
     same = killswitch.source_digest(tmp_path)
     assert same == killswitch.source_digest()
     (tmp_path / "main.py").write_text((tmp_path / "main.py").read_text() + "\n# changed\n")

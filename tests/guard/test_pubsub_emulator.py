@@ -29,7 +29,7 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1, pubsub_v1
 
-from infra.components.killswitch import ENTRY_POINT, GUARD_DIR, SOURCE_FILES
+from infra.components.killswitch import ENTRY_POINT, SOURCE_FILES, source_path
 from infra.guard import main
 from tests.fakes.vertex import TERMINAL, FakeJobService
 from tests.fakes.vertex_jobs import FakeVertexJobs
@@ -157,7 +157,7 @@ def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
     # a module the function imports but the archive leaves out fails here.
     source = tmp_path_factory.mktemp("function-source")
     for name in SOURCE_FILES:
-        shutil.copy(GUARD_DIR / name, source / name)
+        shutil.copy(source_path(name), source / name)
     env = {
         **os.environ,
         "VERTEX_AI_EMULATOR_HOST": vertex_host,

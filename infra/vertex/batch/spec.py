@@ -30,7 +30,7 @@ from infra.vertex.capacity.shape_checks import count_failures, fallback_shape
 from infra.vertex.cost import limits
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
-from infra.vertex.prediction_image import prediction_image
+from infra.vertex.serving_container import container_spec
 
 # The shape keys a batch prediction's fallbacks may change: its machine (and its reservation: the
 # MachineSpec of BatchDedicatedResources has `reservation_affinity`, "Optional. Immutable.",
@@ -71,6 +71,7 @@ INPUTS = (
     "reservation_affinity",
     "model",
     "artifact_uri",
+    "serving_image",
     "images",
     "output_dir",
     "max_hourly_usd",
@@ -222,6 +223,9 @@ def _model_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         ]
     if not local and not artifact.startswith("gs://"):
         return [("artifact_uri", f"artifact_uri {artifact!r} must be a gs:// URI for the vertex runner")]
+    image = props.get("serving_image")
+    if not local and not is_unknown(image) and not (isinstance(image, str) and image):
+        return [("serving_image", "serving_image (the image that serves artifact_uri) is required with it")]
     return []
 
 
@@ -287,12 +291,10 @@ def build_job(shaped: Mapping[str, Any], key: str) -> aiplatform_v1.BatchPredict
     if shaped.get("model"):
         job.model = model_name(shaped)
     else:
-        accelerated = bool(shaped.get("accelerator_count"))
         job.unmanaged_container_model = aiplatform_v1.UnmanagedContainerModel(
+            # The local runner runs serving/ from this checkout: no image (check requires one on Vertex).
             artifact_uri=shaped["artifact_uri"],
-            container_spec=aiplatform_v1.ModelContainerSpec(
-                image_uri=prediction_image(shaped.get("region") or "us", accelerated)
-            ),
+            container_spec=container_spec(shaped.get("serving_image") or ""),
         )
     return job
 
@@ -316,6 +318,7 @@ class Inputs:
 
     images: str  # a local folder or gs:// prefix
     output_dir: str
+    artifact_uri: str = ""  # the model directory, when the job names no Model Registry version
 
     @property
     def instances_uri(self) -> str:
@@ -325,4 +328,5 @@ class Inputs:
 def body(props: Mapping[str, Any]) -> Inputs:
     """The kind's body of the (defaulted) props, parsed once by JobRequest.parse (outputs stored by an
     earlier version may lack a key: a delete still parses them)."""
-    return Inputs(str(props.get("images") or ""), str(props.get("output_dir") or ""))
+    images, output_dir = str(props.get("images") or ""), str(props.get("output_dir") or "")
+    return Inputs(images, output_dir, str(props.get("artifact_uri") or ""))
