@@ -1,8 +1,8 @@
 """The commands a message prints, and checks that they run as printed: local ones (the README's form, `make`
 or `.venv/bin/python -m`) run in a fresh shell from a project root; `gcloud` and `pulumi` ones parse.
 
-A command is a backticked text whose first word is one of COMMANDS (`a && b` is two); any other backticked text
-(a line of a file, a key) is not one."""
+A command is a backticked text whose first word is one of COMMANDS (`a && b` is two); any other backticked
+text (a line of a file, a key) is not one."""
 
 from __future__ import annotations
 
@@ -61,7 +61,12 @@ def project_copy(into: Path, stack_files: dict[str, str] | None = None) -> Path:
     root.mkdir()
     for name in ("infra", "trainer", "examples", "policy"):
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for path in [*ROOT.glob("Pulumi*.yaml"), ROOT / "Makefile", ROOT / "pyproject.toml", ROOT / "constraints.txt"]:
+    for path in [
+        *ROOT.glob("Pulumi*.yaml"),
+        ROOT / "Makefile",
+        ROOT / "pyproject.toml",
+        ROOT / "constraints.txt",
+    ]:
         shutil.copy2(path, root / path.name)  # mtimes kept: the .venv's stamp stays newer than them
     (root / ".venv").symlink_to(ROOT / ".venv")
     for name, text in (stack_files or {}).items():

@@ -79,5 +79,8 @@ def _yaml_problem(path: Path, text: str, exc: yaml.YAMLError) -> tuple[str, str]
         return where, f"indent line {number} as the line before it: `{fixed}`"
     context = getattr(exc, "context_mark", None)
     if not shown.strip() and context is not None and context.line < len(lines):
-        return where, f"close what line {context.line + 1} of {path.name} opens: `{lines[context.line].strip()}`"
+        return (
+            where,
+            f"close what line {context.line + 1} of {path.name} opens: `{lines[context.line].strip()}`",
+        )
     return where, f"correct line {number} of {path.name}: `{shown.strip()}`"

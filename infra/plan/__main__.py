@@ -9,8 +9,8 @@ from pathlib import Path
 from infra.config import ConfigError, example_id_error, shapes
 from infra.config.reader import problems
 from infra.config.stack_file import load_stack, stack_values
-from infra.plan.verdict import program
 from infra.plan.report import Plan, as_json, as_text, errors_json, errors_text
+from infra.plan.verdict import program
 from infra.vertex.cost.pricing import Catalog
 
 

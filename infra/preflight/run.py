@@ -134,7 +134,9 @@ def _in_project(
         results.append(checks.guarded("kill-switch role", lambda: checks.kill_switch_role(iam, project)))
     if cfg.batch_prediction is not None and cfg.batch_prediction.images.startswith("gs://"):
         images = cfg.batch_prediction.images
-        results.append(checks.guarded("batch prediction images", lambda: checks.batch_images(images, project)))
+        results.append(
+            checks.guarded("batch prediction images", lambda: checks.batch_images(images, project))
+        )
     values = QuotaValues(quotas, project)
     results += [job_quota(job, values, caller, project) for job in demand.jobs(cfg)]
     return results

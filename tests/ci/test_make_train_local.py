@@ -116,7 +116,10 @@ def test_a_run_folder_that_exists_is_refused_and_kept(tmp_path: Path) -> None:
     kept.mkdir()
     (kept / "run.json").write_text("{}")
     done = subprocess.run(
-        ["make", "--no-print-directory", "train-local", f"LOCAL_RUN={kept}"], cwd=ROOT, capture_output=True, text=True
+        ["make", "--no-print-directory", "train-local", f"LOCAL_RUN={kept}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 2 and f"{kept} exists (another run's folder, kept)" in done.stderr
     assert (kept / "run.json").read_text() == "{}"

@@ -2,7 +2,8 @@
 errors (tests/stack/test_fix_commands.py's cases and the errors outside stack values), a live local job's
 line in `leftovers`, an interrupted `leftovers`, and `runs` without credentials; each local one (`make`,
 `.venv/bin/python -m ...`) run in a fresh shell from a project root (a copy of this one, so what it does stays
-there), each `gcloud` and `pulumi` one parse-checked. The trainer's own: tests/trainer/test_printed_commands.py.
+there), each `gcloud` and `pulumi` one parse-checked. The trainer's own:
+tests/trainer/test_printed_commands.py.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def _local_run_line(monkeypatch: pytest.MonkeyPatch, run_dir: Path) -> str:
     return local_runs.interrupted(None, {"base_output_dir": str(run_dir), "display_name": "train-local"})
 
 
-def _leftovers_lines(local_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> list[str]:
+def _leftovers_lines(
+    local_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> list[str]:
     """A live local job's line (its remove command), and an interrupted listing's last line."""
     status = JobStatus("local/20261129-040000-abcdef", "JOB_STATE_RUNNING", "")
     live = local_jobs.item(local_jobs.LocalJob(local_dir / "runs" / "x", status), "local", str(local_dir))

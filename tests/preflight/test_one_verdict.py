@@ -5,7 +5,6 @@ the caller's credentials, read from a fake of Cloud Storage's JSON API through g
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,22 +13,15 @@ import yaml
 from infra.plan.__main__ import main as plan_main
 from infra.preflight.__main__ import main as preflight_main
 from tests.fakes.storage import FakeStorage
-from tests.preflight.conftest import PROJECT, STACK, Cloud
+from tests.preflight.conftest import STACK, Cloud
 from tests.preflight.test_preflight import fixes, lines, no_credentials
 from tests.stack.conftest import stack_values
+from tests.vertex.conftest import fake_storage  # noqa: F401  (the fixture, by name)
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGES = "gs://pf-images/to-classify/"
 # Batch prediction has no sourced price (its own SKUs), so the dev stack's maxCostUsd refuses it.
 BATCH = {"images": IMAGES}
-
-
-@pytest.fixture
-def storage(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeStorage]:
-    fake = FakeStorage()
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", fake.start())
-    yield fake
-    fake.stop()
 
 
 def plan_errors(root: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -44,9 +36,11 @@ def refusals(out: str) -> list[str]:
 
 
 def test_what_plan_refuses_preflight_reports_in_the_same_words(
-    cloud: Cloud, storage: FakeStorage, capsys: pytest.CaptureFixture[str]
+    cloud: Cloud,
+    fake_storage: FakeStorage,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    storage.put(IMAGES + "cat.png", b"png")
+    fake_storage.put(IMAGES + "cat.png", b"png")
     cloud.write_stack(batchPrediction=BATCH)
     assert cloud.preflight() == 1
     out = capsys.readouterr().out
@@ -71,7 +65,9 @@ def test_without_credentials_the_refusal_is_still_said_and_nothing_comes_before_
 
 
 def test_an_empty_images_prefix_is_missing_with_the_upload_command(
-    cloud: Cloud, storage: FakeStorage, capsys: pytest.CaptureFixture[str]
+    cloud: Cloud,
+    fake_storage: FakeStorage,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     cloud.write_stack(batchPrediction={"images": IMAGES}, allowUnpricedShapes=True)
     assert cloud.preflight() == 1

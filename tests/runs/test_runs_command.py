@@ -147,7 +147,8 @@ def test_local_runs_show_a_local_cpu_whole_numbers_and_fit_120_columns(tmp_path)
         (
             "tuning/tune-local-20261129-041000-5678",
             _record(
-                kind="tuning_job", create_time="2026-11-29T04:10:00+00:00", args=study, metric_id="val_accuracy",
+                kind="tuning_job", create_time="2026-11-29T04:10:00+00:00", args=study,
+                metric_id="val_accuracy",
                 trials=[{"id": str(i)} for i in range(1, 5)], best_trial="1", best_metric=1.0,
                 best_parameters={"batch-size": 8.0, "learning-rate": 0.001}, placement=placement, **local,
             ),

@@ -49,9 +49,6 @@ def _pairs(mistakes: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
     return list(itertools.combinations(mistakes, 2))
 
 
-
-
-
 # Pairs whose checks do read each other: the reservation is checked on the job's machine (a default standing
 # in for a refused machine type could be what refuses it), so only the first is promised.
 DEPENDENT = {("machineType", "reservationAffinity")}

@@ -73,7 +73,9 @@ def test_a_refused_value_under_a_misspelt_key_points_at_the_stacks_own_value() -
 )
 def test_a_number_in_words_is_converted_in_the_fix(key: str, words: str, number: str) -> None:
     fix = fix_of(key, **{key: words})
-    assert fix == f"run `pulumi config set --stack dev vertex-training:{key} {number}` ({words!r} as a number)"
+    assert (
+        fix == f"run `pulumi config set --stack dev vertex-training:{key} {number}` ({words!r} as a number)"
+    )
 
 
 def test_words_that_are_no_number_get_the_example() -> None:
