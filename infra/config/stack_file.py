@@ -68,7 +68,7 @@ def _yaml_problem(path: Path, text: str, exc: yaml.YAMLError) -> tuple[str, str]
         )
     number, shown = mark.line + 1, lines[mark.line] if mark.line < len(lines) else ""
     where = (
-        f"{path} is not valid YAML: line {number}, column {mark.column + 1}: {exc.problem}:\n"
+        f"{path} is not valid YAML: line {number}, column {mark.column + 1}: {getattr(exc, 'problem', exc)}:\n"
         f"    {number} | {shown}"
     )
     above = [line for line in lines[: mark.line] if line.strip() and not line.lstrip().startswith("#")]

@@ -213,7 +213,7 @@ def cloud_build_region(region: str, image_builder: str, stack: str) -> Result:
 def batch_images(images: str, project: str) -> Result:
     """The batch prediction's gs:// prefix holds JPEG/PNG files, listed as the job lists them (batch/kind.py:
     recursively, by suffix), with the caller's credentials."""
-    from google.cloud import storage
+    from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-storage has no py.typed
 
     from infra.vertex.batch.spec import IMAGE_SUFFIXES
 
