@@ -68,7 +68,8 @@ def _yaml_problem(path: Path, text: str, exc: yaml.YAMLError) -> tuple[str, str]
         )
     number, shown = mark.line + 1, lines[mark.line] if mark.line < len(lines) else ""
     problem = getattr(exc, "problem", None) or exc
-    where = f"{path} is not valid YAML: line {number}, column {mark.column + 1}: {problem}:\n    {number} | {shown}"
+    where = f"{path} is not valid YAML: line {number}, column {mark.column + 1}: {problem}:\n"
+    where += f"    {number} | {shown}"
     above = [line for line in lines[: mark.line] if line.strip() and not line.lstrip().startswith("#")]
     before = above[-1] if above else ""
     indent, before_indent = (len(line) - len(line.lstrip()) for line in (shown, before))
