@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 LOCAL_ROOT ?= .local/stack-local
 # A run's id: UTC time and this make's own process id (the $(shell)'s parent), so two makes started in the same
 # second never share a folder, and neither removes the other's.
-RUN_STAMP := $(shell echo "$$(date -u +%Y%m%d-%H%M%S)-$$PPID" 2>/dev/null)
+RUN_STAMP := $(shell echo "$$(date -u +%Y%m%d-%H%M%S 2>/dev/null)-$$PPID")
 LOCAL_RUN ?= $(LOCAL_ROOT)/runs/train-local-$(RUN_STAMP)
 # train-local's settings, each a make variable: `make train-local EPOCHS=1`.
 EPOCHS ?= 3
@@ -193,13 +193,13 @@ STACK ?= local
 # kill-switch role, GPU quota per job shape, Cloud Build region), one line each with its fix; exit 1 if not ready.
 # No Pulumi CLI needed. JSON: .venv/bin/python -m infra.preflight --stack $(STACK) --json
 preflight: setup
-	$(BIN)/python -m infra.preflight --stack $(STACK) $(ARGS)
+	$(BIN)/python -m infra.preflight --stack $(STACK)$(if $(ARGS), $(ARGS))
 
 # Offline: what `pulumi up` would create (each resource's type and name) and what its jobs may cost (each shape's
 # hourly price, each job's worst case); every configuration problem at once. No credentials, no Pulumi CLI.
 # JSON: .venv/bin/python -m infra.plan --stack $(STACK) --json
 plan: setup
-	$(BIN)/python -m infra.plan --stack $(STACK) $(ARGS)
+	$(BIN)/python -m infra.plan --stack $(STACK)$(if $(ARGS), $(ARGS))
 
 # Every run of a stack, newest first, from the run.json records under its localDir or bucket (cloud stacks:
 # your Application Default Credentials). With no STACK: the local stack, whose localDir also holds the runs of

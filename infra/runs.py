@@ -400,7 +400,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        root = args.root or load_stack(args.stack).output_root
+        root = args.root or load_stack(args.stack, inputs_present=False).output_root
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

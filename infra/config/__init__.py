@@ -347,13 +347,16 @@ def load_config(
     root: Path = REPO_ROOT,
     *,
     allow_example_ids: bool = False,
+    inputs_present: bool = True,
 ) -> StackConfig:
     """Validate a stack's values; raise ConfigError naming the bad key, or ConfigErrors naming each of
-    several. `allow_example_ids`: the example project and billing ids pass (a plan that reaches no one)."""
+    several. `allow_example_ids`: the example project and billing ids pass (a plan that reaches no one).
+    `inputs_present`: the local files the jobs will read are there (False: a command that only lists what
+    the stack left, which works whatever became of them)."""
     own = shapes.shape_errors(values, stack)
     try:
         return load_every_error(
-            lambda remaining: _load(remaining, stack, root, allow_example_ids),
+            lambda remaining: _load(remaining, stack, root, allow_example_ids, inputs_present),
             values,
             namespace_errors(values, stack) + own,
         )
@@ -379,7 +382,9 @@ def _region_fix(value: str) -> str:
     return set_fix("region", near[0]) + others
 
 
-def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_ids: bool) -> StackConfig:
+def _load(
+    values: Mapping[str, object], stack: str, root: Path, allow_example_ids: bool, inputs_present: bool = True
+) -> StackConfig:
     """One pass over the values: the first problem found is raised."""
     if not _STACK.match(stack):
         raise ConfigError(
@@ -503,5 +508,7 @@ def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_id
         model_registry=model_registry.read_model_registry(read, stack, runner),
         tuning=tuning.read_tuning(read, trainer_config),
         experiment=experiment.read_experiment(read, stack, cloud, read.bool("tensorboard", False)),
-        batch_prediction=batch_prediction.read_batch_prediction(read, runner, region, timeout, root),
+        batch_prediction=batch_prediction.read_batch_prediction(
+            read, runner, region, timeout, root, inputs_present
+        ),
     )

@@ -88,7 +88,7 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
 
 
 def read_batch_prediction(
-    read: Reader, runner: str, region: str, timeout_seconds: int, root: Path
+    read: Reader, runner: str, region: str, timeout_seconds: int, root: Path, images_present: bool = True
 ) -> BatchPredictionConfig | None:
     value = read.raw("batchPrediction")
     if value is None:
@@ -144,7 +144,7 @@ def read_batch_prediction(
         reservation_affinity=value.get("reservationAffinity"),
     )
     _check(config, runner, region)
-    if runner == "local":
+    if runner == "local" and images_present:
         _check_local_images(str(value["images"]), images)
     return config
 

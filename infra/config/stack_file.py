@@ -17,7 +17,9 @@ def stack_path(stack: str, root: Path = REPO_ROOT) -> Path:
     return root / f"Pulumi.{stack}.yaml"
 
 
-def load_stack(stack: str, root: Path = REPO_ROOT, *, allow_example_ids: bool = False) -> StackConfig:
+def load_stack(
+    stack: str, root: Path = REPO_ROOT, *, allow_example_ids: bool = False, inputs_present: bool = True
+) -> StackConfig:
     """The validated config of `stack`; ConfigError when its file is missing or unreadable, ConfigErrors
     naming each problem when it has several."""
     path = stack_path(stack, root)
@@ -30,7 +32,13 @@ def load_stack(stack: str, root: Path = REPO_ROOT, *, allow_example_ids: bool = 
             f"no stack file {path.name} in {root}",
             f"name one of the stacks here ({', '.join(known) or 'none'}), or `pulumi stack init` one",
         )
-    return load_config(stack_values(stack, root), stack, root, allow_example_ids=allow_example_ids)
+    return load_config(
+        stack_values(stack, root),
+        stack,
+        root,
+        allow_example_ids=allow_example_ids,
+        inputs_present=inputs_present,
+    )
 
 
 def stack_values(stack: str, root: Path = REPO_ROOT) -> dict[str, object]:

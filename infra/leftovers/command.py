@@ -195,7 +195,7 @@ def main(argv: Sequence[str] | None = None, root: Path = REPO_ROOT) -> int:
     # With --json, progress goes to stderr and stdout holds the one object.
     say: Say = (lambda text: print(text, file=sys.stderr)) if args.json else print
     try:
-        cfg = load_stack(args.stack, root)
+        cfg = load_stack(args.stack, root, inputs_present=False)  # what is left, whatever became of them
         name = pulumi_project(root)
     except ConfigError as exc:
         return unknown(args, f"stack file: {exc}", f"error: {exc}")

@@ -55,7 +55,9 @@ def _leftovers_lines(
 
 
 def _runs_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp: Path) -> str:
-    monkeypatch.setattr(runs, "load_stack", lambda stack: type("Cfg", (), {"output_root": "gs://b-dev"})())
+    monkeypatch.setattr(
+        runs, "load_stack", lambda stack, **_: type("Cfg", (), {"output_root": "gs://b-dev"})()
+    )
     monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS")
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp / "gcloud"))
     monkeypatch.setenv("NO_GCE_CHECK", "true")

@@ -183,7 +183,7 @@ def test_an_unknown_stack_and_an_unreadable_bucket_are_clear_errors(
     assert runs.main(["--stack", "nosuch"]) == 2
     assert "no stack file Pulumi.nosuch.yaml" in capsys.readouterr().err
     # The committed dev file holds example ids (refused): read it with this test's own.
-    monkeypatch.setattr(runs, "load_stack", stack_config)
+    monkeypatch.setattr(runs, "load_stack", lambda stack, **_: stack_config(stack))
     # No credentials in tests (tests/conftest.py): the bucket cannot be listed.
     assert runs.main(["--stack", "dev"]) == 1
     err = capsys.readouterr().err
@@ -195,7 +195,7 @@ def test_no_credentials_is_one_line_naming_the_login_command(
     capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
     """As `leftovers` and `preflight` say it: no raw DefaultCredentialsError with its paragraph."""
-    monkeypatch.setattr(runs, "load_stack", stack_config)
+    monkeypatch.setattr(runs, "load_stack", lambda stack, **_: stack_config(stack))
     monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS")
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))  # no ADC file where gcloud keeps it
     monkeypatch.setenv("NO_GCE_CHECK", "true")  # and no metadata server
