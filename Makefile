@@ -185,7 +185,7 @@ predict-local: setup
 # in the foreground until Ctrl-C; it prints a curl line to try it with.
 PORT ?= 8080
 serve-local: setup
-	@$(QUIET) $(BIN)/python -m infra.local_runs serve --port $(PORT) $(if $(MODEL_DIR),--model-dir $(MODEL_DIR))
+	@$(QUIET) $(BIN)/python -m infra.local_runs serve --port $(PORT) $(if $(MODEL_DIR),--model-dir $(MODEL_DIR)) $(FILTER)
 
 STACK ?= local
 

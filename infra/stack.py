@@ -26,6 +26,7 @@ from infra.workloads.batch import predictions, predictions_output
 from infra.workloads.gate import after_success
 from infra.workloads.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
 from infra.workloads.model import RegisteredModel, model_outputs
+from infra.workloads.serving import OnlineEndpoint, serving_outputs
 
 
 def required_apis(cfg: StackConfig) -> list[str]:
@@ -181,6 +182,11 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
     predict = predictions(
         cfg, job.root, jobs.train_job, serving_ref, identity.email, labels, after, after_apis
     )
+    online = (
+        OnlineEndpoint("serving", cfg=cfg, version=model.version, labels=labels, opts=after_apis)
+        if model and cfg.endpoint
+        else None
+    )
     return {
         "bucket": storage.name,
         "bucket_url": storage.url,
@@ -194,6 +200,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         "kill_switch_function": kill_switch.function_name if kill_switch else "",
         **model_outputs(model),
         "predictions_dir": predictions_output(predict),
+        **serving_outputs(online),
     }
 
 

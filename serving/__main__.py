@@ -68,7 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     for stop in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop, lambda *_: None)
     server.run()
-    return 1 if failed else 0
+    if failed:
+        return 1
+    logging.getLogger("serving").info("stopped after the requests in flight")
+    return 0
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ READS: dict[str, frozenset[str]] = {
     # Its own check (a positive number of minutes) reads nothing else; trainerArgs' use of it is a trainerArgs
     # problem.
     "checkpointMinutes": frozenset(),
+    "endpoint": frozenset({"registerModel", "region", "allowUnpricedShapes"}),
 }
 ALWAYS_READ = frozenset({"runner"})
 # One pass per reported key at most; a stack file has fewer keys than this.

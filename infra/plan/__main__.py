@@ -20,7 +20,8 @@ def make_plan(stack: str, root: Path) -> Plan:
 
     Catalog.offline()  # prices from the cited table: the plan reads nothing from Google
     cfg = load_stack(stack, root, allow_example_ids=True)
-    resources, jobs = program(cfg, root)
+    programmed = program(cfg, root)
+    resources = programmed.resources
     example = None if cfg.is_local else example_id_error(stack_values(stack, root), stack)
     notes = (
         (f"{example.name}: {example.problem}; `pulumi up` stops here.\n  Fix: {example.fix}",)
@@ -31,7 +32,9 @@ def make_plan(stack: str, root: Path) -> Plan:
     # the order registered, which follows their dependencies: the order they run in.
     ordered = tuple(sorted(resources, key=lambda r: (r.type, r.name)))
     images = tuple(image_uris(cfg).items())
-    return Plan(stack, cfg.gcp_project, ordered, tuple(jobs), notes, images)
+    return Plan(
+        stack, cfg.gcp_project, ordered, tuple(programmed.jobs), notes, images, tuple(programmed.serving)
+    )
 
 
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:

@@ -10,6 +10,7 @@ from infra.config.reader import ConfigError
 from infra.plan import verdict
 from infra.plan.jobs import PlannedJob, PlannedShape
 from infra.plan.program import Declared
+from infra.plan.serving import PlannedServing
 from infra.vertex.cost import pricing
 
 # Where the figures come from: the plan never reads the Billing Catalog (it is made offline).
@@ -29,6 +30,7 @@ class Plan:
     jobs: tuple[PlannedJob, ...]
     notes: tuple[str, ...] = ()
     images: tuple[tuple[str, str], ...] = ()  # (name, repository/image:content-tag) the stack builds
+    serving: tuple[PlannedServing, ...] = ()  # the online deployment (vertex-training:endpoint), if any
 
     @property
     def worst_case_usd(self) -> float | None:
@@ -41,7 +43,7 @@ class Plan:
     @property
     def failures(self) -> list[str]:
         """What the providers' checks would refuse, one line each (as preflight prints them)."""
-        return [verdict.refusal_line(*found) for found in verdict.refusals(list(self.jobs))]
+        return [verdict.refusal_line(*found) for found in verdict.refusals([*self.jobs, *self.serving])]
 
 
 def as_json(plan: Plan) -> str:
@@ -54,6 +56,7 @@ def as_json(plan: Plan) -> str:
             "images": [{"name": name, "uri": uri} for name, uri in plan.images],
             "jobs": [job.as_json() for job in plan.jobs],
             "worst_case_usd": None if worst is None else round(worst, 2),
+            "serving": [s.as_json() for s in plan.serving],
             "notes": list(plan.notes),
             "errors": [
                 {"key": f"{job.name}.{prop}", "problem": reason, "fix": "fix the stack key it comes from"}
@@ -172,6 +175,13 @@ def as_text(plan: Plan) -> str:
         *([f"Prices: {PRICE_SOURCE}."] if any(not job.local for job in plan.jobs) else []),
         *_footnotes(plan),
     ]
+    if plan.serving:
+        lines += [
+            "",
+            "Online serving (billed every hour it is deployed, requests or not; not in the worst case):",
+        ]
+        for serving in plan.serving:
+            lines += serving.lines()
     if plan.failures:
         lines += ["", *(f"ERROR: {line}" for line in plan.failures)]
         lines += ["Fix the stack keys these inputs come from (`make preflight` says the same)."]

@@ -62,10 +62,10 @@ def refusals(cfg: StackConfig) -> list[Result]:
     offline, each job's inputs through its provider's own check, priced as this process reads prices."""
     from infra.plan import verdict
 
-    _resources, jobs = verdict.program(cfg)
+    programmed = verdict.program(cfg)
     return [
-        missing("pulumi up", verdict.refusal_line(job, prop, reason), refusal_fix(prop, cfg.stack))
-        for job, prop, reason in verdict.refusals(jobs)
+        missing("pulumi up", verdict.refusal_line(name, prop, reason), refusal_fix(prop, cfg.stack))
+        for name, prop, reason in verdict.refusals([*programmed.jobs, *programmed.serving])
     ]
 
 

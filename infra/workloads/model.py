@@ -6,6 +6,7 @@ import pulumi
 
 from infra.components.options import children
 from infra.config import StackConfig
+from infra.guard.deployed_models import stack_model_id
 from infra.vertex.model.resource import ModelVersion, ModelVersionArgs
 
 
@@ -31,7 +32,7 @@ class RegisteredModel(pulumi.ComponentResource):
             ModelVersionArgs(
                 project=cfg.gcp_project,
                 region=cfg.region,
-                model_id=f"{pulumi.get_project()}-{cfg.stack}",
+                model_id=stack_model_id(pulumi.get_project(), cfg.stack),
                 display_name=cfg.model_registry.display_name,
                 artifact_uri=model_dir,
                 serving_image=serving_image,

@@ -45,7 +45,9 @@ def test_what_plan_refuses_preflight_reports_in_the_same_words(
     assert cloud.preflight() == 1
     out = capsys.readouterr().out
     said = refusals(out)
-    assert said and all("the predict job: max_cost_usd: no shape of the chain" in line for line in said), out
+    assert said and all(
+        "would refuse predict: max_cost_usd: no shape of the chain" in line for line in said
+    ), out
     assert "pulumi config set vertex-training:allowUnpricedShapes true --stack pf" in fixes(out)
     assert "ok           batch prediction images: 1 JPEG/PNG file(s) under gs://pf-images/to-classify/" in out
     assert plan_errors(cloud.root, capsys) == said

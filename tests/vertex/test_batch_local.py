@@ -189,3 +189,63 @@ def test_a_local_job_recorded_by_the_earlier_version_still_reads(tmp_path: Path)
     )
     assert status.predictions_dir == str(into)
     assert status.completion_stats == {"successful_count": 0, "failed_count": 0, "incomplete_count": 0}
+
+
+def _run_record(run_dir: Path, **fields: object) -> None:
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({"kind": "custom_job", **fields}))
+
+
+@pytest.mark.slow
+def test_predict_local_classifies_a_folder_with_the_newest_local_model(
+    trained: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """`make predict-local IMAGES=DIR` without the Pulumi CLI: the newest succeeded run that still holds a
+    model is used (a newer failed run and a newer run whose model is gone are passed over), the local batch
+    job writes Vertex's files into a folder of its own, and the table ends the output."""
+    from infra import local_runs
+
+    root = tmp_path / "stack-local"
+    gone = tmp_path / "deleted-model"
+    _run_record(
+        root / "runs" / "a",
+        state="JOB_STATE_SUCCEEDED",
+        model_dir=str(trained["model_dir"]),
+        create_time="2026-11-29T01:00:00+00:00",
+    )
+    _run_record(
+        root / "runs" / "b",
+        state="JOB_STATE_SUCCEEDED",
+        model_dir=str(gone),
+        create_time="2026-11-29T02:00:00+00:00",
+    )
+    _run_record(
+        root / "runs" / "c",
+        state="JOB_STATE_FAILED",
+        model_dir=str(trained["model_dir"]),
+        create_time="2026-11-29T03:00:00+00:00",
+    )
+    assert local_runs.newest_model(root) == trained["model_dir"]
+    monkeypatch.setattr(local_runs, "local_root", lambda: root)
+    images = make_class_folder(tmp_path / "images", CLASS_NAMES, per_class=1, size=24, seed=8)
+    assert local_runs.main(["batch", "--images", str(images)]) == 0
+    out = capsys.readouterr().out
+    assert f"Model:       {trained['model_dir']}" in out
+    (folder,) = (root / "predictions").iterdir()
+    assert folder.name.startswith("predict-local-")
+    assert json.loads((folder / "run.json").read_text())["kind"] == "batch_prediction_job"
+    table = out[out.index("IMAGE") : out.index("Run record:")].splitlines()
+    assert table[0].split() == ["IMAGE", "CLASS", "PROBABILITY"] and len(table) == 1 + 3
+    assert f"Run record:  {folder / 'run.json'}" in out
+
+
+def test_predict_local_without_a_model_says_how_to_get_one(tmp_path: Path, monkeypatch) -> None:
+    from infra import local_runs
+
+    monkeypatch.setattr(local_runs, "local_root", lambda: tmp_path)
+    with pytest.raises(SystemExit) as raised:
+        local_runs.main(["batch", "--images", str(tmp_path)])
+    assert "no trained model under" in str(raised.value) and "make train-local" in str(raised.value)
+    with pytest.raises(SystemExit) as named:
+        local_runs.main(["batch", "--images", str(tmp_path), "--model-dir", str(tmp_path)])
+    assert "saved_model.pb, assets/class_names.txt are missing" in str(named.value)

@@ -93,7 +93,7 @@ def test_first_upload_creates_the_parent_and_later_ones_are_its_versions(fake) -
     # `default` and `candidate` follow the newest version.
     assert fake.aliases(PARENT) == {"1": [], "2": ["candidate", "default"]}
     assert provider.read(first.id, first.outs).outs["aliases"] == []  # read refreshes
-    assert "GetOperation" in fake.methods()  # uploads are long-running operations, awaited
+    assert "GetOperation" in fake.operations.methods()  # uploads are long-running operations, awaited
 
 
 def test_an_interrupted_create_is_adopted_not_uploaded_twice(fake) -> None:
