@@ -13,8 +13,34 @@ STAMP := $(VENV)/.installed
 # Every local run gets a folder of its own under the local stack's localDir (Pulumi.local.yaml), where
 # `make runs` lists it with its run.json: train-local's under runs/, tune-local's under tuning/.
 LOCAL_ROOT ?= .local/stack-local
-RUN_STAMP := $(shell date -u +%Y%m%d-%H%M%S 2>/dev/null)
+# A run's id: UTC time and this make's own process id (the $(shell)'s parent), so two makes started in the same
+# second never share a folder, and neither removes the other's.
+RUN_STAMP := $(shell echo "$$(date -u +%Y%m%d-%H%M%S 2>/dev/null)-$$PPID")
 LOCAL_RUN ?= $(LOCAL_ROOT)/runs/train-local-$(RUN_STAMP)
+# train-local's settings, each a make variable: `make train-local EPOCHS=1`.
+EPOCHS ?= 3
+FINE_TUNE_EPOCHS ?= 1
+BATCH_SIZE ?= 32
+IMAGE_SIZE ?= 64
+COUNT ?= 400
+# The variables each target takes on its command line; any other is refused with this list (a variable a
+# target does not read would otherwise be ignored without a word: `make tune-local STACK=dev`).
+ALWAYS_TAKEN := PYTHON VENV BIN
+TAKES_train-local := EPOCHS FINE_TUNE_EPOCHS BATCH_SIZE IMAGE_SIZE COUNT LOCAL_ROOT LOCAL_RUN TF_CPP_MIN_LOG_LEVEL \
+	CUDA_VISIBLE_DEVICES
+TAKES_tune-local := LOCAL_ROOT LOCAL_TUNE TF_CPP_MIN_LOG_LEVEL CUDA_VISIBLE_DEVICES
+TAKES_predict-local := IMAGES MODEL_DIR TF_CPP_MIN_LOG_LEVEL CUDA_VISIBLE_DEVICES
+TAKES_serve-local := PORT MODEL_DIR TF_CPP_MIN_LOG_LEVEL CUDA_VISIBLE_DEVICES
+TAKES_plan := STACK ARGS
+TAKES_preflight := STACK ARGS
+TAKES_runs := STACK ARGS
+TAKES_leftovers := STACK ARGS
+given_variables = $(foreach v,$(subst :=,=,$(MAKEOVERRIDES)),$(firstword $(subst =, ,$(v))))
+refused = $(filter-out $(ALWAYS_TAKEN) $(TAKES_$(1)),$(given_variables))
+# Checked when make reads this file, so the refusal is make's one `*** ... Stop.` line (exit 2), before setup.
+$(foreach goal,$(filter $(patsubst TAKES_%,%,$(filter TAKES_%,$(.VARIABLES))),$(MAKECMDGOALS)),\
+  $(if $(call refused,$(goal)),$(error make $(goal) does not take $(call refused,$(goal)); it takes: \
+  $(TAKES_$(goal)))))
 # train-local runs on the CPU: no GPU, and TensorFlow's C++ start-up lines kept out (pass either variable to
 # override, e.g. `make train-local TF_CPP_MIN_LOG_LEVEL=0`). Level 3 hides the `failed call to cuInit` error
 # of a machine without a CUDA driver; absl's lines from before it reads any setting need the filter below.
@@ -119,19 +145,21 @@ test-tf: setup
 
 # Data preparation and training end to end on generated data, on this machine's CPU.
 train-local: setup
-	rm -rf $(LOCAL_RUN)
-	$(QUIET) $(BIN)/python -m trainer.create_tfrecords --source synthetic --count 400 --image-size 64 \
-		--output $(LOCAL_RUN)/data $(FILTER)
+	@# A folder of its own: one that exists holds another run, never removed here.
+	@if [ -e $(LOCAL_RUN) ]; then echo "$(LOCAL_RUN) exists (another run's folder, kept): pass another" \
+	  "LOCAL_RUN, or none for a new one" >&2; exit 2; fi
+	$(QUIET) $(BIN)/python -m trainer.create_tfrecords --source synthetic --count $(COUNT) \
+		--image-size $(IMAGE_SIZE) --output $(LOCAL_RUN)/data $(FILTER)
 	@# The training job resource's local runner: AIP_* dirs under the run's folder, and its run.json there.
 	$(QUIET) $(BIN)/python -m infra.local_runs train --run-dir $(LOCAL_RUN) -- \
-		--data-dir $(abspath $(LOCAL_RUN))/data --image-size 64 --weights none \
-		--epochs 3 --fine-tune-epochs 1 --batch-size 32 $(FILTER)
+		--data-dir $(abspath $(LOCAL_RUN))/data --image-size $(IMAGE_SIZE) --weights none \
+		--epochs $(EPOCHS) --fine-tune-epochs $(FINE_TUNE_EPOCHS) --batch-size $(BATCH_SIZE) $(FILTER)
 	@# Four images the model never saw (the same generator, another seed), named by their true class.
 	mkdir -p $(LOCAL_RUN)/held-back
 	$(QUIET) $(BIN)/python -c 'import sys, numpy as np; from PIL import Image; from trainer import loaders, sources; \
 		rng = np.random.default_rng(2026); names = sources.SYNTHETIC_CLASSES; \
-		[Image.fromarray(loaders.synthetic_image(rng, i % 2, 64)).save(f"{sys.argv[1]}/{names[i % 2]}-{i}.png") \
-		for i in range(4)]' $(LOCAL_RUN)/held-back $(FILTER)
+		[Image.fromarray(loaders.synthetic_image(rng, i % 2, int(sys.argv[2]))).save(f"{sys.argv[1]}/{names[i % 2]}-{i}.png") \
+		for i in range(4)]' $(LOCAL_RUN)/held-back $(IMAGE_SIZE) $(FILTER)
 	$(QUIET) $(BIN)/python -m trainer.predict --model-dir $(LOCAL_RUN)/model --top-k 2 $(LOCAL_RUN)/held-back $(FILTER)
 	@echo "Model:       $(LOCAL_RUN)/model"
 	@echo "Metrics:     $(LOCAL_RUN)/model/metrics.json"
@@ -140,7 +168,8 @@ train-local: setup
 
 # A 4-trial grid study of the built-in trainer on this machine's CPU: the tuning job resource's local runner.
 tune-local: setup
-	rm -rf $(LOCAL_TUNE)
+	@if [ -e $(LOCAL_TUNE) ]; then echo "$(LOCAL_TUNE) exists (another study's folder, kept): pass another" \
+	  "LOCAL_TUNE, or none for a new one" >&2; exit 2; fi
 	$(QUIET) $(BIN)/python -m infra.local_runs tune --run-dir $(LOCAL_TUNE) $(FILTER)
 	@echo "All runs:    make runs"
 
@@ -164,13 +193,13 @@ STACK ?= local
 # kill-switch role, GPU quota per job shape, Cloud Build region), one line each with its fix; exit 1 if not ready.
 # No Pulumi CLI needed. JSON: .venv/bin/python -m infra.preflight --stack $(STACK) --json
 preflight: setup
-	$(BIN)/python -m infra.preflight --stack $(STACK)
+	$(BIN)/python -m infra.preflight --stack $(STACK)$(if $(ARGS), $(ARGS))
 
 # Offline: what `pulumi up` would create (each resource's type and name) and what its jobs may cost (each shape's
 # hourly price, each job's worst case); every configuration problem at once. No credentials, no Pulumi CLI.
 # JSON: .venv/bin/python -m infra.plan --stack $(STACK) --json
 plan: setup
-	$(BIN)/python -m infra.plan --stack $(STACK)
+	$(BIN)/python -m infra.plan --stack $(STACK)$(if $(ARGS), $(ARGS))
 
 # Every run of a stack, newest first, from the run.json records under its localDir or bucket (cloud stacks:
 # your Application Default Credentials). With no STACK: the local stack, whose localDir also holds the runs of

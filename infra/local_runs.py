@@ -222,7 +222,7 @@ def local_root() -> Path:
     """The local stack's localDir (Pulumi.local.yaml), where its runs and these commands' folders are."""
     from infra.config.stack_file import load_stack
 
-    return Path(load_stack(LOCAL_STACK, PROJECT_ROOT).local_dir)
+    return Path(load_stack(LOCAL_STACK, PROJECT_ROOT, inputs_present=False).local_dir)
 
 
 def newest_model(root: Path) -> Path | None:

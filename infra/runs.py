@@ -15,12 +15,14 @@ import argparse
 import datetime
 import json
 import sys
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from infra.config.reader import ConfigError
 from infra.config.stack_file import load_stack
+from infra.credentials import credentials_problem
 from infra.vertex import kinds
 from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.output_files import join, read_text, subdirectories
@@ -119,9 +121,30 @@ def newest_first(runs: Iterable[Run]) -> list[Run]:
     return dated + sorted((r for r in runs if not _started(r)), key=lambda r: r.run_dir)
 
 
+def setting_text(value: object) -> str:
+    """A setting as written, a whole number as one (a study's batch size 8.0 is 8)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    try:
+        number = float(str(value))
+    except ValueError:
+        return str(value)
+    return str(int(number)) if number.is_integer() and "e" not in str(value).lower() else str(value)
+
+
+def run_values(record: dict[str, Any]) -> dict[str, str]:
+    """The run's settings by argument name: its arguments, and for a study its best trial's parameters (what
+    it tuned is not in its arguments)."""
+    values = arg_values(record.get("args") or [])
+    best = record.get("best_parameters") if record.get("kind") == "tuning_job" else None
+    if isinstance(best, dict):
+        values.update({str(name): str(value) for name, value in best.items()})
+    return {name: setting_text(value) for name, value in values.items()}
+
+
 def differing(runs: Sequence[Run]) -> list[str]:
     """The argument names whose values are not the same in every recorded run (paths left out)."""
-    parsed = [arg_values(r.record.get("args") or []) for r in runs if r.record]
+    parsed = [run_values(r.record) for r in runs if r.record]
     if len(parsed) < 2:
         return []
     names = sorted({name for values in parsed for name in values})
@@ -182,10 +205,21 @@ def run_images_per_second(record: dict[str, Any]) -> float | None:
     return len(rates) / sum(1 / rate for rate in rates) if rates else None
 
 
+# google-cloud-storage's own switch to an emulator (no credentials needed there).
+STORAGE_EMULATOR = "STORAGE_EMULATOR_HOST"
+# What a local run's shape is: the job's machine fields are not what ran it (the local runner ignores them).
+LOCAL_SHAPE = "local CPU"
+# The widest a line of the table may be (a common terminal); wider, the differing settings go below each row.
+WIDTH = 120
+
+
 def shape_text(record: dict[str, Any]) -> str:
+    if record.get("runner") == "local":
+        return LOCAL_SHAPE
     shape = record.get("placement") or {}
     machine = shape.get("machine_type", "?")
-    gpu = shape.get("accelerator_type")
+    # NVIDIA_TESLA_T4 as T4: the GPU's own name, which keeps the table narrow (--json has the enum).
+    gpu = str(shape.get("accelerator_type") or "").removeprefix("NVIDIA_").removeprefix("TESLA_")
     gpus = f" + {shape.get('accelerator_count', 1)} x {gpu}" if gpu else ""
     strategy = shape.get("scheduling_strategy")
     spot = f" {strategy.lower()}" if strategy and strategy != "STANDARD" else ""
@@ -210,8 +244,8 @@ def _metric_text(record: dict[str, Any]) -> str:
     if record.get("kind") == "tuning_job":
         trials = record.get("trials") or []
         best = record.get("best_trial")
-        chosen = " ".join(f"{k}={v}" for k, v in sorted((record.get("best_parameters") or {}).items()))
-        text += f" (best of {len(trials)} trials: #{best} {chosen})" if best else f" ({len(trials)} trials)"
+        # The best trial's parameters are the study's values in the settings' columns.
+        text += f" (#{best} of {len(trials)})" if best else f" ({len(trials)} trials)"
     return text
 
 
@@ -229,7 +263,7 @@ def row(run: Run, names: Sequence[str], speed: bool = False) -> list[str]:
     return [
         _when(run),
         str(record.get("state", "?")).removeprefix("JOB_STATE_"),
-        *_params(arg_values(record.get("args") or []), names),
+        *_params(run_values(record), names),
         _metric_text(record),
         *([_speed_text(record)] if speed else []),
         duration_text(float(record.get("duration_seconds") or 0)),
@@ -264,8 +298,10 @@ def _speed_text(record: dict[str, Any]) -> str:
     return f"{rate:.1f}" if rate is not None else "-"
 
 
-def table(runs: Sequence[Run]) -> list[str]:
-    """The runs as aligned text lines, a header first; IMAGES/S when a run reports its throughput."""
+def table(runs: Sequence[Run], width: int = WIDTH) -> list[str]:
+    """The runs as aligned text lines, a header first; IMAGES/S when a run reports its throughput; COST and
+    REGION only when a run has one (not every run local). Wider than `width`, the differing settings go on a
+    line of their own under each run."""
     names = differing(runs)
     speed = any(images_per_second(run.record) for run in runs if run.record)
     header = [
@@ -273,7 +309,29 @@ def table(runs: Sequence[Run]) -> list[str]:
         *("DURATION", "COST", "SHAPE", "REGION", "RUN", ""),
     ]
     rows = [header, *(row(run, names, speed) for run in runs)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    empty = {"COST": "-", "REGION": "local"}
+    kept = [
+        i
+        for i, name in enumerate(header)
+        if name not in empty or any(r[i] not in (empty[name], "-") for r in rows[1:])
+    ]
+    lines = _aligned([[r[i] for i in kept] for r in rows])
+    # Measured without the last cell: why a run has no record, as long as it needs to be.
+    if max(map(len, _aligned([[r[i] for i in kept[:-1]] for r in rows]))) <= width:
+        return lines
+    # Too wide: each run's folder and settings go on a line of their own under it.
+    below = set(range(2, 2 + len(names))) | {len(header) - 2}
+    lines = _aligned([[r[i] for i in kept if i not in below] for r in rows])
+    wrapped = [lines[0]]
+    for line, cells in zip(lines[1:], rows[1:], strict=True):
+        chosen = [f"{n}={v}" for n, v in zip(names, cells[2 : 2 + len(names)], strict=True) if v != "-"]
+        text = "  ".join([cells[-2], " ".join(chosen)]).rstrip()
+        wrapped += [line, *textwrap.wrap(text, width, initial_indent="    ", subsequent_indent="      ")]
+    return wrapped
+
+
+def _aligned(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip() for r in rows
     ]
@@ -313,7 +371,7 @@ def plot(runs: Sequence[Run], path: str) -> int:
 
 
 def _label(run: Run, names: Sequence[str]) -> str:
-    values_by_name = arg_values(run.record.get("args") or []) if run.record else {}
+    values_by_name = run_values(run.record) if run.record else {}
     return " ".join(f"{n}={values_by_name.get(n, '-')}" for n in names) or run.run_dir.rsplit("/", 1)[-1]
 
 
@@ -342,10 +400,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        root = args.root or load_stack(args.stack).output_root
+        root = args.root or load_stack(args.stack, inputs_present=False).output_root
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    problem = credentials_problem(STORAGE_EMULATOR) if root.startswith("gs://") else None
+    if problem:
+        print(f"error: cannot list the runs under {root}: {problem}", file=sys.stderr)
+        return 1
     try:
         runs = list_runs(root)
     except Exception as exc:  # the folder itself cannot be listed: say which and how to fix it

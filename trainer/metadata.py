@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 import tensorflow as tf
 
-from trainer.errors import TrainerError
+from trainer.errors import LOCAL_PYTHON, TrainerError
 from trainer.sources import IMAGE_EXTENSIONS
 
 FILENAME = "metadata.json"
@@ -75,13 +75,15 @@ def read(data_dir: str) -> Metadata:
             output = tfrecords_dir_for(data_dir)
             raise TrainerError(
                 f"--data-dir {data_dir} holds images, not TFRecords. Convert them once, into a folder "
-                "outside this one: `python -m trainer.create_tfrecords --source folder "
-                f"--folder {data_dir} --output {output} --image-size S` (one sub-folder per class), then "
+                f"outside this one: `{LOCAL_PYTHON} -m trainer.create_tfrecords --source folder "
+                f"--folder {data_dir} --output {output} --image-size 224` (one sub-folder per class; 224 is "
+                "DenseNet121's own size, smaller trains faster), then "
                 f"train with --data-dir {output}."
             )
         raise TrainerError(
             f"--data-dir {data_dir}: no {FILENAME} there. Create the data first with "
-            f"`python -m trainer.create_tfrecords --source ... --output {data_dir} --image-size S`, "
+            f"`{LOCAL_PYTHON} -m trainer.create_tfrecords --source folder --folder <your-images> "
+            f"--output {data_dir} --image-size 224`, "
             "or point --data-dir at a directory it wrote."
         )
     try:

@@ -71,7 +71,7 @@ def load_model(model_dir: str) -> tuple[Callable[..., Mapping[str, tf.Tensor]], 
     if not tf.io.gfile.exists(posixpath.join(model_dir, "saved_model.pb")):
         raise TrainerError(
             f"--model-dir {model_dir}: no SavedModel there (saved_model.pb is missing). Pass the directory "
-            "`python -m trainer.task` exported to (its --model-dir, or the job's AIP_MODEL_DIR)."
+            "the trainer exported to (its --model-dir, or the job's AIP_MODEL_DIR)."
         )
     names_path = posixpath.join(model_dir, "assets", export.CLASS_NAMES_FILE)
     if not tf.io.gfile.exists(names_path):
@@ -131,12 +131,10 @@ def rank(probs: np.ndarray, class_names: list[str], top_k: int) -> list[list[tup
     return [[(class_names[i], float(row[i])) for i in idx] for row, idx in zip(full, order, strict=True)]
 
 
-def predict(model_dir: str, paths: list[str], top_k: int) -> tuple[list[Prediction], list[str]]:
-    """(predictions of the readable images, one error line per unreadable one)."""
+def predict(model_dir: str, paths: list[str], top_k: int) -> tuple[list[Prediction], list[str], str | None]:
+    """(predictions of the readable images, one error line per unreadable one, the --top-k note if any)."""
     serve, class_names = load_model(model_dir)
     note = top_k_note(top_k, class_names)
-    if note:
-        print(f"note: {note}", file=sys.stderr)
     readable: list[tuple[str, bytes]] = []
     images, errors = list_images(paths)
     for path in images:
@@ -150,7 +148,7 @@ def predict(model_dir: str, paths: list[str], top_k: int) -> tuple[list[Predicti
         result = serve(**{export.BYTES_INPUT: tf.constant([encoded for _, encoded in batch])})
         ranked = rank(result[export.SIGNATURE_OUTPUT].numpy(), class_names, top_k)
         out += [Prediction(path, classes) for (path, _), classes in zip(batch, ranked, strict=True)]
-    return out, errors
+    return out, errors, note
 
 
 def format_line(p: Prediction, as_json: bool) -> str:
@@ -165,11 +163,13 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     args = parse_args(argv)
     try:
-        predictions, errors = predict(args.model_dir, args.images, args.top_k)
+        predictions, errors, note = predict(args.model_dir, args.images, args.top_k)
     except TrainerError as exc:
         sys.exit(f"error: {exc}")
     except KeyboardInterrupt:
         sys.exit("interrupted: nothing classified was printed; nothing was written")
+    if note and predictions:  # about the classes shown: said with them, never ahead of an error alone
+        print(f"note: {note}", file=sys.stderr, flush=True)
     for p in predictions:
         print(format_line(p, args.json))
     for line in errors:

@@ -118,6 +118,12 @@ def parse_args(argv: list[str] | None = None, env: dict[str, str] | None = None)
     return args
 
 
+def run_logs(tensorboard_dir: str, checkpoint_dir: str) -> str:
+    """Each run's TensorBoard logs in a folder named as its checkpoints' (run-<hash>): runs trained into the
+    same dirs stay apart, and `tensorboard --logdir <tensorboard dir>` shows each as a run of its own."""
+    return posixpath.join(tensorboard_dir, posixpath.basename(checkpoint_dir.rstrip("/")))
+
+
 def check_data(
     meta: metadata.Metadata, data_dir: str, image_size: int | None, num_classes: int | None = None
 ) -> int:
@@ -125,8 +131,8 @@ def check_data(
     if image_size is not None and image_size != meta.image_size:
         raise TrainerError(
             f"--image-size {image_size} contradicts {data_dir}/metadata.json (image_size {meta.image_size}). "
-            f"Pass --image-size {meta.image_size} (or omit it), or recreate the data with "
-            f"`python -m trainer.create_tfrecords ... --image-size {image_size}`."
+            f"Pass --image-size {meta.image_size} (or omit it), or convert the data again with the "
+            f"create_tfrecords command that made it and --image-size {image_size}."
         )
     classes = len(meta.class_names)
     if classes < 2:
@@ -297,6 +303,15 @@ def train(args: argparse.Namespace) -> dict:
     checkpoint_dir, others = run_identity.start(args.checkpoint_dir, settings, role)
     if others:
         log.info("%s-%d: %s", role.task_type, role.task_id, others)
+    if role.is_chief and tf.io.gfile.exists(posixpath.join(args.model_dir, "saved_model.pb")):
+        log.info(
+            "%s-%d: --model-dir %s holds a model already: this run replaces it when it exports (copy it "
+            "elsewhere first to keep it); TensorBoard logs stay apart, this run's in %s",
+            role.task_type,
+            role.task_id,
+            args.model_dir,
+            run_logs(args.tensorboard_dir, checkpoint_dir),
+        )
     throughput: dict[str, dict] = {}
     clock = StepClock(local_replicas=max(replicas // workers, 1))
     backup = checkpoints.Backups(
@@ -319,7 +334,7 @@ def train(args: argparse.Namespace) -> dict:
             done,
             checkpoint_dir,
         )
-    with write_dir(args.tensorboard_dir, role) as tensorboard_dir:
+    with write_dir(run_logs(args.tensorboard_dir, checkpoint_dir), role) as tensorboard_dir:
         for phase in plan:
             if phase.name in done:
                 continue

@@ -24,6 +24,7 @@ from infra.config import (
     hyperparameters,
     model_registry,
     placeholders,
+    regions,
     shapes,
     suggest,
     trainer,
@@ -251,6 +252,13 @@ def _unknown_key_fix(
         return f"remove it with {remove} (docs/stack.md lists the keys)"
     rendered = _rendered(_as_target(hint, value))
     refused = _refusal(hint, _as_target(hint, value), values, stack, root) if values is not None else None
+    current = values.get(f"{NAMESPACE}:{hint}") if values is not None else None
+    if refused is not None and _rendered(current) is not None:
+        # The value would fail there too, and the stack sets that key already: its value is the one to keep.
+        return (
+            f"did you mean {NAMESPACE}:{hint}? the stack's {hint} is {_rendered(current)}, and {value!r} "
+            f"would not do for it ({refused.problem}): run {remove}"
+        )
     if refused is not None:
         # The value would fail there too: that key's own problem and fix, not a command that sets it.
         return (
@@ -345,13 +353,16 @@ def load_config(
     root: Path = REPO_ROOT,
     *,
     allow_example_ids: bool = False,
+    inputs_present: bool = True,
 ) -> StackConfig:
     """Validate a stack's values; raise ConfigError naming the bad key, or ConfigErrors naming each of
-    several. `allow_example_ids`: the example project and billing ids pass (a plan that reaches no one)."""
+    several. `allow_example_ids`: the example project and billing ids pass (a plan that reaches no one).
+    `inputs_present`: the local files the jobs will read are there (False: a command that only lists what
+    the stack left, which works whatever became of them)."""
     own = shapes.shape_errors(values, stack)
     try:
         return load_every_error(
-            lambda remaining: _load(remaining, stack, root, allow_example_ids),
+            lambda remaining: _load(remaining, stack, root, allow_example_ids, inputs_present),
             values,
             namespace_errors(values, stack) + own,
         )
@@ -368,7 +379,18 @@ def _without_repeats(error: ConfigError, own: list[ConfigError]) -> ConfigError:
     return error if len(kept) == len(found) else (kept[0] if len(kept) == 1 else ConfigErrors(kept))
 
 
-def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_ids: bool) -> StackConfig:
+def _region_fix(value: str) -> str:
+    """The command for the nearest region, the others listed; without one, where the list is."""
+    near = regions.nearest(value)
+    if not near:
+        return set_fix("region", "us-central1") + " (`gcloud ai locations list` lists the regions)"
+    others = f" (or {', '.join(near[1:])})" if len(near) > 1 else ""
+    return set_fix("region", near[0]) + others
+
+
+def _load(
+    values: Mapping[str, object], stack: str, root: Path, allow_example_ids: bool, inputs_present: bool = True
+) -> StackConfig:
     """One pass over the values: the first problem found is raised."""
     if not _STACK.match(stack):
         raise ConfigError(
@@ -403,7 +425,7 @@ def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_id
         raise ConfigError(
             "region",
             f"{region!r} is not a region like us-central1 (zones such as us-central1-a are not)",
-            "use a region",
+            _region_fix(region),
         )
 
     machine_type = read.str("machineType", "n1-standard-8", "n1-standard-8")
@@ -493,6 +515,8 @@ def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_id
         model_registry=registry,
         tuning=tuning.read_tuning(read, trainer_config),
         experiment=experiment.read_experiment(read, stack, cloud, read.bool("tensorboard", False)),
-        batch_prediction=batch_prediction.read_batch_prediction(read, runner, region, timeout, root),
+        batch_prediction=batch_prediction.read_batch_prediction(
+            read, runner, region, timeout, root, inputs_present
+        ),
         endpoint=endpoint.read_endpoint(read, registry.register, region),
     )

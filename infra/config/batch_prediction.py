@@ -86,7 +86,7 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
 
 
 def read_batch_prediction(
-    read: Reader, runner: str, region: str, timeout_seconds: int, root: Path
+    read: Reader, runner: str, region: str, timeout_seconds: int, root: Path, images_present: bool = True
 ) -> BatchPredictionConfig | None:
     value = read.map(
         "batchPrediction",
@@ -136,7 +136,31 @@ def read_batch_prediction(
         reservation_affinity=value.get("reservationAffinity"),
     )
     _check(config, runner, region)
+    if runner == "local" and images_present:
+        _check_local_images(str(value["images"]), images)
     return config
+
+
+# A folder of images in the repository, for the fix's command (the local stack's own).
+LOCAL_EXAMPLE = "examples/held-back"
+
+
+def _check_local_images(written: str, folder: str) -> None:
+    """The local runner's images folder holds images now, not after data preparation and training (the
+    batch job lists it as batch/kind.py does: recursively, by suffix)."""
+    from infra.vertex.batch.spec import IMAGE_SUFFIXES
+    from infra.vertex.lifecycle.output_files import files_under
+
+    if files_under(folder, IMAGE_SUFFIXES):
+        return
+    path = Path(folder)
+    state = "holds no .jpg/.jpeg/.png files" if path.exists() else "does not exist"
+    raise ConfigError(
+        "batchPrediction.images",
+        f"{written!r} ({folder}) {state}, so the batch prediction after training would fail",
+        "put the images to classify there, or name a folder of them: "
+        + set_path_fix("batchPrediction.images", LOCAL_EXAMPLE).removeprefix("run "),
+    )
 
 
 def _check(config: BatchPredictionConfig, runner: str, region: str) -> None:

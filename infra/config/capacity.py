@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config.reader import NAMESPACE, ConfigError, Reader, raise_all
+from infra.config.reader import NAMESPACE, ConfigError, Reader, raise_all, set_fix
 from infra.vertex.capacity.machines import STRATEGIES
 
 KEYS = (
@@ -83,12 +83,48 @@ def check_machine(keys: tuple[str, str, str], machine: str, accelerator: str | N
     for field, reason in machine_failures("", shape):
         if field in fields:
             fix = (
-                f"set {fields[field]} to a count {machine} takes, or pick a machine type for {count} "
-                f"(docs/stack.md)"
+                _count_fix(fields, machine, accelerator, count)
                 if field == "accelerator_count" and accelerator and count
+                else _machine_fix(fields["machine_type"], accelerator, count)
+                if field == "machine_type"
                 else "pick a matching machine type and accelerator (docs/stack.md)"
             )
             raise ConfigError(fields[field], reason, fix)
+
+
+def _count_fix(fields: dict[str, str], machine: str, accelerator: str, count: int) -> str:
+    """The count nearest `count` that `machine` takes, as a command; the machine types that take `count`."""
+    from infra.vertex.capacity.machines import accelerator_counts
+
+    counts = accelerator_counts(machine, accelerator) or ()
+    if not counts:
+        return _machine_fix(fields["machine_type"], accelerator, count)
+    nearest = min(counts, key=lambda c: (abs(c - count), -c))
+    others = _fits(accelerator, count)
+    takes = f"{machine} takes {', '.join(map(str, counts))}"
+    elsewhere = f"; {', '.join(others)} take {count}" if others else f"; no machine type takes {count}"
+    return f"{set_fix(fields['accelerator_count'], str(nearest))} ({takes}{elsewhere})"
+
+
+def _fits(accelerator: str, count: int) -> list[str]:
+    """The machine types the machine facts list as taking `count` x `accelerator`."""
+    from infra.vertex.capacity.machines import KNOWN_MACHINE_TYPES, machine_family
+    from infra.vertex.capacity.shape_checks import gpu_failures
+
+    return sorted(
+        (m for m in KNOWN_MACHINE_TYPES if not gpu_failures("", m, accelerator, count)),
+        key=lambda m: (machine_family(m), len(m), m),
+    )
+
+
+def _machine_fix(key: str, accelerator: str | None, count: int) -> str:
+    """The machine types that take `count` x `accelerator` (the machine facts), the first as a command."""
+    if not accelerator:
+        return "pick a matching machine type and accelerator (docs/stack.md)"
+    fits = _fits(accelerator, count)
+    if not fits:
+        return f"pick a machine type that takes {count} x {accelerator} (docs/stack.md)"
+    return f"{set_fix(key, fits[0])} (machine types that take {count} x {accelerator}: {', '.join(fits)})"
 
 
 def _reservation(key: str, value: Any) -> dict[str, Any]:

@@ -40,6 +40,15 @@ READS: dict[str, frozenset[str]] = {
         for key in tuning.KEYS
     },
     "experiment": frozenset({"tensorboard"}),
+    # A directory's own checks (it exists, inside the project) read nothing else; a command's read the
+    # directory's Dockerfile ENTRYPOINT.
+    "trainerDir": frozenset(),
+    "trainerCommand": frozenset({"trainerDir"}),
+    # A reservation is checked against the job's shapes and strategy, not its timeout or worker count.
+    "reservationAffinity": _SHAPES - {"timeoutSeconds", "workerCount"},
+    # Its own check (a positive number of minutes) reads nothing else; trainerArgs' use of it is a trainerArgs
+    # problem.
+    "checkpointMinutes": frozenset(),
     "endpoint": frozenset({"registerModel", "region", "allowUnpricedShapes"}),
 }
 ALWAYS_READ = frozenset({"runner"})
@@ -52,16 +61,30 @@ def top_key(key: str) -> str:
     return key.split(".", 1)[0].split("[", 1)[0]
 
 
-def _follows(keys: set[str], reported: set[str]) -> bool:
-    """A problem at `keys` may come from a reported key's default: it names or reads one."""
+def _follows(keys: set[str], reported: set[str], near: set[str]) -> bool:
+    """A problem at `keys` may come from a reported key's default: it names or reads one (`near`: reported
+    keys whose stand-in is the value the user meant, which a problem may read but not name)."""
     reads = set().union(*(READS.get(key, frozenset()) for key in keys))
-    return bool(reported & (keys | reads | ALWAYS_READ))
+    return bool(reported & (keys | ALWAYS_READ)) or bool((reported - near) & reads)
+
+
+def _nearest_region(value: object) -> str | None:
+    """A misspelt region's closest known region: the next pass checks the other keys against the region the
+    user most likely meant (so a problem that only reads the region is still reported)."""
+    from infra.config import regions
+
+    nearest = regions.nearest(value) if isinstance(value, str) else []
+    return nearest[0] if nearest else None
+
+
+def _name(key: str) -> str:
+    return f"{NAMESPACE}:{key}"
 
 
 def _set_aside(values: dict[str, object], key: str) -> bool:
     """Leave `key` out of the next pass, or give it its stand-in; False when that changes nothing."""
-    name = f"{NAMESPACE}:{key}"
-    stand_in = STAND_INS.get(key)
+    name = _name(key)
+    stand_in = STAND_INS.get(key) or (_nearest_region(values.get(name)) if key == "region" else None)
     if stand_in is not None:
         changed = values.get(name) != stand_in
         values[name] = stand_in
@@ -81,6 +104,7 @@ def load_every_error(
     found = list(found or [])
     remaining = dict(values)
     reported: set[str] = set()
+    near: set[str] = set()
     for _ in range(MAX_PASSES):
         try:
             loaded = load(remaining)
@@ -88,10 +112,17 @@ def load_every_error(
             before, moved = set(reported), False
             for problem in problems(error):
                 keys = {top_key(key) for key in problem.keys}
-                if not _follows(keys, before):
+                if not _follows(keys, before, near):
                     found.append(problem)
+                near |= {k for k in keys if k == "region" and _nearest_region(remaining.get(_name(k)))}
                 reported |= keys
                 moved = any([_set_aside(remaining, key) for key in sorted(keys)]) or moved
+            if not moved:
+                # The keys named already stand at their defaults (n1-standard-8 named with an A100 set): the
+                # keys their checks read go next, so the problems after them are still found.
+                read = sorted(set().union(*(READS.get(k, frozenset()) for k in reported)) - reported)
+                reported |= set(read)
+                moved = any([_set_aside(remaining, key) for key in read])
             if not moved:
                 break
             continue

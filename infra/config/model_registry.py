@@ -29,8 +29,8 @@ def read_model_registry(read: Reader, stack: str, runner: str) -> ModelRegistryC
     if register and runner != "vertex":
         raise ConfigError(
             "registerModel",
-            f"needs the vertex runner (runner is {runner}: the model is on this machine, and `python -m "
-            "trainer.predict` serves it here)",
+            f"needs the vertex runner (runner is {runner}: the model is on this machine, and "
+            "`.venv/bin/python -m trainer.predict --model-dir <model-dir> <images>` serves it here)",
             set_fix("registerModel", "false"),
         )
     display_name = read.str("modelDisplayName", f"vertex-training-{stack}", "cats-vs-dogs")

@@ -184,7 +184,13 @@ class Reader:
         try:
             number = kind(value)
         except (TypeError, ValueError):
-            raise ConfigError(key, f"expected a number, got {value!r}", set_fix(key, example)) from None
+            from infra.config.words import converted
+
+            meant = converted(key, value)
+            if meant is not None and kind is int:
+                meant = meant if "." not in meant else None
+            fix = set_fix(key, meant or example) + (f" ({value!r} as a number)" if meant else "")
+            raise ConfigError(key, f"expected a number, got {value!r}", fix) from None
         if kind is int and isinstance(value, float) and value != number:
             raise ConfigError(key, f"expected a whole number, got {value!r}", set_fix(key, example))
         return number

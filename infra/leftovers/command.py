@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,10 +16,11 @@ from typing import Any
 
 import yaml
 
+from infra import commands
 from infra.config import REPO_ROOT, StackConfig
 from infra.config.reader import ConfigError
 from infra.config.stack_file import load_stack
-from infra.dynamic.endpoints import EMULATOR_ENV
+from infra.credentials import credentials_problem
 from infra.guard import live_jobs
 from infra.guard.live_jobs import StackId
 from infra.labels import stack_labels
@@ -66,28 +66,6 @@ def pulumi_project(root: Path = REPO_ROOT) -> str:
     if not isinstance(name, str) or not name:
         raise ConfigError("(Pulumi.yaml)", f"{path} names no project", "give it `name: vertex-training`")
     return name
-
-
-SIGN_IN = "sign in with `gcloud auth application-default login`"
-
-
-def credentials_problem() -> str | None:
-    """Why Google APIs cannot be called (no usable Application Default Credentials), None when they can."""
-    if os.environ.get(EMULATOR_ENV):
-        return None
-    import google.auth
-    from google.auth import exceptions as auth_exceptions
-
-    try:
-        google.auth.default()
-    except auth_exceptions.DefaultCredentialsError as exc:
-        # google-auth says "not found" for none at all, else what is wrong with the file it was pointed to.
-        if "not found" in str(exc) and "GOOGLE_APPLICATION_CREDENTIALS" not in os.environ:
-            return f"no Google credentials on this machine; {SIGN_IN}"
-        return f"Google credentials unusable ({str(exc).splitlines()[0]}); {SIGN_IN}"
-    except auth_exceptions.GoogleAuthError as exc:
-        return f"Google credentials unusable ({str(exc).splitlines()[0]}); {SIGN_IN}"
-    return None
 
 
 def _safely(what: str, read: Callable[[], Found]) -> Found:
@@ -219,7 +197,7 @@ def main(argv: Sequence[str] | None = None, root: Path = REPO_ROOT) -> int:
     # With --json, progress goes to stderr and stdout holds the one object.
     say: Say = (lambda text: print(text, file=sys.stderr)) if args.json else print
     try:
-        cfg = load_stack(args.stack, root)
+        cfg = load_stack(args.stack, root, inputs_present=False)  # what is left, whatever became of them
         name = pulumi_project(root)
     except ConfigError as exc:
         return unknown(args, f"stack file: {exc}", f"error: {exc}")
@@ -230,7 +208,7 @@ def main(argv: Sequence[str] | None = None, root: Path = REPO_ROOT) -> int:
             args,
             "interrupted; cancels already sent still stand",
             f"interrupted: what stack {args.stack} leaves is not known; cancels already sent still stand. "
-            f"Run `python -m infra.leftovers --stack {args.stack}` again to list it.",
+            f"Run `{commands.python_m('infra.leftovers', '--stack', args.stack)}` again to list it.",
         )
     except Exception as exc:  # a failure no finder contained: named in one line, never a traceback
         why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}"

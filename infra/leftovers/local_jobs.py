@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra import commands
 from infra.dynamic import polling
 from infra.leftovers.items import Found, Item
 from infra.vertex.lifecycle.status import LIVE_STATES, JobStatus
@@ -90,7 +91,7 @@ def item(job: LocalJob, stack: str, local_dir: str) -> Item:
         state=job.status.state.removeprefix("JOB_STATE_"),
         bills=False,
         cost=f"free (this machine's CPU; supervisor pid {_pid(job)})",
-        remove=f"python -m infra.leftovers --stack {stack} --cancel",
+        remove=commands.python_m("infra.leftovers", "--stack", stack, "--cancel"),
         live_job=True,
     )
 

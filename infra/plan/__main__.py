@@ -9,20 +9,19 @@ from pathlib import Path
 from infra.config import ConfigError, example_id_error, shapes
 from infra.config.reader import problems
 from infra.config.stack_file import load_stack, stack_values
-from infra.plan.jobs import planned_jobs
-from infra.plan.program import declared, project_name
 from infra.plan.report import Plan, as_json, as_text, errors_json, errors_text
-from infra.plan.serving import planned_deployments
+from infra.plan.verdict import program
 from infra.vertex.cost.pricing import Catalog
 
 
 def make_plan(stack: str, root: Path) -> Plan:
     """The stack's plan: its file read by the program's own loader, the program run as a first preview."""
-    from infra.stack import build, image_uris
+    from infra.stack import image_uris
 
     Catalog.offline()  # prices from the cited table: the plan reads nothing from Google
     cfg = load_stack(stack, root, allow_example_ids=True)
-    resources = declared(lambda: build(cfg), project_name(root), stack)
+    programmed = program(cfg, root)
+    resources = programmed.resources
     example = None if cfg.is_local else example_id_error(stack_values(stack, root), stack)
     notes = (
         (f"{example.name}: {example.problem}; `pulumi up` stops here.\n  Fix: {example.fix}",)
@@ -33,9 +32,9 @@ def make_plan(stack: str, root: Path) -> Plan:
     # the order registered, which follows their dependencies: the order they run in.
     ordered = tuple(sorted(resources, key=lambda r: (r.type, r.name)))
     images = tuple(image_uris(cfg).items())
-    serving = tuple(planned_deployments(resources))
-    jobs = tuple(planned_jobs(resources))
-    return Plan(stack, cfg.gcp_project, ordered, jobs, notes, images, serving)
+    return Plan(
+        stack, cfg.gcp_project, ordered, tuple(programmed.jobs), notes, images, tuple(programmed.serving)
+    )
 
 
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:

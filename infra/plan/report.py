@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from infra.config.reader import ConfigError
+from infra.plan import verdict
 from infra.plan.jobs import PlannedJob, PlannedShape
 from infra.plan.program import Declared
 from infra.plan.serving import PlannedServing
@@ -41,9 +42,8 @@ class Plan:
 
     @property
     def failures(self) -> list[str]:
-        """What the providers' checks would refuse, one line each."""
-        jobs = [f"{job.name}: {prop}: {reason}" for job in self.jobs for prop, reason in job.failures]
-        return jobs + [f"{s.name}: {prop}: {reason}" for s in self.serving for prop, reason in s.failures]
+        """What the providers' checks would refuse, one line each (as preflight prints them)."""
+        return [verdict.refusal_line(*found) for found in verdict.refusals([*self.jobs, *self.serving])]
 
 
 def as_json(plan: Plan) -> str:
@@ -183,7 +183,8 @@ def as_text(plan: Plan) -> str:
         for serving in plan.serving:
             lines += serving.lines()
     if plan.failures:
-        lines += ["", "ERROR: `pulumi up` would refuse the inputs above; fix the stack keys they come from."]
+        lines += ["", *(f"ERROR: {line}" for line in plan.failures)]
+        lines += ["Fix the stack keys these inputs come from (`make preflight` says the same)."]
     return "\n".join(lines)
 
 

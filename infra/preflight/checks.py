@@ -208,3 +208,36 @@ def cloud_build_region(region: str, image_builder: str, stack: str) -> Result:
         else f" (some projects may build only in {', '.join(ALWAYS_OPEN_REGIONS)}: {LOCATIONS_URL})"
     )
     return ok(item, f"Cloud Build runs builds in {region}{note}")
+
+
+def batch_images(images: str, project: str) -> Result:
+    """The batch prediction's gs:// prefix holds JPEG/PNG files, listed as the job lists them (batch/kind.py:
+    recursively, by suffix), with the caller's credentials."""
+    from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-storage has no py.typed
+
+    from infra.vertex.batch.spec import IMAGE_SUFFIXES
+
+    item = "batch prediction images"
+    bucket, _, prefix = images.removeprefix("gs://").partition("/")
+    try:
+        names = [
+            blob.name
+            for blob in storage.Client(project=project).list_blobs(
+                bucket, prefix=prefix, timeout=CALL_TIMEOUT_SECONDS
+            )
+            if blob.name.lower().endswith(IMAGE_SUFFIXES)
+        ]
+    except gexc.NotFound:
+        return missing(
+            item,
+            f"bucket {bucket} of {images} does not exist, so the batch prediction after training would fail",
+            f"gcloud storage buckets create gs://{bucket} --project={project} && "
+            f"gcloud storage cp <folder>/* {images}",
+        )
+    if not names:
+        return missing(
+            item,
+            f"{images} holds no .jpg/.jpeg/.png files, so the batch prediction after training would fail",
+            f"gcloud storage cp <folder>/* {images}",
+        )
+    return ok(item, f"{len(names)} JPEG/PNG file(s) under {images}")

@@ -43,19 +43,32 @@ def check(name: str, props: dict[str, Any], stack: str) -> Result:
     ]
     if not skipped:
         return ok(item, f"every shape of its chain ({len(chain)}) may run under the stack's price limits")
-    failures = limits.failures(props)
-    if failures:
-        ((key, reason),) = failures
-        fix = (
-            _set("allowUnpricedShapes", "true", stack)
-            if key == "max_cost_usd"
-            else _set("maxHourlyUsd", "<USD per hour, at least the cheapest shape's>", stack)
-        )
-        return missing(item, f"`up` would refuse it: {reason}", fix)
-    # Advice only (the job still runs on the shapes left): no fix line.
+    # Advice only (the job still runs on the shapes left, or `up` refuses it: the refusal's own line says
+    # so, in the plan's words): no fix line.
     return note(item, f"`up` skips {len(skipped)} of its {len(chain)} shapes: " + "; ".join(skipped))
 
 
+def refusal_fix(prop: str, stack: str) -> str:
+    """The command for a price limit that leaves a job no shape; else where the input comes from."""
+    if prop.endswith("max_cost_usd"):
+        return _set("allowUnpricedShapes", "true", stack)
+    if prop.endswith("max_hourly_usd"):
+        return _set("maxHourlyUsd", "<USD per hour, at least the cheapest shape's>", stack)
+    return f"fix the stack key this input comes from (`make plan STACK={stack}` shows the job)"
+
+
+def refusals(cfg: StackConfig) -> list[Result]:
+    """What `pulumi up` would refuse, as `make plan` says it (plan/verdict.py): the stack's program run
+    offline, each job's inputs through its provider's own check, priced as this process reads prices."""
+    from infra.plan import verdict
+
+    programmed = verdict.program(cfg)
+    return [
+        missing("pulumi up", verdict.refusal_line(name, prop, reason), refusal_fix(prop, cfg.stack))
+        for name, prop, reason in verdict.refusals([*programmed.jobs, *programmed.serving])
+    ]
+
+
 def results(cfg: StackConfig) -> list[Result]:
-    """One result per Vertex job of the stack."""
-    return [check(name, props, cfg.stack) for name, props in job_props(cfg)]
+    """One result per Vertex job of the stack, then each refusal of `up`."""
+    return [*(check(name, props, cfg.stack) for name, props in job_props(cfg)), *refusals(cfg)]

@@ -18,6 +18,7 @@ from infra.preflight.results import OK, Result, cannot_tell, note, ok
 from infra.stack import required_apis
 from infra.vertex.capacity import gpu_regions
 from infra.vertex.capacity.quotas import quota_client
+from infra.vertex.cost.pricing import Catalog
 
 
 def settings(cfg: StackConfig) -> frozenset[str]:
@@ -76,7 +77,10 @@ def run(cfg: StackConfig) -> list[Result]:
     project, stack = cfg.gcp_project, cfg.stack
     found, caller = credentials(project)
     if caller is None:
-        return [found, *offline(cfg)]  # every other check reads with these credentials
+        # Every other check reads with these credentials; prices come from the cited table, said in the
+        # price lines, not in a line of the catalog's own before the report.
+        Catalog.offline()
+        return [found, *offline(cfg)]
     results = [found]
     billed = None if caller.quota_project else project  # the credentials' own quota project, else this one
     try:
@@ -129,6 +133,11 @@ def _in_project(
     )
     if cfg.kill_switch:
         results.append(checks.guarded("kill-switch role", lambda: checks.kill_switch_role(iam, project)))
+    if cfg.batch_prediction is not None and cfg.batch_prediction.images.startswith("gs://"):
+        images = cfg.batch_prediction.images
+        results.append(
+            checks.guarded("batch prediction images", lambda: checks.batch_images(images, project))
+        )
     values = QuotaValues(quotas, project)
     results += [job_quota(job, values, caller, project) for job in demand.jobs(cfg)]
     return results

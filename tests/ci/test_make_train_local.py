@@ -90,12 +90,56 @@ def test_local_runs_go_where_make_runs_reads_and_never_run_a_benchmark() -> None
     (run_dir,) = set(re.findall(r"--run-dir (\S+)", train))
     (tune_dir,) = set(re.findall(r"--run-dir (\S+)", tune))
     # infra.runs lists <root>/runs/* and <root>/tuning/*: every run, under a new name each time.
-    assert re.fullmatch(rf"{root}/runs/train-local-\d{{8}}-\d{{6}}", run_dir), run_dir
-    assert re.fullmatch(rf"{root}/tuning/tune-local-\d{{8}}-\d{{6}}", tune_dir), tune_dir
+    assert re.fullmatch(rf"{root}/runs/train-local-\d{{8}}-\d{{6}}-\d+", run_dir), run_dir
+    assert re.fullmatch(rf"{root}/tuning/tune-local-\d{{8}}-\d{{6}}-\d+", tune_dir), tune_dir
     assert {"runs", "tuning"} <= set(runs.RUN_FOLDERS)
     assert "infra.runs --stack local" in _make_n(target="runs")
     for recipe in (train, tune):
         assert "benchmarks/" not in recipe
+
+
+def test_two_makes_started_at_once_get_folders_of_their_own_and_remove_nothing() -> None:
+    names = ("LOCAL_RUN", "LOCAL_TUNE", "LOCAL_ROOT")
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    started = [
+        subprocess.Popen(["make", "-n", target], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+        for target in ("train-local", "train-local", "tune-local", "tune-local")
+    ]
+    recipes = [process.communicate()[0].replace("\\\n", " ") for process in started]
+    folders = [set(re.findall(r"--run-dir (\S+)", recipe)) for recipe in recipes]
+    assert all(len(found) == 1 for found in folders) and len(set().union(*folders)) == 4, folders
+    assert not any(line.startswith("rm ") for recipe in recipes for line in recipe.splitlines())
+
+
+def test_a_run_folder_that_exists_is_refused_and_kept(tmp_path: Path) -> None:
+    kept = tmp_path / "run"
+    kept.mkdir()
+    (kept / "run.json").write_text("{}")
+    done = subprocess.run(
+        ["make", "--no-print-directory", "train-local", f"LOCAL_RUN={kept}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and f"{kept} exists (another run's folder, kept)" in done.stderr
+    assert (kept / "run.json").read_text() == "{}"
+
+
+def test_make_variables_are_honoured_or_refused_with_those_taken() -> None:
+    train = _make_n("EPOCHS=1", "FINE_TUNE_EPOCHS=0", "BATCH_SIZE=8", "IMAGE_SIZE=32", "COUNT=40")
+    assert "--epochs 1 --fine-tune-epochs 0 --batch-size 8" in train.replace("\\\n", " ")
+    assert "--count 40" in train and "--image-size 32" in train
+    assert _make_n("STACK=dev", "ARGS=--json", target="plan").splitlines()[-1].endswith("--stack dev --json")
+    for target, given, taken in (
+        ("tune-local", "STACK=dev", "LOCAL_ROOT LOCAL_TUNE"),
+        ("train-local", "EPOCH=1", "EPOCHS FINE_TUNE_EPOCHS BATCH_SIZE IMAGE_SIZE COUNT"),
+        ("plan", "STAKC=dev", "STACK ARGS"),
+    ):
+        done = subprocess.run(["make", "-n", target, given], cwd=ROOT, capture_output=True, text=True)
+        name = given.split("=")[0]
+        assert done.returncode == 2 and done.stdout == "", done
+        assert f"*** make {target} does not take {name}; it takes: {taken}" in done.stderr
+        assert len(done.stderr.splitlines()) == 1  # make's one line, no "Error" line after it
 
 
 # A stand-in for .venv/bin/python in the recipe: the steps before training print one line; the training

@@ -462,7 +462,7 @@ def test_ctrl_c_during_the_cancel_wait_says_what_stands_and_exits_2(
     err = capsys.readouterr().err
     assert err.splitlines() == [
         f"interrupted: what stack {STACK} leaves is not known; cancels already sent still stand. "
-        f"Run `python -m infra.leftovers --stack {STACK}` again to list it."
+        f"Run `.venv/bin/python -m infra.leftovers --stack {STACK}` again to list it."
     ]
 
 

@@ -25,6 +25,7 @@ from infra.preflight.__main__ import main
 from infra.preflight.permissions import BILLING_PERMISSIONS, PREFLIGHT_READS
 from infra.preflight.run import project_needs, stack_accounts
 from infra.stack import required_apis
+from infra.vertex.cost.pricing import Catalog
 from tests.fakes.caller import Caller
 from tests.fakes.cloud_billing import FakeCloudBilling
 from tests.fakes.iam_admin import FakeIamAdmin
@@ -76,6 +77,14 @@ class Cloud:
 
     def preflight(self, *args: str) -> int:
         return main(["--stack", STACK, *args], root=self.root)
+
+
+@pytest.fixture(autouse=True)
+def catalog_read_again() -> Iterator[None]:
+    """Preflight without credentials marks this process's catalog as not to be read: later tests read
+    theirs again."""
+    yield
+    Catalog.forget()
 
 
 @pytest.fixture

@@ -108,21 +108,61 @@ def test_the_table_compares_what_differs_with_cost_shape_and_the_studys_best(
     bucket: FakeStorage, capsys: pytest.CaptureFixture
 ) -> None:
     assert runs.main(["--stack", "dev", "--root", BUCKET]) == 0
-    title, header, newest, study, oldest, missing = capsys.readouterr().out.splitlines()
+    title, header, *rows = capsys.readouterr().out.splitlines()
     assert title == f"Stack dev: 4 run(s) under {BUCKET}, newest first"
-    # Only the learning rate differs: epochs are the same and the data dirs are places, not settings.
-    assert header.split() == [
-        *("WHEN", "(UTC)", "STATE", "learning-rate", "METRIC", "DURATION", "COST", "SHAPE", "REGION", "RUN")
-    ]
+    # Wider than 120 columns with the settings inline: each run's folder and settings go under it.
+    assert all(len(line) <= runs.WIDTH for line in [header, *rows] if "NO RECORD" not in line)
+    newest, newest_run, study, study_run, oldest, oldest_run, missing, missing_run = rows
+    assert header.split() == ["WHEN", "(UTC)", "STATE", "METRIC", "DURATION", "COST", "SHAPE", "REGION"]
     assert newest.split() == [
-        *("2026-11-25", "09:30", "SUCCEEDED", "0.01", "val_accuracy", "0.8600", "12m", "34s", "USD", "0.19"),
-        *("g2-standard-4", "+", "1", "x", "NVIDIA_L4", "spot", "us-central1", "runs/bbb222"),
+        *("2026-11-25", "09:30", "SUCCEEDED", "val_accuracy", "0.8600", "12m", "34s", "USD", "0.19"),
+        *("g2-standard-4", "+", "1", "x", "L4", "spot", "us-central1"),
     ]
-    assert (
-        "val_accuracy 0.8800 (best of 3 trials: #2 learning-rate=0.01)" in study and "tuning/ddd444" in study
-    )
-    assert oldest.split()[3] == "0.001" and "USD 0.21" in oldest
-    assert missing.split()[:3] == ["?", "NO", "RECORD"] and "runs/ccc333" in missing
+    # Only the learning rate differs: epochs are the same and the data dirs are places, not settings.
+    assert newest_run.split() == ["runs/bbb222", "learning-rate=0.01"]
+    # The study's tuned value is its setting, as the runs' are; its metric names the best trial.
+    assert "val_accuracy 0.8800 (#2 of 3)" in study
+    assert study_run.split() == ["tuning/ddd444", "learning-rate=0.01"]
+    assert oldest_run.split() == ["runs/aaa111", "learning-rate=0.001"] and "USD 0.21" in oldest
+    assert missing.split()[:3] == ["?", "NO", "RECORD"] and missing_run.split() == ["runs/ccc333"]
+
+
+def test_local_runs_show_a_local_cpu_whole_numbers_and_fit_120_columns(tmp_path) -> None:
+    """A train-local run and a tune-local study as they record themselves (infra/local_runs.py): local CPU,
+    no cost or region column, the study's batch size 8 (its parameter is the float 8.0) in its column."""
+    local = {"runner": "local", "region": "us-central1", "estimated_cost_usd": None}
+    placement = {"machine_type": "n1-standard-4", "region": "us-central1", "scheduling_strategy": "STANDARD"}
+    train = [*("--data-dir", "/x/data", "--image-size", "64", "--weights", "none", "--epochs", "3")]
+    train += ["--fine-tune-epochs", "1", "--batch-size", "32"]
+    study = [*("--data-dir", "/y/data", "--image-size", "32", "--weights", "none", "--epochs", "1")]
+    study += ["--fine-tune-epochs", "0", "--mixed-precision", "off"]
+    for folder, record in (
+        (
+            "runs/train-local-20261129-040000-1234",
+            _record(
+                create_time="2026-11-29T04:00:00+00:00", args=train, placement=placement, **local,
+                metrics={"val_accuracy": 1.0, "throughput": THROUGHPUT},
+            ),
+        ),
+        (
+            "tuning/tune-local-20261129-041000-5678",
+            _record(
+                kind="tuning_job", create_time="2026-11-29T04:10:00+00:00", args=study,
+                metric_id="val_accuracy",
+                trials=[{"id": str(i)} for i in range(1, 5)], best_trial="1", best_metric=1.0,
+                best_parameters={"batch-size": 8.0, "learning-rate": 0.001}, placement=placement, **local,
+            ),
+        ),
+    ):  # fmt: skip
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "run.json").write_bytes(record)
+    lines = runs.table(runs.list_runs(str(tmp_path)))
+    assert max(map(len, lines)) <= 120, "\n".join(lines)
+    header = lines[0].split()
+    assert "COST" not in header and "REGION" not in header and "IMAGES/S" in header
+    text = "\n".join(lines)
+    assert "n1-standard-4" not in text and text.count("local CPU") == 2
+    assert "batch-size=8 " in text and "8.0" not in text and "batch-size=32" in text
 
 
 def test_history_joins_the_trainers_phases_in_order() -> None:
@@ -143,12 +183,27 @@ def test_an_unknown_stack_and_an_unreadable_bucket_are_clear_errors(
     assert runs.main(["--stack", "nosuch"]) == 2
     assert "no stack file Pulumi.nosuch.yaml" in capsys.readouterr().err
     # The committed dev file holds example ids (refused): read it with this test's own.
-    monkeypatch.setattr(runs, "load_stack", stack_config)
+    monkeypatch.setattr(runs, "load_stack", lambda stack, **_: stack_config(stack))
     # No credentials in tests (tests/conftest.py): the bucket cannot be listed.
     assert runs.main(["--stack", "dev"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: cannot list the runs under gs://acme-vt-dev-dev-training: ")
     assert "gcloud auth application-default login" in err
+
+
+def test_no_credentials_is_one_line_naming_the_login_command(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """As `leftovers` and `preflight` say it: no raw DefaultCredentialsError with its paragraph."""
+    monkeypatch.setattr(runs, "load_stack", lambda stack, **_: stack_config(stack))
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))  # no ADC file where gcloud keeps it
+    monkeypatch.setenv("NO_GCE_CHECK", "true")  # and no metadata server
+    assert runs.main(["--stack", "dev"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: cannot list the runs under gs://acme-vt-dev-dev-training: no Google credentials on this "
+        "machine; sign in with `gcloud auth application-default login`"
+    ]
 
 
 def test_a_stack_file_that_is_not_yaml_is_a_config_error(tmp_path) -> None:
@@ -196,7 +251,8 @@ def test_the_table_and_the_plot_show_training_images_per_second(tmp_path, capsys
         (tmp_path / "runs" / name).mkdir(parents=True)
         (tmp_path / "runs" / name / "run.json").write_bytes(_record(create_time=when, metrics=metrics))
     assert runs.main(["--stack", "dev", "--root", str(tmp_path)]) == 0
-    _title, header, fast, older = capsys.readouterr().out.splitlines()
+    _title, header, fast, fast_run, older, older_run = capsys.readouterr().out.splitlines()
+    assert fast_run.split() == ["runs/fast"] and older_run.split() == ["runs/older"]  # 120 columns
     assert header.split()[3:6] == ["METRIC", "IMAGES/S", "DURATION"]
     # Every epoch of a phase trains as many images: 3 epochs in 2/100 + 1/50 s per image -> 75 images/s.
     assert fast.split()[5] == "75.0" and older.split()[5] == "-"

@@ -18,7 +18,7 @@ from infra.vertex.cost.pricing import Catalog
 from infra.vertex.custom_job.spec import validate, with_defaults
 from tests.fakes.pulumi_mocks import run_program
 from tests.plan.conftest import dev_with, write_stack
-from tests.stack.conftest import own_ids
+from tests.stack.conftest import ROOT, own_ids
 from tests.vertex.props import job_props, pool
 
 # Three mistakes of different kinds: a misspelt key, a zone for a region, three T4s on an N1 machine.
@@ -193,3 +193,15 @@ def test_keys_outside_the_namespace_are_named_with_a_did_you_mean():
             "vertex-training:acceleratorCount in Pulumi.dev.yaml"
         ),
     }
+
+
+def test_the_sample_docs_stack_md_shows_is_what_plan_prints(tmp_path, capsys):
+    root = write_stack(tmp_path, "dev", three_mistakes())
+    try:
+        assert plan_main(["--stack", "dev"], root=root) == 1
+    finally:
+        Catalog.forget()
+    printed = capsys.readouterr().out.strip()
+    docs = (ROOT / "docs" / "stack.md").read_text()
+    start = docs.index("```text\nStack dev: 3 problems") + len("```text\n")
+    assert docs[start : docs.index("\n```", start)] == printed

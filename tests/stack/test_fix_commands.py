@@ -30,6 +30,8 @@ import pytest
 from infra.config import ConfigError, load_config
 from infra.config.reader import problems
 from infra.config.stack_file import load_stack
+from tests.printed_commands import check_cloud
+from tests.printed_commands import commands as printed
 from tests.stack.conftest import ROOT, stack_values
 
 CONFIG_DIR = ROOT / "infra" / "config"
@@ -107,6 +109,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("dev", {"registerModel": True, "modelVersionAliases": ["Bad Alias"]}),
     ("dev", {"modelVersionAliases": "candidate"}),
     ("local", {"registerModel": True}),
+    ("local", {"batchPrediction": {"images": "no/such/folder"}}),
     ("dev", {"trainerDir": "/abs/trainer"}),
     ("dev", {"trainerDir": "../elsewhere"}),
     ("dev", {"trainerDir": "no-such-dir"}),
@@ -360,8 +363,15 @@ def _extra_errors(trainer_dir: Path, tmp: Path) -> list[ConfigError]:
         lambda: load_stack("nosuchstack", ROOT),
         lambda: load_config(_values("housing", {"trainerDir": relative, "trainerCommand": None}), "housing"),
     ]
-    (tmp / "Pulumi.broken.yaml").write_text("config: [unclosed\n")
-    attempts.append(lambda: load_stack("broken", tmp))
+    broken = {
+        "broken": "config: [unclosed\n",
+        "slipped": "config:\n  vertex-training:epochs: 3\n   vertex-training:batchSize: 8\n",
+        "colons": "config:\n  vertex-training:epochs: 3: 4\n",
+        "bell": "config:\n  vertex-training:epochs: 3\x07\n",
+    }
+    for name, text in broken.items():
+        (tmp / f"Pulumi.{name}.yaml").write_text(text)
+        attempts.append(lambda name=name: load_stack(name, tmp))
 
     def shell_form() -> None:
         (trainer_dir / "Dockerfile").write_text("FROM python:3.12\nENTRYPOINT python -m mytrainer.task\n")
@@ -381,10 +391,15 @@ def _extra_errors(trainer_dir: Path, tmp: Path) -> list[ConfigError]:
 def test_the_errors_outside_stack_values_print_commands_that_parse(
     own_trainer_dir: Path, tmp_path: Path
 ) -> None:
-    for error in _extra_errors(own_trainer_dir, tmp_path):
-        for command in commands(error.fix):
+    """Every command of these fixes, not only `pulumi config` ones (which these errors print none of)."""
+    found = [command for error in _extra_errors(own_trainer_dir, tmp_path) for command in printed(error.fix)]
+    assert found, "no printed command reached the checks"
+    for command in found:
+        if command.startswith("pulumi config"):
             check_shell(command)
             _parse(command)
+        else:
+            check_cloud(command)
 
 
 def test_the_cases_reach_every_place_that_makes_a_config_error(

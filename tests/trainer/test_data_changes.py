@@ -90,7 +90,7 @@ def test_the_hint_for_a_raw_image_folder_puts_the_records_outside_it(tmp_path: P
     message = str(raised.value)
     suggested = f"{images}-tfrecords"
     assert "holds images, not TFRecords" in message
-    assert f"--folder {images} --output {suggested} --image-size S" in message
+    assert f"--folder {images} --output {suggested} --image-size 224" in message
     assert f"then train with --data-dir {suggested}" in message
     # Following the hint works, and so does the next conversion of the same folder.
     make_folder_data(images, Path(suggested))

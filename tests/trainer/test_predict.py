@@ -118,3 +118,17 @@ def test_class_names_travel_in_the_model_assets(trained: dict, tmp_path: Path) -
     assert (copy / "assets" / export.CLASS_NAMES_FILE).read_text().splitlines() == CLASS_NAMES
     _, class_names = predict.load_model(str(copy))
     assert class_names == CLASS_NAMES
+
+
+@pytest.mark.slow
+def test_the_top_k_note_comes_with_the_classes_shown_never_ahead_of_an_error_alone(
+    trained: dict, held_back: Path, tmp_path: Path, capsys
+) -> None:
+    gone = str(tmp_path / "gone.png")
+    code, out, err = run_main(["--model-dir", str(trained["model_dir"]), "--top-k", "9", gone], capsys)
+    assert code == 1 and out == ""
+    assert err.splitlines() == [f"error: {gone}: no such image file or folder"]
+    good = str(held_back / "green" / "000.png")
+    code, out, err = run_main(["--model-dir", str(trained["model_dir"]), "--top-k", "9", good], capsys)
+    assert code == 0 and out.startswith(f"{good}: ")
+    assert err.startswith("note: --top-k 9: the model has 3 classes"), err

@@ -79,3 +79,17 @@ def test_the_same_command_again_resumes_that_run_and_keeps_its_history(retrained
     # The finished phase's epochs come from its checkpoint: metrics.json is that run's, whole.
     assert retrained["metrics"]["history"] == retrained["first_metrics"]["history"]
     assert retrained["metrics"]["run_id"] == retrained["first_metrics"]["run_id"]
+
+
+def test_the_retraining_says_it_replaces_the_model_and_keeps_each_runs_logs_apart(retrained: dict) -> None:
+    first = retrained["first"]
+    log = first.stdout + first.stderr
+    job = retrained["job"]
+    (new,) = _runs(job / "checkpoints") - retrained["before"]
+    assert (
+        f"--model-dir {job / 'model'} holds a model already: this run replaces it when it exports (copy it "
+        f"elsewhere first to keep it); TensorBoard logs stay apart, this run's in {job / 'logs' / new}"
+    ) in log
+    # One folder of TensorBoard logs per run, named as its checkpoints' folder: the two runs never mix.
+    assert _runs(job / "logs") == _runs(job / "checkpoints")
+    assert any((job / "logs" / new).rglob("events.out.tfevents.*"))
