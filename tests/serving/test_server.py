@@ -121,7 +121,7 @@ def test_answers_are_in_instance_order_and_agree_with_trainer_predict(
     for i, data in enumerate(encoded):
         (tmp_path / f"{i}.img").write_bytes(data)
     paths = [str(tmp_path / f"{i}.img") for i in range(len(encoded))]
-    printed, errors = predict.predict(str(trained["model_dir"]), paths, top_k=3)
+    printed, errors, _note = predict.predict(str(trained["model_dir"]), paths, top_k=3)
     assert not errors
     for answer, expected in zip(answers, printed, strict=True):
         assert answer["error"] == ""
