@@ -7,13 +7,13 @@ from dataclasses import replace
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import pricing, spend
-from infra.vertex.cost.spend import SPENT_LABEL
+from infra.vertex.cost import pricing
 from infra.vertex.custom_job import spec
-from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import restarts, spend
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
+from infra.vertex.lifecycle.spend import SPENT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
 from tests.vertex.props import PROJECT, REGION, job_props, placed, pool

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import attempts
+from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL

@@ -13,7 +13,7 @@ from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local import study as local_study
 from infra.vertex.runners.local.runner import LOCAL_PREFIX, LocalRunner
-from infra.vertex.tuning.trials import Trial
+from infra.vertex.runners.trials import Trial
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.vertex.props import pool
 from tests.vertex.tuning_props import tuning_props

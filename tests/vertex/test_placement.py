@@ -8,9 +8,8 @@ from pulumi.output import Unknown
 from infra.vertex.capacity import placement, quotas
 from infra.vertex.capacity.machines import FAMILY_ACCELERATORS
 from infra.vertex.capacity.placement import Shape
-from infra.vertex.cost import spend
 from infra.vertex.custom_job import spec
-from infra.vertex.lifecycle import restarts, waiting
+from infra.vertex.lifecycle import restarts, spend, waiting
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props, placed, pool

@@ -12,6 +12,7 @@ from infra.vertex.lifecycle import attempts
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.runners import submitted
 from tests.vertex.props import job_props
 
 L4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"}
@@ -112,8 +113,8 @@ def test_a_placement_stored_without_region_ran_in_the_home_region():
 def test_spec_shape_reads_the_reservation_a_job_carries():
     job = props(reservation_affinity={"type": "ANY_RESERVATION"}, spot=False)
     built = spec.build_custom_job(job, 0)
-    assert placement.spec_shape(built)["reservation_affinity"] == {"type": "ANY_RESERVATION"}
-    assert "reservation_affinity" not in placement.spec_shape(spec.build_custom_job(props(), 0))
+    assert submitted.custom_job_shape(built)["reservation_affinity"] == {"type": "ANY_RESERVATION"}
+    assert "reservation_affinity" not in submitted.custom_job_shape(spec.build_custom_job(props(), 0))
     assert built.job_spec.worker_pool_specs[
         0
     ].machine_spec.reservation_affinity.reservation_affinity_type == (

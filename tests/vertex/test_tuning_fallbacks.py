@@ -9,9 +9,9 @@ from google.cloud import aiplatform_v1
 from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.runners.trials import Trial, TuningStatus
 from infra.vertex.tuning import spec as tuning_spec
 from infra.vertex.tuning.kind import TUNING_JOB
-from infra.vertex.tuning.trials import Trial, TuningStatus
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of

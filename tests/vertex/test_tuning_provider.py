@@ -206,8 +206,8 @@ def test_a_spot_studys_trial_shows_its_on_demand_bound(capsys):
 def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
     # Issue 16's rule, for studies too: no provider deadline cancels a FLEX_START trial before its max wait.
     from infra.vertex.lifecycle.waiting import DEADLINE_GRACE_SECONDS
+    from infra.vertex.runners.trials import TuningStatus
     from infra.vertex.tuning.kind import TUNING_JOB
-    from infra.vertex.tuning.trials import TuningStatus
 
     flex = tuning_spec.with_defaults(
         tuning_props(
@@ -233,8 +233,8 @@ def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
 
 
 def test_a_spot_studys_cost_is_its_trials_time_at_the_on_demand_bound_said_as_a_bound():
+    from infra.vertex.runners.trials import Trial, TuningStatus
     from infra.vertex.tuning.kind import TUNING_JOB
-    from infra.vertex.tuning.trials import Trial, TuningStatus
 
     study = placed(tuning_props(spot=True), TUNING_JOB)
     trials = tuple(

@@ -14,19 +14,18 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.auth import exceptions as auth_exceptions
 
+from infra.dynamic.polling import duration_text
 from infra.vertex.batch import instances, results, spec
-from infra.vertex.batch.status import BatchStatus
 from infra.vertex.capacity.quotas import quota_page
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import spend
-from infra.vertex.lifecycle import waiting
+from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import spend, waiting
 from infra.vertex.lifecycle.errors import JobError
-from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind
 from infra.vertex.lifecycle.output_files import files_under
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.runners.batch_status import BatchStatus
 from infra.vertex.runners.local.batch_runner import LocalBatchRunner
 from infra.vertex.runners.vertex_batch import VertexBatchRunner
 

@@ -297,18 +297,6 @@ def build_job(shaped: Mapping[str, Any], key: str) -> aiplatform_v1.BatchPredict
     return job
 
 
-def job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
-    """The shape a submitted job carries (its machine spec; no strategy: STANDARD), for JobStatus.shape."""
-    machine = job.dedicated_resources.machine_spec
-    count = int(machine.accelerator_count)
-    return {
-        "machine_type": machine.machine_type,
-        "accelerator_type": machine.accelerator_type.name if count else "",
-        "accelerator_count": count,
-        "scheduling_strategy": "STANDARD",
-    }
-
-
 @dataclass(frozen=True)
 class Inputs:
     """A batch job's own part of its request (JobRequest.body): the images it classifies and the instances

@@ -13,9 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
-from infra.vertex.capacity.machines import STRATEGIES
 from infra.vertex.capacity.reservations import CONSUMING_STRATEGIES, Reservation
 
 SHAPE_KEYS = (
@@ -26,6 +23,9 @@ SHAPE_KEYS = (
     "region",
     "reservation_affinity",
 )
+# What each worker pool of a CustomJob is, by index (Vertex "Configure distributed training": chief, workers,
+# parameter servers or reduction server, evaluators): the local runner's TF_CONFIG task types, log labels.
+POOL_ROLES = ("chief", "worker", "ps", "evaluator")
 # Where the user can act when no shape could run (the quota page, another region, Dynamic Workload Scheduler).
 DWS_DOC = "https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws"
 
@@ -198,7 +198,7 @@ def region_of(job_name: str) -> str | None:
 
 
 def shape_from(found: Mapping[str, Any], region: str = "") -> Shape | None:
-    """A shape written as a `placement` (spec_shape's keys, the local runner's record); None for none."""
+    """A shape written as a `placement` (runners/submitted.py, the local runner's record); None: none."""
     if not found:
         return None
     return Shape(
@@ -209,31 +209,6 @@ def shape_from(found: Mapping[str, Any], region: str = "") -> Shape | None:
         region=region,
         reservation=Reservation.of(found.get("reservation_affinity")),
     )
-
-
-def spec_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
-    """The shape a submitted job carries (its chief's machine spec and its strategy), as a `placement`
-    without its region; empty when the spec names no strategy this module knows (then the attempt label
-    says the shape)."""
-    strategy = job.job_spec.scheduling.strategy.name
-    pools = job.job_spec.worker_pool_specs
-    if strategy not in STRATEGIES or not pools:
-        return {}
-    machine = pools[0].machine_spec
-    count = int(machine.accelerator_count)
-    found: dict[str, Any] = {
-        "machine_type": machine.machine_type,
-        "accelerator_type": machine.accelerator_type.name if count else "",
-        "accelerator_count": count,
-        "scheduling_strategy": strategy,
-    }
-    affinity = machine.reservation_affinity
-    kind = affinity.reservation_affinity_type.name
-    if kind != "TYPE_UNSPECIFIED":
-        found["reservation_affinity"] = Reservation(
-            kind, affinity.values[0] if affinity.values else ""
-        ).as_dict()
-    return found
 
 
 def home_chain(props: Mapping[str, Any]) -> list[Shape]:

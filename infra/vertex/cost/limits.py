@@ -16,15 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import pricing
-
-if TYPE_CHECKING:
-    from infra.vertex.lifecycle.request import Placed
 
 # The keys a fallback entry may carry besides its shape (placement.SHAPE_KEYS).
 FALLBACK_LIMIT_KEYS = ("max_hourly_usd",)
@@ -87,23 +84,10 @@ def verdict(props: Mapping[str, Any], index: int, shape: Shape, chain: list[Shap
         return Verdict(rate, tuple(missing()) if rate is None else ())
     capped = props.get("max_cost_usd") is not None
     allow = bool(props.get("allow_unpriced_shapes"))
-    return _judged(ceiling(props, index, chain), capped, allow, strategy, rate, missing)
+    return judged(ceiling(props, index, chain), capped, allow, strategy, rate, missing)
 
 
-def placed_verdict(placed: Placed) -> Verdict:
-    """The attempt's shape under the job's limits, from what the attempt already derived (its price, its
-    machines): the lifecycle asks this before it submits."""
-    request = placed.request
-    if not request.on_vertex:
-        return Verdict(None, ())  # a local run bills nothing (and must not look for a price catalog)
-    region, pools, strategy = placed.region or "", placed.pools, placed.strategy
-    missing = lambda: pricing.missing(region, pools, strategy, request.project)  # noqa: E731
-    capped = request.max_cost_usd is not None
-    top = request.ceilings[placed.index]
-    return _judged(top, capped, request.allow_unpriced_shapes, strategy, placed.rate, missing)
-
-
-def _judged(
+def judged(
     top: float | None,
     capped: bool,
     allow_unpriced: bool,

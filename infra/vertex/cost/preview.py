@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from infra.dynamic.polling import duration_text
 from infra.vertex.capacity import gpu_regions, placement
 from infra.vertex.cost import limits, pricing, storage_transfer
-from infra.vertex.lifecycle.heartbeat import duration_text
 
 
 @dataclass(frozen=True)

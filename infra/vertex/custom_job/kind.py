@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import spend
 from infra.vertex.custom_job import experiments, spec
 from infra.vertex.custom_job.report import run_outputs, summary_line
 from infra.vertex.custom_job.watch import watcher
-from infra.vertex.lifecycle import restarts, waiting
+from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import restarts, spend, waiting
 from infra.vertex.lifecycle.kind import JobKind, Ticker
 from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.request import Placed

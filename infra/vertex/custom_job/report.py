@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex.cost import cap as cost_cap
-from infra.vertex.cost import pricing, spend
+from infra.dynamic.polling import duration_text
+from infra.vertex.cost import pricing
 from infra.vertex.custom_job.metrics import read_metrics
-from infra.vertex.lifecycle.heartbeat import duration_text
+from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import spend
 from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt

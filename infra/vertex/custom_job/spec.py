@@ -108,7 +108,6 @@ POOL_DEFAULTS: dict[str, Any] = {
 }
 # A fallback entry: a shape, and the hourly ceiling of that shape (cost/limits.py).
 FALLBACK_KEYS = (*placement.SHAPE_KEYS, *limits.FALLBACK_LIMIT_KEYS)
-POOL_ROLES = ("chief", "worker", "ps", "evaluator")
 
 
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -157,7 +156,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not isinstance(pools, list) or not pools:
         failures.append(("worker_pools", "worker_pools needs at least one pool: pool 0 is the chief"))
         return failures
-    if len(pools) > len(POOL_ROLES):
+    if len(pools) > len(placement.POOL_ROLES):
         failures.append(
             ("worker_pools", "at most 4 worker pools: chief, workers, parameter servers, evaluators")
         )

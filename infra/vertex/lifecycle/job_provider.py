@@ -14,9 +14,8 @@ from typing import Any, ClassVar
 from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
 from infra.dynamic.base import SpecProvider
-from infra.vertex.cost import cap as cost_cap
-from infra.vertex.cost import spend
-from infra.vertex.lifecycle import attempts, placing, run_record, waiting
+from infra.vertex.lifecycle import attempts, placing, run_record, spend, waiting
+from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.attempts import AttemptRecord, carried_attempts, current_record
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.kind import JobKind, Runner

@@ -21,8 +21,7 @@ from typing import Any, ClassVar, Protocol
 from infra.guard.job_kinds import JOB_KINDS
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import spend
-from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle import restarts, spend
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 

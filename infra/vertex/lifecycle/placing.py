@@ -17,9 +17,9 @@ from google.api_core import exceptions as gexc
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import Shortfall, shortfall
-from infra.vertex.cost import cap as cost_cap
-from infra.vertex.cost import limits, spend
-from infra.vertex.lifecycle import attempts, error_classes, restarts, waiting
+from infra.vertex.cost import limits, pricing
+from infra.vertex.lifecycle import attempts, error_classes, restarts, spend, waiting
+from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult
 from infra.vertex.lifecycle.errors import JobError, is_training_quota
 from infra.vertex.lifecycle.kind import JobKind, Runner
@@ -113,11 +113,24 @@ def wait_shape(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed,
         raise _with(waiting.failure(kind, placed, status), records)
 
 
+def _verdict(placed: Placed) -> limits.Verdict:
+    """The attempt's shape under the job's limits (cost/limits.py), from what the attempt already derived
+    (its price, its machines): asked before it submits."""
+    request = placed.request
+    if not request.on_vertex:
+        return limits.Verdict(None, ())  # a local run bills nothing (and must not look for a price catalog)
+    region, pools, strategy = placed.region or "", placed.pools, placed.strategy
+    missing = lambda: pricing.missing(region, pools, strategy, request.project)  # noqa: E731
+    capped = request.max_cost_usd is not None
+    top = request.ceilings[placed.index]
+    return limits.judged(top, capped, request.allow_unpriced_shapes, strategy, placed.rate, missing)
+
+
 def _skipped(kind: JobKind, placed: Placed) -> ShapeResult | None:
     """A shape the price limits rule out (its reason names the key: the move line says key, shape and why),
     or one the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
     request = placed.request
-    found_limit = limits.placed_verdict(placed)
+    found_limit = _verdict(placed)
     if found_limit.skipped is not None:
         reason = limits.skip_reason(found_limit)
         return ShapeResult(

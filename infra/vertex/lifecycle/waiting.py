@@ -10,8 +10,8 @@ from collections.abc import Callable
 from infra.dynamic.polling import poll_until
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import quota_page
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.lifecycle import attempts, error_classes, restarts
+from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
 from infra.vertex.lifecycle.request import Placed

@@ -6,19 +6,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.dynamic.polling import duration_text
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import error_classes, waiting
-from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.kind import JobKind, Ticker
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.tuning_runner import LocalTuningRunner
+from infra.vertex.runners.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
 from infra.vertex.runners.vertex_tuning import VertexTuningRunner
 from infra.vertex.tuning import spec as tuning_spec
-from infra.vertex.tuning.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
 
 
 @dataclass

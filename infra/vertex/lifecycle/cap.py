@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from infra.vertex.cost import pricing, spend
-from infra.vertex.lifecycle import restarts
+from infra.dynamic.polling import duration_text
+from infra.vertex.cost import pricing
+from infra.vertex.lifecycle import restarts, spend
 from infra.vertex.lifecycle.errors import JobError
-from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
