@@ -37,13 +37,13 @@ def test_a_shape_applies_to_the_chief_and_the_accelerator_pools_only():
         Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "SPOT"),
     )
     assert l4 == Shape("g2-standard-8", "NVIDIA_L4", 1, "SPOT")  # count and strategy from the primary
-    chief, workers, cpu = placement.apply_shape(props, l4)["worker_pools"]
-    assert (chief["machine_type"], workers["machine_type"], cpu["machine_type"]) == (
+    chief, workers, cpu = spec.body(props).on(l4).pools
+    assert (chief.machine_type, workers.machine_type, cpu.machine_type) == (
         "g2-standard-8",
         "g2-standard-8",
         "e2-standard-4",
     )
-    assert workers["replica_count"] == 3 and "accelerator_type" not in cpu
+    assert workers.replica_count == 3 and cpu.accelerator_type is None
 
 
 @pytest.mark.parametrize(
@@ -162,7 +162,7 @@ def test_a_gpu_job_falls_back_to_an_explicit_cpu_shape():
     assert cpu == Shape("n1-highcpu-16", None, 0, "SPOT")
     assert failures(spot=True, fallbacks=[{"machine_type": "n1-highcpu-16", "accelerator_count": 0}]) == []
     props = spec.with_defaults(job_props(spot=True))
-    assert "accelerator_type" not in placement.apply_shape(props, cpu)["worker_pools"][0]
+    assert spec.body(props).on(cpu).pools[0].accelerator_type is None
     # The other way round, a GPU count with no type to take from a CPU primary, is reported, not a KeyError.
     cpu_pool = pool(machine_type="n1-standard-8", accelerator_type=None, accelerator_count=0)
     found = failures(

@@ -133,8 +133,9 @@ def takes_shape(index: int, accelerator_count: int) -> bool:
 
 
 def shaped_pools(pools: Sequence[Pool], shape: Shape) -> tuple[Pool, ...]:
-    """The job's pools on `shape` (the same rule as apply_shape's, on typed values): what an attempt prices
-    and holds in quota."""
+    """The job's pools on `shape`: the chief and every pool with accelerators get its machine (takes_shape),
+    the others keep theirs; replica counts stay. What an attempt prices, holds in quota and submits (a kind's
+    body `on` a shape puts its pools through this)."""
     return tuple(
         replace(
             pool,
@@ -149,14 +150,20 @@ def shaped_pools(pools: Sequence[Pool], shape: Shape) -> tuple[Pool, ...]:
 
 
 def primary_shape(props: Mapping[str, Any]) -> Shape:
-    chief = pools(props)[0]
+    strategy = props.get("scheduling_strategy") or default_strategy(props)
+    reservation = Reservation.of(props.get("reservation_affinity"))
+    return primary_of(pools(props)[0], strategy, str(props.get("region") or ""), reservation)
+
+
+def primary_of(chief: Pool, strategy: str, home: str, reservation: Reservation | None) -> Shape:
+    """The job's own shape: its chief's machine, its strategy, in the home region, with its reservation."""
     return Shape(
         machine_type=chief.machine_type,
         accelerator_type=chief.accelerator_type or None,
         accelerator_count=chief.accelerator_count,
-        scheduling_strategy=props.get("scheduling_strategy") or default_strategy(props),
-        region=str(props.get("region") or ""),
-        reservation=Reservation.of(props.get("reservation_affinity")),
+        scheduling_strategy=strategy,
+        region=home,
+        reservation=reservation,
     )
 
 
@@ -218,20 +225,26 @@ def home_chain(props: Mapping[str, Any]) -> list[Shape]:
 
 
 def shapes(props: Mapping[str, Any]) -> list[Shape]:
-    """The whole chain: the home chain, then, for each region of `fallback_regions` in order, the home chain's
-    shapes that took the home region moved there. A shape that names its own region is tried once; a
-    SPECIFIC_RESERVATION lives in one zone, so its shape is not moved. A region the dated GPU table does not
-    list for a shape's GPU keeps that shape: Vertex judges at submission (gpu_regions.py). No shape appears
-    twice."""
-    home = str(props.get("region") or "")
-    chain = home_chain(props)
+    """The whole chain of a job's props (chain_of)."""
+    fallbacks, regions = props.get("fallbacks") or [], props.get("fallback_regions") or []
+    return chain_of(primary_shape(props), fallbacks, regions)
+
+
+def chain_of(primary: Shape, fallbacks: Sequence[Mapping[str, Any]], regions: Sequence[str]) -> list[Shape]:
+    """The whole chain: the home chain (the primary, in the home region, then each fallback resolved on it),
+    then, for each of `regions` (fallback_regions) in order, the home chain's shapes that took the home region
+    moved there. A shape that names its own region is tried once; a SPECIFIC_RESERVATION lives in one zone,
+    so its shape is not moved. A region the dated GPU table does not list for a shape's GPU keeps that shape:
+    Vertex judges at submission (gpu_regions.py). No shape appears twice."""
+    home = primary.region
+    chain = [primary, *(resolve(entry, primary) for entry in fallbacks)]
     movable = [
         shape
-        for shape, entry in zip(chain, [{}, *(props.get("fallbacks") or [])], strict=True)
+        for shape, entry in zip(chain, [{}, *fallbacks], strict=True)
         if not entry.get("region")
         and not (shape.reservation and shape.reservation.type == "SPECIFIC_RESERVATION")
     ]
-    for region in props.get("fallback_regions") or []:
+    for region in regions:
         if region == home:
             continue
         for shape in movable:
@@ -251,45 +264,10 @@ def moves_from(home: str | None, shape: Shape) -> bool:
     return bool(shape.region) and shape.region != home
 
 
-def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
-    """Props for running on `shape`: the chief and every pool with accelerators get its machine and its
-    reservation affinity; replica counts, images and args stay; `spot` follows the strategy; `region` is the
-    shape's. A shape in another region runs without the home region's TensorBoard (tensorboard_note). A job
-    without worker_pools gets the shape's machine in its own keys."""
-    if "worker_pools" not in props:
-        own = {**props, "machine_type": shape.machine_type, "accelerator_count": shape.accelerator_count}
-        own["accelerator_type"] = shape.accelerator_type or ""
-        if not shape.accelerator_type:
-            own.pop("accelerator_type")
-        if moves_region(props, shape):
-            own["region"] = shape.region
-        own.pop("reservation_affinity", None)
-        if shape.reservation is not None:
-            own["reservation_affinity"] = shape.reservation.as_dict()
-        return own
-    shaped_pools = []
-    for index, pool in enumerate(props["worker_pools"]):
-        if takes_shape(index, int(pool.get("accelerator_count") or 0)):
-            pool = {**pool, "machine_type": shape.machine_type, "accelerator_count": shape.accelerator_count}
-            if shape.accelerator_type:
-                pool["accelerator_type"] = shape.accelerator_type
-            else:
-                pool.pop("accelerator_type", None)
-            if shape.reservation is not None:
-                pool["reservation_affinity"] = shape.reservation.as_dict()
-            else:
-                pool.pop("reservation_affinity", None)
-        shaped_pools.append(pool)
-    shaped = {
-        **props,
-        "worker_pools": shaped_pools,
-        "scheduling_strategy": shape.scheduling_strategy,
-        "spot": shape.scheduling_strategy == "SPOT",
-    }
-    if moves_region(props, shape):
-        shaped["region"] = shape.region
-        shaped.pop("tensorboard", None)
-    return shaped
+def on_shape(props: Mapping[str, Any], shape: Shape) -> tuple[str, tuple[Pool, ...]]:
+    """Where a job of these props runs on `shape` (the shape's region, else the home region) and on which
+    machines (shaped_pools): what check, preview and preflight price and count."""
+    return shape.region or str(props.get("region") or ""), shaped_pools(pools(props), shape)
 
 
 # Vertex resources are regional: "For operations other than creating a dataset or importing a model, you must

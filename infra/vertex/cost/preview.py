@@ -54,8 +54,7 @@ def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
     costs = []
     chain = placement.shapes(props)
     for index, shape in enumerate(chain):
-        shaped = placement.apply_shape(props, shape)
-        region, pools, strategy = shaped["region"], placement.pools(shaped), shape.scheduling_strategy
+        (region, pools), strategy = placement.on_shape(props, shape), shape.scheduling_strategy
         found = limits.verdict(props, index, shape, chain)
         costs.append(
             ShapeCost(
@@ -95,10 +94,8 @@ def ran_shape_hourly(outputs: Mapping[str, Any]) -> float | None:
     ran = outputs.get("placement")
     primary = placement.primary_shape(outputs)
     shape = placement.resolve(ran, primary) if ran else primary
-    shaped = placement.apply_shape(outputs, shape)
-    rate = pricing.shape_rate(
-        shaped["region"], placement.pools(shaped), shape.scheduling_strategy, outputs.get("project")
-    )
+    region, pools = placement.on_shape(outputs, shape)
+    rate = pricing.shape_rate(region, pools, shape.scheduling_strategy, outputs.get("project"))
     return None if rate is None else rate.usd
 
 
