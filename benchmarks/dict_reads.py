@@ -4,13 +4,13 @@ shaped copy `shaped[...]`/`shaped.get(...)`), by enclosing function, and say whi
 After the boundary: the enclosing function is reachable, in a static call graph of infra/vertex/, from what
 runs once a request is parsed (`JobRequest`'s and `Placed`'s members but `parse`, every kind's `build_job`,
 the lifecycle kinds' hooks but the check/diff/preview ones). The graph resolves `f(...)`, `module.f(...)`,
-`self.f(...)` and `Class.f(...)` by name within infra/vertex/ (an over-approximation: a name is every
-function of that name in the module or class it resolves to). The model provider (infra/vertex/model/) is
-counted apart: it has no JobRequest. The boundary itself (`parse`, a kind's `with_defaults`, `body` and
-`output_dir`: what turns the dict into the request) is never entered. Run:
-`.venv/bin/python benchmarks/dict_reads.py [--list]`.
+`self.f(...)` and `obj.f(...)` to every function of that name within infra/vertex/, `Class.f(...)` to
+that class's, and an attribute read (a property) to every method of that name: an over-approximation.
+The model provider (infra/vertex/model/) is counted apart: it has no JobRequest. The boundary itself
+(`parse`, a kind's `with_defaults`, `body` and `output_dir`: what turns the dict into the request) is never
+entered. Run: `.venv/bin/python benchmarks/dict_reads.py [--list]`.
 
-This is a figure, not a test (benchmarks/ prints figures): tests/vertex/test_dict_reads.py holds the bound.
+A figure (benchmarks/ prints figures); tests/vertex/test_layers.py holds the bound (issue 50: at most 15).
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ class _Scan(ast.NodeVisitor):
         self.calls: dict[str, set[tuple[str | None, str]]] = {}
         self.functions: set[str] = set()
         self.bases: dict[str, list[str]] = {}
+        self.called: set[int] = set()  # the ids of the attributes called (not property reads)
 
     def _where(self) -> str:
         return ".".join(self.stack) or "<module>"
@@ -87,6 +88,7 @@ class _Scan(ast.NodeVisitor):
         if isinstance(func, ast.Attribute) and func.attr == "get" and _is_dict(func.value):
             self.reads.append(Read(self.module, self._where(), node.lineno))
         where = self.calls.setdefault(self._where(), set())
+        self.called.add(id(func))
         if isinstance(func, ast.Name):
             where.add((None, func.id))
         elif isinstance(func, ast.Attribute):
@@ -98,8 +100,20 @@ class _Scan(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         # A property or cached_property read (request.chain, placed.pools) is a call too.
-        self.calls.setdefault(self._where(), set()).add(("?", node.attr))
+        if id(node) not in self.called:
+            self.calls.setdefault(self._where(), set()).add(("?", node.attr))
         self.generic_visit(node)
+
+
+def _callees(by_name: dict[str, set[str]], head: str | None, name: str) -> set[str]:
+    """What a call resolves to: `Class.f(...)` to that class's f; an attribute read (`x.pools`, "?") to a
+    method or property of that name; anything else to every function of that name."""
+    found = by_name.get(name, set())
+    if head == "?":
+        return {f for f in found if "." in f.split(":")[1]}
+    if head and head[0].isupper():
+        return {f for f in found if f.split(":")[1] == f"{head}.{name}"}
+    return found
 
 
 def scan() -> tuple[list[Read], dict[str, set[str]], dict[str, set[str]]]:
@@ -119,7 +133,7 @@ def scan() -> tuple[list[Read], dict[str, set[str]], dict[str, set[str]]]:
         kinds = {name for name, bases in found.bases.items() if {"JobKind", "LifecycleKind"} & set(bases)}
         for function, calls in found.calls.items():
             qualified = f"{found.module}:{function}"
-            graph[qualified] = {callee for _head, name in calls for callee in by_name.get(name, ())}
+            graph[qualified] = {callee for head, name in calls for callee in _callees(by_name, head, name)}
             parts = function.split(".")
             if parts[-1] in BEFORE_THE_BOUNDARY | THE_BOUNDARY or parts[-1].startswith("__"):
                 continue

@@ -82,7 +82,7 @@ def test_a_batch_jobs_machines_are_one_prediction_pool_with_no_training_price() 
     shape = placement.primary_shape(props)
     assert (shape.machine_type, shape.scheduling_strategy) == ("n1-standard-4", "STANDARD")
     moved = batch_spec.body(props).on(placement.resolve({"region": "europe-west4"}, shape))
-    assert moved.region == "europe-west4" and moved.pools == (pool,)
+    assert moved.common.region == "europe-west4" and moved.pools == (pool,)
 
 
 def test_one_registry_of_kinds_names_each_row_of_the_kill_switch_table_once() -> None:
@@ -107,9 +107,11 @@ def test_every_kind_parses_its_own_body_and_a_record_without_it_still_parses() -
     linked = job_props(experiment="vertex-training-dev", experiment_run="train-a1")
     training: custom_spec.Training = JobRequest.parse(CUSTOM_JOB, linked).body
     assert (training.experiment, training.experiment_run) == ("vertex-training-dev", "train-a1")
-    assert training.chief_args == ("--epochs", "2") and training.output_dir == linked["base_output_dir"]
+    assert (
+        training.chief_args == ("--epochs", "2") and training.common.output_dir == linked["base_output_dir"]
+    )
     study = JobRequest.parse(TUNING_JOB, tuning_props(max_trial_count=5, parallel_trial_count=2)).body
-    assert study.waves == 3 and study.trial.display_name == study.trial.display_name
+    assert study.waves == 3 and study.common == study.trial.common
     inputs = JobRequest.parse(BATCH_PREDICTION_JOB, batch_props()).body
     assert inputs.instances_uri == batch_props()["output_dir"].rstrip("/") + "/" + batch_spec.INSTANCES_FILE
     bare = {"runner": "vertex", "region": "us-central1", "display_name": "old"}
@@ -117,4 +119,4 @@ def test_every_kind_parses_its_own_body_and_a_record_without_it_still_parses() -
     assert (old.goal, old.max_trial_count, old.parallel_trial_count) == ("MAXIMIZE", 1, 1)  # its defaults
     assert old.trial.worker_pools == ()
     old_batch = JobRequest.parse(BATCH_PREDICTION_JOB, bare).body
-    assert (old_batch.images, old_batch.output_dir) == ("", "")
+    assert (old_batch.images, old_batch.common.output_dir) == ("", "")

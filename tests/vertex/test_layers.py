@@ -6,6 +6,8 @@ packages import each other, whatever the path (module-level, TYPE_CHECKING and i
 from __future__ import annotations
 
 import ast
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,19 @@ def test_the_cycle_check_sees_a_cycle_through_an_import_inside_a_function(tmp_pa
     assert cycles(graph) == [] and imported(source) == {"runners"}
     graph["runners"] = {"cost"}
     assert cycles(graph) == [["capacity", "cost", "lifecycle", "runners"]]
+
+
+def test_past_the_boundary_the_engines_dict_is_read_at_most_15_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 50's bound, counted by benchmarks/dict_reads.py: after JobRequest.parse, the props dict is read
+    only where a contract needs it (the key label, the inputs copied into the outputs)."""
+    spec = importlib.util.spec_from_file_location(
+        "dict_reads", VERTEX.parents[1] / "benchmarks" / "dict_reads.py"
+    )
+    assert spec is not None and spec.loader is not None
+    dict_reads = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "dict_reads", dict_reads)  # its dataclasses look their module up
+    spec.loader.exec_module(dict_reads)
+    after, _model, check = dict_reads.after_the_boundary()
+    assert len(check) > 50  # the checks still read the dict: the count sees it
+    assert len(after) <= 15, after
+    assert {read.function for read in after} == {"job_key", "JobProvider.outputs"}

@@ -48,7 +48,7 @@ class BatchPredictionKind(LifecycleKind[spec.Inputs]):
         images = files_under(inputs.images, spec.IMAGE_SUFFIXES)
         if not images:
             raise JobError(
-                f"{self.noun} {placed.request.display_name}: no JPEG or PNG files under images "
+                f"{self.noun} {placed.request.common.display_name}: no JPEG or PNG files under images "
                 f"{inputs.images}; point images at the folder or gs:// prefix that holds them."
             )
         target = inputs.instances_uri
@@ -59,10 +59,10 @@ class BatchPredictionKind(LifecycleKind[spec.Inputs]):
         """timeout_seconds after it started running: BatchPredictionJob has no timeout of its own."""
         if not status.start_time:
             return None
-        return waiting.timestamp(status.start_time) + float(placed.request.timeout_seconds)
+        return waiting.timestamp(status.start_time) + float(placed.request.common.timeout_seconds)
 
     def overrun_limit(self, placed: Placed[spec.Inputs]) -> str:
-        return f"timeout_seconds={placed.request.timeout_seconds}"
+        return f"timeout_seconds={placed.request.common.timeout_seconds}"
 
     def capacity_advice(self, request: JobRequest[spec.Inputs]) -> str | None:
         return (

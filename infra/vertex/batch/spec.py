@@ -30,6 +30,7 @@ from infra.vertex.capacity.shape_checks import count_failures, fallback_shape
 from infra.vertex.cost import limits
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
+from infra.vertex.lifecycle.request import Common
 from infra.vertex.prediction_image import prediction_image
 
 # The shape keys a batch prediction's fallbacks may change: its machine (and its reservation: the
@@ -248,7 +249,7 @@ def build_job(inputs: Inputs, key: str) -> aiplatform_v1.BatchPredictionJob:
     if inputs.reservation is not None:
         machine.reservation_affinity = inputs.reservation.proto()
     job = aiplatform_v1.BatchPredictionJob(
-        display_name=inputs.display_name,
+        display_name=inputs.common.display_name,
         input_config=aiplatform_v1.BatchPredictionJob.InputConfig(
             instances_format=INSTANCES_FORMAT,
             gcs_source=aiplatform_v1.GcsSource(uris=[inputs.instances_uri]),
@@ -258,15 +259,15 @@ def build_job(inputs: Inputs, key: str) -> aiplatform_v1.BatchPredictionJob:
         ),
         output_config=aiplatform_v1.BatchPredictionJob.OutputConfig(
             predictions_format=PREDICTIONS_FORMAT,
-            gcs_destination=aiplatform_v1.GcsDestination(output_uri_prefix=inputs.output_dir),
+            gcs_destination=aiplatform_v1.GcsDestination(output_uri_prefix=inputs.common.output_dir),
         ),
         dedicated_resources=aiplatform_v1.BatchDedicatedResources(
             machine_spec=machine,
             starting_replica_count=inputs.starting_replica_count,
             max_replica_count=inputs.max_replica_count,
         ),
-        service_account=inputs.service_account,
-        labels={**inputs.labels, checks.KEY_LABEL: key},
+        service_account=inputs.common.service_account,
+        labels={**inputs.common.labels, checks.KEY_LABEL: key},
     )
     if inputs.model:
         job.model = inputs.model_name
@@ -274,7 +275,7 @@ def build_job(inputs: Inputs, key: str) -> aiplatform_v1.BatchPredictionJob:
         job.unmanaged_container_model = aiplatform_v1.UnmanagedContainerModel(
             artifact_uri=inputs.artifact_uri,
             container_spec=aiplatform_v1.ModelContainerSpec(
-                image_uri=prediction_image(inputs.region or "us", bool(machines.accelerator_count))
+                image_uri=prediction_image(inputs.common.region or "us", bool(machines.accelerator_count))
             ),
         )
     return job
@@ -285,13 +286,7 @@ class Inputs:
     """A batch job's whole request (JobRequest.body), typed: its machine and replicas, the model, the images
     it classifies and where the instances file and the predictions go."""
 
-    display_name: str
-    labels: Mapping[str, str]
-    service_account: str
-    output_dir: str
-    timeout_seconds: float  # as given; the provider's cap (the request has none)
-    project: str
-    region: str  # where it runs ("" for a local run)
+    common: Common  # its timeout_seconds: the provider's cap (the request has none)
     machine: placement.Pool  # up to max_replica_count replicas, priced as a prediction machine
     reservation: reservations.Reservation | None
     starting_replica_count: int
@@ -306,21 +301,19 @@ class Inputs:
 
     @property
     def instances_uri(self) -> str:
-        return self.output_dir.rstrip("/") + "/" + INSTANCES_FILE
+        return self.common.output_dir.rstrip("/") + "/" + INSTANCES_FILE
 
     @property
     def model_name(self) -> str:
         """The full Model Registry name of `model` (a bare id is in the job's project and region)."""
         if self.model.startswith("projects/"):
             return self.model
-        return f"projects/{self.project}/locations/{self.region}/models/{self.model}"
+        return f"projects/{self.common.project}/locations/{self.common.region}/models/{self.model}"
 
     def on(self, shape: placement.Shape) -> Inputs:
         """The request on `shape`: its machine and reservation (its region: the same, machines.py)."""
         (machine,) = placement.shaped_pools(self.pools, shape)
-        moved = placement.moves_from(self.region, shape)
-        region = shape.region if moved else self.region
-        return replace(self, machine=machine, reservation=shape.reservation, region=region)
+        return replace(self, common=self.common.on(shape), machine=machine, reservation=shape.reservation)
 
 
 def body(props: Mapping[str, Any]) -> Inputs:
@@ -329,13 +322,7 @@ def body(props: Mapping[str, Any]) -> Inputs:
     start = int(props.get("starting_replica_count") or 1)
     most = int(props.get("max_replica_count") or start)
     return Inputs(
-        display_name=str(props.get("display_name") or ""),
-        labels=dict(props.get("labels") or {}),
-        service_account=str(props.get("service_account") or ""),
-        output_dir=str(props.get("output_dir") or ""),
-        timeout_seconds=props.get("timeout_seconds", 0),
-        project=str(props.get("project") or ""),
-        region=str(props.get("region") or ""),
+        common=Common.of(props, "output_dir"),
         machine=placement.Pool(
             machine_type=str(props.get("machine_type") or ""),
             accelerator_type=props.get("accelerator_type") or None,

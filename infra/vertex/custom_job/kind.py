@@ -39,7 +39,7 @@ class CustomJobKind(LifecycleKind[spec.Training]):
         left (restarts.py, spend.py)."""
         job = spec.build_job(placed.body, placed.request.key)
         if attempt != restarts.Attempt(1, 0):
-            remaining = restarts.remaining_seconds(placed.request.timeout_seconds, attempt)
+            remaining = restarts.remaining_seconds(placed.request.common.timeout_seconds, attempt)
             job = restarts.resubmission(job, attempt, remaining)
             job.labels[spend.SPENT_LABEL] = carried.label
         return job
@@ -50,18 +50,20 @@ class CustomJobKind(LifecycleKind[spec.Training]):
     def run_deadline(self, status: JobStatus, placed: Placed[spec.Training]) -> float | None:
         if not status.start_time:
             return None
-        allowed = restarts.remaining_seconds(placed.request.timeout_seconds, restarts.Attempt.of(status))
+        allowed = restarts.remaining_seconds(
+            placed.request.common.timeout_seconds, restarts.Attempt.of(status)
+        )
         return waiting.timestamp(status.start_time) + allowed + waiting.DEADLINE_GRACE_SECONDS
 
     def overrun_limit(self, placed: Placed[spec.Training]) -> str:
-        limit = placed.request.timeout_seconds
+        limit = placed.request.common.timeout_seconds
         return f"timeout_seconds={limit} plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s grace"
 
     def outputs(
         self, placed: Placed[spec.Training], status: JobStatus, say: Callable[[str], None]
     ) -> dict[str, Any]:
         return {
-            "model_dir": model_dir(placed.request.output_dir),
+            "model_dir": model_dir(placed.request.common.output_dir),
             **run_outputs(placed, status, say),
             **cost_cap.outputs(placed, status),
         }

@@ -29,7 +29,7 @@ def run_outputs(placed: Placed, status: JobStatus, warn: Callable[[str], None]) 
             if total.bound:  # some of it is a Spot/FLEX_START shape's on-demand bound: at most this
                 outputs["estimated_cost_bound"] = True
     if status.state == "JOB_STATE_SUCCEEDED":
-        models = model_dir(placed.request.output_dir)
+        models = model_dir(placed.request.common.output_dir)
         try:
             metrics = read_metrics(models)
         except Exception as exc:  # metrics are optional: they never fail a finished run

@@ -17,6 +17,7 @@ from infra.vertex.cost import limits
 from infra.vertex.custom_job import chain, experiments
 from infra.vertex.lifecycle import checks, restarts
 from infra.vertex.lifecycle.checks import KEY_LABEL
+from infra.vertex.lifecycle.request import Common
 
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
 # `fallbacks` and `fallback_regions` only say where else the same job may run, and
@@ -335,17 +336,18 @@ def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0)
 def build_job(training: Training, key: str) -> aiplatform_v1.CustomJob:
     """The CustomJob of a job's typed request on its shape (the lifecycle's Placed.body), labelled with the
     job's key."""
+    common = training.common
+    labels = {**common.labels, KEY_LABEL: key}
     return aiplatform_v1.CustomJob(
-        display_name=training.display_name,
-        job_spec=custom_job_spec(training),
-        labels={**training.labels, KEY_LABEL: key},
+        display_name=common.display_name, job_spec=custom_job_spec(training), labels=labels
     )
 
 
 def custom_job_spec(training: Training) -> aiplatform_v1.CustomJobSpec:
     """Vertex's CustomJobSpec of a request on its shape (a study's trials carry it too)."""
+    common = training.common
     scheduling = aiplatform_v1.Scheduling(
-        timeout=duration_pb2.Duration(seconds=int(training.timeout_seconds)),
+        timeout=duration_pb2.Duration(seconds=int(common.timeout_seconds)),
         restart_job_on_worker_restart=training.restart_on_worker_restart,
         strategy=aiplatform_v1.Scheduling.Strategy[training.scheduling_strategy],  # type: ignore[misc]
     )
@@ -354,8 +356,8 @@ def custom_job_spec(training: Training) -> aiplatform_v1.CustomJobSpec:
     found = aiplatform_v1.CustomJobSpec(
         worker_pool_specs=[_pool_spec(pool) for pool in training.worker_pools],
         scheduling=scheduling,
-        service_account=training.service_account,
-        base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=training.output_dir),
+        service_account=common.service_account,
+        base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=common.output_dir),
         tensorboard=training.tensorboard,
     )
     link = training.link
@@ -419,18 +421,12 @@ class Training:
     """A CustomJob's whole request (JobRequest.body), typed: its worker pools, scheduling, identity, output
     directory, TensorBoard and experiment link; `on(shape)` puts it on one shape of its chain."""
 
-    display_name: str
-    labels: Mapping[str, str]
-    service_account: str
-    output_dir: str  # base_output_dir
-    timeout_seconds: float  # as given (3600, not 3600.0: messages print it)
+    common: Common
     worker_pools: tuple[WorkerPool, ...]
     scheduling_strategy: str
     max_wait_seconds: int | None  # FLEX_START only
     restart_on_worker_restart: bool
     tensorboard: str  # "": none (or a shape outside the home region: placement.tensorboard_note)
-    project: str
-    region: str  # where it runs: the home region, or its shape's
     on_vertex: bool
     experiment: str | None  # Vertex AI Experiments: where the console compares the stack's runs
     experiment_run: str | None
@@ -449,7 +445,8 @@ class Training:
         """The experiment run a job on Vertex is linked to, in the region it runs in; None: not linked."""
         if not self.on_vertex or not self.experiment:
             return None
-        return experiments.RunLink(self.project, self.region, self.experiment, self.experiment_run)
+        common = self.common
+        return experiments.RunLink(common.project, common.region, self.experiment, self.experiment_run)
 
     def on(self, shape: placement.Shape) -> Training:
         """The request on `shape`: the chief and every pool with accelerators get its machine and its
@@ -462,12 +459,12 @@ class Training:
             else pool
             for index, (pool, machines) in enumerate(zip(self.worker_pools, shaped, strict=True))
         )
-        moved = placement.moves_from(self.region, shape)
+        moved = placement.moves_from(self.common.region, shape)
         return replace(
             self,
+            common=self.common.on(shape),
             worker_pools=pools,
             scheduling_strategy=shape.scheduling_strategy,
-            region=shape.region if moved else self.region,
             tensorboard="" if moved else self.tensorboard,
         )
 
@@ -476,18 +473,12 @@ def body(props: Mapping[str, Any]) -> Training:
     """The kind's whole request from the (defaulted) props, parsed once by JobRequest.parse."""
     wait = props.get("max_wait_seconds")
     return Training(
-        display_name=str(props.get("display_name") or ""),
-        labels=dict(props.get("labels") or {}),
-        service_account=str(props.get("service_account") or ""),
-        output_dir=str(props.get("base_output_dir") or ""),
-        timeout_seconds=props.get("timeout_seconds", 0),
+        common=Common.of(props, "base_output_dir"),
         worker_pools=tuple(WorkerPool.of(pool) for pool in props.get("worker_pools") or ()),
         scheduling_strategy=str(props.get("scheduling_strategy") or placement.default_strategy(props)),
         max_wait_seconds=None if wait is None else int(wait),
         restart_on_worker_restart=bool(props.get("restart_on_worker_restart", False)),
         tensorboard=str(props.get("tensorboard") or ""),
-        project=str(props.get("project") or ""),
-        region=str(props.get("region") or ""),
         on_vertex=props.get("runner") == "vertex",
         experiment=props.get("experiment") or None,
         experiment_run=props.get("experiment_run") or None,

@@ -99,7 +99,7 @@ def paragraph(placed: Placed, status: JobStatus) -> str:
     rate = hourly.text() if hourly is not None else "no list price"
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
     counted = "at most " if total.bound else ""
-    where, what = placed.request.output_dir, placed.request.kind.noun
+    where, what = placed.request.common.output_dir, placed.request.kind.noun
     if placed.request.kind.resumable:  # a training job: it resumes from its checkpoints
         kept = (
             f"Its checkpoints stay in {output_dirs(where)['AIP_CHECKPOINT_DIR']}: "
@@ -108,7 +108,7 @@ def paragraph(placed: Placed, status: JobStatus) -> str:
     else:  # a study or a batch prediction: no checkpoints, its output so far stays
         kept = f"What it wrote so far stays under {where}: `pulumi up` with a larger maxCostUsd runs it again"
     return (
-        f"{what} {status.name} ({placed.request.display_name}) was cancelled because its running cost "
+        f"{what} {status.name} ({placed.request.common.display_name}) was cancelled because its running cost "
         f"reached max_cost_usd USD {cap_usd(placed):.2f}: {counted}USD {total.usd:.2f} at list prices "
         f"({earlier}"
         f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "

@@ -98,7 +98,7 @@ class JobProvider(SpecProvider):
     def _ended(self, placed: Placed, outputs: dict[str, Any]) -> None:
         """A job ended: its run.json (run_record.py), then what its kind does at the end."""
         say = self._say(placed.request)
-        run_record.keep(outputs, say, self.kind.record_kind, placed.request.output_dir)
+        run_record.keep(outputs, say, self.kind.record_kind, placed.request.common.output_dir)
         self.kind.ended(placed, outputs, say)
 
     def _adoptable(self, request: JobRequest) -> JobStatus | None:

@@ -126,7 +126,7 @@ class LifecycleKind(Generic[B]):
     def runner(self, request: JobRequest[B], region: str | None = None) -> Runner:
         """Made fresh for every provider call (never stored on the provider), in `region` (default: home)."""
         if request.runner == "local":
-            return self.local_runner(request.output_dir)
+            return self.local_runner(request.common.output_dir)
         first_retry_delay = min(request.poll_interval_seconds, 1.0)
         return self.vertex_runner(request.project or "", region or request.home, first_retry_delay)
 

@@ -41,7 +41,9 @@ def submit(
     status = runner.create(kind.build(placed, attempt, carried))
     say(f"created {status.name} ({status.state}): {status.console_url}")
     request = placed.request
-    moved = placement.tensorboard_note(placed.shape, request.region, request.tensorboard, request.output_dir)
+    moved = placement.tensorboard_note(
+        placed.shape, request.region, request.tensorboard, request.common.output_dir
+    )
     if moved:
         say(moved)
     note = cost_cap.submit_note(placed, carried)
@@ -57,7 +59,7 @@ def _resubmit(
     the same checkpoint directory), or None when the earlier attempts used up timeout_seconds."""
     request = placed.request
     attempt = restarts.Attempt.of(ended).next(ended)
-    remaining = restarts.remaining_seconds(request.timeout_seconds, attempt)
+    remaining = restarts.remaining_seconds(request.common.timeout_seconds, attempt)
     if remaining <= 0:
         say(f"{ended.name} lost its machines, but its attempts already ran timeout_seconds")
         return None
@@ -65,7 +67,7 @@ def _resubmit(
     say(
         f"{ended.name} lost its machines ({ended.error}); submitting attempt {attempt.number} of "
         f"{1 + request.max_restarts} in {delay:.0f}s, with {remaining}s of running time left; it "
-        f"resumes from the checkpoints in {request.output_dir}"
+        f"resumes from the checkpoints in {request.common.output_dir}"
     )
     time.sleep(delay)
     carried = spend.after(placed.rate, ended)
@@ -140,7 +142,9 @@ def _skipped(kind: LifecycleKind, placed: Placed) -> ShapeResult | None:
         return ShapeResult(
             [AttemptRecord(placed.index, placed.shape, "", "SKIPPED", reason)],
             move_on=True,
-            error=JobError(f"{kind.noun} {request.display_name}: {placed.shape.where()} skipped: {reason}"),
+            error=JobError(
+                f"{kind.noun} {request.common.display_name}: {placed.shape.where()} skipped: {reason}"
+            ),
         )
     found = quota_shortfall(kind, placed)
     if found is None:
@@ -210,10 +214,10 @@ def place(
             skipped = _skipped(kind, placed)
             if skipped is not None:
                 return skipped
-            if kind.resumable and restarts.remaining_seconds(request.timeout_seconds, spent) <= 0:
+            if kind.resumable and restarts.remaining_seconds(request.common.timeout_seconds, spent) <= 0:
                 raise JobError(
-                    f"{kind.noun} {request.display_name}: its earlier attempts already ran "
-                    f"timeout_seconds={request.timeout_seconds}; no time is left to try {shape}."
+                    f"{kind.noun} {request.common.display_name}: its earlier attempts already ran "
+                    f"timeout_seconds={request.common.timeout_seconds}; no time is left to try {shape}."
                 )
             try:
                 attempt = restarts.Attempt(1, spent.earlier_seconds, index)

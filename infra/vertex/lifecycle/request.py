@@ -14,7 +14,7 @@ on python-aiplatform (the CustomJob proto is built once in the job's constructor
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self
 
@@ -30,9 +30,40 @@ if TYPE_CHECKING:
     from infra.vertex.lifecycle.kind import LifecycleKind
 
 
-class Body(Protocol):
-    """A kind's whole request, typed (its spec's `body`): its machines, and itself on one shape."""
+@dataclass(frozen=True)
+class Common:
+    """What every kind's request holds beside its own part (its body's `common`, parsed once)."""
 
+    display_name: str
+    labels: Mapping[str, str]
+    service_account: str
+    output_dir: str  # the kind's own output directory (its `output_key`): run.json goes there
+    timeout_seconds: float  # as given (3600, not 3600.0: messages print it)
+    project: str
+    region: str  # where it runs: the home region, or its shape's ("" for a local run)
+
+    @classmethod
+    def of(cls, props: Mapping[str, Any], output_key: str) -> Common:
+        return cls(
+            display_name=str(props.get("display_name") or ""),
+            labels=dict(props.get("labels") or {}),
+            service_account=str(props.get("service_account") or ""),
+            output_dir=str(props.get(output_key) or ""),
+            timeout_seconds=props.get("timeout_seconds", 0),
+            project=str(props.get("project") or ""),
+            region=str(props.get("region") or ""),
+        )
+
+    def on(self, shape: Shape) -> Common:
+        """In the shape's region when the shape moves out of the home region."""
+        return replace(self, region=shape.region) if placement.moves_from(self.region, shape) else self
+
+
+class Body(Protocol):
+    """A kind's whole request, typed (its spec's `body`): the common part, its machines, itself on a shape."""
+
+    @property
+    def common(self) -> Common: ...
     @property
     def pools(self) -> tuple[placement.Pool, ...]: ...
 
@@ -53,18 +84,13 @@ class JobRequest(Generic[B]):
 
     props: Mapping[str, Any] = field(repr=False)
     body: B  # the kind's whole request (its spec's `body`): pools, container, identity, its own inputs
-    display_name: str
     runner: str
     # As given (None when absent, as messages print them); the vertex runner requires both (checks.py).
     project: str | None
     region: str | None  # the home region: the stack's, where its bucket is
-    service_account: str
-    labels: Mapping[str, str]
-    output_dir: str  # the kind's own output directory (its `output_key`): run.json goes there
     wait: bool
     poll_interval_seconds: float
     queue_timeout_seconds: float  # as given (3600, not 3600.0: messages print it)
-    timeout_seconds: float  # as given
     max_wait_seconds: int | None  # FLEX_START only
     max_cost_usd: float | None  # the dollar cap; None on the local runner, which bills nothing
     max_restarts: int
@@ -96,17 +122,12 @@ class JobRequest(Generic[B]):
         return cls(
             props=found,
             body=kind.spec.body(found),
-            display_name=str(found.get("display_name", "")),
             runner=runner,
             project=found.get("project"),
             region=found.get("region"),
-            service_account=str(found.get("service_account") or ""),
-            labels=dict(found.get("labels") or {}),
-            output_dir=kind.output_dir(found),
             wait=bool(found.get("wait", True)),
             poll_interval_seconds=float(found.get("poll_interval_seconds", 30.0)),
             queue_timeout_seconds=found.get("queue_timeout_seconds", 0),
-            timeout_seconds=found.get("timeout_seconds", 0),
             max_wait_seconds=None if wait is None else int(wait),
             max_cost_usd=float(cap) if cap is not None and runner == "vertex" else None,
             max_restarts=int(found.get("max_restarts", restarts.DEFAULT_MAX_RESTARTS)),
@@ -133,6 +154,10 @@ class JobRequest(Generic[B]):
     def pools(self) -> tuple[placement.Pool, ...]:
         """The job's own machines (its body's), before any shape applies."""
         return self.body.pools
+
+    @property
+    def common(self) -> Common:
+        return self.body.common
 
     @cached_property
     def ceilings(self) -> tuple[float | None, ...]:

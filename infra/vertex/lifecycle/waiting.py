@@ -124,7 +124,7 @@ def failure(kind: LifecycleKind, placed: Placed, status: JobStatus) -> JobError:
         where = placed.region or ""
         hint = job_failure_hint(error, request.project or "", where, placed.spot, kind.quota_words())
     return JobError(
-        f"{kind.noun} {status.name} ({request.display_name}) ended {status.state}: {error}"
+        f"{kind.noun} {status.name} ({request.common.display_name}) ended {status.state}: {error}"
         f"{kind.failure_details(status)} {hint + ' ' if hint else ''}Details and logs: {status.console_url}",
         status=status,
     )
@@ -197,7 +197,7 @@ def _machines(pool: Pool) -> str:
 
 def overrun_message(kind: LifecycleKind, placed: Placed, status: JobStatus) -> str:
     """Why a live job was cancelled: it never started within its queue limit, or ran too long."""
-    job = f"{kind.noun} {status.name} ({placed.request.display_name})"
+    job = f"{kind.noun} {status.name} ({placed.request.common.display_name})"
     if status.start_time:
         return (
             f"{job} ran past {kind.overrun_limit(placed)} and was cancelled (now {status.state}). "

@@ -62,15 +62,15 @@ class TuningJobKind(LifecycleKind[tuning_spec.Study]):
     def run_deadline(self, status: JobStatus, placed: Placed[tuning_spec.Study]) -> float | None:
         """Every wave of trials may wait for machines (the trial shape's queue limit) and then run
         timeout_seconds (the trial job's scheduling.timeout), plus grace."""
-        timeout = placed.request.timeout_seconds
+        timeout = placed.request.common.timeout_seconds
         per_wave = waiting.queue_deadline_seconds(placed) + timeout + waiting.DEADLINE_GRACE_SECONDS
         return waiting.timestamp(status.create_time) + placed.request.body.waves * per_wave
 
     def overrun_limit(self, placed: Placed[tuning_spec.Study]) -> str:
+        timeout, grace = placed.request.common.timeout_seconds, waiting.DEADLINE_GRACE_SECONDS
         return (
             f"{placed.request.body.waves} wave(s) of {waiting.queue_limit_name(placed)} and "
-            f"timeout_seconds={placed.request.timeout_seconds}, plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s "
-            "grace each"
+            f"timeout_seconds={timeout}, plus {grace:.0f}s grace each"
         )
 
     def running_seconds(self, status: JobStatus) -> float:

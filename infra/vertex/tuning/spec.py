@@ -19,6 +19,7 @@ from infra.vertex.capacity import placement
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
+from infra.vertex.lifecycle.request import Common
 
 StudySpec = aiplatform_v1.StudySpec
 ParameterSpec = StudySpec.ParameterSpec
@@ -252,13 +253,13 @@ def build_job(study: Study, key: str) -> aiplatform_v1.HyperparameterTuningJob:
         algorithm=ALGORITHMS[study.algorithm],
     )
     return aiplatform_v1.HyperparameterTuningJob(
-        display_name=study.trial.display_name,
+        display_name=study.common.display_name,
         study_spec=study_spec,
         max_trial_count=study.max_trial_count,
         parallel_trial_count=study.parallel_trial_count,
         max_failed_trial_count=study.max_failed_trial_count,
         trial_job_spec=spec.custom_job_spec(study.trial),
-        labels={**study.trial.labels, checks.KEY_LABEL: key},
+        labels={**study.common.labels, checks.KEY_LABEL: key},
     )
 
 
@@ -280,6 +281,10 @@ class Study:
     def waves(self) -> int:
         """How many rounds of parallel trials the study takes at most."""
         return -(-self.max_trial_count // self.parallel_trial_count)
+
+    @property
+    def common(self) -> Common:
+        return self.trial.common
 
     @property
     def pools(self) -> tuple[placement.Pool, ...]:
