@@ -13,7 +13,7 @@ from infra.vertex.cost import pricing
 from infra.vertex.custom_job import spec as custom_spec
 from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle import run_record
-from infra.vertex.lifecycle.kind import LifecycleKind
+from infra.vertex.lifecycle.kind import Kind
 from infra.vertex.lifecycle.props import REQUIRED, SHARED_OUTPUTS
 from infra.vertex.tuning.kind import TUNING_JOB
 from infra.vertex.tuning.spec import OUTPUTS as TUNING_OUTPUTS
@@ -24,7 +24,7 @@ from tests.vertex.props import job_props
 def test_a_kind_without_an_output_location_cannot_be_defined() -> None:
     with pytest.raises(TypeError, match="must name its output location"):
 
-        class Nowhere(LifecycleKind):
+        class Nowhere(Kind):
             noun = "Nowhere job"
 
 

@@ -12,7 +12,7 @@ from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import restarts, spend, waiting
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus
-from tests.vertex.props import job_props, placed, pool
+from tests.vertex.props import custom_job_request, job_props, placed, pool
 
 Strategy = aiplatform_v1.Scheduling.Strategy
 A100 = {"machine_type": "a2-highgpu-1g", "accelerator_type": "NVIDIA_TESLA_A100"}
@@ -67,7 +67,7 @@ def test_flex_start_spec_carries_strategy_and_max_wait():
         )
     )
     assert spec.validate(props) == []
-    scheduling = spec.build_custom_job(props).job_spec.scheduling
+    scheduling = custom_job_request(props).job_spec.scheduling
     assert scheduling.strategy == Strategy.FLEX_START and scheduling.max_wait_duration.total_seconds() == 7200
     assert waiting.queue_limit_seconds(placed(props)) == 7200
     no_wait = spec.with_defaults({**props, "max_wait_seconds": None})
@@ -76,7 +76,7 @@ def test_flex_start_spec_carries_strategy_and_max_wait():
 
 def test_a_fallback_builds_its_own_shape_under_the_primary_key():
     props = spec.with_defaults(job_props(spot=True, fallbacks=[{"scheduling_strategy": "STANDARD"}]))
-    primary, fallback = spec.build_custom_job(props, 0), spec.build_custom_job(props, 1)
+    primary, fallback = custom_job_request(props, 0), custom_job_request(props, 1)
     assert primary.job_spec.scheduling.strategy == Strategy.SPOT
     assert fallback.job_spec.scheduling.strategy == Strategy.STANDARD
     assert primary.labels[KEY_LABEL] == fallback.labels[KEY_LABEL] == spec.job_key(props)
@@ -149,7 +149,7 @@ def test_max_wait_zero_waits_indefinitely_and_the_provider_allows_grace():
     assert failures(**flex, max_wait_seconds=0) == []
     zero = spec.with_defaults(job_props(**flex, max_wait_seconds=0))
     # 0 is sent (Vertex: "If set to 0, the job will wait indefinitely"), not left out (its default: 1 day).
-    assert "max_wait_duration" in spec.build_custom_job(zero).job_spec.scheduling
+    assert "max_wait_duration" in custom_job_request(zero).job_spec.scheduling
     assert waiting.queue_deadline_seconds(placed(zero)) == float("inf")
     hour = spec.with_defaults(job_props(**flex, max_wait_seconds=3600))
     assert waiting.queue_deadline_seconds(placed(hour)) == 3600 + waiting.FLEX_START_WAIT_GRACE_SECONDS

@@ -13,7 +13,7 @@ from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners import submitted
-from tests.vertex.props import job_props
+from tests.vertex.props import custom_job_request, job_props
 
 L4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"}
 
@@ -81,7 +81,7 @@ def test_a_shape_in_another_region_moves_the_job_and_drops_the_tensorboard_link_
 
 def test_the_custom_job_of_a_moved_shape_keeps_the_key_so_adoption_finds_it_in_any_region():
     job = props(fallbacks=[L4], fallback_regions=["us-east4"])
-    built = [spec.build_custom_job(job, index) for index in range(4)]
+    built = [custom_job_request(job, index) for index in range(4)]
     assert len({b.labels[KEY_LABEL] for b in built}) == 1
     assert spec.job_key(job) == spec.job_key({**job, "fallback_regions": ["europe-west4"]})
     assert spec.job_key(job) == spec.job_key({**job, "capacity_deadline_seconds": 600})
@@ -115,9 +115,9 @@ def test_a_placement_stored_without_region_ran_in_the_home_region():
 
 def test_spec_shape_reads_the_reservation_a_job_carries():
     job = props(reservation_affinity={"type": "ANY_RESERVATION"}, spot=False)
-    built = spec.build_custom_job(job, 0)
+    built = custom_job_request(job, 0)
     assert submitted.custom_job_shape(built)["reservation_affinity"] == {"type": "ANY_RESERVATION"}
-    assert "reservation_affinity" not in submitted.custom_job_shape(spec.build_custom_job(props(), 0))
+    assert "reservation_affinity" not in submitted.custom_job_shape(custom_job_request(props(), 0))
     assert built.job_spec.worker_pool_specs[
         0
     ].machine_spec.reservation_affinity.reservation_affinity_type == (

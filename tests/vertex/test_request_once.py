@@ -22,7 +22,7 @@ from tests.vertex.batch_props import batch_props
 from tests.vertex.props import job_props, pool
 
 T4_STANDARD = ("n1-standard-8", "NVIDIA_TESLA_T4", "STANDARD")
-DERIVATIONS = ("shapes", "chain_of", "home_chain", "primary_shape", "resolve", "pools")
+DERIVATIONS = ("shapes", "chain_of", "primary_shape", "resolve", "pools")
 
 
 @pytest.fixture

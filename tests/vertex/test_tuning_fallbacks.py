@@ -17,7 +17,7 @@ from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
 from tests.fakes.vertex_tuning import FakeTuningJobService
 from tests.stack.conftest import stack_config
-from tests.vertex.props import PROJECT, REGION, pool
+from tests.vertex.props import PROJECT, REGION, pool, tuning_job_request
 from tests.vertex.tuning_props import tuning_props
 
 JobState = aiplatform_v1.JobState
@@ -166,7 +166,7 @@ def test_an_adopted_study_on_a_fallback_shape_is_not_resubmitted(services):
     props = tuning_spec.with_defaults(
         tuning_props(algorithm="grid", parameters=GRID, spot=True, fallbacks=CHAIN, worker_pools=[DEV_POOL])
     )
-    earlier = jobs.add_study(f"projects/{PROJECT}/locations/{REGION}", tuning_spec.build_tuning_job(props, 1))
+    earlier = jobs.add_study(f"projects/{PROJECT}/locations/{REGION}", tuning_job_request(props, 1))
     outs = create()
     assert outs["job_name"] == earlier and submitted(jobs) == []
     assert outs["placement"]["accelerator_type"] == "NVIDIA_L4"

@@ -21,7 +21,7 @@ from infra.vertex.cost import preview as cost_preview
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import spend, waiting
 from infra.vertex.lifecycle.errors import JobError
-from infra.vertex.lifecycle.kind import LifecycleKind
+from infra.vertex.lifecycle.kind import Kind
 from infra.vertex.lifecycle.output_files import files_under
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
@@ -30,7 +30,7 @@ from infra.vertex.runners.local.batch_runner import LocalBatchRunner
 from infra.vertex.runners.vertex_batch import VertexBatchRunner
 
 
-class BatchPredictionKind(LifecycleKind[spec.Inputs]):
+class BatchPredictionKind(Kind[spec.Inputs]):
     spec = spec
     noun = "Batch prediction"
     api_kind = "BatchPredictionJob"

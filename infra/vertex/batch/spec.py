@@ -229,16 +229,6 @@ def _replica_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     return machines.replica_failures(start, most)
 
 
-def build_batch_job(
-    props: Mapping[str, Any], shape: placement.Shape | None = None
-) -> aiplatform_v1.BatchPredictionJob:
-    """The BatchPredictionJob Vertex runs for these (validated, defaulted) props on `shape` (default: the
-    primary): the images through the keyed instances file in output_dir, predictions as JSON lines under
-    output_dir, the model as `model` or as the prebuilt TensorFlow container over `artifact_uri`. Every shape
-    carries the same key label: adoption finds any of them."""
-    return build_job(body(props).on(shape or placement.primary_shape(props)), job_key(props))
-
-
 def build_job(inputs: Inputs, key: str) -> aiplatform_v1.BatchPredictionJob:
     """The BatchPredictionJob of a typed request on its shape (the lifecycle's Placed.body)."""
     machines = inputs.machine

@@ -218,12 +218,6 @@ def shape_from(found: Mapping[str, Any], region: str = "") -> Shape | None:
     )
 
 
-def home_chain(props: Mapping[str, Any]) -> list[Shape]:
-    """The primary shape, then each fallback in order (each in the home region unless it names one)."""
-    primary = primary_shape(props)
-    return [primary, *(resolve(entry, primary) for entry in props.get("fallbacks") or [])]
-
-
 def shapes(props: Mapping[str, Any]) -> list[Shape]:
     """The whole chain of a job's props (chain_of)."""
     fallbacks, regions = props.get("fallbacks") or [], props.get("fallback_regions") or []
@@ -252,11 +246,6 @@ def chain_of(primary: Shape, fallbacks: Sequence[Mapping[str, Any]], regions: Se
             if moved not in chain:
                 chain.append(moved)
     return chain
-
-
-def moves_region(props: Mapping[str, Any], shape: Shape) -> bool:
-    """The shape runs outside the home region (the stack's, where its bucket and TensorBoard are)."""
-    return moves_from(props.get("region"), shape)
 
 
 def moves_from(home: str | None, shape: Shape) -> bool:

@@ -42,11 +42,12 @@ class ShapeCost:
 
 def shape_name(index: int, props: Mapping[str, Any]) -> str:
     """`shape`, `fallback 1`, ...; the chain again in a fallback region: `fallback 1 in us-east4`."""
-    if index <= len(props.get("fallbacks") or []):
+    fallbacks = len(props.get("fallbacks") or [])
+    if index <= fallbacks:
         return "shape" if index == 0 else f"fallback {index}"
-    shape = placement.shapes(props)[index]
-    at = placement.home_chain(props).index(replace(shape, region=str(props.get("region") or "")))
-    return f"{'shape' if at == 0 else f'fallback {at}'} in {shape.region}"
+    chain = placement.shapes(props)  # the home chain first (placement.chain_of)
+    at = chain[: 1 + fallbacks].index(replace(chain[index], region=str(props.get("region") or "")))
+    return f"{'shape' if at == 0 else f'fallback {at}'} in {chain[index].region}"
 
 
 def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
@@ -169,7 +170,7 @@ def region_lines(props: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     seen: set[str] = set()
     for shape in placement.shapes(props):
-        if shape.region in seen or not placement.moves_region(props, shape):
+        if shape.region in seen or not placement.moves_from(props.get("region"), shape):
             continue
         seen.add(shape.region)
         transfer = storage_transfer.line(props.get("region"), shape)

@@ -11,7 +11,7 @@ from infra.vertex.custom_job.report import run_outputs, summary_line
 from infra.vertex.custom_job.watch import watcher
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import restarts, spend, waiting
-from infra.vertex.lifecycle.kind import LifecycleKind, Ticker
+from infra.vertex.lifecycle.kind import Kind, Ticker
 from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.run_record import arg_values
@@ -20,7 +20,7 @@ from infra.vertex.runners.local.runner import LocalRunner
 from infra.vertex.runners.vertex import VertexRunner
 
 
-class CustomJobKind(LifecycleKind[spec.Training]):
+class CustomJobKind(Kind[spec.Training]):
     spec = spec
     noun = "Training job"
     api_kind = "CustomJob"

@@ -324,15 +324,6 @@ def _pool_failures(index: int, pool: Any, require_command: bool) -> list[tuple[s
     return failures
 
 
-def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0) -> aiplatform_v1.CustomJob:
-    """The CustomJob that Vertex runs for these (validated, defaulted) props on `shape`, or on the chain's
-    shape of that index (0: the primary, i: fallbacks[i - 1]). Every shape carries the same key label:
-    adoption finds any of them."""
-    if isinstance(shape, int):
-        shape = placement.shapes(props)[shape]
-    return build_job(body(props).on(shape), job_key(props))
-
-
 def build_job(training: Training, key: str) -> aiplatform_v1.CustomJob:
     """The CustomJob of a job's typed request on its shape (the lifecycle's Placed.body), labelled with the
     job's key."""

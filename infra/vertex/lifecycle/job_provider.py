@@ -18,7 +18,7 @@ from infra.vertex.lifecycle import attempts, placing, run_record, spend, waiting
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.attempts import AttemptRecord, carried_attempts, current_record
 from infra.vertex.lifecycle.errors import JobError
-from infra.vertex.lifecycle.kind import LifecycleKind, Runner
+from infra.vertex.lifecycle.kind import Kind, Runner
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.lifecycle.waiting import Say
@@ -27,7 +27,7 @@ from infra.vertex.lifecycle.waiting import Say
 class JobProvider(SpecProvider):
     """Create/read/update/delete one job of `kind` from its snake_case props."""
 
-    kind: ClassVar[LifecycleKind]
+    kind: ClassVar[Kind]
     delete_before_replace = True  # two runs of one job would race on one output directory and double the bill
 
     @property

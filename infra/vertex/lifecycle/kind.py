@@ -73,7 +73,7 @@ class KindSpec(Protocol[BodyT]):
     def build_job(self, body: BodyT, key: str, /) -> Any: ...
 
 
-class LifecycleKind(Generic[B]):
+class Kind(Generic[B]):
     """One Vertex job kind, over its request's body type `B`; a subclass sets the class attributes and
     overrides the hooks that differ. (infra/guard/job_kinds.py's `JobKind` is a row of the kill switch's
     table: another thing.)"""

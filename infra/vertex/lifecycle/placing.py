@@ -22,14 +22,14 @@ from infra.vertex.lifecycle import attempts, error_classes, restarts, spend, wai
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult
 from infra.vertex.lifecycle.errors import JobError, is_training_quota
-from infra.vertex.lifecycle.kind import LifecycleKind, Runner
+from infra.vertex.lifecycle.kind import Kind, Runner
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.lifecycle.waiting import QueueTimeout, Say
 
 
 def submit(
-    kind: LifecycleKind,
+    kind: Kind,
     runner: Runner,
     placed: Placed,
     attempt: restarts.Attempt,
@@ -52,9 +52,7 @@ def submit(
     return status
 
 
-def _resubmit(
-    kind: LifecycleKind, runner: Runner, ended: JobStatus, placed: Placed, say: Say
-) -> JobStatus | None:
+def _resubmit(kind: Kind, runner: Runner, ended: JobStatus, placed: Placed, say: Say) -> JobStatus | None:
     """The next attempt of a job that lost its machines while running, on the same shape (it resumes from
     the same checkpoint directory), or None when the earlier attempts used up timeout_seconds."""
     request = placed.request
@@ -74,9 +72,7 @@ def _resubmit(
     return submit(kind, runner, placed, attempt, carried, say)
 
 
-def wait_shape(
-    kind: LifecycleKind, runner: Runner, status: JobStatus, placed: Placed, say: Say
-) -> ShapeResult:
+def wait_shape(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> ShapeResult:
     """Wait for one shape's job; resubmit a resumable job on this shape after a preemption while running.
 
     Moves on (no error raised) after a stockout, a quota failure or a queue timeout; raises for any other end.
@@ -132,7 +128,7 @@ def _verdict(placed: Placed) -> limits.Verdict:
     return limits.judged(top, capped, request.allow_unpriced_shapes, strategy, placed.rate, missing)
 
 
-def _skipped(kind: LifecycleKind, placed: Placed) -> ShapeResult | None:
+def _skipped(kind: Kind, placed: Placed) -> ShapeResult | None:
     """A shape the price limits rule out (its reason names the key: the move line says key, shape and why),
     or one the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
     request = placed.request
@@ -156,7 +152,7 @@ def _skipped(kind: LifecycleKind, placed: Placed) -> ShapeResult | None:
     )
 
 
-def quota_shortfall(kind: LifecycleKind, placed: Placed) -> Shortfall | None:
+def quota_shortfall(kind: Kind, placed: Placed) -> Shortfall | None:
     """The first quota too small for the job on its shape (capacity/quotas.py), or None: a local run holds
     no quota, and a kind without documented quota ids is not pre-checked (kind.quota_pools)."""
     needs = kind.quota_pools(placed) if placed.request.on_vertex else None
@@ -165,7 +161,7 @@ def quota_shortfall(kind: LifecycleKind, placed: Placed) -> Shortfall | None:
     return shortfall(placed.request.project or "", placed.region or "", needs, placed.strategy)
 
 
-def _refusal(kind: LifecycleKind, exc: JobError) -> str | None:
+def _refusal(kind: Kind, exc: JobError) -> str | None:
     """Why Vertex refused to create the job on this shape when another shape may be accepted: a training
     quota, or the shape's GPU not offered there (Vertex judges where a GPU is offered, not our dated table:
     capacity/gpu_regions.py); None for any other refusal (it is final)."""
@@ -190,7 +186,7 @@ def _exhausted(message: str, last: list[JobStatus], tried: list[AttemptRecord]) 
 
 
 def place(
-    kind: LifecycleKind, request: JobRequest, adopted: JobStatus | None, say: Say
+    kind: Kind, request: JobRequest, adopted: JobStatus | None, say: Say
 ) -> tuple[JobStatus, list[AttemptRecord], Placed]:
     """Run the job on its primary shape, else on each fallback in turn (from an adopted job's shape on), in
     the shape's own region; round the whole chain again until capacity_deadline_seconds.

@@ -27,7 +27,7 @@ from infra.vertex.cost import limits, pricing
 from infra.vertex.lifecycle import restarts
 
 if TYPE_CHECKING:
-    from infra.vertex.lifecycle.kind import LifecycleKind
+    from infra.vertex.lifecycle.kind import Kind
 
 
 @dataclass(frozen=True)
@@ -103,11 +103,11 @@ class JobRequest(Generic[B]):
     fallbacks: tuple[Mapping[str, Any], ...]
     fallback_regions: tuple[str, ...]
     max_hourly_usd: float | None  # the job's hourly ceiling (a fallback entry may set its own)
-    kind: LifecycleKind[B] = field(repr=False)
+    kind: Kind[B] = field(repr=False)
 
     @classmethod
     def parse(
-        cls, kind: LifecycleKind[B], props: Mapping[str, Any], submitted: Mapping[str, Any] | None = None
+        cls, kind: Kind[B], props: Mapping[str, Any], submitted: Mapping[str, Any] | None = None
     ) -> JobRequest[B]:
         """The request in `props`, defaulted by the kind; with `submitted` (the outputs of the job that runs),
         the inputs fixed at submission (`kind.fixed_at_submit`) are the job's, not the new ones."""

@@ -1,6 +1,6 @@
-"""The shape a submitted job carries, read back from its request (the runners' JobStatus.shape): the wire
-layouts of aiplatform_v1's CustomJob (its chief's MachineSpec and its Scheduling.strategy) and
-BatchPredictionJob (BatchDedicatedResources.machine_spec), as a `placement` without its region."""
+"""The shape a submitted job carries, read back from its request for JobStatus.shape, as a `placement`
+without its region: a CustomJob's chief MachineSpec and Scheduling.strategy, a BatchPredictionJob's
+machine (BatchDedicatedResources: no strategy, STANDARD; its reservation is not read back)."""
 
 from __future__ import annotations
 
@@ -13,21 +13,13 @@ from infra.vertex.capacity.reservations import Reservation
 
 
 def custom_job_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
-    """The shape a submitted job carries (its chief's machine spec and its strategy), as a `placement`
-    without its region; empty when the spec names no strategy this module knows (then the attempt label
-    says the shape)."""
+    """Empty when the spec names no strategy this module knows (then the attempt label says the shape)."""
     strategy = job.job_spec.scheduling.strategy.name
     pools = job.job_spec.worker_pool_specs
     if strategy not in STRATEGIES or not pools:
         return {}
     machine = pools[0].machine_spec
-    count = int(machine.accelerator_count)
-    found: dict[str, Any] = {
-        "machine_type": machine.machine_type,
-        "accelerator_type": machine.accelerator_type.name if count else "",
-        "accelerator_count": count,
-        "scheduling_strategy": strategy,
-    }
+    found = _machine(machine, strategy)
     affinity = machine.reservation_affinity
     kind = affinity.reservation_affinity_type.name
     if kind != "TYPE_UNSPECIFIED":
@@ -38,12 +30,15 @@ def custom_job_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
 
 
 def batch_job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
-    """The shape a submitted job carries (its machine spec; no strategy: STANDARD), for JobStatus.shape."""
-    machine = job.dedicated_resources.machine_spec
+    return _machine(job.dedicated_resources.machine_spec, "STANDARD")
+
+
+def _machine(machine: aiplatform_v1.MachineSpec, strategy: str) -> dict[str, Any]:
     count = int(machine.accelerator_count)
+    kind = machine.accelerator_type.name if count else ""
     return {
         "machine_type": machine.machine_type,
-        "accelerator_type": machine.accelerator_type.name if count else "",
+        "accelerator_type": kind,
         "accelerator_count": count,
-        "scheduling_strategy": "STANDARD",
+        "scheduling_strategy": strategy,
     }

@@ -12,7 +12,7 @@ from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import error_classes, waiting
-from infra.vertex.lifecycle.kind import LifecycleKind, Ticker
+from infra.vertex.lifecycle.kind import Kind, Ticker
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.tuning_runner import LocalTuningRunner
@@ -44,7 +44,7 @@ def _failed(status: JobStatus) -> list[Trial]:
     return [t for t in _trials(status) if t.state == "INFEASIBLE"]
 
 
-class TuningJobKind(LifecycleKind[tuning_spec.Study]):
+class TuningJobKind(Kind[tuning_spec.Study]):
     spec = tuning_spec
     noun = "Tuning job"
     api_kind = "HyperparameterTuningJob"

@@ -227,18 +227,6 @@ def parameter_spec(parameter: Mapping[str, Any]) -> aiplatform_v1.StudySpec.Para
     return out
 
 
-def build_tuning_job(
-    props: Mapping[str, Any], shape: int | placement.Shape = 0
-) -> aiplatform_v1.HyperparameterTuningJob:
-    """The HyperparameterTuningJob that Vertex runs for these (validated, defaulted) props on `shape` (or the
-    chain's shape of that index). The trial job spec is exactly the CustomJob spec spec.py builds from the
-    same props and shape; every shape carries the same key label, so adoption finds any of them.
-    """
-    if isinstance(shape, int):
-        shape = placement.shapes(props)[shape]
-    return build_job(body(props).on(shape), job_key(props))
-
-
 def build_job(study: Study, key: str) -> aiplatform_v1.HyperparameterTuningJob:
     """The study of a typed request on its shape (the lifecycle's Placed.body), labelled with its key; its
     trial job spec is the CustomJob spec of its trial (custom_job/spec.py custom_job_spec)."""
