@@ -30,7 +30,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 LOCAL_TUNE ?= $(LOCAL_ROOT)/tuning/tune-local-$(RUN_STAMP)
 
-.PHONY: setup check-python check-venv test test-fast test-tf lint train-local tune-local preflight plan runs leftovers up destroy clean
+.PHONY: setup check-python check-venv test test-fast test-tf lint lock train-local tune-local predict-local serve-local preflight plan runs leftovers up destroy clean
 
 setup: check-venv $(STAMP)
 
@@ -66,15 +66,34 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(MAKE) --no-print-directory check-python PYTHON="$(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv==$(UV_VERSION)
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -c constraints.txt -e '.[trainer,dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -c constraints.txt -e '.[trainer,serving,dev]'
 	touch $(STAMP)
 
 # ruff, then the type checker (mypy, pinned; its settings and the packages it reads as untyped are in
-# pyproject.toml [tool.mypy]): infra/ and trainer/, strictly for infra/vertex/ and infra/dynamic/.
+# pyproject.toml [tool.mypy]): infra/ and trainer/, strictly for infra/vertex/ and infra/dynamic/. Then zizmor
+# (pinned), the workflows' and Dependabot config's security audit, offline: no GitHub API calls, no token.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/zizmor --offline --no-progress .github/workflows/ .github/dependabot.yml
+
+# The images' Python requirements, locked: each input here is compiled (uv, pinned: UV_VERSION) into the
+# `.lock` beside it, with every dependency at the version constraints.txt pins and the sha256 of each of its
+# files; the images install the lock with `pip install --require-hashes` (docs/development.md, "Locks").
+# Universal (any platform, Python 3.11 and up: markers decide). Left out: tensorflow, which the images' CUDA
+# base image brings (pip refuses, in hash mode, to fetch a requirement the lock does not hash), and
+# setuptools, which that tensorflow requires and the dev environment takes from Python's own venv. Add a new
+# image's requirements.txt to LOCK_INPUTS and run `make lock`.
+LOCK_INPUTS := trainer/requirements.txt serving/requirements.txt infra/guard/requirements.txt
+LOCK_EXCLUDED := tensorflow setuptools
+lock: setup
+	@for input in $(LOCK_INPUTS); do \
+	  echo "$$input -> $${input%.txt}.lock"; \
+	  $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	    --constraint constraints.txt $(addprefix --no-emit-package ,$(LOCK_EXCLUDED)) \
+	    --custom-compile-command "make lock" --output-file $${input%.txt}.lock $$input || exit 1; \
+	done
 
 # The suite on four workers (pytest-xdist) for two cores: many tests wait (on a trainer, a clock, a poll, a file
 # lock), and the extra workers fill that time (sampled on five: both cores busy throughout; four ran as fast).
@@ -124,6 +143,20 @@ tune-local: setup
 	rm -rf $(LOCAL_TUNE)
 	$(QUIET) $(BIN)/python -m infra.local_runs tune --run-dir $(LOCAL_TUNE) $(FILTER)
 	@echo "All runs:    make runs"
+
+# A batch prediction of a folder of JPEG/PNG images on this machine (the local batch job: the prediction server
+# of serving/, as Vertex runs the serving image), then its results table. MODEL_DIR=DIR names a model; default:
+# the newest local one (make train-local's, or the local stack's).
+predict-local: setup
+	@if [ -z "$(IMAGES)" ]; then echo "make predict-local needs IMAGES=DIR, a folder of JPEG/PNG images," \
+	  "e.g. make predict-local IMAGES=examples/held-back" >&2; exit 2; fi
+	$(QUIET) $(BIN)/python -m infra.local_runs batch --images $(IMAGES) $(if $(MODEL_DIR),--model-dir $(MODEL_DIR)) $(FILTER)
+
+# The prediction server (python -m serving) on 127.0.0.1:$(PORT) for the newest local model (or MODEL_DIR=DIR),
+# in the foreground until Ctrl-C; it prints a curl line to try it with.
+PORT ?= 8080
+serve-local: setup
+	@$(QUIET) $(BIN)/python -m infra.local_runs serve --port $(PORT) $(if $(MODEL_DIR),--model-dir $(MODEL_DIR)) $(FILTER)
 
 STACK ?= local
 

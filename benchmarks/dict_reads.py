@@ -6,9 +6,9 @@ runs once a request is parsed (`JobRequest`'s and `Placed`'s members but `parse`
 the lifecycle kinds' hooks but the check/diff/preview ones). The graph resolves `f(...)`, `module.f(...)`,
 `self.f(...)` and `obj.f(...)` to every function of that name within infra/vertex/, `Class.f(...)` to
 that class's, and an attribute read (a property) to every method of that name: an over-approximation.
-The model provider (infra/vertex/model/) is counted apart: it has no JobRequest. The boundary itself
-(`parse`, a kind's `with_defaults`, `body` and `output_dir`: what turns the dict into the request) is never
-entered. Run: `.venv/bin/python benchmarks/dict_reads.py [--list]`.
+The model and deployment providers (model/, deployment/) are counted apart: they parse no JobRequest.
+The boundary itself (`parse`, a kind's `with_defaults`, `body` and `output_dir`: what turns the dict into
+the request) is never entered. Run: `.venv/bin/python benchmarks/dict_reads.py [--list]`.
 
 A figure (benchmarks/ prints figures); tests/vertex/test_layers.py holds the bound (issue 50: at most 15).
 """
@@ -28,6 +28,8 @@ DICTS = ("props", "shaped")
 BEFORE_THE_BOUNDARY = {"preview_lines", "shape_costs", "worst_case_usd", "replaces", "replace_lines"}
 THE_BOUNDARY = {"parse", "with_defaults", "body", "output_dir"}
 ROOT_CLASSES = {"JobRequest", "Placed"}
+# The providers that parse no JobRequest (a model version, a deployment): counted apart.
+APART = tuple(f"infra.vertex.{name}" for name in ("model", "deployment"))
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ def after_the_boundary() -> tuple[list[Read], list[Read], list[Read]]:
         todo.extend(graph.get(function, ()))
     after, model, check = [], [], []
     for read in reads:
-        if ".vertex.model" in read.module:
+        if read.module.startswith(APART):
             model.append(read)
         elif f"{read.module}:{read.function}" in reached:
             after.append(read)
@@ -170,7 +172,7 @@ def main(argv: list[str]) -> None:
     after, model, check = after_the_boundary()
     total = len(after) + len(model) + len(check)
     print(f"engine-dict reads in infra/vertex/: {total}")
-    print(f"  at check time: {len(check)}; model provider: {len(model)}; after the boundary: {len(after)}")
+    print(f"  at check time: {len(check)}; model, deployment: {len(model)}; after the boundary: {len(after)}")
     counts = Counter(f"{r.module}:{r.function}" for r in after)
     for where, count in sorted(counts.items()):
         print(f"    {count:3d}  {where}")

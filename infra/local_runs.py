@@ -1,9 +1,12 @@
-"""`make train-local` and `make tune-local`: the built-in trainer as a training job and as a study on this
-machine, through the job resources' own providers and local runners, so each run ends with the same run.json
-a stack's run has, in a folder of its own that `make runs` lists.
+"""`make train-local`, `tune-local`, `predict-local` and `serve-local`: the built-in trainer as a training
+job and as a study, a batch prediction and the prediction server on this machine, through the
+resources' own providers and local runners, so each run ends with the same run.json a stack's run has, in a
+folder of its own that `make runs` lists.
 
     python -m infra.local_runs train --run-dir DIR -- TRAINER_ARGS...   # one training job
     python -m infra.local_runs tune --run-dir DIR [--count 96] [--image-size 32]   # a 4-trial grid study
+    python -m infra.local_runs batch --images DIR [--model-dir DIR]   # a batch prediction of a folder
+    python -m infra.local_runs serve [--model-dir DIR] [--port 8080]   # the prediction server
 
 A run's folder goes under the local stack's output root (`runs/` for jobs, `tuning/` for studies: what
 infra/runs.py reads), which is where the Makefile puts it.
@@ -12,6 +15,9 @@ infra/runs.py reads), which is where the Makefile puts it.
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
+import secrets
 import subprocess
 import sys
 import time
@@ -25,8 +31,11 @@ from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool, to_props
 from infra.vertex.lifecycle import run_record
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
+from infra.vertex.serving_container import unservable
 from infra.vertex.tuning.resource import Parameter, StudyArgs, tuning_props
 from infra.vertex.tuning_provider import TuningJobProvider
+from serving import settings as serving_settings
+from serving.client import request_body
 
 # Shape fields the providers validate; the local runner ignores them (Pulumi.local.yaml says the same).
 MACHINE_TYPE = "n1-standard-4"
@@ -37,6 +46,7 @@ PULUMI_PROJECT = "vertex-training"
 LOCAL_STACK = "local"
 CANCEL_WAIT_SECONDS = 120.0  # the supervisor gives replicas 10 s after SIGTERM; the trainer backs up first
 POLL_SECONDS = 0.5
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # The trainer's environment in every local run: unbuffered lines, so they reach the terminal as they come.
 TRAINER_ENV = {"PYTHONUNBUFFERED": "1"}
 
@@ -93,7 +103,7 @@ def create(provider: Any, props: dict[str, Any]) -> dict[str, Any] | None:
 def interrupted(provider: Any, props: dict[str, Any], wait_seconds: float = CANCEL_WAIT_SECONDS) -> str:
     """Ctrl-C: cancel the run's live jobs, wait until they stopped (a second Ctrl-C stops waiting), record
     the run as the provider records a finished one; the one line that says what stopped and what is kept."""
-    run_dir = Path(props["base_output_dir"])
+    run_dir = Path(props.get("base_output_dir") or props["output_dir"])  # a job's, or a batch job's
     name = props["display_name"]
     stopped = cancel_all(run_dir)
     try:
@@ -208,6 +218,115 @@ def tune(run_dir: Path, count: int, image_size: int) -> int:
     return 0
 
 
+def local_root() -> Path:
+    """The local stack's localDir (Pulumi.local.yaml), where its runs and these commands' folders are."""
+    from infra.config.stack_file import load_stack
+
+    return Path(load_stack(LOCAL_STACK, PROJECT_ROOT).local_dir)
+
+
+def newest_model(root: Path) -> Path | None:
+    """The model directory of the newest training run under `root` that succeeded and still holds a model
+    the prediction server can load (`make train-local`'s and the local stack's)."""
+    from infra.runs import list_runs
+
+    for run in list_runs(str(root)):
+        record = run.record or {}
+        model_dir = record.get("model_dir")
+        if (
+            record.get("kind") != "custom_job"
+            or record.get("state") != "JOB_STATE_SUCCEEDED"
+            or not model_dir
+        ):
+            continue
+        if not unservable(str(model_dir)):
+            return Path(str(model_dir))
+    return None
+
+
+def model_or_exit(model_dir: Path | None, root: Path) -> Path:
+    """The model to use: the one named (checked), else the newest local one; exits naming the fix."""
+    if model_dir is None:
+        found = newest_model(root)
+        if found is None:
+            sys.exit(
+                f"error: no trained model under {root}: train one first (make train-local), or name one "
+                "with --model-dir DIR (make ... MODEL_DIR=DIR)"
+            )
+        return found
+    if reason := unservable(str(model_dir)):
+        sys.exit(f"error: --model-dir {reason}")
+    return model_dir
+
+
+def run_id(prefix: str) -> str:
+    """A folder name no other run takes, even one started in the same second: UTC time and a random tail."""
+    return f"{prefix}-{datetime.datetime.now(datetime.UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def batch(images: Path, model_dir: Path | None) -> int:
+    """A batch prediction of a folder of JPEG/PNG files by the local batch job, then its results table."""
+    from infra import predictions
+    from infra.vertex.batch.resource import BatchPredictionArgs
+    from infra.vertex.batch.resource import to_props as batch_props
+    from infra.vertex.batch_provider import BatchPredictionProvider
+
+    root = local_root()
+    model = model_or_exit(model_dir, root)
+    output_dir = root / "predictions" / run_id("predict-local")
+    print(f"Model:       {model}\nImages:      {images}", flush=True)
+    args = BatchPredictionArgs(
+        project="local",
+        region="us-central1",
+        display_name="predict-local",
+        images=str(images.absolute()),
+        output_dir=str(output_dir),
+        service_account="local",
+        labels={"run": "predict-local", **stack_labels(PULUMI_PROJECT, LOCAL_STACK)},
+        timeout_seconds=TIMEOUT_SECONDS,
+        artifact_uri=str(model.absolute()),
+        serving_image="local",
+        poll_interval_seconds=POLL_SECONDS,
+        runner="local",
+    )
+    outs = create(BatchPredictionProvider(), {**batch_props(args), "base_output_dir": str(output_dir)})
+    if outs is None:
+        return 1
+    code = predictions.main([str(output_dir)])
+    print(f"Run record:  {output_dir / 'run.json'} (make runs lists it)", flush=True)
+    return code
+
+
+def serve(model_dir: Path | None, port: int) -> int:
+    """The prediction server on 127.0.0.1:`port` for the newest local model (or the one named), in the
+    foreground; first, the curl line that asks it about an example image once it is serving."""
+    model = model_or_exit(model_dir, local_root())
+    request = PROJECT_ROOT / ".local" / "serve-request.json"
+    examples = sorted((PROJECT_ROOT / "examples" / "held-back").glob("*.png"))[:2]
+    request.parent.mkdir(parents=True, exist_ok=True)
+    request.write_bytes(request_body([p.read_bytes() for p in examples]) + b"\n")
+    url = f"http://127.0.0.1:{port}"
+    relative = request.relative_to(PROJECT_ROOT)
+    print(
+        f"Serving {model} on {url} (Ctrl-C stops it). Once it logs 'serving', in another shell here:\n"
+        f"  curl -s -H 'Content-Type: application/json' --data @{relative} "
+        f"{url}{serving_settings.DEFAULT_PREDICT_ROUTE}\n"
+        f"  ({relative}: {', '.join(p.name for p in examples)}; your own images: "
+        f".venv/bin/python -m serving.request IMAGE... > body.json)\n"
+        f"  curl -s {url}{serving_settings.DEFAULT_HEALTH_ROUTE}   # 503 while the model loads, then 200",
+        flush=True,
+    )
+    env = {
+        **os.environ,
+        serving_settings.STORAGE_URI: str(model.absolute()),
+        serving_settings.PORT: str(port),
+    }
+    os.execve(sys.executable, [sys.executable, "-m", "serving", "--host", "127.0.0.1"], env)
+
+
+MODEL_DIR_HELP = "a trained model dir (default: the newest local one)"
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m infra.local_runs", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -218,11 +337,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     tune_cmd.add_argument("--run-dir", required=True, type=Path, help="the study's folder (under tuning/)")
     tune_cmd.add_argument("--count", type=int, default=96, help="synthetic images")
     tune_cmd.add_argument("--image-size", type=int, default=32)
+    batch_cmd = commands.add_parser("batch", help="a batch prediction of a folder of JPEG/PNG images")
+    batch_cmd.add_argument("--images", required=True, type=Path, help="the folder of images to classify")
+    batch_cmd.add_argument("--model-dir", type=Path, help=MODEL_DIR_HELP)
+    serve_cmd = commands.add_parser("serve", help="the prediction server on 127.0.0.1")
+    serve_cmd.add_argument("--model-dir", type=Path, help=MODEL_DIR_HELP)
+    serve_cmd.add_argument("--port", type=int, default=serving_settings.DEFAULT_PORT, help="default 8080")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.command == "batch":
+        return batch(args.images, args.model_dir)
+    if args.command == "serve":
+        return serve(args.model_dir, args.port)
     run_dir = args.run_dir.absolute()
     if args.command == "train":
         trainer_args = args.trainer_args[1:] if args.trainer_args[:1] == ["--"] else args.trainer_args

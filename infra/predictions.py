@@ -40,6 +40,20 @@ def text_table(rows: Sequence[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
+def print_rows(rows: Sequence[results.Row], as_csv: bool, all_classes: bool, where: str) -> int:
+    """The table (or CSV) on stdout, a count on stderr; returns how many images failed."""
+    table = table_rows(rows, all_classes)
+    if as_csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        writer.writerows(table)
+    else:
+        print(text_table(table))
+    failed = sum(1 for row in rows if row.error)
+    print(f"{len(rows) - failed} images classified, {failed} failed ({where})", file=sys.stderr)
+    return failed
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m infra.predictions", description=__doc__)
     p.add_argument("dir", metavar="DIR", help="predictions_dir (or output_dir) of a batch prediction")
@@ -63,15 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    table = table_rows(rows, args.all_classes)
-    if args.csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        writer.writerows(table)
-    else:
-        print(text_table(table))
-    failed = sum(1 for row in rows if row.error)
-    print(f"{len(rows) - failed} images classified, {failed} failed ({where})", file=sys.stderr)
+    print_rows(rows, args.csv, args.all_classes, where)
     return 0
 
 

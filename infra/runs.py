@@ -2,8 +2,9 @@
 
 One line per run (when, state, the hyperparameters that differ between runs, the validation metric, training
 images/s when the trainer reports its `throughput`, duration, estimated cost, shape and region; a study with
-its best trial), `--json` for the records themselves, and `--plot FILE.png` for each run's validation curve
-from its metrics.json `history` (and its images/s per epoch). The records are read from
+its best trial), then how each image the runs ran was built (base images and builder by digest, when its
+build recorded them), `--json` for the records themselves, and `--plot FILE.png` for each run's validation
+curve from its metrics.json `history` (and its images/s per epoch). The records are read from
 the stack's output root (its bucket, with the caller's credentials, or its localDir), or from `--root`.
 A run directory without a readable run.json is listed as such: it never stops the listing.
 """
@@ -61,6 +62,7 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "create_time": (str,),
     "start_time": (str,),
     "end_time": (str,),
+    "image_sources": (dict,),
 }
 
 
@@ -241,6 +243,22 @@ def row(run: Run, names: Sequence[str], speed: bool = False) -> list[str]:
     ]
 
 
+def image_lines(runs: Sequence[Run]) -> list[str]:
+    """Each image the runs ran whose build recorded how it was made: its base images and builder, by digest
+    (run.json `image_sources`), once per image."""
+    made: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        record = run.record or {}
+        image, sources = record.get("image"), record.get("image_sources")
+        if image and isinstance(sources, dict):
+            made.setdefault(str(image), sources)
+    return [
+        f"{image}: FROM {', '.join(sources.get('base_images') or []) or '(not recorded)'}; "
+        f"built by {sources.get('builder_image') or '(not recorded)'}"
+        for image, sources in made.items()
+    ]
+
+
 def _speed_text(record: dict[str, Any]) -> str:
     rate = run_images_per_second(record)
     return f"{rate:.1f}" if rate is not None else "-"
@@ -348,6 +366,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Stack {args.stack}: {len(runs)} run(s) under {root}, newest first")
         for line in table(runs) if runs else []:
             print(line)
+        if images := image_lines(runs):
+            print("Images, as their builds resolved them:")
+            for line in images:
+                print(f"  {line}")
     if args.plot:
         drawn = plot(runs, args.plot)
         print(f"wrote {args.plot}: {drawn} curve(s) (runs with a metrics.json history)", file=sys.stderr)

@@ -6,6 +6,7 @@ import pulumi
 
 from infra.cloudbuild.component import REQUIRED_APIS as CLOUD_BUILD_APIS
 from infra.cloudbuild.component import CloudBuildImage
+from infra.cloudbuild.context import archive_tag
 from infra.components import image as trainer_image
 from infra.components import propagation
 from infra.components.apis import BASE_APIS, Apis
@@ -25,6 +26,7 @@ from infra.workloads.batch import predictions, predictions_output
 from infra.workloads.gate import after_success
 from infra.workloads.jobs import LOCAL_SERVICE_ACCOUNT, JobPlan, TrainingJobs, logs_url, plan
 from infra.workloads.model import RegisteredModel, model_outputs
+from infra.workloads.serving import OnlineEndpoint, serving_outputs
 
 
 def required_apis(cfg: StackConfig) -> list[str]:
@@ -147,6 +149,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         if cfg.kill_switch
         else None
     )
+    serving_image = _serving_image(cfg, image, registry, labels, after_apis) if serves(cfg) else None
     jobs = TrainingJobs(
         "jobs",
         cfg=cfg,
@@ -154,6 +157,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         labels=labels,
         train_image=image.ref,
         data_image=image.data_uri,
+        image_sources=image.sources,
         service_account=identity.email,
         tensorboard=tensorboard.name if tensorboard else None,
         depends_on=[image.image, *identity.grants],
@@ -165,6 +169,7 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
             cfg=cfg,
             # A training job stopped by its cap leaves no SavedModel: register only after it succeeded.
             model_dir=after_success(jobs.train_job, "The model version", jobs.train_job.model_dir),
+            serving_image=serving_image.ref if serving_image else "",
             reader=identity.email,
             labels=labels,
             opts=pulumi.ResourceOptions(depends_on=[jobs.train_job], hooks=first_use),
@@ -173,11 +178,20 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         else None
     )
     after = [model.version] if model else []
-    predict = predictions(cfg, job.root, jobs.train_job, identity.email, labels, after, after_apis)
+    serving_ref = serving_image.ref if serving_image else ""
+    predict = predictions(
+        cfg, job.root, jobs.train_job, serving_ref, identity.email, labels, after, after_apis
+    )
+    online = (
+        OnlineEndpoint("serving", cfg=cfg, version=model.version, labels=labels, opts=after_apis)
+        if model and cfg.endpoint
+        else None
+    )
     return {
         "bucket": storage.name,
         "bucket_url": storage.url,
         "image_ref": image.ref,
+        "serving_image_ref": serving_ref,
         **_job_outputs(job, jobs),
         "logs_url": jobs.train_job.job_name.apply(lambda name: logs_url(name, project)),
         "tensorboard_url": tensorboard.url if tensorboard else "",
@@ -186,7 +200,58 @@ def build(cfg: StackConfig) -> dict[str, pulumi.Input]:
         "kill_switch_function": kill_switch.function_name if kill_switch else "",
         **model_outputs(model),
         "predictions_dir": predictions_output(predict),
+        **serving_outputs(online),
     }
+
+
+def image_uris(cfg: StackConfig) -> dict[str, str]:
+    """The stack's images by their content tags, as its builder tags them (`make plan` shows them offline;
+    `up` pins each by digest); none for the local stack."""
+    if cfg.is_local:
+        return {}
+    url = repository_url(cfg.gcp_project, cfg.region, repository_id(cfg.stack))
+    tag = archive_tag if cfg.image_builder == "cloudbuild" else trainer_image.content_hash
+    uris = {"trainer": f"{url}/{trainer_image.IMAGE_NAME}:{tag(cfg.trainer.dir)}"}
+    if serves(cfg):
+        uris["serving"] = f"{url}/{trainer_image.SERVING_IMAGE_NAME}:{tag(trainer_image.SERVING_DIR)}"
+    return uris
+
+
+def serves(cfg: StackConfig) -> bool:
+    """Whether the stack runs the prediction server: a registered model version or a batch prediction."""
+    return cfg.model_registry.register or cfg.batch_prediction is not None
+
+
+def _serving_image(
+    cfg: StackConfig,
+    trainer: CloudBuildImage | trainer_image.TrainerImage,
+    registry: Registry,
+    labels: dict[str, str],
+    after_apis: pulumi.ResourceOptions,
+) -> CloudBuildImage | trainer_image.ServingImage:
+    """serving/ built by the stack's image builder into its repository, as the trainer image is."""
+    project = cfg.gcp_project
+    if isinstance(trainer, CloudBuildImage):
+        return CloudBuildImage(
+            "serving-image",
+            project=project,
+            region=cfg.region,
+            stack=cfg.stack,
+            repository_id=repository_id(cfg.stack),
+            repository=registry.repository.repository_id,
+            bucket=trainer.source.bucket,
+            context=trainer_image.SERVING_DIR,
+            image_name=trainer_image.SERVING_IMAGE_NAME,
+            data_tag=False,
+            identity=trainer.identity,  # one builder account for both images
+            opts=pulumi.ResourceOptions(depends_on=[trainer.identity], hooks=after_apis.hooks),
+        )
+    return trainer_image.ServingImage(
+        "serving-image",
+        repository_url=repository_url(project, cfg.region, repository_id(cfg.stack)),
+        labels=labels,
+        opts=pulumi.ResourceOptions(depends_on=[registry], hooks=after_apis.hooks),
+    )
 
 
 def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict[str, pulumi.Input]:
@@ -202,11 +267,15 @@ def _build_local(cfg: StackConfig, job: JobPlan, labels: dict[str, str]) -> dict
         tensorboard=None,
         depends_on=[],
     )
-    predict = predictions(cfg, job.root, jobs.train_job, "", labels, [])
+    # The local batch job runs serving/ from this checkout; its tag stands in for the image (a server change
+    # runs the batch again, as a new image would).
+    serving = f"local:{trainer_image.serving_tag()}"
+    predict = predictions(cfg, job.root, jobs.train_job, serving, "", labels, [])
     return {
         "bucket": "",
         "bucket_url": cfg.local_dir,
         "image_ref": f"local (the local runner runs {cfg.trainer.dir.name}/ from this checkout, no image)",
+        "serving_image_ref": "local (the local batch job runs serving/ from this checkout, no image)",
         **_job_outputs(job, jobs),
         "logs_url": "",
         "tensorboard_url": f"tensorboard --logdir {job.train_output_dir}/logs",

@@ -126,6 +126,13 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "aiplatform.contexts.create",
             "aiplatform.contexts.get",
             "aiplatform.contexts.update",
+            # Endpoints: iam-dataset gcp/roles/aiplatform.user.json at 02b6c7c8 (read 2026-11-29).
+            "aiplatform.endpoints.create",
+            "aiplatform.endpoints.delete",
+            "aiplatform.endpoints.deploy",
+            "aiplatform.endpoints.get",
+            "aiplatform.endpoints.list",
+            "aiplatform.endpoints.undeploy",
         }
     ),
 }

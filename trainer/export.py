@@ -18,22 +18,10 @@ from trainer.outputs import write_dir
 
 SIGNATURE_INPUT = "images"
 SIGNATURE_OUTPUT = "probability"
-# TF Serving's REST API (which Vertex's TensorFlow containers serve) decodes {"b64": ...} JSON values into a
-# string input's bytes; "image_bytes" is the name Google's prediction examples give such an input (see
-# docs/serving.md; read 2026-11-22).
+# The prediction server (serving/model_files.py) calls this signature with each request's images, sent
+# as {"image_bytes": {"b64": ...}}: the name Google's prediction examples give an encoded image.
 BYTES_SIGNATURE = "serving_bytes"
 BYTES_INPUT = "image_bytes"
-# A second SavedModel inside the model dir whose serving_default takes image_bytes: Vertex batch prediction
-# sends each instance, {"image_bytes": {"b64": ...}} (the job's keyed JSONL input), to the prebuilt
-# TensorFlow container, which serves serving_default (docs/batch-prediction.md). The model dir's own
-# serving_default stays the float-pixel contract.
-BYTES_MODEL_DIR = "serving_bytes"
-# What <model_dir>/serving_bytes/'s serving_default answers per image (TF Serving's row format makes each a
-# field of the image's `prediction` in Vertex's output): the most probable class, every class name with its
-# probability (most probable first, as `trainer.predict --json` ranks them), and "" or why the image could
-# not be read. An image that does not decode fails alone: its `error` says so, the others are classified.
-TOP_CLASS, CLASSES, PROBABILITIES, ERROR = "top_class", "classes", "probabilities", "error"
-UNREADABLE = "not an image the model can read (JPEG or PNG): the file is corrupt, truncated or another format"
 CLASS_NAMES_FILE = "class_names.txt"  # one per line, metadata class order; in the SavedModel's assets/
 METRICS_FILE = "metrics.json"
 
@@ -90,34 +78,6 @@ def decode_for_serving(encoded: tf.Tensor, size: int) -> tf.Tensor:
     return tf.ensure_shape(image, [size, size, 3])
 
 
-def decode_each(image_bytes: tf.Tensor, size: int) -> tuple[tf.Tensor, tf.Tensor]:
-    """(indices [k] of the images that decode, their uint8 [k, S, S, 3]): each image is decoded on its own in
-    a tf.data pipeline whose `ignore_errors` drops an element that fails (tf.data.Dataset.ignore_errors),
-    so one bad image cannot fail the others sent with it."""
-    count = tf.shape(image_bytes)[0]
-    each = tf.data.Dataset.from_tensor_slices((tf.range(count), image_bytes))
-    decoded = each.map(lambda i, encoded: (i, decode_for_serving(encoded, size))).ignore_errors()
-    empty = (tf.zeros([0], tf.int32), tf.zeros([0, size, size, 3], tf.uint8))
-    return decoded.batch(64).reduce(
-        empty, lambda kept, batch: (tf.concat([kept[0], batch[0]], 0), tf.concat([kept[1], batch[1]], 0))
-    )
-
-
-def ranked_classes(probs: tf.Tensor, read: tf.Tensor, class_names: list[str]) -> dict[str, tf.Tensor]:
-    """probs [n, 1 or N] (a sigmoid head's [n, 1] is P(second class)) and read [n] (decoded or not) -> the
-    batch signature's outputs: classes most probable first (ties: class order), "" for an unread image."""
-    full = tf.concat([1 - probs, probs], axis=1) if probs.shape[1] == 1 else probs
-    order = tf.argsort(full, axis=1, direction="DESCENDING", stable=True)
-    classes = tf.where(read[:, None], tf.gather(tf.constant(class_names), order), "")
-    probabilities = tf.where(read[:, None], tf.gather(full, order, batch_dims=1), 0.0)
-    return {
-        TOP_CLASS: classes[:, 0],
-        CLASSES: classes,
-        PROBABILITIES: probabilities,
-        ERROR: tf.where(read, "", UNREADABLE),
-    }
-
-
 def class_names_asset(class_names: list[str], folder: str) -> tf.saved_model.Asset:
     """The class names as a SavedModel asset: copied into the model's assets/: the model alone names them."""
     path = os.path.join(folder, CLASS_NAMES_FILE)
@@ -129,9 +89,8 @@ def class_names_asset(class_names: list[str], folder: str) -> tf.saved_model.Ass
 def export(model: keras.Model, model_dir: str, image_size: int, role: Role, class_names: list[str]) -> None:
     """serving_default: float32 RGB 0..255 [None, S, S, 3] -> {"probability": [None, 1] P(second class) for
     two classes, [None, N] class probabilities (metadata class order) for N > 2}; no augmentation.
-    serving_bytes: the same from image_bytes, a [None] batch of encoded JPEG/PNG images of any size.
-    <model_dir>/serving_bytes/: the same variables; its serving_default takes image_bytes and answers each
-    image's class names and probabilities, or its error (batch prediction: one bad image fails alone)."""
+    serving_bytes: the same from image_bytes, a [None] batch of encoded JPEG/PNG images of any size: what
+    the prediction server (serving/) calls, on every request's images at once."""
 
     @tf.function(
         input_signature=[tf.TensorSpec([None, image_size, image_size, 3], tf.float32, SIGNATURE_INPUT)]
@@ -148,40 +107,15 @@ def export(model: keras.Model, model_dir: str, image_size: int, role: Role, clas
         )
         return serve(tf.cast(images, tf.float32))
 
-    width = int(model.output_shape[-1])  # 1 (a sigmoid head) or the number of classes
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, BYTES_INPUT)])
-    def serve_batch(image_bytes: tf.Tensor) -> dict[str, tf.Tensor]:
-        count = tf.shape(image_bytes)[0]
-        index, images = decode_each(image_bytes, image_size)
-        # No image read: the model is not called (DenseNet's batch norm fails on an empty batch: "scale must
-        # have the same number of elements as the channels of x", seen with TF 2.21).
-        probs = tf.cond(
-            tf.size(index) > 0,
-            lambda: serve(tf.cast(images, tf.float32))[SIGNATURE_OUTPUT],
-            lambda: tf.zeros([0, width], tf.float32),
-        )
-        placed = tf.ensure_shape(
-            tf.scatter_nd(index[:, None], probs, tf.stack([count, width])), [None, width]
-        )
-        read = tf.scatter_nd(index[:, None], tf.ones_like(index, tf.bool), [count])
-        return ranked_classes(placed, read, class_names)
-
     # A plain tf.Module holding the variables and the signature: Keras' own SavedModel format would trace
     # every layer's call for reloading as Keras, which costs minutes for DenseNet and serving never uses.
     module = tf.Module()
     module.model_variables = model.variables
     module.serve = serve
     module.serve_bytes = serve_bytes
-    for_files = tf.Module()
-    for_files.model_variables = model.variables
-    for_files.serve_bytes = serve_bytes
-    for_files.serve_batch = serve_batch
     with tempfile.TemporaryDirectory() as tmp, write_dir(model_dir, role) as path:
-        module.class_names = for_files.class_names = class_names_asset(class_names, tmp)
+        module.class_names = class_names_asset(class_names, tmp)
         tf.saved_model.save(module, path, signatures={"serving_default": serve, BYTES_SIGNATURE: serve_bytes})
-        by_files = {"serving_default": serve_batch, BYTES_SIGNATURE: serve_bytes}
-        tf.saved_model.save(for_files, posixpath.join(path, BYTES_MODEL_DIR), signatures=by_files)
 
 
 def predict_saved_model(model_dir: str, dataset: tf.data.Dataset) -> tuple[np.ndarray, np.ndarray]:

@@ -41,14 +41,21 @@ def _id(props: dict[str, Any]) -> str:
     return f"{spec.image(props)}:{props['tag']}"
 
 
+# What a build records of how it was made: kept as they are by read and update (the registry knows neither).
+BUILD_OUTPUTS = ("build_name", "log_url", "builder_image", "resolved_base_images")
+
+
 def _outputs(props: dict[str, Any], digest: str, build: cloudbuild_v1.Build | None) -> dict[str, Any]:
-    """Inputs, the pushed digest and the build that pushed it (empty when the registry already had it)."""
+    """Inputs, the pushed digest and the build that pushed it: its builder image and the base images it
+    resolved, by digest (empty when the registry already had the image)."""
     return {
         **{k: props[k] for k in spec.INPUTS if k in props},
         "digest": digest,
         "image_ref": f"{spec.image(props)}@{digest}",
         "build_name": build.name if build else "",
         "log_url": spec.console_url(build, props) if build else "",
+        "builder_image": spec.builder_image(build) if build else "",
+        "resolved_base_images": spec.resolved_base_images(build) if build else [],
     }
 
 
@@ -170,6 +177,8 @@ class ImageBuildProvider(SpecProvider):
                 f"check {spec.console_url(build, props)}"
             )
         _log(props, f"pushed {spec.image(props)}@{digest}")
+        for line in (spec.builder_image(build), *spec.resolved_base_images(build)):
+            _log(props, f"built with {line}")
         return CreateResult(_id(props), _outputs(props, digest, build))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -179,7 +188,7 @@ class ImageBuildProvider(SpecProvider):
             # The tag is gone (the repository's cleanup policy, or by hand): the next `up` builds it again.
             return ReadResult("", {})
         outputs = {**props, **_outputs(props, digest, None)}
-        outputs.update({k: props[k] for k in ("build_name", "log_url") if k in props})
+        outputs.update({k: props[k] for k in BUILD_OUTPUTS if k in props})
         return ReadResult(id_, outputs)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:

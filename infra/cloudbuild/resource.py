@@ -27,6 +27,8 @@ class ImageBuildArgs:
     # The uploaded object's generation, pinned in the build's StorageSource (0: latest, state before the pin).
     source_generation: pulumi.Input[int] = 0
     extra_tags: list[str] = field(default_factory=list)
+    # The Dockerfile's FROM images: the build records the digest each resolved to (`resolved_base_images`).
+    base_images: list[str] = field(default_factory=list)
     timeout_seconds: int = 3600
     poll_interval_seconds: float = 15.0
 
@@ -38,8 +40,13 @@ class ImageBuild(pulumi.dynamic.Resource, module="cloudbuild", name="ImageBuild"
     image_ref: pulumi.Output[str]
     build_name: pulumi.Output[str]
     log_url: pulumi.Output[str]
+    # How the image was made, by digest: the docker builder that ran, and each FROM image as resolved.
+    builder_image: pulumi.Output[str]
+    resolved_base_images: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: ImageBuildArgs, opts: pulumi.ResourceOptions | None = None):
         props: dict[str, Any] = dict(vars(args))
-        outputs = dict.fromkeys(("digest", "image_ref", "build_name", "log_url"))
+        outputs = dict.fromkeys(
+            ("digest", "image_ref", "build_name", "log_url", "builder_image", "resolved_base_images")
+        )
         super().__init__(ImageBuildProvider(), name, {**props, **outputs}, opts)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.cloud.devtools import cloudbuild_v1
@@ -27,11 +28,19 @@ INPUTS = (
     "service_account",
     "timeout_seconds",
     "poll_interval_seconds",
+    "base_images",
 )
 # A new generation of the same context object (same name: same content hash) needs no new image; stacks
-# whose state predates the pin take it in place too.
-IN_PLACE_INPUTS = ("poll_interval_seconds",)
-DEFAULTS: dict[str, Any] = {"extra_tags": [], "timeout_seconds": 3600, "poll_interval_seconds": 15.0}
+# whose state predates the pin take it in place too. `base_images` (the Dockerfile's FROM images, whose
+# digests a build records) changes only with the Dockerfile, whose change is a new tag already; state from
+# before the record takes it in place, keeping its image.
+IN_PLACE_INPUTS = ("poll_interval_seconds", "base_images")
+DEFAULTS: dict[str, Any] = {
+    "extra_tags": [],
+    "timeout_seconds": 3600,
+    "poll_interval_seconds": 15.0,
+    "base_images": [],
+}
 REQUIRED = ("project", "region", "repository", "image_name", "tag", "source_bucket", "source_object")
 
 # https://cloud.google.com/build/docs/api/reference/rest/v1/projects.builds#Build.Status
@@ -46,10 +55,29 @@ TERMINAL = frozenset(
         Status.EXPIRED,
     }
 )
-# The builder Google documents for `docker build` steps.
+# The builder Google documents for `docker build` steps. By name, not digest: no first-party source readable
+# here gives its current digest; each build records the one it ran (`builder_image`, from
+# Results.build_step_images) instead (docs/ci.md, "Supply chain").
 DOCKER_BUILDER = "gcr.io/cloud-builders/docker"
 # Docker's tag grammar (distribution/reference); the Cloud Build tag derived from it stays within it too.
 _TAG = re.compile(r"^[\w][\w.-]{0,127}$")
+# An image reference as a FROM line names it (distribution/reference: [registry/]path[:tag][@digest]).
+_IMAGE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
+# The step that pulls each base image and writes `<ref>@<digest>` lines to $BUILDER_OUTPUT/output, which
+# Cloud Build returns as Results.build_step_outputs[0] (google/devtools/cloudbuild/v1/cloudbuild.proto:
+# "Cloud Builders can produce this output by writing to `$BUILDER_OUTPUT/output`"; first 50KB kept). The
+# docker build that follows finds each base already in the host's image store and uses it (`docker build`
+# pulls a FROM image only when absent, or with --pull). `docker pull` prints `Digest: sha256:...`.
+RESOLVE_STEP_ID = "resolve-base-images"
+_RESOLVE_SCRIPT = """\
+#!/bin/sh
+set -eu
+for ref in {refs}; do
+  digest="$(docker pull "$ref" | sed -n 's/^Digest: //p')"
+  if [ -z "$digest" ]; then echo "docker pull $ref reported no digest" >&2; exit 1; fi
+  echo "$ref@$digest" >> "$BUILDER_OUTPUT/output"
+done
+"""
 # Cloud Build caps a build's timeout at 24 hours.
 MAX_TIMEOUT_SECONDS = 24 * 3600
 
@@ -86,6 +114,11 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     )
     if not is_unknown(timeout) and not in_range:
         failures.append(("timeout_seconds", f"must be between 1 and {MAX_TIMEOUT_SECONDS} seconds"))
+    bases = props.get("base_images", [])
+    if not is_unknown(bases):
+        bad = [b for b in bases if not isinstance(b, str) or not _IMAGE_REF.match(b)]
+        if bad or not isinstance(bases, list):
+            failures.append(("base_images", f"{bad or bases!r}: not image references (FROM lines' images)"))
     poll = props.get("poll_interval_seconds")
     if not is_unknown(poll) and (isinstance(poll, bool) or not isinstance(poll, int | float) or poll <= 0):
         failures.append(("poll_interval_seconds", "must be a positive number of seconds"))
@@ -126,10 +159,29 @@ def service_account_name(props: Mapping[str, Any]) -> str:
     return f"projects/{props['project']}/serviceAccounts/{props['service_account']}"
 
 
+def resolve_script(base_images: Sequence[str]) -> str:
+    """The shell script of the step that records each base image's digest (refs quoted for the shell)."""
+    return _RESOLVE_SCRIPT.format(refs=" ".join(shlex.quote(ref) for ref in base_images))
+
+
+def steps(props: Mapping[str, Any]) -> list[cloudbuild_v1.BuildStep]:
+    """With base images to record: their resolve step, then `docker build`; else `docker build` alone."""
+    tag_args = [arg for uri in image_uris(props) for arg in ("--tag", uri)]
+    build = cloudbuild_v1.BuildStep(
+        name=DOCKER_BUILDER, args=["build", "--file", "Dockerfile", *tag_args, "."]
+    )
+    if not props.get("base_images"):
+        return [build]
+    resolve = cloudbuild_v1.BuildStep(
+        name=DOCKER_BUILDER, id=RESOLVE_STEP_ID, script=resolve_script(props["base_images"])
+    )
+    return [resolve, build]
+
+
 def build_request(props: Mapping[str, Any]) -> cloudbuild_v1.Build:
-    """`docker build` of the archive's Dockerfile, pushed under every tag, run as the builder account."""
+    """`docker build` of the archive's Dockerfile, pushed under every tag, run as the builder account; the
+    base images' digests recorded first."""
     uris = image_uris(props)
-    tag_args = [arg for uri in uris for arg in ("--tag", uri)]
     return cloudbuild_v1.Build(
         source=cloudbuild_v1.Source(
             storage_source=cloudbuild_v1.StorageSource(
@@ -138,11 +190,7 @@ def build_request(props: Mapping[str, Any]) -> cloudbuild_v1.Build:
                 generation=int(props.get("source_generation") or 0),
             )
         ),
-        steps=[
-            cloudbuild_v1.BuildStep(
-                name=DOCKER_BUILDER, args=["build", "--file", "Dockerfile", *tag_args, "."]
-            )
-        ],
+        steps=steps(props),
         # Pushed with the builder account's credentials after the steps; their digests land in results.
         images=uris,
         tags=[build_tag(props)],
@@ -160,6 +208,24 @@ def digest_of(build: cloudbuild_v1.Build, uri: str) -> str | None:
         if built.name == uri and built.digest:
             return built.digest
     return None
+
+
+def builder_image(build: cloudbuild_v1.Build) -> str:
+    """`gcr.io/cloud-builders/docker@sha256:...` that ran the docker build step (the last step): Results.
+    build_step_images holds "build step digests, in the order corresponding to build step indices"."""
+    step_images = list(build.results.build_step_images)
+    if len(step_images) != len(build.steps) or not step_images[-1]:
+        return ""
+    return f"{build.steps[-1].name}@{step_images[-1]}"
+
+
+def resolved_base_images(build: cloudbuild_v1.Build) -> list[str]:
+    """The `<ref>@sha256:...` lines the resolve step wrote, when the build has one; [] otherwise."""
+    outputs = list(build.results.build_step_outputs)
+    if not build.steps or build.steps[0].id != RESOLVE_STEP_ID or not outputs:
+        return []
+    lines = outputs[0].decode("utf-8", "replace").splitlines()
+    return [line.strip() for line in lines if re.fullmatch(r"\S+@sha256:[0-9a-f]{64}", line.strip())]
 
 
 def digest_from_version(version: str) -> str:

@@ -45,6 +45,26 @@ USER 10001:10001
 """
 
 
+def base_images(text: str) -> list[str]:
+    """The images a Dockerfile's FROM lines name, in order: not `scratch`, not an earlier stage's name,
+    not one an ARG decides (its digest is recorded only when the reference is written out)."""
+    images: list[str] = []
+    stages: set[str] = set()
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].upper() != "FROM":
+            continue
+        words = [w for w in words[1:] if not w.startswith("--")]  # --platform=...
+        if not words:
+            continue
+        image, named = words[0], len(words) >= 3 and words[1].upper() == "AS"
+        if image.lower() not in stages | {"scratch"} and "$" not in image and image not in images:
+            images.append(image)
+        if named:
+            stages.add(words[2].lower())
+    return images
+
+
 def dockerfile_text(context: Path) -> str:
     """The directory's own Dockerfile, else the generated one."""
     own = context / "Dockerfile"

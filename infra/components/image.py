@@ -1,4 +1,4 @@
-"""The trainer image: built from trainer/ with pulumi-docker-build, tagged by content, used by digest."""
+"""The stack's images, trainer/ and serving/: built by docker-build, tagged by content, pinned by digest."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import ast
 import fnmatch
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_docker_build as docker_build
@@ -15,8 +16,12 @@ from infra.components.options import children
 
 TRAINER_DIR = Path(__file__).resolve().parents[2] / "trainer"
 IMAGE_NAME = "trainer"
+# The prediction server's build context (serving/Dockerfile), an image of its own: every file under trainer/
+# feeds the trainer's tag, and a server change must not retrain the model.
+SERVING_DIR = Path(__file__).resolve().parents[2] / "serving"
+SERVING_IMAGE_NAME = "serving"
 # What every image needs besides Python sources: changing these changes what data preparation runs on too.
-BUILD_FILES = ("Dockerfile", "requirements.txt", ".dockerignore", "__init__.py")
+BUILD_FILES = ("Dockerfile", "requirements.txt", "requirements.lock", ".dockerignore", "__init__.py")
 DATA_ENTRY = "create_tfrecords.py"
 _ALWAYS_IGNORED = ("__pycache__", "*.pyc", "*.pyo", ".pytest_cache")
 
@@ -106,17 +111,65 @@ def data_code_hash(context: Path = TRAINER_DIR) -> str:
     return hash_files(context, data_code_files(context))[:16]
 
 
-def digest_ref(repository_url: str, digest: str) -> str:
-    """`<repository>/trainer@sha256:...`: the one unambiguous reference to a pushed image."""
-    return f"{repository_url}/{IMAGE_NAME}@{digest}"
+def digest_ref(repository_url: str, digest: str, image_name: str = IMAGE_NAME) -> str:
+    """`<repository>/<image>@sha256:...`: the one unambiguous reference to a pushed image."""
+    return f"{repository_url}/{image_name}@{digest}"
 
 
-class TrainerImage(pulumi.ComponentResource):
-    """Builds trainer/ for linux/amd64 and pushes it under a content tag and a data-code tag.
+def serving_tag(context: Path = SERVING_DIR) -> str:
+    """The serving image's tag: changes exactly when serving/'s build context does (never with trainer/)."""
+    return content_hash(context)
 
-    `ref` (repository/trainer@sha256:...) pins the training job to the exact image. The data-preparation
-    job uses the `data_uri` tag, which moves only between builds whose data code, requirements and
-    Dockerfile are byte-identical: so a training-code change does not rerun data preparation.
+
+class BuiltImage(pulumi.ComponentResource):
+    """A directory built for linux/amd64 with pulumi-docker-build and pushed under its content tag (plus
+    `extra_tags`); `ref` (repository/<image>@sha256:...) pins what uses it to the exact image."""
+
+    def __init__(
+        self,
+        type_name: str,
+        name: str,
+        *,
+        repository_url: str,
+        image_name: str,
+        context: Path,
+        labels: dict[str, str],
+        extra_tags: tuple[str, ...] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(type_name, name, None, opts)
+        self.tag = content_hash(context)
+        self.uri = f"{repository_url}/{image_name}:{self.tag}"
+        self.image = docker_build.Image(
+            "image",
+            context={"location": str(context)},
+            # A directory without a Dockerfile builds from the generated one (infra/components/dockerfile.py).
+            dockerfile=(
+                {"location": str(context / "Dockerfile")}
+                if (context / "Dockerfile").is_file()
+                else {"inline": dockerfile_text(context)}
+            ),
+            platforms=[docker_build.Platform.LINUX_AMD64],
+            tags=[self.uri, *(f"{repository_url}/{image_name}:{tag}" for tag in extra_tags)],
+            push=True,
+            # A preview (e.g. CI on a pull request) needs no Docker engine or registry credentials.
+            build_on_preview=False,
+            labels=labels,
+            opts=children(self, opts),
+        )
+        self.digest = self.image.digest
+        # Digest form alone: docker-build's own `ref` is tag@digest, which some consumers resolve by tag.
+        self.ref = self.digest.apply(lambda digest: digest_ref(repository_url, digest, image_name))
+        # docker-build reports no base image or builder digest: a run of this image records none.
+        self.sources: pulumi.Output[dict[str, Any]] | None = None
+        self.register_outputs({"ref": self.ref, "digest": self.digest, "tag": self.tag})
+
+
+class TrainerImage(BuiltImage):
+    """trainer/ (or the stack's trainerDir), pushed under a content tag and a data-code tag.
+
+    The data-preparation job uses the `data_uri` tag, which moves only between builds whose data code,
+    requirements and Dockerfile are byte-identical: so a training-code change does not rerun data preparation.
     """
 
     def __init__(
@@ -128,28 +181,38 @@ class TrainerImage(pulumi.ComponentResource):
         context: Path = TRAINER_DIR,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("vertex-training:stack:TrainerImage", name, None, opts)
-        self.tag = content_hash(context)
-        self.uri = f"{repository_url}/{IMAGE_NAME}:{self.tag}"
-        self.data_uri = f"{repository_url}/{IMAGE_NAME}:data-{data_code_hash(context)}"
-        self.image = docker_build.Image(
-            "image",
-            context={"location": str(context)},
-            # A directory without a Dockerfile builds from the generated one (infra/components/dockerfile.py).
-            dockerfile=(
-                {"location": str(context / "Dockerfile")}
-                if (context / "Dockerfile").is_file()
-                else {"inline": dockerfile_text(context)}
-            ),
-            platforms=[docker_build.Platform.LINUX_AMD64],
-            tags=[self.uri, self.data_uri],
-            push=True,
-            # A preview (e.g. CI on a pull request) needs no Docker engine or registry credentials.
-            build_on_preview=False,
+        data_tag = f"data-{data_code_hash(context)}"
+        # The type token is part of every existing stack's URNs: changing it would replace the image.
+        super().__init__(
+            "vertex-training:stack:TrainerImage",
+            name,
+            repository_url=repository_url,
+            image_name=IMAGE_NAME,
+            context=context,
             labels=labels,
-            opts=children(self, opts),
+            extra_tags=(data_tag,),
+            opts=opts,
         )
-        self.digest = self.image.digest
-        # Digest form alone: docker-build's own `ref` is tag@digest, which some consumers resolve by tag.
-        self.ref = self.digest.apply(lambda digest: digest_ref(repository_url, digest))
-        self.register_outputs({"ref": self.ref, "digest": self.digest, "tag": self.tag})
+        self.data_uri = f"{repository_url}/{IMAGE_NAME}:{data_tag}"
+
+
+class ServingImage(BuiltImage):
+    """serving/: the prediction server's image, which the model version and the batch job run."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        repository_url: str,
+        labels: dict[str, str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(
+            "vertex-training:stack:ServingImage",
+            name,
+            repository_url=repository_url,
+            image_name=SERVING_IMAGE_NAME,
+            context=SERVING_DIR,
+            labels=labels,
+            opts=opts,
+        )

@@ -18,12 +18,25 @@ from infra.least_privilege import custom_roles
 GUARD_DIR = Path(__file__).parents[1] / "guard"
 # Only what the function runs: no __init__.py, no caches. main.py is the runtime's entry module; live_jobs.py
 # its listing and cancel of the stack's jobs (shared with `python -m infra.leftovers`), job_kinds.py
-# their kinds.
-SOURCE_FILES = ("main.py", "live_jobs.py", "job_kinds.py", "requirements.txt")
+# their kinds, deployed_models.py its listing and undeploy of the stack's deployed models (shared too).
+SOURCE_FILES = ("main.py", "live_jobs.py", "job_kinds.py", "deployed_models.py", "requirements.txt")
+# The runtime installs requirements.txt with pip, one `pip install --requirement` per file (Google's
+# buildpacks, pkg/python/python.go PIPInstallRequirements, at 21f28de8, 2026-08-22; uv only from Python 3.14),
+# and pip checks every hash once any line has one (pip, "Secure installs"): so the hashed lock (`make lock`)
+# is uploaded under that name.
+UPLOADED_FROM = {"requirements.txt": "requirements.lock"}
+
+
+def source_path(name: str, directory: Path = GUARD_DIR) -> Path:
+    """The file of `directory` (infra/guard/) uploaded as `name` in the function's source."""
+    return directory / UPLOADED_FROM.get(name, name)
+
+
 ENTRY_POINT = "on_budget_notification"
 RUNTIME = "python312"
 PUBSUB_EVENT = "google.cloud.pubsub.topic.v1.messagePublished"
-# Exactly what infra/guard/live_jobs.py needs: list (get for listed jobs) and cancel; no create, no delete.
+# Exactly what infra/guard/live_jobs.py needs (list, get for listed jobs, cancel) and deployed_models.py
+# (list endpoints, undeploy); no create, no delete, no deploy.
 PERMISSIONS = custom_roles.KILL_SWITCH.permissions
 # One custom role per Google Cloud project, shared by every stack (the permissions never differ), created by
 # the long-lived bootstrap stack (infra/bootstrap) or once by hand (docs/stack.md), never by a stack: IAM
@@ -135,7 +148,7 @@ def source_digest(directory: Path = GUARD_DIR) -> str:
     """Content hash of the deployed files: a changed source gets a new object, so the function redeploys."""
     h = hashlib.sha256()
     for name in SOURCE_FILES:
-        h.update(name.encode() + b"\0" + (directory / name).read_bytes() + b"\0")
+        h.update(name.encode() + b"\0" + source_path(name, directory).read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -199,7 +212,7 @@ class KillSwitch(pulumi.ComponentResource):
             f"{name}-source",
             bucket=args.bucket,
             name=f"{SOURCE_PREFIX}source-{source_digest()}.zip",
-            source=pulumi.AssetArchive({f: pulumi.FileAsset(str(GUARD_DIR / f)) for f in SOURCE_FILES}),
+            source=pulumi.AssetArchive({f: pulumi.FileAsset(str(source_path(f))) for f in SOURCE_FILES}),
             content_type="application/zip",
             opts=child,
         )

@@ -19,6 +19,7 @@ from infra.config import (
     capacity,
     cost,
     data,
+    endpoint,
     experiment,
     hyperparameters,
     model_registry,
@@ -33,6 +34,7 @@ from infra.config.budget import BudgetConfig
 from infra.config.capacity import CapacityConfig, check_machine
 from infra.config.cost import CostConfig
 from infra.config.data import DATA_SOURCES, DataConfig
+from infra.config.endpoint import EndpointConfig
 from infra.config.every_error import load_every_error
 from infra.config.hyperparameters import BACKBONES, MIXED_PRECISION, WEIGHTS, Hyperparameters
 from infra.config.model_registry import ModelRegistryConfig
@@ -61,6 +63,7 @@ __all__ = [
     "ConfigErrors",
     "CostConfig",
     "DataConfig",
+    "EndpointConfig",
     "Hyperparameters",
     "ModelRegistryConfig",
     "StackConfig",
@@ -112,6 +115,8 @@ class StackConfig:
     experiment: str | None = None
     # Classify images with the trained model after training (infra/config/batch_prediction.py); None: not.
     batch_prediction: BatchPredictionConfig | None = None
+    # Serve the registered model online on an endpoint the stack owns (infra/config/endpoint.py); None: not.
+    endpoint: EndpointConfig | None = None
 
     @property
     def is_local(self) -> bool:
@@ -156,6 +161,7 @@ KEYS = (
     *tuning.KEYS,
     *experiment.KEYS,
     *batch_prediction.KEYS,
+    *endpoint.KEYS,
 )
 
 
@@ -449,6 +455,7 @@ def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_id
     local_dir = read.str("localDir", f".local/stack-{stack}", ".local/stack-local")
     local_path = Path(local_dir).expanduser()
     trainer_config = trainer.read_trainer(read, hyperparameter_config, data_config, runner)
+    registry = model_registry.read_model_registry(read, stack, runner)
     return StackConfig(
         stack=stack,
         runner=runner,
@@ -483,8 +490,9 @@ def _load(values: Mapping[str, object], stack: str, root: Path, allow_example_id
         ),
         cost=cost.read_cost(read, stack),
         trainer=trainer_config,
-        model_registry=model_registry.read_model_registry(read, stack, runner),
+        model_registry=registry,
         tuning=tuning.read_tuning(read, trainer_config),
         experiment=experiment.read_experiment(read, stack, cloud, read.bool("tensorboard", False)),
         batch_prediction=batch_prediction.read_batch_prediction(read, runner, region, timeout, root),
+        endpoint=endpoint.read_endpoint(read, registry.register, region),
     )

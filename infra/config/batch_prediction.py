@@ -17,8 +17,6 @@ runs too), applied here on the shapes these keys make so that a stack error name
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,18 +88,12 @@ def _fallback(index: int, entry: Any) -> dict[str, Any]:
 def read_batch_prediction(
     read: Reader, runner: str, region: str, timeout_seconds: int, root: Path
 ) -> BatchPredictionConfig | None:
-    value = read.raw("batchPrediction")
+    value = read.map(
+        "batchPrediction",
+        rm_fix("batchPrediction") + " and " + set_path_fix("batchPrediction.images", _EXAMPLE),
+    )
     if value is None:
         return None
-    if isinstance(value, str):  # the Pulumi runtime passes a structured value as JSON
-        with contextlib.suppress(json.JSONDecodeError):
-            value = json.loads(value)
-    if not isinstance(value, Mapping):
-        raise ConfigError(
-            "batchPrediction",
-            f"must be a map, got {value!r}",
-            rm_fix("batchPrediction") + " and " + set_path_fix("batchPrediction.images", _EXAMPLE),
-        )
     unknown = sorted(set(value) - set(FIELDS))
     if unknown:
         raise ConfigError(

@@ -40,6 +40,7 @@ READS: dict[str, frozenset[str]] = {
         for key in tuning.KEYS
     },
     "experiment": frozenset({"tensorboard"}),
+    "endpoint": frozenset({"registerModel", "region", "allowUnpricedShapes"}),
 }
 ALWAYS_READ = frozenset({"runner"})
 # One pass per reported key at most; a stack file has fewer keys than this.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import math
 import re
@@ -187,6 +188,19 @@ class Reader:
         if kind is int and isinstance(value, float) and value != number:
             raise ConfigError(key, f"expected a whole number, got {value!r}", set_fix(key, example))
         return number
+
+    def map(self, key: builtins.str, fix: builtins.str) -> Mapping[builtins.str, Any] | None:
+        """A map key's value (None when absent); the Pulumi runtime passes a structured value as JSON.
+        Not a map: ConfigError with `fix`."""
+        value = self.raw(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            with contextlib.suppress(json.JSONDecodeError):
+                value = json.loads(value)
+        if not isinstance(value, Mapping):
+            raise ConfigError(key, f"must be a map, got {value!r}", fix)
+        return value
 
     def list(self, key: builtins.str, default: tuple, example: Sequence[object] | None) -> tuple:
         value = self.raw(key)

@@ -103,16 +103,21 @@ def is_ours_and_live(
     )
 
 
-def make_client(region: str) -> aiplatform_v1.JobServiceClient:
-    """Regional endpoint with Application Default Credentials; plain gRPC without credentials when an emulator
-    is set."""
+def regional_client(client_class: Any, transport_class: Any, region: str) -> Any:
+    """A Vertex AI client on the regional endpoint with Application Default Credentials; plain gRPC without
+    credentials when an emulator is set."""
     emulator = os.environ.get(EMULATOR_ENV)
     if emulator:
-        transport = JobServiceGrpcTransport(channel=grpc.insecure_channel(emulator))
-        return aiplatform_v1.JobServiceClient(transport=transport)
-    return aiplatform_v1.JobServiceClient(
-        client_options={"api_endpoint": f"{region}-aiplatform.googleapis.com"}
+        return client_class(transport=transport_class(channel=grpc.insecure_channel(emulator)))
+    return client_class(client_options={"api_endpoint": f"{region}-aiplatform.googleapis.com"})
+
+
+def make_client(region: str) -> aiplatform_v1.JobServiceClient:
+    """The JobService client of `region` (regional_client)."""
+    client: aiplatform_v1.JobServiceClient = regional_client(
+        aiplatform_v1.JobServiceClient, JobServiceGrpcTransport, region
     )
+    return client
 
 
 def _live_job(kind: JobKind, job: Any) -> LiveJob:

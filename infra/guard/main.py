@@ -1,13 +1,15 @@
 """Budget kill switch: when spend reaches the threshold, cancel this stack's live Vertex AI jobs (every kind
 in job_kinds.JOB_KINDS: tuning jobs, custom jobs, batch predictions) in every region the stack's jobs may
-run in.
+run in, then undeploy the stack's deployed models there (deployed_models.py: its endpoint's, and its
+model's on any endpoint), which bill every hour, requests or not.
 
-Each region and each job kind is handled on its own (live_jobs.py, the listing `python -m infra.leftovers`
-uses too): a listing or a cancel that fails (permission, outage, an RPC the service does not answer) is logged
+Each region, each job kind and each deployed model is handled on its own (live_jobs.py and
+deployed_models.py, the listings `python -m infra.leftovers` uses too): a listing, a cancel or an undeploy
+that fails (permission, outage, an RPC the service does not answer) is logged
 and the others still happen; the function then raises, so Pub/Sub redelivers the notification and the next
 delivery tries what failed again.
 Deployed on its own as a Cloud Run function (Cloud Functions 2nd gen), so it imports nothing from `infra`: its
-source is this directory's main.py, live_jobs.py and requirements.txt (infra/components/killswitch.py).
+source is this directory's main.py, its sibling modules and requirements.txt (infra/components/killswitch.py).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from google.cloud import aiplatform_v1
 # A sibling module, imported relatively: as `infra.guard.main` (the stack, the tests, infra.leftovers) and as
 # the function's `main`, which functions-framework loads by path as a package rooted at this directory
 # (_function_registry.load_function_module: submodule_search_locations=[its directory]).
-from . import live_jobs
+from . import deployed_models, live_jobs
+from .deployed_models import make_endpoint_client
 from .live_jobs import EMULATOR_ENV, LIVE_STATES, job_filter, make_client
 
 __all__ = ["EMULATOR_ENV", "LIVE_STATES", "job_filter", "make_client"]
@@ -91,7 +94,9 @@ class Outcome:
     action: str  # "ignored" | "below-threshold" | "cancelled"
     cancelled: list[str] = field(default_factory=list)
     already_stopping: list[str] = field(default_factory=list)
-    failed: dict[str, str] = field(default_factory=dict)  # job name -> why its cancel failed
+    # "<endpoint> <deployed model id>" of each model asked to undeploy
+    undeployed: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # job name (or deployed model) -> why it failed
     unlisted: dict[str, str] = field(default_factory=dict)  # "<region> <method>" -> why the listing failed
 
 
@@ -228,10 +233,42 @@ def cancel_everywhere(
     return outcome
 
 
+def _undeploy(client: aiplatform_v1.EndpointServiceClient, served: list[Any], outcome: Outcome) -> None:
+    for result in deployed_models.undeploy_all(client, served):
+        one = result.served
+        where = {"endpoint": one.endpoint, "deployed_model_id": one.deployed_model_id, "model": one.model}
+        key = f"{one.endpoint} {one.deployed_model_id}"
+        if result.outcome == "undeploying":
+            outcome.undeployed.append(key)
+            log("NOTICE", "undeploying model", traffic_percent=one.traffic_percent, **where)
+        elif result.outcome == "gone":
+            log("INFO", "deployed model already gone", **where)
+        else:
+            outcome.failed[key] = result.reason
+            log("ERROR", "could not undeploy model", error=result.reason, **where)
+
+
+def undeploy_everywhere(
+    config: GuardConfig,
+    client_factory: Callable[[str], aiplatform_v1.EndpointServiceClient],
+    outcome: Outcome,
+) -> None:
+    """Undeploy the stack's deployed models in each region (not waiting for the operations); a region or a
+    model that fails stops no other."""
+    found = deployed_models.list_served(
+        _stack(config), config.all_regions, client_factory, lambda c, served: _undeploy(c, served, outcome)
+    )
+    for where, error in found.unlisted.items():
+        region, _, method = where.partition(" ")
+        outcome.unlisted[where] = error
+        log("ERROR", "could not list this region's endpoints", region=region, method=method, error=error)
+
+
 def handle(
     event_data: Any,
     env: Mapping[str, str],
     client_factory: Callable[[str], aiplatform_v1.JobServiceClient] = make_client,
+    endpoint_client_factory: Callable[[str], aiplatform_v1.EndpointServiceClient] = make_endpoint_client,
 ) -> Outcome:
     """Decide and act on one notification; malformed or below-threshold messages return without acting."""
     config = load_config(env)
@@ -261,16 +298,19 @@ def handle(
         **context,
     )
     outcome = cancel_everywhere(config, client_factory)
+    # After the jobs: a job's cancel must not wait on the endpoints, and the endpoints bill until undeployed.
+    undeploy_everywhere(config, endpoint_client_factory, outcome)
     counts = {
         "cancelled": len(outcome.cancelled),
         "already_stopping": len(outcome.already_stopping),
+        "undeployed": len(outcome.undeployed),
         "failed": len(outcome.failed),
         "unlisted": sorted(outcome.unlisted),
     }
     if outcome.failed or outcome.unlisted:
         log("ERROR", "kill switch incomplete; Pub/Sub will redeliver", **counts, **context)
         problems = [*sorted(outcome.failed), *(f"listing {k}" for k in sorted(outcome.unlisted))]
-        raise CancelFailed(f"could not cancel or list {problems}; Pub/Sub will redeliver")
+        raise CancelFailed(f"could not cancel, undeploy or list {problems}; Pub/Sub will redeliver")
     log("NOTICE", "kill switch done", **counts, **context)
     return outcome
 

@@ -26,11 +26,19 @@ class CustomRole:
 # Exactly what infra/guard/live_jobs.py needs for each kind of the JOB_KINDS table (infra/guard/job_kinds.py):
 # list (get for listed jobs) and cancel; no create, no delete. A kind added to that table adds its permissions
 # here.
+# And what infra/guard/deployed_models.py needs to undeploy the stack's deployed models: list the endpoints
+# (ListEndpoints answers their deployed models and traffic) and undeploy (EndpointService.UndeployModel);
+# names as roles/aiplatform.user holds them (iam-dataset gcp/roles/aiplatform.user.json at 02b6c7c8,
+# read 2026-11-29). Not deploy, update or delete: the kill switch starts nothing and removes no endpoint.
+ENDPOINT_PERMISSIONS = ("aiplatform.endpoints.list", "aiplatform.endpoints.undeploy")
 KILL_SWITCH = CustomRole(
     role_id="vertexTrainingKillSwitch",
     title="Vertex training kill switch",
-    description="List and cancel Vertex AI custom, tuning and batch prediction jobs; nothing else.",
-    permissions=job_kinds.permissions(),
+    description=(
+        "List and cancel Vertex AI custom, tuning and batch prediction jobs; list endpoints and undeploy "
+        "models; nothing else."
+    ),
+    permissions=tuple(sorted((*job_kinds.permissions(), *ENDPOINT_PERMISSIONS))),
 )
 
 # What Vertex AI's TensorBoard uploader calls as the job's account, instead of roles/aiplatform.user (which

@@ -24,7 +24,7 @@ from infra.dynamic.endpoints import EMULATOR_ENV
 from infra.guard import live_jobs
 from infra.guard.live_jobs import StackId
 from infra.labels import stack_labels
-from infra.leftovers import buckets, local_jobs, monthly, vertex_jobs
+from infra.leftovers import buckets, endpoints, local_jobs, monthly, vertex_jobs
 from infra.leftovers.items import CANNOT_TELL, Found, exit_code, summary, table
 
 Say = Callable[[str], None]
@@ -138,6 +138,8 @@ def scan(cfg: StackConfig, project_name: str, every_region: bool) -> Scan:
     except Exception as exc:  # never a traceback: the jobs are then not known
         found = Found(cannot_tell=[f"Vertex AI jobs ({type(exc).__name__}: {exc})"])
     result.found.add(found)
+    # Deployed models bill every hour: in the same regions as the jobs (a model deployed by hand included).
+    result.found.add(_safely("endpoints", lambda: endpoints.find(stack, result.regions)))
     function = _function_name(project_name, cfg.stack) if cfg.kill_switch else None
     wanted_buckets = buckets.Wanted(cfg.gcp_project, cfg.region, cfg.bucket_name, labels, function)
     result.found.add(_safely("buckets", lambda: buckets.find(wanted_buckets)))

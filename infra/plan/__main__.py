@@ -12,12 +12,13 @@ from infra.config.stack_file import load_stack, stack_values
 from infra.plan.jobs import planned_jobs
 from infra.plan.program import declared, project_name
 from infra.plan.report import Plan, as_json, as_text, errors_json, errors_text
+from infra.plan.serving import planned_deployments
 from infra.vertex.cost.pricing import Catalog
 
 
 def make_plan(stack: str, root: Path) -> Plan:
     """The stack's plan: its file read by the program's own loader, the program run as a first preview."""
-    from infra.stack import build
+    from infra.stack import build, image_uris
 
     Catalog.offline()  # prices from the cited table: the plan reads nothing from Google
     cfg = load_stack(stack, root, allow_example_ids=True)
@@ -31,7 +32,10 @@ def make_plan(stack: str, root: Path) -> Plan:
     # Resources by type and name (the engine registers them in whatever order their inputs resolve); jobs in
     # the order registered, which follows their dependencies: the order they run in.
     ordered = tuple(sorted(resources, key=lambda r: (r.type, r.name)))
-    return Plan(stack, cfg.gcp_project, ordered, tuple(planned_jobs(resources)), notes)
+    images = tuple(image_uris(cfg).items())
+    serving = tuple(planned_deployments(resources))
+    jobs = tuple(planned_jobs(resources))
+    return Plan(stack, cfg.gcp_project, ordered, jobs, notes, images, serving)
 
 
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:

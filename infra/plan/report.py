@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from infra.config.reader import ConfigError
 from infra.plan.jobs import PlannedJob, PlannedShape
 from infra.plan.program import Declared
+from infra.plan.serving import PlannedServing
 from infra.vertex.cost import pricing
 
 # Where the figures come from: the plan never reads the Billing Catalog (it is made offline).
@@ -27,6 +28,8 @@ class Plan:
     resources: tuple[Declared, ...]
     jobs: tuple[PlannedJob, ...]
     notes: tuple[str, ...] = ()
+    images: tuple[tuple[str, str], ...] = ()  # (name, repository/image:content-tag) the stack builds
+    serving: tuple[PlannedServing, ...] = ()  # the online deployment (vertex-training:endpoint), if any
 
     @property
     def worst_case_usd(self) -> float | None:
@@ -39,7 +42,8 @@ class Plan:
     @property
     def failures(self) -> list[str]:
         """What the providers' checks would refuse, one line each."""
-        return [f"{job.name}: {prop}: {reason}" for job in self.jobs for prop, reason in job.failures]
+        jobs = [f"{job.name}: {prop}: {reason}" for job in self.jobs for prop, reason in job.failures]
+        return jobs + [f"{s.name}: {prop}: {reason}" for s in self.serving for prop, reason in s.failures]
 
 
 def as_json(plan: Plan) -> str:
@@ -49,8 +53,10 @@ def as_json(plan: Plan) -> str:
             "stack": plan.stack,
             "project": plan.project,
             "resources": [{"type": r.type, "name": r.name} for r in plan.resources],
+            "images": [{"name": name, "uri": uri} for name, uri in plan.images],
             "jobs": [job.as_json() for job in plan.jobs],
             "worst_case_usd": None if worst is None else round(worst, 2),
+            "serving": [s.as_json() for s in plan.serving],
             "notes": list(plan.notes),
             "errors": [
                 {"key": f"{job.name}.{prop}", "problem": reason, "fix": "fix the stack key it comes from"}
@@ -150,6 +156,9 @@ def as_text(plan: Plan) -> str:
     ]
     width = max((len(r.type) for r in plan.resources), default=0)
     lines += [f"  {r.type:<{width}}  {r.name}" for r in plan.resources]
+    if plan.images:
+        lines += ["", "Images it builds (tagged by their content here; `pulumi up` pins each by digest):"]
+        lines += [f"  {name:<8} {uri}" for name, uri in plan.images]
     lines += [
         "",
         "Jobs, in the order they run (each shape: machine, GPU x count, strategy, region, hourly price):",
@@ -166,6 +175,13 @@ def as_text(plan: Plan) -> str:
         *([f"Prices: {PRICE_SOURCE}."] if any(not job.local for job in plan.jobs) else []),
         *_footnotes(plan),
     ]
+    if plan.serving:
+        lines += [
+            "",
+            "Online serving (billed every hour it is deployed, requests or not; not in the worst case):",
+        ]
+        for serving in plan.serving:
+            lines += serving.lines()
     if plan.failures:
         lines += ["", "ERROR: `pulumi up` would refuse the inputs above; fix the stack keys they come from."]
     return "\n".join(lines)
@@ -180,6 +196,7 @@ def errors_json(stack: str, errors: Sequence[ConfigError]) -> str:
         "jobs": [],
         "worst_case_usd": None,
         "notes": [],
+        "images": [],
     }
     return json.dumps({"stack": stack, **empty, "errors": found}, indent=2)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from infra.config import StackConfig
 from infra.vertex.capacity import placement
-from infra.vertex.capacity.quotas import QuotaNeed, quota_needs, trials_at_once
+from infra.vertex.capacity.quotas import QuotaNeed, quota_needs, serving_needs, trials_at_once
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,8 @@ def training_props(cfg: StackConfig) -> dict[str, Any]:
 
 
 def jobs(cfg: StackConfig) -> list[JobDemand]:
-    """The data job (unless dataSource is none), the tuning study (with `tuning`) and the training job."""
+    """The data job (unless dataSource is none), the tuning study (with `tuning`), the training job and the
+    online deployment (with `endpoint` and a GPU: a CPU one's serving quota id is not documented)."""
     found = []
     if cfg.data.source != "none":
         data = {**_common(cfg), "worker_pools": [_pool(cfg.data_machine_type, None, 0)]}
@@ -78,4 +79,16 @@ def jobs(cfg: StackConfig) -> list[JobDemand]:
         parallel = cfg.tuning.parallel_trials
         found.append(JobDemand(f"tuning study ({parallel} trials at once)", job_shapes(train, parallel)))
     found.append(JobDemand("training job", job_shapes(train)))
+    serving = cfg.endpoint
+    needs = (
+        serving_needs(serving.accelerator_type, serving.accelerator_count, serving.max_replicas, serving.spot)
+        if serving
+        else []
+    )
+    if serving and needs:
+        strategy = "SPOT" if serving.spot else "STANDARD"
+        shape = placement.Shape(
+            serving.machine_type, serving.accelerator_type, serving.accelerator_count, strategy, cfg.region
+        )
+        found.append(JobDemand("online deployment", (ShapeDemand(0, shape, cfg.region, tuple(needs)),)))
     return found

@@ -33,6 +33,17 @@ BUDGET = "budget"
 EXPERIMENT = "experiment"
 TENSORBOARD = "tensorboard"
 BATCH_PREDICTION = "batchPrediction"
+ENDPOINT = "endpoint"
+# What the deployment and the native endpoint call (roles/aiplatform.user holds each: iam-dataset
+# gcp/roles/aiplatform.user.json at 02b6c7c8, read 2026-11-29): create, read and delete the endpoint; deploy,
+# read and undeploy the model on it.
+ENDPOINT_PERMISSIONS = (
+    "aiplatform.endpoints.create",
+    "aiplatform.endpoints.get",
+    "aiplatform.endpoints.deploy",
+    "aiplatform.endpoints.undeploy",
+    "aiplatform.endpoints.delete",
+)
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,9 @@ DEPLOY_CALLS: dict[str, Call] = {
     # REST reference of batchPredictionJobs.create / list / get / cancel / delete, "IAM Permissions" (read
     # 2026-11-26): the job kind's lifecycle verbs, from the one table of job kinds (infra/vertex/kinds.py).
     "run the batch prediction": _call(*kinds.permissions(kinds.BATCH_PREDICTION_JOB), when=BATCH_PREDICTION),
+    "create the endpoint, deploy the model version, undeploy it on destroy": _call(
+        *ENDPOINT_PERMISSIONS, when=ENDPOINT
+    ),
     # REST reference of metadataStores.get/create and contexts.get/create/patch/addContextChildren (read
     # 2026-11-25): the stack's experiment and a run per training job (infra/vertex/custom_job/experiments.py).
     "link the training job to its experiment run": _call(
@@ -217,6 +231,7 @@ GRANTED_BY: dict[str, str] = {
     "aiplatform.hyperparameterTuningJobs.cancel": "roles/aiplatform.user",
     "aiplatform.hyperparameterTuningJobs.delete": "roles/aiplatform.user",
     **dict.fromkeys(kinds.permissions(kinds.BATCH_PREDICTION_JOB), "roles/aiplatform.user"),
+    **dict.fromkeys(ENDPOINT_PERMISSIONS, "roles/aiplatform.user"),
     "aiplatform.metadataStores.get": "roles/aiplatform.user",
     "aiplatform.metadataStores.create": "roles/aiplatform.user",
     "aiplatform.contexts.get": "roles/aiplatform.user",

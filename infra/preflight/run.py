@@ -31,6 +31,7 @@ def settings(cfg: StackConfig) -> frozenset[str]:
         up.EXPERIMENT: cfg.experiment is not None,
         up.TENSORBOARD: cfg.tensorboard,
         up.BATCH_PREDICTION: cfg.batch_prediction is not None,
+        up.ENDPOINT: cfg.endpoint is not None,
     }
     return frozenset(name for name, used in on.items() if used)
 

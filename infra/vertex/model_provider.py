@@ -11,8 +11,10 @@ from typing import Any
 from pulumi.dynamic import CreateResult, ReadResult
 
 from infra.dynamic.base import SpecProvider
+from infra.dynamic.errors import ProviderError
 from infra.vertex.model import spec as model_spec
 from infra.vertex.model.registry import ModelRegistry, VersionStatus
+from infra.vertex.serving_container import unservable
 
 
 def _registry(props: dict[str, Any]) -> ModelRegistry:
@@ -49,6 +51,8 @@ class ModelVersionProvider(SpecProvider):
         if version is not None:
             self.log(props, f"adopting {version.version_name}, uploaded earlier with the same inputs")
         else:
+            if reason := unservable(props["artifact_uri"]):
+                raise ProviderError(f"model {props['model_id']}: {reason}")
             version = registry.upload(
                 model_spec.build_model(props), props["model_id"], props.get("service_account", "")
             )

@@ -16,13 +16,6 @@ from infra.vertex.batch.resource import BatchPrediction, BatchPredictionArgs
 from infra.vertex.custom_job.resource import CustomJob
 from infra.workloads.gate import after_success
 
-# The model the batch job runs: the SavedModel the trainer exports inside its model dir whose
-# serving_default takes encoded images (trainer/export.py BYTES_MODEL_DIR), because Vertex sends each line of
-# the job's keyed JSONL input, {"image_bytes": {"b64": ...}}, to serving_default (docs/batch-prediction.md).
-# The registered model version keeps the model dir's float-pixel serving_default, so the stack points at this
-# directory, not the version.
-BYTES_MODEL_DIR = "serving_bytes/"
-
 
 def predictions_dir(root: str, model_dir: str, cfg: StackConfig) -> str:
     assert cfg.batch_prediction is not None
@@ -40,6 +33,7 @@ class Predictions(pulumi.ComponentResource):
         cfg: StackConfig,
         root: str,
         train_job: CustomJob,
+        serving_image: pulumi.Input[str],
         service_account: pulumi.Input[str],
         labels: dict[str, str],
         after: list[pulumi.Resource],
@@ -55,7 +49,9 @@ class Predictions(pulumi.ComponentResource):
                 project=cfg.gcp_project,
                 region=cfg.region,
                 display_name=output_dir.apply(lambda d: f"vertex-training-{cfg.stack}-predict-{d[-8:]}"),
-                artifact_uri=model_dir.apply(lambda d: d.rstrip("/") + "/" + BYTES_MODEL_DIR),
+                # The trainer's model dir itself, served by the stack's serving image (serving/).
+                artifact_uri=model_dir,
+                serving_image=serving_image,
                 output_dir=output_dir,
                 service_account=service_account,
                 labels=labels,

@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pulumi
@@ -229,6 +230,7 @@ class TrainingJobs(pulumi.ComponentResource):
         tensorboard: pulumi.Input[str] | None,
         depends_on: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
+        image_sources: pulumi.Input[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__("vertex-training:stack:TrainingJobs", name, None, opts)
         common = {
@@ -242,6 +244,8 @@ class TrainingJobs(pulumi.ComponentResource):
             "runner": cfg.runner,
             **cfg.cost.job_args(),
             "poll_interval_seconds": 5.0 if cfg.is_local else 30.0,
+            # How both images were made (one build), for run.json; None (left out) without a record.
+            "image_sources": image_sources,
         }
         # dataSource none: no data preparation; the trainer reads its own data.
         self.data_job = (

@@ -6,12 +6,14 @@ import pulumi
 
 from infra.components.options import children
 from infra.config import StackConfig
+from infra.guard.deployed_models import stack_model_id
 from infra.vertex.model.resource import ModelVersion, ModelVersionArgs
 
 
 class RegisteredModel(pulumi.ComponentResource):
-    """Uploads the training job's SavedModel once the job succeeded, as the job's identity (which already
-    reads the bucket: no new grant); a protected stack keeps its versions in the Registry (retained)."""
+    """Uploads the training job's SavedModel once the job succeeded, served by the stack's serving image, as
+    the job's identity (which already reads the bucket: no new grant); a protected stack keeps its versions
+    in the Registry (retained). A new serving image uploads a new version, as a retraining does."""
 
     def __init__(
         self,
@@ -19,6 +21,7 @@ class RegisteredModel(pulumi.ComponentResource):
         *,
         cfg: StackConfig,
         model_dir: pulumi.Input[str],
+        serving_image: pulumi.Input[str],
         reader: pulumi.Input[str],
         labels: dict[str, str],
         opts: pulumi.ResourceOptions | None = None,
@@ -29,9 +32,10 @@ class RegisteredModel(pulumi.ComponentResource):
             ModelVersionArgs(
                 project=cfg.gcp_project,
                 region=cfg.region,
-                model_id=f"{pulumi.get_project()}-{cfg.stack}",
+                model_id=stack_model_id(pulumi.get_project(), cfg.stack),
                 display_name=cfg.model_registry.display_name,
                 artifact_uri=model_dir,
+                serving_image=serving_image,
                 labels=labels,
                 version_aliases=list(cfg.model_registry.version_aliases),
                 service_account=reader,

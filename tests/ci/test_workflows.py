@@ -18,6 +18,7 @@ from tests.fakes.pulumi_mocks import run_program
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
+ZIZMOR = Path(sys.executable).parent / "zizmor"
 NAMES = ("ci", "preview", "deploy")
 
 
@@ -40,27 +41,105 @@ def step_using(workflow: dict[str, Any], job: str, action: str) -> dict[str, Any
     return found[0]
 
 
-def test_actionlint_is_clean() -> None:
-    result = subprocess.run(
-        [str(ACTIONLINT), "-no-color", *sorted(str(p) for p in WORKFLOWS.glob("*.yml"))],
+# `owner/repo@<full commit SHA> # vX.Y.Z`: a tag can be moved to other code, a commit cannot (docs/ci.md).
+PINNED_USES = re.compile(r"^\s*(?:- )?uses: ([\w.-]+/[\w.-]+)@([0-9a-f]{40}) # (v(\d+)\.\d+\.\d+)$")
+USES_LINE = re.compile(r"^\s*(?:- )?uses:")
+
+
+def as_major_tags(text: str) -> str:
+    """The workflow with each SHA pin written as its tag comment's major version (`@v7`).
+
+    actionlint knows popular actions' inputs by `owner/repo@vN` and checks none for a bare commit SHA; the
+    copy lets it keep checking the inputs of the exact release each pin names.
+    """
+    lines = []
+    for line in text.splitlines():
+        pinned = PINNED_USES.match(line)
+        if pinned:
+            action, sha, _tag, major = pinned.groups()
+            line = line.replace(f"{action}@{sha}", f"{action}@v{major}").split(" # ")[0]
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def actionlint(tmp_path: Path, texts: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    for name, text in texts.items():
+        (tmp_path / name).write_text(as_major_tags(text))
+    return subprocess.run(
+        [str(ACTIONLINT), "-no-color", *sorted(str(tmp_path / name) for name in texts)],
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_actionlint_is_clean(tmp_path: Path) -> None:
+    result = actionlint(tmp_path, {p.name: p.read_text() for p in WORKFLOWS.glob("*.yml")})
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_actionlint_catches_a_misspelled_action_input(tmp_path: Path) -> None:
     """Proves the lint above checks action inputs (an edit-pr-comment typo would silently do nothing)."""
     broken = (WORKFLOWS / "preview.yml").read_text().replace("edit-pr-comment:", "edit-pr-comments:")
-    (tmp_path / "preview.yml").write_text(broken)
+    result = actionlint(tmp_path, {"preview.yml": broken})
+    assert result.returncode == 1 and "edit-pr-comments" in result.stdout
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_action_is_pinned_to_a_commit_with_its_release_tag(name: str) -> None:
+    lines = [line for line in (WORKFLOWS / f"{name}.yml").read_text().splitlines() if USES_LINE.match(line)]
+    assert lines, f"{name}.yml runs no action"
+    for line in lines:
+        assert PINNED_USES.match(line), (
+            f"{line.strip()!r}: pin to a full commit SHA + '# vX.Y.Z' (docs/ci.md)"
+        )
+
+
+def test_the_pin_check_refuses_a_tag_a_short_sha_and_a_missing_comment() -> None:
+    sha = "3d3c42e5aac5ba805825da76410c181273ba90b1"
+    assert PINNED_USES.match(f"      - uses: actions/checkout@{sha} # v7.0.1")
+    for line in (
+        "      - uses: actions/checkout@v7",
+        f"      - uses: actions/checkout@{sha}",
+        f"      - uses: actions/checkout@{sha[:12]} # v7.0.1",
+        f"      - uses: actions/checkout@{sha} # v7",
+    ):
+        assert USES_LINE.match(line) and not PINNED_USES.match(line), line
+
+
+def test_dependabot_updates_the_pinned_actions() -> None:
+    """The pins are kept current by Dependabot's github-actions ecosystem, which rewrites SHA and comment."""
+    config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
+    assert config["version"] == 2
+    (actions,) = [u for u in config["updates"] if u["package-ecosystem"] == "github-actions"]
+    assert actions["directory"] == "/" and actions["schedule"]["interval"] in {"daily", "weekly", "monthly"}
+
+
+def test_zizmor_finds_nothing_unsuppressed() -> None:
+    """The workflows' security audit, offline, as `make lint` runs it; each accepted finding is suppressed
+    on its own line with the reason."""
     result = subprocess.run(
-        [str(ACTIONLINT), "-no-color", str(tmp_path / "preview.yml")],
+        [str(ZIZMOR), "--offline", "--no-progress", "--format", "plain", str(WORKFLOWS)],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert result.returncode == 1 and "edit-pr-comments" in result.stdout
+    assert result.returncode == 0 and "No findings to report" in result.stdout, result.stdout + result.stderr
+
+
+def test_zizmor_catches_a_tag_pin(tmp_path: Path) -> None:
+    """Proves the audit above reads the pins: a tag in place of a SHA is a finding (exit 13: high)."""
+    text = (WORKFLOWS / "ci.yml").read_text()
+    (tmp_path / "ci.yml").write_text(
+        re.sub(r"actions/checkout@[0-9a-f]{40} # v7\.\d+\.\d+", "actions/checkout@v7", text)
+    )
+    result = subprocess.run(
+        [str(ZIZMOR), "--offline", "--no-progress", "--format", "plain", str(tmp_path / "ci.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0 and "unpinned-uses" in result.stdout, result.stdout + result.stderr
 
 
 def test_the_workflow_set() -> None:
@@ -75,7 +154,7 @@ def test_actions_are_pinned_and_no_keys_or_unsafe_triggers(name: str) -> None:
     for job in workflow["jobs"]:
         for step in steps(workflow, job):
             if "uses" in step:
-                assert re.fullmatch(r"[\w.-]+/[\w.-]+@(v\d+(\.\d+){0,2}|[0-9a-f]{40})", step["uses"]), step
+                assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step
             assert "credentials_json" not in step.get("with", {}), "service account keys are never used"
     # pull_request_target runs fork code with the base repository's secrets.
     assert "pull_request_target" not in triggers(workflow)

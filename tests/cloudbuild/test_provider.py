@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from typing import Any
@@ -364,3 +365,62 @@ def test_a_build_failing_in_a_step_is_not_retried(fake_cloudbuild: FakeCloudBuil
     with pytest.raises(BuildError):
         ImageBuildProvider().create(props())
     assert len(created_builds(fake_cloudbuild)) == 1
+
+
+BASE = "tensorflow/tensorflow:2.21.0-gpu"
+
+
+def _sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_a_build_records_its_builder_and_base_images_by_digest(fake_cloudbuild: FakeCloudBuild) -> None:
+    """The resolve step pulls each FROM image and writes `<ref>@<digest>` to $BUILDER_OUTPUT/output (run here
+    with /bin/sh against the fake's `docker`); Results.build_step_images names the builder that ran."""
+    result = ImageBuildProvider().create(props(base_images=[BASE, "python:3.12-slim"]))
+
+    [request] = created_builds(fake_cloudbuild)
+    resolve, build = request.steps
+    assert (resolve.id, resolve.name, list(resolve.args), resolve.entrypoint) == (
+        spec.RESOLVE_STEP_ID,
+        spec.DOCKER_BUILDER,
+        [],
+        "",
+    ), "a script step takes no entrypoint or args (BuildStep.script)"
+    assert build.args[:3] == ["build", "--file", "Dockerfile"]
+    assert result.outs["resolved_base_images"] == [
+        f"{BASE}@{_sha(BASE)}",
+        f"python:3.12-slim@{_sha('python:3.12-slim')}",
+    ]
+    assert result.outs["builder_image"] == f"{spec.DOCKER_BUILDER}@{_sha(spec.DOCKER_BUILDER)}"
+    read = ImageBuildProvider().read(result.id, {**props(base_images=[BASE]), **result.outs})
+    assert read.outs["resolved_base_images"] == result.outs["resolved_base_images"]
+    assert read.outs["builder_image"] == result.outs["builder_image"]
+
+
+def test_without_base_images_the_request_is_the_docker_build_alone(fake_cloudbuild: FakeCloudBuild) -> None:
+    result = ImageBuildProvider().create(props())
+    [request] = created_builds(fake_cloudbuild)
+    assert [step.id for step in request.steps] == [""]
+    assert result.outs["resolved_base_images"] == []
+    assert result.outs["builder_image"] == f"{spec.DOCKER_BUILDER}@{_sha(spec.DOCKER_BUILDER)}"
+
+
+def test_an_image_found_in_the_registry_records_no_build() -> None:
+    built = cloudbuild_v1.Build(steps=[cloudbuild_v1.BuildStep(name=spec.DOCKER_BUILDER)])
+    assert spec.builder_image(built) == "" and spec.resolved_base_images(built) == []
+
+
+def test_the_resolve_script_quotes_each_reference_and_check_refuses_others() -> None:
+    script = spec.resolve_script([BASE, "gcr.io/p/i@sha256:" + "a" * 64])
+    assert f"for ref in {BASE} gcr.io/p/i@sha256:{'a' * 64}; do" in script
+    assert "'x y'" in spec.resolve_script(["x y"])
+    failures = ImageBuildProvider().check({}, props(base_images=["ok:1", "$(id)", "a b"])).failures
+    assert [f.property for f in failures] == ["base_images"] and "$(id)" in failures[0].reason
+
+
+def test_base_images_change_in_place_and_state_without_them_keeps_its_image() -> None:
+    provider = ImageBuildProvider()
+    assert provider.diff("id", props(), props(base_images=[])).changes is False
+    changed = provider.diff("id", props(), props(base_images=[BASE]))
+    assert changed.changes is True and changed.replaces == []

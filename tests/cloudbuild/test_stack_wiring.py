@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from pulumi.output import Unknown
 
 from infra.cloudbuild import context, identity
 from infra.cloudbuild.component import SOURCE_PREFIX
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
+from infra.components.dockerfile import base_images, generated
 from infra.components.image import data_code_hash
 from infra.config import ConfigError
 from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
@@ -59,9 +62,9 @@ def test_the_builder_has_exactly_three_narrow_grants(stack: str) -> None:
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_the_build_gets_the_uploaded_archive_and_feeds_both_jobs(stack: str) -> None:
     run, cfg = cached_run(stack), stack_config(stack)
-    component = run.one("vertex-training:cloudbuild:CloudBuildImage")
+    component = run.named("trainer-image")
     [upload] = [r for r in run.by_type("gcp:storage/bucketObject:BucketObject") if r.parent == component.urn]
-    [build] = run.by_type(IMAGE_BUILD)
+    [build] = [r for r in run.by_type(IMAGE_BUILD) if r.parent == component.urn]
     tag = context.archive_tag()
     assert upload.inputs["bucket"] == cfg.bucket_name
     assert upload.inputs["name"] == f"{SOURCE_PREFIX}context-{tag}.tar.gz"
@@ -72,6 +75,8 @@ def test_the_build_gets_the_uploaded_archive_and_feeds_both_jobs(stack: str) -> 
     # Pinned: the job account may write the bucket; the build takes the generation this up uploaded.
     assert inputs["source_generation"] == object_generation(upload.name)
     assert inputs["tag"] == tag and inputs["extra_tags"] == [f"data-{data_code_hash()}"]
+    # The build records the digest of the trainer's base (its FROM), the same as the generated Dockerfile's.
+    assert inputs["base_images"] == ["tensorflow/tensorflow:2.21.0-gpu"] == base_images(generated("x"))
     assert (inputs["project"], inputs["region"], inputs["repository"]) == (
         cfg.gcp_project,
         cfg.region,
@@ -93,6 +98,14 @@ def test_the_build_gets_the_uploaded_archive_and_feeds_both_jobs(stack: str) -> 
     )
     data_pool = job(run, "data-prep").inputs["worker_pools"][0]
     assert data_pool["image_uri"] == f"{image}:data-{data_code_hash()}"
+    # How the image was made, as the build reported it, goes to each job for its run.json.
+    base = "tensorflow/tensorflow:2.21.0-gpu"
+    made = {
+        "builder_image": "gcr.io/cloud-builders/docker@sha256:" + "b" * 64,
+        "base_images": [f"{base}@sha256:{hashlib.sha256(base.encode()).hexdigest()}"],
+    }
+    for name in ("data-prep", "train"):
+        assert job(run, name).inputs["image_sources"] == made
     services = {s.inputs["service"] for s in run.by_type("gcp:projects/service:Service")}
     assert "cloudbuild.googleapis.com" in services
     assert not run.by_type(DOCKER_IMAGE), "no local Docker build"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,15 @@ from google.protobuf import json_format, struct_pb2
 
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
 from infra.cloudbuild.resource import ImageBuild, ImageBuildArgs
+from infra.vertex.batch.resource import RESOURCE_TYPE as BATCH_JOB
+from infra.vertex.batch.resource import BatchPrediction, BatchPredictionArgs
 from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
 from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool
 from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION
 from infra.vertex.model.resource import ModelVersion, ModelVersionArgs
 from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB
 from infra.vertex.tuning.resource import HyperparameterTuningJob, Parameter, StudyArgs
+from tests.compat.services import BATCH_OUTPUT_DIR, BYTES_EXPORT, IMAGES, MODEL_DIR
 from tests.engine.inputs import IMAGE, PROJECT, REGION, JobShape, recorded
 from tests.fakes.pulumi_mocks import run_program
 
@@ -63,6 +66,17 @@ class Case:
     local: bool = False  # the local runner: its job directory under base_output_dir is state too
     # The in-place change an Update is tried with (None: the provider has no update, every change replaces).
     update: dict[str, Any] | None = field(default_factory=lambda: {"wait": False})
+    # Inputs today's program sets otherwise than the stored program did, on purpose: the first `up` after the
+    # change replaces the resource on exactly these. The "same program" diff keeps their stored values.
+    upgraded: tuple[str, ...] = ()
+    # Of those, the inputs today's Check refuses as the stored program set them (required now), by name.
+    refused_as_stored: tuple[str, ...] = ()
+    # Where under `base` the local runner keeps its state: a job's base_output_dir (base itself), a batch
+    # job's output_dir. Its files are stored; the rest of `base` (a batch job's model and images) is not.
+    records_in: str = ""
+
+    def state_dir(self, base: Path) -> Path:
+        return base / self.records_in if self.records_in else base
 
     def inputs(self, base: Path, **changes: Any) -> struct_pb2.Struct:
         """This resource's RegisterResource inputs as the SDK sends them; `base`: a local job's output dir."""
@@ -140,6 +154,15 @@ def _study(base: Path, changes: dict[str, Any], trial_command: str | None = None
     return _one(program, TUNING_JOB)
 
 
+# The stack's serving image (serving/), as today's stack passes it to a model version and a batch job.
+SERVING_IMAGE = f"{REGION}-docker.pkg.dev/{PROJECT}/vertex-training-dev/serving@sha256:" + "5" * 64
+# Up to 6e3517c the stack named no image: model versions and batch jobs ran in Google's prebuilt container,
+# and the batch job read the model dir's serving_bytes/ export (BatchPredictionArgs had no serving_image).
+# Since, both run in the stack's serving image, the batch job on the model dir itself. A checkout builds
+# them as its own stack did, so the recorder records that commit's program.
+OWN_SERVING_IMAGE = "serving_image" in {f.name for f in fields(BatchPredictionArgs)}
+
+
 def _model(_base: Path, changes: dict[str, Any]) -> struct_pb2.Struct:
     def program() -> Any:
         account = gcp.serviceaccount.Account("trainer", account_id="trainer", project=PROJECT)
@@ -152,7 +175,7 @@ def _model(_base: Path, changes: dict[str, Any]) -> struct_pb2.Struct:
             labels={"pulumi_stack": "dev"},
             version_aliases=["candidate"],
             service_account=account.email,
-            **changes,
+            **{**({"serving_image": SERVING_IMAGE} if OWN_SERVING_IMAGE else {}), **changes},
         )
         return ModelVersion("model", args).version_name
 
@@ -178,6 +201,49 @@ def _image(_base: Path, changes: dict[str, Any]) -> struct_pb2.Struct:
     return _one(program, IMAGE_BUILD)
 
 
+# The local stack's stand-in for the serving image (infra/stack.py: local:<serving tag>).
+LOCAL_SERVING_IMAGE = "local:serving-0123456789abcdef"
+BATCH_FOLDERS = ("model", "images", "predictions")  # a local batch job's, under base
+
+
+def _batch(local: bool, **extra: Any) -> Callable[[Path, dict[str, Any]], struct_pb2.Struct]:
+    """A batch prediction of the stack's images by the trained model; local: all three folders under base."""
+
+    def inputs(base: Path, changes: dict[str, Any]) -> struct_pb2.Struct:
+        model, images, output = (str(base / f) for f in BATCH_FOLDERS) if local else (MODEL_DIR, IMAGES, "")
+        served = (
+            {"artifact_uri": model, "serving_image": LOCAL_SERVING_IMAGE if local else SERVING_IMAGE}
+            if OWN_SERVING_IMAGE
+            else {"artifact_uri": model.rstrip("/") + "/" + BYTES_EXPORT}
+        )
+        where = {"runner": "local"} if local else {}
+
+        def program() -> Any:
+            props = {
+                "display_name": "compat-predict",
+                "output_dir": output or BATCH_OUTPUT_DIR,
+                "poll_interval_seconds": 0.05,
+                **served,
+                **where,
+                **extra,
+                **changes,
+            }
+            args = BatchPredictionArgs(
+                project=PROJECT,
+                region=REGION,
+                images=images,
+                service_account=f"trainer@{PROJECT}.iam.gserviceaccount.com",
+                labels={"managed-by": "pulumi", "pulumi_stack": "dev"},
+                timeout_seconds=3600,
+                **props,
+            )
+            return BatchPrediction("predict", args).job_name
+
+        return _one(program, BATCH_JOB)
+
+    return inputs
+
+
 _PROGRAMS: dict[str, Callable[[Path, dict[str, Any]], struct_pb2.Struct]] = {
     # A job that gave up its primary shape (a stockout) and ran on the fallback: two attempts stored.
     "vertex_job_fallback": _job(_vertex_job(args=("--epochs", "2"), fallbacks=(FALLBACK,))),
@@ -194,10 +260,19 @@ _PROGRAMS: dict[str, Callable[[Path, dict[str, Any]], struct_pb2.Struct]] = {
     "local_study_running": lambda base, changes: _study(base, {"wait": False, **changes}, SLEEP),
     "model_version": _model,
     "image_build": _image,
+    "batch_job": _batch(False),
+    # Created with wait: false and still running when the state was written.
+    "batch_job_running": _batch(
+        False, wait=False, display_name="compat-live", output_dir="gs://demo-bucket/predictions/2"
+    ),
+    # Ran here: the tiny model on real images, its records and predictions under output_dir.
+    "local_batch_job": _batch(True),
 }
 
 # A live job's update must not wait for it (the fakes hold it running): only the poll interval changes.
 SLOWER_POLL = {"poll_interval_seconds": 0.1}
+BATCH_UPGRADED = ("artifact_uri", "serving_image")
+NO_IMAGE = ("serving_image",)
 CASES = (
     Case("vertex_job_fallback", CUSTOM_JOB),
     Case("vertex_job_running", CUSTOM_JOB, live=True, update=SLOWER_POLL),
@@ -207,8 +282,30 @@ CASES = (
     Case("tuning_job_running", TUNING_JOB, live=True, update=SLOWER_POLL),
     Case("local_study", TUNING_JOB, local=True),
     Case("local_study_running", TUNING_JOB, live=True, local=True, update=SLOWER_POLL),
-    Case("model_version", MODEL_VERSION, update=None),
+    # Stored versions are served by Google's prebuilt 2.15 container, today's by the stack's own image.
+    Case("model_version", MODEL_VERSION, update=None, upgraded=("serving_image",)),
     Case("image_build", IMAGE_BUILD, update=SLOWER_POLL),
+    # Stored batch jobs read the model dir's serving_bytes/ export in Google's prebuilt container; today's
+    # read the model dir itself in the stack's serving image.
+    # On Vertex, today's Check requires serving_image: the stored program, which named none, is refused, and
+    # today's replaces the job, so no in-place update ever reaches a stored one (update=None).
+    Case("batch_job", BATCH_JOB, update=None, upgraded=BATCH_UPGRADED, refused_as_stored=NO_IMAGE),
+    Case(
+        "batch_job_running",
+        BATCH_JOB,
+        live=True,
+        update=None,
+        upgraded=BATCH_UPGRADED,
+        refused_as_stored=NO_IMAGE,
+    ),
+    Case(
+        "local_batch_job",
+        BATCH_JOB,
+        local=True,
+        update=SLOWER_POLL,
+        upgraded=BATCH_UPGRADED,
+        records_in="predictions",
+    ),
 )
 
 

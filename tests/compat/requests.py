@@ -35,6 +35,7 @@ from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex import NOT_OFFERED
 from tests.fakes.vertex_tuning import FakeTuningJobService
 from tests.stack.test_tuning_stack import STUDY  # the study the stack tests use
+from tests.vertex.batch_props import put_model
 
 GOLDEN = Path(__file__).with_name("requests.json")
 CUSTOM_JOB = "pulumi-python:dynamic/vertex:CustomJob"
@@ -145,6 +146,8 @@ def sent_requests(resource_type: str, props: dict[str, Any]) -> dict[str, Any]:
     checked = provider.check({}, {**props, "wait": False, "allow_unpriced_shapes": True})
     assert not checked.failures, checked.failures
     with refusing_google() as (jobs, storage):
+        if isinstance(props.get("artifact_uri"), str):  # the trainer's export, which the job checks first
+            put_model(storage, props["artifact_uri"])
         before = set(storage.objects)
         with contextlib.suppress(JobError):  # every shape refused: the chain ends in an error
             provider.create(checked.inputs)

@@ -1,5 +1,7 @@
 """The fake Google services the stored resources live in: taken down as JSON when the state is recorded, put
-back (under the stored names) before the stored state is replayed."""
+back (under the stored names) before the stored state is replayed. Cloud Storage holds the stack's bucket as
+a batch job reads it (the images, the trainer's model dir) from the start; what a job wrote under its
+output_dir is stored with the job."""
 
 from __future__ import annotations
 
@@ -11,31 +13,80 @@ from google.cloud.devtools import cloudbuild_v1
 
 from tests.fakes.cloudbuild import FakeCloudBuild
 from tests.fakes.model_service import FakeModelService
+from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex_tuning import FakeTuningJobService
+
+# The stack's bucket as a batch job reads it: the images it classifies (a corrupt one among them) and the
+# trainer's model dir with the files the prediction server needs (serving/model_files.py REQUIRED_FILES) and,
+# as the trainer exported it up to 6e3517c, its serving_bytes/ SavedModel (what batch jobs read until then).
+# Spelled out, not imported: serving/ is newer than some recorded commits.
+IMAGES = "gs://demo-bucket/held-back/"
+MODEL_DIR = "gs://demo-bucket/runs/1/model/"
+BATCH_OUTPUT_DIR = "gs://demo-bucket/predictions/1"
+GOOD_IMAGES = ("cats/a.jpg", "dogs/b.png")
+CORRUPT_IMAGE = "dogs/broken.png"
+MODEL_FILES = ("saved_model.pb", "assets/class_names.txt")
+BYTES_EXPORT = "serving_bytes/"
 
 
 class Fakes:
-    """Every fake service the four providers reach, served on one port (VERTEX_AI_EMULATOR_HOST)."""
+    """Every fake service the providers reach: the gRPC ones on one port (VERTEX_AI_EMULATOR_HOST), Cloud
+    Storage on its own (STORAGE_EMULATOR_HOST)."""
 
     def __init__(self) -> None:
         self.jobs = FakeTuningJobService()
         self.models = FakeModelService()
         self.models.operation_polls = 0  # the client's first operation poll waits about a second
         self.builds = FakeCloudBuild()
+        self.storage = FakeStorage()
         self.address = ""
+        self.storage_address = ""
+        # A batch job's results as Vertex writes them (key_field "key"): the model answers every image, the
+        # corrupt one with an `error`, which Vertex counts successful and the provider counts failed.
+        self.jobs.batch_successful, self.jobs.batch_failed = len(GOOD_IMAGES) + 1, 0
+        self.jobs.batch_writes = self._write_results
+        for name in (*GOOD_IMAGES, CORRUPT_IMAGE):
+            self.storage.put(IMAGES + name, b"\x89PNG not decoded by the fakes")
+        for folder in (MODEL_DIR, MODEL_DIR + BYTES_EXPORT):
+            for name in MODEL_FILES:
+                self.storage.put(folder + name, b"exported")
 
     def start(self) -> str:
         """Serve them all; returns (and keeps as `address`) the host:port for VERTEX_AI_EMULATOR_HOST."""
         self.address = self.jobs.start(*self.models.handlers(), *self.builds.handlers())
+        self.storage_address = self.storage.start()
         return self.address
+
+    def env(self) -> dict[str, str]:
+        """The provider host's environment for these services (after `start`)."""
+        return {"VERTEX_AI_EMULATOR_HOST": self.address, "STORAGE_EMULATOR_HOST": self.storage_address}
 
     def stop(self) -> None:
         self.jobs.stop()
+        self.storage.stop()
+
+    def _write_results(self, predictions_dir: str) -> None:
+        def line(name: str, error: str) -> str:
+            classes, probabilities = (["", ""], [0, 0]) if error else (["dogs", "cats"], [0.9, 0.1])
+            prediction = {"top_class": classes[0], "classes": classes, "probabilities": probabilities}
+            return json.dumps({"key": IMAGES + name, "prediction": {**prediction, "error": error}}) + "\n"
+
+        lines = [line(name, "") for name in GOOD_IMAGES] + [line(CORRUPT_IMAGE, "not an image")]
+        self.storage.put(predictions_dir + "/prediction.results-00000-of-00001", "".join(lines).encode())
 
     def snapshot(self, outputs: dict[str, Any]) -> dict[str, Any]:
         """What the services held for the resource with these outputs, as JSON (a local job: nothing)."""
         if outputs.get("runner") == "local":
             return {}
+        if "predictions_dir" in outputs:  # a BatchPredictionJob: every attempt's, and what it wrote
+            names = [a["job_name"] for a in outputs["attempts"] if a.get("job_name")]
+            prefix = outputs["output_dir"].removeprefix("gs://").rstrip("/") + "/"
+            written = {
+                f"gs://{bucket}/{name}": data.decode()
+                for (bucket, name), data in sorted(self.storage.objects.items())
+                if f"{bucket}/{name}".startswith(prefix)
+            }
+            return {"batch_jobs": [_json(self.jobs.jobs[name]) for name in names], "objects": written}
         if "attempts" in outputs and "trials" not in outputs:  # a CustomJob: every attempt's job
             names = [a["job_name"] for a in outputs["attempts"] if a.get("job_name")]
             return {"custom_jobs": [_json(self.jobs.jobs[name]) for name in names]}
@@ -53,6 +104,11 @@ class Fakes:
         for value in stored.get("custom_jobs", []):
             job = _proto(aiplatform_v1.CustomJob, value)
             self.jobs.jobs[job.name] = job
+        for value in stored.get("batch_jobs", []):
+            batch = _proto(aiplatform_v1.BatchPredictionJob, value)
+            self.jobs.jobs[batch.name] = batch
+        for uri, text in stored.get("objects", {}).items():
+            self.storage.put(uri, text.encode())
         for value in stored.get("tuning_jobs", []):
             study = _proto(aiplatform_v1.HyperparameterTuningJob, value)
             self.jobs.tuning_jobs[study.name] = study

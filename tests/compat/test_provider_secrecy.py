@@ -20,6 +20,7 @@ from tests.engine.inputs import JobShape, known, recorded
 PROVIDER_CLASSES = (
     *PICKLED_AT.values(),
     ("infra.vertex.batch_provider", "BatchPredictionProvider"),
+    ("infra.vertex.deployment_provider", "DeploymentProvider"),
     ("infra.bootstrap.retired", "RetiredRoleProvider"),
 )
 

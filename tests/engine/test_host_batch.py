@@ -16,9 +16,12 @@ from tests.engine.host import plain
 from tests.fakes.pulumi_mocks import run_program
 from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex import FakeJobService
+from tests.vertex.batch_props import put_model
 
 PROJECT, REGION = "demo-project", "us-central1"
 IMAGES = "gs://demo-bucket/held-back/"
+MODEL_DIR = "gs://demo-bucket/runs/1/model/"
+SERVING_IMAGE = f"{REGION}-docker.pkg.dev/{PROJECT}/vertex-training-dev/serving@sha256:" + "5" * 64
 
 
 def recorded(*, preview: bool) -> struct_pb2.Struct:
@@ -36,7 +39,8 @@ def recorded(*, preview: bool) -> struct_pb2.Struct:
                 images=IMAGES,
                 output_dir="gs://demo-bucket/predictions/1",
                 service_account=account.email,
-                artifact_uri=account.email.apply(lambda _: "gs://demo-bucket/runs/1/model/serving_bytes/"),
+                artifact_uri=account.email.apply(lambda _: MODEL_DIR),
+                serving_image=account.email.apply(lambda _: SERVING_IMAGE),
                 labels={"managed-by": "pulumi", "pulumi_stack": "dev"},
                 timeout_seconds=600,
                 max_replica_count=2,
@@ -52,10 +56,12 @@ def recorded(*, preview: bool) -> struct_pb2.Struct:
 def test_preview_up_and_destroy_through_the_host(start_host, tmp_path):
     jobs, storage = FakeJobService(), FakeStorage()
     storage.put(IMAGES + "a.jpg", b"x")
+    put_model(storage, MODEL_DIR)
     host = start_host(VERTEX_AI_EMULATOR_HOST=jobs.start(), STORAGE_EMULATOR_HOST=storage.start())
     try:
         preview = recorded(preview=True)
         assert plain(preview)["artifact_uri"] == UNKNOWN and plain(preview)["service_account"] == UNKNOWN
+        assert plain(preview)["serving_image"] == UNKNOWN
         assert list(host.check(preview).failures) == []
 
         checked = host.check(recorded(preview=False))

@@ -10,12 +10,15 @@ from google.protobuf import struct_pb2
 from pulumi.runtime.rpc import UNKNOWN
 
 from infra.vertex.model.resource import RESOURCE_TYPE, ModelVersion, ModelVersionArgs
+from serving import model_files
 from tests.engine.host import plain
 from tests.fakes.model_service import FakeModelService
 from tests.fakes.pulumi_mocks import run_program
+from tests.fakes.storage import FakeStorage
 
 PROJECT, REGION = "demo-project", "us-central1"
 MODEL_DIR = "gs://demo-bucket/runs/1/model/"
+SERVING_IMAGE = f"{REGION}-docker.pkg.dev/{PROJECT}/vertex-training-dev/serving@sha256:" + "5" * 64
 
 
 def recorded(*, preview: bool) -> struct_pb2.Struct:
@@ -30,6 +33,8 @@ def recorded(*, preview: bool) -> struct_pb2.Struct:
                 model_id="vertex-training-dev",
                 display_name="vertex-training-dev",
                 artifact_uri=account.email.apply(lambda _: MODEL_DIR),
+                # Built by this `up`: its digest is unknown in a preview.
+                serving_image=account.email.apply(lambda _: SERVING_IMAGE),
                 labels={"pulumi_stack": "dev"},
                 version_aliases=["candidate"],
                 service_account=account.email,
@@ -41,16 +46,18 @@ def recorded(*, preview: bool) -> struct_pb2.Struct:
 
 
 def test_preview_with_an_unknown_model_dir_passes_check_then_up_and_destroy(start_host) -> None:
-    fake = FakeModelService()
+    fake, storage = FakeModelService(), FakeStorage()
     fake.operation_polls = 0  # the client's first operation poll waits about a second: answer done at once
-    host = start_host(VERTEX_AI_EMULATOR_HOST=fake.start())
+    for name in model_files.REQUIRED_FILES:  # what the trainer exported
+        storage.put(MODEL_DIR + name, b"exported")
+    host = start_host(VERTEX_AI_EMULATOR_HOST=fake.start(), STORAGE_EMULATOR_HOST=storage.start())
     try:
         preview = recorded(preview=True)
         assert plain(preview)["artifact_uri"] == UNKNOWN
         checked = host.check(preview)
         assert list(checked.failures) == []
         assert plain(checked.inputs)["artifact_uri"] == UNKNOWN
-        assert plain(checked.inputs)["serving_image"].endswith("/vertex-ai/prediction/tf2-cpu.2-15:latest")
+        assert plain(checked.inputs)["serving_image"] == UNKNOWN
 
         inputs = host.check(recorded(preview=False)).inputs
         created = host.create(inputs)
@@ -58,6 +65,7 @@ def test_preview_with_an_unknown_model_dir_passes_check_then_up_and_destroy(star
         assert created.id == f"{parent}@1"
         assert plain(created.properties)["artifact_uri"] == MODEL_DIR
         assert fake.versions(parent)["1"].artifact_uri == MODEL_DIR
+        assert fake.versions(parent)["1"].container_spec.image_uri == SERVING_IMAGE
         # A version serving on an endpoint is kept; the error reaches the CLI as one paragraph.
         fake.deployed.add(created.id)
         with pytest.raises(grpc.RpcError) as raised:
@@ -70,6 +78,7 @@ def test_preview_with_an_unknown_model_dir_passes_check_then_up_and_destroy(star
         assert fake.models == {}
     finally:
         fake.stop()
+        storage.stop()
 
 
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "up"])

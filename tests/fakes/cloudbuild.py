@@ -15,9 +15,13 @@ from __future__ import annotations
 import datetime
 import hashlib
 import itertools
+import os
 import re
+import subprocess
+import tempfile
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 from google.api import monitored_resource_pb2
@@ -33,6 +37,38 @@ from tests.fakes.grpc_fake import Abort, FakeService
 from tests.fakes.logging import FakeLoggingService
 
 Status = cloudbuild_v1.Build.Status
+# `docker` inside a step: `docker pull REF` prints what the Docker CLI prints (progress, then
+# `Digest: sha256:...` and `Status: ...`), with a digest made from the reference.
+DOCKER_STUB = """#!/bin/sh
+[ "$1" = pull ] || { echo "the fake docker knows only pull" >&2; exit 2; }
+echo "${2%%:*}: Pulling from ${2%%:*}"
+echo "Digest: sha256:$(printf %s "$2" | sha256sum | cut -d' ' -f1)"
+echo "Status: Downloaded newer image for $2"
+"""
+
+
+def run_script(step: cloudbuild_v1.BuildStep) -> bytes:
+    """What a step with a `script` writes to $BUILDER_OUTPUT/output, run here with /bin/sh and the stub
+    `docker` first on PATH (a step without one writes nothing)."""
+    if not step.script:
+        return b""
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        (work / "bin").mkdir()
+        (work / "out").mkdir()
+        docker = work / "bin" / "docker"
+        docker.write_text(DOCKER_STUB)
+        docker.chmod(0o755)
+        env = {
+            **os.environ,
+            "PATH": f"{work / 'bin'}:{os.environ['PATH']}",
+            "BUILDER_OUTPUT": str(work / "out"),
+        }
+        subprocess.run(["/bin/sh", "-c", step.script], env=env, check=True, timeout=30, capture_output=True)
+        output = work / "out" / "output"
+        return output.read_bytes() if output.exists() else b""
+
+
 BUILD_SERVICE = "google.devtools.cloudbuild.v1.CloudBuild"
 REGISTRY_SERVICE = "google.devtools.artifactregistry.v1.ArtifactRegistry"
 LIVE = {Status.PENDING, Status.QUEUED, Status.WORKING}
@@ -188,6 +224,12 @@ class FakeCloudBuild(FakeService):
         build.finish_time = _now()
         if status == Status.SUCCESS:
             digest = "sha256:" + hashlib.sha256(build.id.encode()).hexdigest()
+            # "build step digests, in the order corresponding to build step indices", and each step's
+            # $BUILDER_OUTPUT/output, first 50KB (Results, google/devtools/cloudbuild/v1/cloudbuild.proto).
+            build.results.build_step_images.extend(
+                "sha256:" + hashlib.sha256(step.name.encode()).hexdigest() for step in build.steps
+            )
+            build.results.build_step_outputs.extend(run_script(step)[:50_000] for step in build.steps)
             for uri in build.images:
                 self._push(uri, digest)
                 build.results.images.append(cloudbuild_v1.BuiltImage(name=uri, digest=digest))

@@ -100,3 +100,19 @@ def _parse_unary(tokens: Tokens, comparison: Comparison) -> tuple[Matcher, Token
         raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Unexpected {head[1]} in filter")
     _, field, op, value = head
     return comparison(field, op, value), tokens[1:]
+
+
+# --- the subset of list methods that filter on labels only: labels.k="v" with = and != ---
+_LABEL_TOKENS = token_pattern(r"[A-Za-z_][\w.\-]*", ("=", "!="))
+
+
+def _label_comparison(field: str, op: str, value: str) -> Matcher:
+    if field.startswith("labels."):
+        key = field.removeprefix("labels.")
+        return compare(lambda message: message.labels.get(key), op, value)
+    raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Unsupported filter field {field!r}")
+
+
+def labels_filter(text: str) -> Matcher:
+    """A test of a message's `labels` map by `labels.k="v"` terms (ListModelVersions, ListEndpoints)."""
+    return parse_filter(text, _LABEL_TOKENS, _label_comparison)

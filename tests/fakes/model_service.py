@@ -20,14 +20,13 @@ import re
 import grpc
 from google.cloud import aiplatform_v1
 from google.longrunning import operations_pb2
-from google.protobuf import any_pb2, empty_pb2
+from google.protobuf import empty_pb2
 
 from tests.fakes import filters
-from tests.fakes.filters import Matcher, compare, token_pattern
 from tests.fakes.grpc_fake import Abort, FakeService
+from tests.fakes.operations import Operations
 
 SERVICE = "google.cloud.aiplatform.v1.ModelService"
-OPERATIONS = "google.longrunning.Operations"
 DEFAULT = "default"
 _LOCATION = re.compile(r"projects/[^/]+/locations/[^/]+")
 _MODEL = re.compile(r"(projects/[^/]+/locations/[^/]+/models/[^/@]+)(?:@(.+))?")
@@ -37,27 +36,21 @@ def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
 
-def _packed(message: object) -> any_pb2.Any:
-    packed = any_pb2.Any()
-    packed.Pack(type(message).pb(message) if hasattr(type(message), "pb") else message)
-    return packed
-
-
 class FakeModelService(FakeService):
     """In-memory models (name -> version id -> Model); `deployed` holds version names serving on endpoints."""
 
-    def __init__(self) -> None:
+    def __init__(self, operations: Operations | None = None) -> None:
         super().__init__()
         self.models: dict[str, dict[str, aiplatform_v1.Model]] = {}
         self.deployed: set[str] = set()
         # GetOperation calls an operation needs before it is done (Vertex returns upload not done).
         self.operation_polls = 1
-        self._operations: dict[str, tuple[int, operations_pb2.Operation]] = {}
+        # Shared with the fakes served beside this one (one GetOperation handler per port).
+        self.operations = operations or Operations()
         self._ids = itertools.count(5000)
-        self._op_ids = itertools.count(1)
 
     def handlers(self) -> tuple[grpc.GenericRpcHandler, ...]:
-        return (self.handler(), self._operations_handler())
+        return (self.handler(), self.operations.handler())
 
     def handler(self) -> grpc.GenericRpcHandler:
         op = operations_pb2.Operation.SerializeToString
@@ -81,21 +74,26 @@ class FakeModelService(FakeService):
             },
         )
 
-    def _operations_handler(self) -> grpc.GenericRpcHandler:
-        return self._service(
-            OPERATIONS,
-            {
-                "GetOperation": (
-                    self._get_operation,
-                    _ProtoRequest(operations_pb2.GetOperationRequest),
-                    operations_pb2.Operation.SerializeToString,
-                )
-            },
-        )
-
     # --- control -------------------------------------------------------------------------------------
     def versions(self, model: str) -> dict[str, aiplatform_v1.Model]:
         return self.models.get(model, {})
+
+    def add_version(self, location: str, model_id: str) -> str:
+        """A new version of `location`/models/`model_id` as an upload makes it (done at once); its name."""
+        model = f"{location}/models/{model_id}"
+        saved, self.operation_polls = self.operation_polls, 0
+        try:
+            self._upload(
+                aiplatform_v1.UploadModelRequest(
+                    parent=location,
+                    model_id=model_id,
+                    parent_model=model if model in self.models else "",
+                    model=aiplatform_v1.Model(display_name=model_id, artifact_uri="gs://bucket/model/"),
+                )
+            )
+        finally:
+            self.operation_polls = saved
+        return f"{model}@{max(self.models[model], key=int)}"
 
     def aliases(self, model: str) -> dict[str, list[str]]:
         """version id -> aliases, for assertions."""
@@ -103,22 +101,7 @@ class FakeModelService(FakeService):
 
     # --- plumbing ------------------------------------------------------------------------------------
     def _operation(self, resource: str, metadata: object, response: object) -> operations_pb2.Operation:
-        name = f"{resource}/operations/{next(self._op_ids)}"
-        done = operations_pb2.Operation(name=name, done=True, response=_packed(response))
-        done.metadata.CopyFrom(_packed(metadata))
-        pending = operations_pb2.Operation(name=name, done=False)
-        pending.metadata.CopyFrom(_packed(metadata))
-        self._operations[name] = (self.operation_polls, done)
-        return done if self.operation_polls == 0 else pending
-
-    def _get_operation(self, request: operations_pb2.GetOperationRequest) -> operations_pb2.Operation:
-        if request.name not in self._operations:
-            raise Abort(grpc.StatusCode.NOT_FOUND, f"Operation {request.name} not found.")
-        polls, done = self._operations[request.name]
-        if polls <= 1:
-            return done
-        self._operations[request.name] = (polls - 1, done)
-        return operations_pb2.Operation(name=request.name, done=False, metadata=done.metadata)
+        return self.operations.start_operation(resource, metadata, response, self.operation_polls)
 
     def _lookup(self, name: str) -> tuple[str, str, aiplatform_v1.Model]:
         """(model name, version id, version) for `model`, `model@version_id` or `model@alias`."""
@@ -186,7 +169,7 @@ class FakeModelService(FakeService):
     ) -> aiplatform_v1.ListModelVersionsResponse:
         if request.name not in self.models:
             raise Abort(grpc.StatusCode.NOT_FOUND, f'The Model "{request.name}" does not exist.')
-        matches = parse_filter(request.filter) if request.filter else (lambda _m: True)
+        matches = filters.labels_filter(request.filter) if request.filter else (lambda _m: True)
         found = [aiplatform_v1.Model(v) for v in self.models[request.name].values() if matches(v)]
         return aiplatform_v1.ListModelVersionsResponse(models=found)
 
@@ -231,25 +214,3 @@ class FakeModelService(FakeService):
             raise Abort(grpc.StatusCode.FAILED_PRECONDITION, f"Model {request.name} has DeployedModel(s).")
         del self.models[request.name]
         return self._operation(request.name, aiplatform_v1.DeleteOperationMetadata(), empty_pb2.Empty())
-
-
-class _ProtoRequest:
-    """A plain protobuf request type as the scaffolding expects one (a `deserialize` class method)."""
-
-    def __init__(self, message_type: type):
-        self.deserialize = message_type.FromString
-
-
-# --- the filter subset ListModelVersions accepts: labels.k="v" with = and != ---
-_TOKENS = token_pattern(r"[A-Za-z_][\w.\-]*", ("=", "!="))
-
-
-def parse_filter(text: str) -> Matcher:
-    return filters.parse_filter(text, _TOKENS, _comparison)
-
-
-def _comparison(field: str, op: str, value: str) -> Matcher:
-    if field.startswith("labels."):
-        key = field.removeprefix("labels.")
-        return compare(lambda model: model.labels.get(key), op, value)
-    raise Abort(grpc.StatusCode.INVALID_ARGUMENT, f"Unsupported filter field {field!r}")

@@ -67,7 +67,15 @@ def _computed_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, 
     if typ == "pulumi-python:dynamic/cloudbuild:ImageBuild":
         digest = "sha256:" + hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()
         image = f"{inputs['region']}-docker.pkg.dev/{project}/{inputs['repository']}/{inputs['image_name']}"
-        return {"digest": digest, "image_ref": f"{image}@{digest}"}
+        # As the provider reports a build (infra/cloudbuild/spec.py builder_image, resolved_base_images).
+        made = {
+            "builder_image": "gcr.io/cloud-builders/docker@sha256:" + "b" * 64,
+            "resolved_base_images": [
+                f"{ref}@sha256:{hashlib.sha256(ref.encode()).hexdigest()}"
+                for ref in inputs.get("base_images", [])
+            ],
+        }
+        return {"digest": digest, "image_ref": f"{image}@{digest}", **made}
     if typ == "gcp:artifactregistry/repository:Repository":
         host = f"{inputs.get('location')}-docker.pkg.dev"
         return {"registryUri": f"{host}/{project}/{inputs.get('repositoryId')}"}

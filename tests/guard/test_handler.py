@@ -1,4 +1,5 @@
-"""The kill-switch function against the fake Vertex JobService, invoked through its real entry point."""
+"""The kill-switch function against the fake Vertex JobService and EndpointService, invoked through its real
+entry point."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform_v1
 
 from infra.guard import main
+from tests.fakes.endpoint_service import FakeEndpointService
 from tests.fakes.vertex import FakeJobService
 from tests.fakes.vertex_jobs import FakeVertexJobs
 from tests.fakes.vertex_tuning import FakeTuningJobService
@@ -36,10 +38,21 @@ ATTRIBUTES = {"billingAccountId": "01D4EE-079462-DFD6EC", "budgetId": "de72f49d"
 
 
 @pytest.fixture
-def fake_vertex(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTuningJobService]:
+def fake_endpoints() -> FakeEndpointService:
+    """The fake EndpointService, served beside the jobs (no endpoint unless a test adds one); Vertex ends an
+    undeploy on its own (the function does not wait for it): here at once."""
+    endpoints = FakeEndpointService()
+    endpoints.operation_polls = 0
+    return endpoints
+
+
+@pytest.fixture
+def fake_vertex(
+    monkeypatch: pytest.MonkeyPatch, fake_endpoints: FakeEndpointService
+) -> Iterator[FakeTuningJobService]:
     """The fake JobService with every job kind: the guard lists and cancels each."""
     server = FakeVertexJobs()
-    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", server.start())
+    monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", server.start(*fake_endpoints.handlers()))
     yield server
     server.stop()
 
@@ -389,3 +402,89 @@ def test_only_labelled_live_jobs_pass_the_second_check() -> None:
     assert not main.is_ours_and_live(job(JobState.JOB_STATE_RUNNING, **{"pulumi_stack": "dev2"}), config)
     assert not main.is_ours_and_live(job(JobState.JOB_STATE_CANCELLING), config)
     assert not main.is_ours_and_live(aiplatform_v1.CustomJob(state=JobState.JOB_STATE_RUNNING), config)
+
+
+STACK_MODEL = f"{PARENT}/models/vertex-training-dev"
+
+
+def deploy(endpoints: FakeEndpointService, endpoint: str, model: str) -> str:
+    return endpoints.deploy_now(endpoint, model)
+
+
+def test_over_budget_undeploys_the_stacks_models_after_cancelling_its_jobs(
+    fake_vertex: FakeJobService,
+    fake_endpoints: FakeEndpointService,
+    jobs: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ours = fake_endpoints.add_endpoint(
+        f"{PARENT}/endpoints/1", {"pulumi_project": "vertex-training", "pulumi_stack": "dev"}
+    )
+    old = deploy(fake_endpoints, ours.name, f"{STACK_MODEL}@1")
+    new = deploy(fake_endpoints, ours.name, f"{STACK_MODEL}@2")  # the newest takes all traffic
+    # Deployed by hand on an endpoint of its own, beside a model that is not the stack's: only ours goes.
+    by_hand = fake_endpoints.add_endpoint(f"{PARENT}/endpoints/2")
+    theirs = deploy(fake_endpoints, by_hand.name, f"{PARENT}/models/someone-else@1")
+    mine = deploy(
+        fake_endpoints, by_hand.name, "projects/123456/locations/us-central1/models/vertex-training-dev@1"
+    )
+    other_stack = fake_endpoints.add_endpoint(
+        f"{PARENT}/endpoints/3", {"pulumi_project": "vertex-training", "pulumi_stack": "prod"}
+    )
+    kept = deploy(fake_endpoints, other_stack.name, f"{PARENT}/models/vertex-training-prod@1")
+
+    notify(budget(cost=100.01))
+
+    assert fake_endpoints.deployed(ours.name) == {} and fake_endpoints.traffic(ours.name) == {}
+    assert list(fake_endpoints.deployed(by_hand.name)) == [theirs]
+    assert fake_endpoints.traffic(by_hand.name) == {theirs: 100}  # the hand-deployed one's share moved
+    assert list(fake_endpoints.deployed(other_stack.name)) == [kept]
+    records = logs(capsys)
+    undeployed = [r for r in records if r["message"] == "undeploying model"]
+    assert sorted(r["deployed_model_id"] for r in undeployed) == sorted([old, new, mine])
+    messages = [r["message"] for r in records]
+    assert messages.index("cancelled job") < messages.index("undeploying model")
+    (summary,) = [r for r in records if r["message"] == "kill switch done"]
+    assert (summary["cancelled"], summary["undeployed"]) == (3, 3)
+
+
+def test_an_undeploy_that_fails_stops_no_other_then_raises_for_redelivery(
+    fake_vertex: FakeJobService,
+    fake_endpoints: FakeEndpointService,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(main.ENV_REGIONS, "us-central1,europe-west4")
+    labels = {"pulumi_project": "vertex-training", "pulumi_stack": "dev"}
+    first = fake_endpoints.add_endpoint(f"{PARENT}/endpoints/1", labels)
+    second = fake_endpoints.add_endpoint(f"{OTHER_REGION}/endpoints/2", labels)
+    deploy(fake_endpoints, first.name, f"{STACK_MODEL}@1")
+    deploy(fake_endpoints, second.name, f"{OTHER_REGION}/models/vertex-training-dev@1")
+    fake_endpoints.fail("UndeployModel", grpc.StatusCode.UNAVAILABLE, times=1)
+    with pytest.raises(main.CancelFailed, match="undeploy"):
+        notify(budget(cost=100.01))
+    assert fake_endpoints.deployed(second.name) == {}  # the other region's went on
+    assert len(fake_endpoints.deployed(first.name)) == 1
+    assert next(r["message"] for r in logs(capsys) if r["severity"] == "ERROR") == "could not undeploy model"
+    # The redelivery finishes the job.
+    notify(budget(cost=100.01))
+    assert fake_endpoints.deployed(first.name) == {}
+
+
+def test_an_undeploy_refused_while_another_runs_on_its_endpoint_is_done_by_the_redelivery(
+    fake_vertex: FakeJobService, fake_endpoints: FakeEndpointService
+) -> None:
+    """The function does not wait for its undeploys: the model with the traffic goes last and is refused
+    while the first undeploy still runs (the model it would move traffic to is still listed); Pub/Sub
+    redelivers, and the next delivery undeploys it."""
+    labels = {"pulumi_project": "vertex-training", "pulumi_stack": "dev"}
+    ours = fake_endpoints.add_endpoint(f"{PARENT}/endpoints/1", labels).name
+    deploy(fake_endpoints, ours, f"{STACK_MODEL}@1")
+    newest = deploy(fake_endpoints, ours, f"{STACK_MODEL}@2")
+    fake_endpoints.operation_polls = 10**6  # the undeploys outlast the function
+    with pytest.raises(main.CancelFailed, match=newest):
+        notify(budget(cost=100.01))
+    fake_endpoints.operations.finish_all()  # Vertex finishes the first undeploy
+    notify(budget(cost=100.01))
+    fake_endpoints.operations.finish_all()
+    assert fake_endpoints.deployed(ours) == {}

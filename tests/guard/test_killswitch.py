@@ -13,6 +13,7 @@ import pytest
 from infra.components import killswitch
 from infra.components.killswitch import KillSwitch, KillSwitchArgs, function_environment
 from infra.guard import job_kinds, main
+from infra.least_privilege import custom_roles
 from tests.fakes.pulumi_mocks import MockedRun, object_generation, run_program
 
 LABELS = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": "dev"}
@@ -84,10 +85,13 @@ def test_children_wait_for_what_the_component_waits_for() -> None:
     assert children and all(api_urn in r.dependencies for r in children)
 
 
-def test_identity_can_only_list_get_and_cancel_the_stacks_kinds_of_job(run: MockedRun) -> None:
+def test_identity_can_only_list_get_and_cancel_the_stacks_jobs_and_undeploy_its_models(
+    run: MockedRun,
+) -> None:
     # REST reference of hyperparameterTuningJobs.cancel: "aiplatform.hyperparameterTuningJobs.cancel"
     # (read 2026-11-22), of batchPredictionJobs.cancel: "aiplatform.batchPredictionJobs.cancel" (read
-    # 2026-11-26); list and get follow the same pattern as customJobs'.
+    # 2026-11-26); list and get follow the same pattern as customJobs'. Endpoints: list and undeploy only
+    # (roles/aiplatform.user's names, iam-dataset at 02b6c7c8, read 2026-11-29): no deploy, no delete.
     assert sorted(killswitch.PERMISSIONS) == [
         "aiplatform.batchPredictionJobs.cancel",
         "aiplatform.batchPredictionJobs.get",
@@ -95,6 +99,8 @@ def test_identity_can_only_list_get_and_cancel_the_stacks_kinds_of_job(run: Mock
         "aiplatform.customJobs.cancel",
         "aiplatform.customJobs.get",
         "aiplatform.customJobs.list",
+        "aiplatform.endpoints.list",
+        "aiplatform.endpoints.undeploy",
         "aiplatform.hyperparameterTuningJobs.cancel",
         "aiplatform.hyperparameterTuningJobs.get",
         "aiplatform.hyperparameterTuningJobs.list",
@@ -210,9 +216,17 @@ def test_source_archive_holds_only_the_function_files(run: MockedRun) -> None:
     assert obj["name"] == f"kill-switch/source-{killswitch.source_digest()}.zip"
     archive = obj["source"]
     assert isinstance(archive, pulumi.AssetArchive)
-    assert sorted(archive.assets) == ["job_kinds.py", "live_jobs.py", "main.py", "requirements.txt"]
+    assert sorted(archive.assets) == [
+        "deployed_models.py",
+        "job_kinds.py",
+        "live_jobs.py",
+        "main.py",
+        "requirements.txt",
+    ]
     for name, asset in archive.assets.items():
-        assert Path(asset.path) == killswitch.GUARD_DIR / name
+        assert Path(asset.path) == killswitch.source_path(name)
+    # The runtime pip-installs requirements.txt: what it gets is the hashed lock (tests/ci/test_locks.py).
+    assert Path(archive.assets["requirements.txt"].path).name == "requirements.lock"
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -232,7 +246,7 @@ def test_the_archive_holds_every_module_the_function_imports_and_nothing_from_in
     sources = [killswitch.GUARD_DIR / name for name in killswitch.SOURCE_FILES if name.endswith(".py")]
     imports = [found for path in sources for found in _imports(path)]
     siblings = {f"{module}.py" for level, module in imports if level == 1}
-    assert siblings == {"job_kinds.py", "live_jobs.py"}
+    assert siblings == {"deployed_models.py", "job_kinds.py", "live_jobs.py"}
     assert siblings <= set(killswitch.SOURCE_FILES)
     assert not [module for level, module in imports if level == 0 and module.split(".")[0] == "infra"]
 
@@ -241,12 +255,13 @@ def test_the_role_holds_list_get_and_cancel_of_every_kind_in_the_one_table() -> 
     permissions = set(killswitch.PERMISSIONS)
     for kind in job_kinds.JOB_KINDS:
         assert {f"{kind.permission}.{verb}" for verb in ("list", "get", "cancel")} <= permissions
-    assert len(permissions) == 3 * len(job_kinds.JOB_KINDS)
+    assert len(permissions) == 3 * len(job_kinds.JOB_KINDS) + len(custom_roles.ENDPOINT_PERMISSIONS)
 
 
 def test_source_name_changes_with_the_source(tmp_path: Path) -> None:
     for name in killswitch.SOURCE_FILES:
-        (tmp_path / name).write_bytes((killswitch.GUARD_DIR / name).read_bytes())
+        uploaded = killswitch.source_path(name, tmp_path)
+        uploaded.write_bytes(killswitch.source_path(name).read_bytes())
     same = killswitch.source_digest(tmp_path)
     assert same == killswitch.source_digest()
     (tmp_path / "main.py").write_text((tmp_path / "main.py").read_text() + "\n# changed\n")

@@ -1,5 +1,6 @@
 """The kill switch end to end on a real Pub/Sub: Google's emulator pushes budget notifications to the deployed
-entry point (infra/guard/main.py, served by functions-framework) which cancels jobs on the fake Vertex.
+entry point (infra/guard/main.py, served by functions-framework) which cancels jobs and undeploys models on
+the fake Vertex.
 
 Notifications are shaped as Cloud Billing documents them
 (https://cloud.google.com/billing/docs/how-to/budgets-programmatic-notifications, read 2026-11-22): JSON data
@@ -29,8 +30,9 @@ import grpc
 import pytest
 from google.cloud import aiplatform_v1, pubsub_v1
 
-from infra.components.killswitch import ENTRY_POINT, GUARD_DIR, SOURCE_FILES
+from infra.components.killswitch import ENTRY_POINT, SOURCE_FILES, source_path
 from infra.guard import main
+from tests.fakes.endpoint_service import FakeEndpointService
 from tests.fakes.vertex import TERMINAL, FakeJobService
 from tests.fakes.vertex_jobs import FakeVertexJobs
 
@@ -122,8 +124,8 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 class Guard:
     """The deployed entry point under functions-framework, its JSON log lines, the fake Vertex it calls."""
 
-    def __init__(self, vertex: FakeJobService, url: str, log: Path) -> None:
-        self.vertex, self.url, self.log = vertex, url, log
+    def __init__(self, vertex: FakeJobService, endpoints: FakeEndpointService, url: str, log: Path) -> None:
+        self.vertex, self.endpoints, self.url, self.log = vertex, endpoints, url, log
 
     def records(self) -> list[dict[str, Any]]:
         lines = self.log.read_text(errors="replace").splitlines()
@@ -150,14 +152,16 @@ class Guard:
 @pytest.fixture(scope="module")
 def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
     vertex = FakeVertexJobs()  # the guard lists every kind of job
-    vertex_host = vertex.start()
+    endpoints = FakeEndpointService()  # and every endpoint
+    endpoints.operation_polls = 0  # nobody polls the function's undeploys: Vertex ends them on its own
+    vertex_host = vertex.start(*endpoints.handlers())
     port = _free_port()
     log = tmp_path_factory.mktemp("guard") / "function.log"
     # Exactly the files the stack uploads (SOURCE_FILES), alone in a directory as the function's source is:
     # a module the function imports but the archive leaves out fails here.
     source = tmp_path_factory.mktemp("function-source")
     for name in SOURCE_FILES:
-        shutil.copy(GUARD_DIR / name, source / name)
+        shutil.copy(source_path(name), source / name)
     env = {
         **os.environ,
         "VERTEX_AI_EMULATOR_HOST": vertex_host,
@@ -195,7 +199,7 @@ def guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guard]:
 
         _until(lambda: process.poll() is not None or listening(), "functions-framework")
         assert process.poll() is None, f"functions-framework exited:\n{log.read_text(errors='replace')}"
-        yield Guard(vertex, f"http://127.0.0.1:{port}/", log)
+        yield Guard(vertex, endpoints, f"http://127.0.0.1:{port}/", log)
     finally:
         _stop(process)
         vertex.stop()
@@ -311,3 +315,20 @@ def test_a_job_in_a_fallback_region_is_cancelled_even_when_listing_studies_fails
     assert incomplete["unlisted"] == ["us-central1 list_hyperparameter_tuning_jobs"]
     assert sorted(guard.cancelled_since(baseline)) == sorted([home, moved])
     assert guard.vertex.jobs[moved].state == JobState.JOB_STATE_CANCELLING
+
+
+def test_at_the_threshold_the_stacks_deployed_model_is_undeployed_after_its_jobs(topic, guard: Guard) -> None:
+    baseline = guard.baseline()
+    running = seed(guard.vertex, "dev")
+    labels = {"managed-by": "pulumi", "pulumi_project": "vertex-training", "pulumi_stack": "dev"}
+    endpoint = guard.endpoints.add_endpoint(f"{FALLBACK_PARENT}/endpoints/7", labels)
+    guard.endpoints.deploy_now(endpoint.name, f"{FALLBACK_PARENT}/models/vertex-training-dev@1")
+    (deployed_id,) = guard.endpoints.deployed(endpoint.name)
+    publish(topic, "serving", notification(cost=100.0, exceeded=1.0))
+    _until(lambda: guard.said("kill switch done", "serving"), "the notification to be handled")
+    assert guard.cancelled_since(baseline) == [running]
+    assert guard.endpoints.deployed(endpoint.name) == {} and guard.endpoints.traffic(endpoint.name) == {}
+    (undeploying,) = [r for r in guard.records() if r["message"] == "undeploying model"]
+    assert (undeploying["endpoint"], undeploying["deployed_model_id"]) == (endpoint.name, deployed_id)
+    (done,) = guard.said("kill switch done", "serving")
+    assert (done["cancelled"], done["undeployed"]) == (1, 1)

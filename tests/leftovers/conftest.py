@@ -1,6 +1,6 @@
 """A cloud stack's leftovers on fakes of the services, driven by the real clients: Vertex AI's JobService
-(every job kind) and Locations, Artifact Registry, Cloud Functions, TensorBoards and models on one gRPC port
-(VERTEX_AI_EMULATOR_HOST), Cloud Storage's JSON API (STORAGE_EMULATOR_HOST)."""
+(every job kind) and Locations, EndpointService, Artifact Registry, Cloud Functions, TensorBoards, models
+on one gRPC port (VERTEX_AI_EMULATOR_HOST), Cloud Storage's JSON API (STORAGE_EMULATOR_HOST)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from infra.leftovers import vertex_jobs
 from infra.leftovers.command import main
 from infra.leftovers.storage_prices import StorageCatalog
 from tests.fakes.billing import FakeCloudCatalog
+from tests.fakes.endpoint_service import FakeEndpointService
 from tests.fakes.inventory import FakeInventory
 from tests.fakes.metadata import FakeMetadataService
 from tests.fakes.storage import FakeStorage
@@ -46,6 +47,7 @@ class Cloud:
     storage: FakeStorage
     metadata: FakeMetadataService
     catalog: FakeCloudCatalog
+    endpoints: FakeEndpointService
 
     def leftovers(self, *args: str) -> int:
         return main(["--stack", STACK, *args], root=self.root)
@@ -79,15 +81,18 @@ def cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cloud]:
     vertex, inventory, storage = FakeVertexJobs(), FakeInventory(), FakeStorage()
     metadata = FakeMetadataService()
     catalog = FakeCloudCatalog()  # serves Vertex AI only until a test adds other services' SKUs
+    endpoints = FakeEndpointService()
+    endpoints.operation_polls = 0
     monkeypatch.setenv(
-        EMULATOR_ENV, vertex.start(*inventory.handlers(), metadata.handler(), catalog.handler())
+        EMULATOR_ENV,
+        vertex.start(*inventory.handlers(), metadata.handler(), catalog.handler(), endpoints.handler()),
     )
     StorageCatalog.forget()
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage.start())
     monkeypatch.setattr(vertex_jobs, "POLL_SECONDS", 0.01)
     values = stack_values("dev", gcpProject=PROJECT, region=HOME, fallbackRegions=[FALLBACK])
     write_stack(tmp_path, STACK, values)
-    yield Cloud(tmp_path, vertex, inventory, storage, metadata, catalog)
+    yield Cloud(tmp_path, vertex, inventory, storage, metadata, catalog, endpoints)
     StorageCatalog.forget()
     vertex.stop()
     storage.stop()

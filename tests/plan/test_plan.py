@@ -256,3 +256,24 @@ def test_allow_unpriced_shapes_is_named_where_the_cap_cannot_count(capsys, tmp_p
         "cap: USD 5.00, maxCostUsd: cancelled at that running cost (allowUnpricedShapes: true: time on "
         "fallback 1 is not counted)" in lines
     )
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_images_are_the_tags_the_builders_push(capsys, stack):
+    """Offline the plan names each image by the content tag its builder pushes (Cloud Build here); prod
+    registers its model, so it builds the serving image too, dev does not."""
+    from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
+
+    _, plan = plan_json(capsys, stack)
+    run = run_program(lambda: build(stack_config(stack)), stack=stack, preview=True)
+    pushed = {
+        r.inputs["image_name"]: f"us-central1-docker.pkg.dev/my-training-{stack}/vertex-training-{stack}/"
+        f"{r.inputs['image_name']}:{r.inputs['tag']}"
+        for r in run.by_type(IMAGE_BUILD)
+    }
+    assert {image["name"]: image["uri"] for image in plan["images"]} == pushed
+    assert sorted(pushed) == (["serving", "trainer"] if stack == "prod" else ["trainer"])
+    main(["--stack", stack])
+    text = capsys.readouterr().out
+    assert "Images it builds (tagged by their content here; `pulumi up` pins each by digest):" in text
+    assert all(uri in text for uri in pushed.values())

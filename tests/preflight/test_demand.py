@@ -61,3 +61,37 @@ def test_a_fallback_in_another_region_is_counted_there() -> None:
     shapes = demand.job_shapes(props)
     assert [(s.index, s.region) for s in shapes] == [(0, "us-central1"), (1, "europe-west4")]
     assert shapes[0].needs == shapes[1].needs
+
+
+def test_a_gpu_deployment_holds_twice_its_max_replicas_gpus_in_the_serving_quota() -> None:
+    """Quota is "max_replica_count * number of GPUs per replica" (machine_resources.proto), and a retraining
+    holds the old and the new deployment at once."""
+    endpoint = {"machineType": "n1-standard-4", "acceleratorType": "NVIDIA_TESLA_T4", "acceleratorCount": 1}
+    cfg = stack_config("prod", endpoint={**endpoint, "maxReplicas": 3})
+    (serving,) = [job for job in demand.jobs(cfg) if job.name == "online deployment"]
+    ((need,),) = [shape.needs for shape in serving.shapes]
+    assert (need.quota_id, need.count) == ("CustomModelServingT4GPUsPerProjectPerRegion", 6)
+    spot = stack_config("prod", endpoint={**endpoint, "spot": True})
+    (serving,) = [job for job in demand.jobs(spot) if job.name == "online deployment"]
+    assert serving.shapes[0].needs[0].quota_id == "CustomModelServingPreemptibleT4GPUsPerProjectPerRegion"
+    # A CPU-only deployment: no documented serving vCPU quota id, so nothing is counted.
+    cpu = stack_config("prod", endpoint={"machineType": "n1-standard-2"})
+    assert [job.name for job in demand.jobs(cpu)] == [job.name for job in demand.jobs(stack_config("prod"))]
+
+
+def test_a_stack_with_an_endpoint_needs_the_endpoint_permissions_and_others_do_not() -> None:
+    from infra.preflight.run import project_needs
+
+    served = project_needs(stack_config("prod", endpoint={"machineType": "n1-standard-2"}))
+    plain = project_needs(stack_config("prod"))
+    added = {p: r for p, r in served.items() if p not in plain}
+    assert added == dict.fromkeys(
+        [
+            "aiplatform.endpoints.create",
+            "aiplatform.endpoints.delete",
+            "aiplatform.endpoints.deploy",
+            "aiplatform.endpoints.get",
+            "aiplatform.endpoints.undeploy",
+        ],
+        "roles/aiplatform.user",
+    )

@@ -209,3 +209,27 @@ def test_without_throughput_the_table_has_no_images_per_second_column() -> None:
     record = json.loads(_record(metrics={"val_accuracy": 0.8}))
     assert runs.run_images_per_second(record) is None
     assert not any("IMAGES/S" in line for line in runs.table([runs.Run("r/1", record)]))
+
+
+def test_the_listing_names_how_each_image_was_built_when_its_build_recorded_it(
+    tmp_path, capsys: pytest.CaptureFixture
+) -> None:
+    image = "us-central1-docker.pkg.dev/p/vertex-training-dev/trainer@sha256:" + "1" * 64
+    sources = {
+        "builder_image": "gcr.io/cloud-builders/docker@sha256:" + "b" * 64,
+        "base_images": ["tensorflow/tensorflow:2.21.0-gpu@sha256:" + "c" * 64],
+    }
+    for name, extra in (("a", {"image_sources": sources}), ("b", {}), ("c", {"image_sources": sources})):
+        run_dir = tmp_path / "runs" / name
+        run_dir.mkdir(parents=True)
+        record = _record(image=image, end_time=f"2026-11-2{ord(name) - 96}", **extra)
+        (run_dir / "run.json").write_bytes(record)
+    assert runs.main(["--stack", "dev", "--root", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [
+        "Images, as their builds resolved them:",
+        f"  {image}: FROM {sources['base_images'][0]}; built by {sources['builder_image']}",
+    ]
+    assert runs.main(["--stack", "dev", "--root", str(tmp_path), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r.get("image_sources") for r in listed] == [sources, None, sources]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from infra.components import image
 from infra.config import ConfigError
 from infra.vertex.batch.resource import RESOURCE_TYPE as BATCH
 from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION
@@ -24,8 +25,9 @@ def test_the_local_stack_classifies_its_held_back_images_with_the_trained_model(
     assert inputs["runner"] == "local"
     assert inputs["images"] == str(ROOT / "examples" / "held-back")
     assert len(list((ROOT / "examples" / "held-back").glob("*.png"))) == 4
-    # The SavedModel the trainer exports for image files (serving_default takes encoded images).
-    assert inputs["artifact_uri"] == train.inputs["base_output_dir"] + "/model/serving_bytes/"
+    # The trainer's model dir itself, served by serving/ from this checkout (its content tag names it).
+    assert inputs["artifact_uri"] == train.inputs["base_output_dir"] + "/model/"
+    assert inputs["serving_image"] == f"local:{image.serving_tag()}"
     assert inputs["output_dir"].startswith(str(ROOT / ".local/stack-local/predictions/"))
     assert inputs["timeout_seconds"] == 1800  # the stack's timeoutSeconds by default
     assert "predictions_dir" in run.outputs

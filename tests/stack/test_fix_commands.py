@@ -135,6 +135,10 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("dev", {"maxHourlyUsd": "cheap"}),
     ("dev", {"allowUnpricedShapes": "maybe"}),
     ("dev", {"batchPrediction": {"machineType": "n1-standard-4", "images": ""}}),
+    ("dev", {"endpoint": {"machineType": "n1-standard-2"}}),  # needs registerModel
+    ("prod", {"endpoint": {"replicas": 2}}),
+    ("prod", {"endpoint": {"minReplicas": 0, "spot": "yes"}}),
+    ("prod", {"endpoint": {"minReplicas": 3, "maxReplicas": 2}}),
     ("dev", {"=epochs": 3}),
     ("dev", {"=vertex-trainin:epochs": 3}),
     (

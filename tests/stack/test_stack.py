@@ -11,6 +11,7 @@ from pulumi.runtime import config as runtime_config
 
 from infra.cloudbuild.resource import RESOURCE_TYPE as IMAGE_BUILD
 from infra.components import identity, registry, storage
+from infra.components.image import SERVING_DIR, SERVING_IMAGE_NAME
 from infra.components.killswitch import REQUIRED_APIS as KILL_SWITCH_APIS
 from infra.vertex.custom_job.resource import RESOURCE_TYPE
 from tests.fakes.pulumi_mocks import MockedRun, Registered, run_program
@@ -64,8 +65,15 @@ def own(run: MockedRun) -> list[Registered]:
 
 
 def image_resource(run: MockedRun) -> Registered:
-    """The resource that pushes the trainer image: a Cloud Build build, or a local Docker build."""
-    found = run.by_type(IMAGE_BUILD) + run.by_type("docker-build:index:Image")
+    """The resource that pushes the trainer image: a Cloud Build build, or a local Docker build (the serving
+    image's, tests/stack/test_serving_image.py, aside)."""
+    builds = [r for r in run.by_type(IMAGE_BUILD) if r.inputs["image_name"] != SERVING_IMAGE_NAME]
+    docker = [
+        r
+        for r in run.by_type("docker-build:index:Image")
+        if r.inputs["context"]["location"] != str(SERVING_DIR)
+    ]
+    found = builds + docker
     assert len(found) == 1, f"expected one image resource, found {[r.type for r in found]}"
     return found[0]
 
@@ -137,7 +145,8 @@ def test_cloud_inventory(stack: str, extra: dict[str, int]) -> None:
     assert inventory(run) == expected
     assert {r.name for r in run.by_type("gcp:projects/service:Service")} == apis
     assert len(run.by_type(KILL_SWITCH)) == 1
-    assert len(run.by_type(CLOUD_BUILD_IMAGE)) == 1
+    # The trainer's image, and the serving image where something serves (prod registers its model).
+    assert len(run.by_type(CLOUD_BUILD_IMAGE)) == (2 if stack == "prod" else 1)
 
 
 def test_components_parent_their_children(any_stack: tuple[str, MockedRun]) -> None:

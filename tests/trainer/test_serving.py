@@ -88,49 +88,15 @@ def test_stored_size_in_graph_matches_the_data_preparation() -> None:
 
 
 @pytest.mark.slow
-def test_the_model_for_image_files_names_every_class_of_every_image(trained: dict, signatures: dict) -> None:
-    """<model_dir>/serving_bytes: serving_default takes encoded images (what Vertex batch prediction sends)
-    and answers, per image, its classes most probable first with the probabilities serving_bytes gives;
-    the model dir keeps its float default."""
-    by_files = tf.saved_model.load(str(trained["model_dir"] / export.BYTES_MODEL_DIR)).signatures
-    rng = np.random.default_rng(7)
-    encoded = [encode(rng.integers(0, 256, (SIZE + 5, SIZE, 3), np.uint8), "PNG") for _ in range(3)]
-    default = by_files["serving_default"]
-    assert list(default.structured_input_signature[1]) == [export.BYTES_INPUT]
-    got = {k: v.numpy() for k, v in default(**{export.BYTES_INPUT: tf.constant(encoded)}).items()}
-    expected = by_bytes(signatures, encoded)
-    for row in range(3):
-        names = [name.decode() for name in got[export.CLASSES][row]]
-        assert sorted(names) == ["blue", "green", "red"]
-        assert got[export.TOP_CLASS][row].decode() == names[0] and got[export.ERROR][row] == b""
-        assert list(got[export.PROBABILITIES][row]) == sorted(got[export.PROBABILITIES][row], reverse=True)
-        by_name = dict(zip(names, got[export.PROBABILITIES][row], strict=True))
-        np.testing.assert_allclose([by_name[n] for n in ["blue", "green", "red"]], expected[row], rtol=1e-6)
-    assert (
-        signatures["serving_default"].structured_input_signature[1][export.SIGNATURE_INPUT].dtype
-        == tf.float32
-    )
-    names = (trained["model_dir"] / export.BYTES_MODEL_DIR / "assets" / export.CLASS_NAMES_FILE).read_text()
-    assert names.split() == ["blue", "green", "red"]
+def test_the_model_dir_is_what_the_prediction_server_serves(trained: dict, signatures: dict) -> None:
+    """The server's contract (serving/model_files.py) is the trainer's export: its files, the bytes signature
+    under its names; no second SavedModel inside the model dir any more."""
+    from serving import model_files
 
-
-@pytest.mark.slow
-def test_a_corrupt_image_fails_alone_in_the_model_for_image_files(trained: dict, signatures: dict) -> None:
-    """A corrupt, a truncated and a non-image file sent with good images: each yields its own error, the
-    good ones their classes, as if sent alone (one request to the prebuilt container, one call here)."""
-    default = tf.saved_model.load(str(trained["model_dir"] / export.BYTES_MODEL_DIR)).signatures[
-        "serving_default"
-    ]
-    rng = np.random.default_rng(11)
-    good = [encode(rng.integers(0, 256, (SIZE, SIZE + 3, 3), np.uint8), fmt) for fmt in ("PNG", "JPEG")]
-    sent = [good[0], b"not an image", good[1][: len(good[1]) // 3], b"\x89PNG\r\n\x1a\n broken", good[0]]
-    got = {k: v.numpy() for k, v in default(**{export.BYTES_INPUT: tf.constant(sent)}).items()}
-    errors = [e.decode() for e in got[export.ERROR]]
-    assert errors[0] == errors[4] == "" and errors[1:4] == [export.UNREADABLE] * 3
-    assert [c.decode() for c in got[export.TOP_CLASS]][1:4] == ["", "", ""]
-    assert not got[export.PROBABILITIES][1:4].any()
-    alone = default(**{export.BYTES_INPUT: tf.constant(good[:1])})[export.PROBABILITIES].numpy()
-    np.testing.assert_allclose(got[export.PROBABILITIES][0], alone[0], rtol=1e-6)
-    np.testing.assert_allclose(got[export.PROBABILITIES][4], alone[0], rtol=1e-6)
-    none_read = default(**{export.BYTES_INPUT: tf.constant([b"junk"])})
-    assert none_read[export.ERROR].numpy().tolist() == [export.UNREADABLE.encode()]
+    model_dir = trained["model_dir"]
+    assert all((model_dir / f).is_file() for f in model_files.REQUIRED_FILES)
+    assert (model_dir / model_files.CLASS_NAMES_FILE).read_text().split() == ["blue", "green", "red"]
+    serve = signatures[model_files.BYTES_SIGNATURE]
+    assert list(serve.structured_input_signature[1]) == [model_files.BYTES_INPUT]
+    assert list(serve.structured_outputs) == [model_files.PROBABILITIES_OUTPUT]
+    assert not (model_dir / "serving_bytes").exists()

@@ -14,6 +14,7 @@ from infra import predictions as predictions_command
 from infra.vertex.batch_provider import BatchPredictionProvider
 from infra.vertex.runners.local.batch import ERRORS_FILE, RESULTS_FILE
 from infra.vertex.runners.local.runner import job_dir
+from serving.payload import UNREADABLE
 from tests.trainer.helpers import make_class_folder
 from trainer import export
 
@@ -32,7 +33,7 @@ def test_local_batch_prediction_classifies_a_folder(trained: dict, tmp_path: Pat
         {
             "runner": "local",
             "display_name": "classify-held-back",
-            "artifact_uri": str(trained["model_dir"] / export.BYTES_MODEL_DIR),
+            "artifact_uri": str(trained["model_dir"]),  # the trainer's model dir itself
             "images": str(images),
             "output_dir": str(tmp_path / "predictions"),
             "timeout_seconds": 600,
@@ -57,7 +58,7 @@ def test_local_batch_prediction_classifies_a_folder(trained: dict, tmp_path: Pat
         assert set(line) == {"key", "prediction"}  # no instance (image bytes) in the output
         prediction = line["prediction"]
         if line["key"].endswith("broken.png"):
-            assert prediction["error"] == export.UNREADABLE and prediction["top_class"] == ""
+            assert prediction["error"] == UNREADABLE and prediction["top_class"] == ""
             continue
         assert prediction["error"] == "" and sorted(prediction["classes"]) == CLASS_NAMES  # every class,
         assert abs(sum(prediction["probabilities"]) - 1.0) < 1e-4  # with its probability
@@ -72,7 +73,7 @@ def test_local_batch_prediction_classifies_a_folder(trained: dict, tmp_path: Pat
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["IMAGE", "CLASS", "PROBABILITY", "ERROR"] and len(table) == 8
     broken = next(row for row in table if "broken.png" in row)
-    assert export.UNREADABLE in broken
+    assert UNREADABLE in broken
     good = [row.split() for row in table[1:] if "broken.png" not in row]
     assert all(row[1] in CLASS_NAMES and 0 < float(row[2]) <= 1 for row in good)
     assert predictions_command.main([str(predictions), "--csv", "--all-classes"]) == 0
@@ -84,8 +85,8 @@ def test_local_batch_prediction_classifies_a_folder(trained: dict, tmp_path: Pat
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An untrained two-layer classifier exported by the trainer's own export (both SavedModels): what the
-    local runner serves is the export, not how well it was trained."""
+    """An untrained two-layer classifier exported by the trainer's own export: what the local runner serves
+    is the export, not how well it was trained."""
     import tf_keras as keras
 
     from trainer.distribute import Role
@@ -94,7 +95,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     outputs = keras.layers.Dense(3, activation="softmax")(keras.layers.GlobalAveragePooling2D()(inputs))
     model_dir = tmp_path_factory.mktemp("tiny") / "model"
     export.export(keras.Model(inputs, outputs), str(model_dir), 16, Role("chief", 0, True), CLASS_NAMES)
-    return model_dir / export.BYTES_MODEL_DIR
+    return model_dir
 
 
 @pytest.mark.tensorflow  # the local batch runner loads the exported model with TensorFlow
@@ -123,7 +124,7 @@ def test_local_run_names_every_image_and_a_corrupt_one_fails_alone(tiny_model: P
     ]
     by_image = {str(Path(line["key"]).relative_to(images)): line["prediction"] for line in lines}
     assert sorted(by_image) == ["blue/000.png", "green/000.png", "green/truncated.png", "red/000.png"]
-    assert by_image["green/truncated.png"]["error"] == export.UNREADABLE
+    assert by_image["green/truncated.png"]["error"] == UNREADABLE
     for name, prediction in by_image.items():
         if name != "green/truncated.png":
             assert prediction["error"] == "" and sorted(prediction["classes"]) == CLASS_NAMES
@@ -132,9 +133,10 @@ def test_local_run_names_every_image_and_a_corrupt_one_fails_alone(tiny_model: P
     assert "4 images written to" in err and "3 images classified, 1 failed, 0 incomplete" in err
 
 
-@pytest.mark.tensorflow  # the local batch runner loads the exported model with TensorFlow
-def test_a_request_the_model_refuses_fails_its_instances_into_errors_stats(tiny_model: Path, tmp_path: Path):
-    """As TF Serving fails a whole request: each instance of it gets an error line with its key."""
+@pytest.mark.tensorflow  # the local batch runner's server loads the exported model with TensorFlow
+def test_a_request_the_server_refuses_fails_its_instances_into_errors_stats(tiny_model: Path, tmp_path: Path):
+    """A request the server answers 400 (an instance without image_bytes): each of its instances gets an
+    error line with its key and the server's reason."""
     from infra.vertex.runners.local import batch
 
     instances = tmp_path / "instances.jsonl"
@@ -145,7 +147,30 @@ def test_a_request_the_model_refuses_fails_its_instances_into_errors_stats(tiny_
     assert (tmp_path / "out" / RESULTS_FILE).read_text() == ""
     errors = [json.loads(line) for line in (tmp_path / "out" / ERRORS_FILE).read_text().splitlines()]
     assert [e["key"] for e in errors] == ["gs://b/0.png", "gs://b/1.png", "gs://b/2.png"]
-    assert all(e["error"]["message"] and isinstance(e["error"]["code"], int) for e in errors)
+    assert all(e["error"]["code"] == 3 and "HTTP 400" in e["error"]["message"] for e in errors)
+    assert "has no 'image_bytes' field" in errors[0]["error"]["message"]
+
+
+def test_a_folder_without_a_model_is_refused_before_the_job_starts(tmp_path: Path) -> None:
+    """The serving_bytes/ folder an earlier stack passed, or any folder without the trainer's export: the
+    error names what is missing, and no job (nor server) is started."""
+    from infra.vertex.lifecycle.errors import JobError
+
+    images = make_class_folder(tmp_path / "images", CLASS_NAMES, per_class=1, size=20, seed=5)
+    (tmp_path / "model" / "assets").mkdir(parents=True)
+    (tmp_path / "model" / "assets" / "class_names.txt").write_text("blue\ngreen\nred\n")
+    provider = BatchPredictionProvider()
+    props = {
+        "runner": "local",
+        "display_name": "no-model",
+        "artifact_uri": str(tmp_path / "model"),
+        "images": str(images),
+        "output_dir": str(tmp_path / "out"),
+        "timeout_seconds": 600,
+    }
+    with pytest.raises(JobError, match=r"saved_model.pb is missing\. Pass the directory a training job"):
+        provider.create(provider.check({}, props).inputs)
+    assert not (tmp_path / "out" / ".vertex-training-local").exists()
 
 
 def test_a_local_job_recorded_by_the_earlier_version_still_reads(tmp_path: Path):
@@ -164,3 +189,63 @@ def test_a_local_job_recorded_by_the_earlier_version_still_reads(tmp_path: Path)
     )
     assert status.predictions_dir == str(into)
     assert status.completion_stats == {"successful_count": 0, "failed_count": 0, "incomplete_count": 0}
+
+
+def _run_record(run_dir: Path, **fields: object) -> None:
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({"kind": "custom_job", **fields}))
+
+
+@pytest.mark.slow
+def test_predict_local_classifies_a_folder_with_the_newest_local_model(
+    trained: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """`make predict-local IMAGES=DIR` without the Pulumi CLI: the newest succeeded run that still holds a
+    model is used (a newer failed run and a newer run whose model is gone are passed over), the local batch
+    job writes Vertex's files into a folder of its own, and the table ends the output."""
+    from infra import local_runs
+
+    root = tmp_path / "stack-local"
+    gone = tmp_path / "deleted-model"
+    _run_record(
+        root / "runs" / "a",
+        state="JOB_STATE_SUCCEEDED",
+        model_dir=str(trained["model_dir"]),
+        create_time="2026-11-29T01:00:00+00:00",
+    )
+    _run_record(
+        root / "runs" / "b",
+        state="JOB_STATE_SUCCEEDED",
+        model_dir=str(gone),
+        create_time="2026-11-29T02:00:00+00:00",
+    )
+    _run_record(
+        root / "runs" / "c",
+        state="JOB_STATE_FAILED",
+        model_dir=str(trained["model_dir"]),
+        create_time="2026-11-29T03:00:00+00:00",
+    )
+    assert local_runs.newest_model(root) == trained["model_dir"]
+    monkeypatch.setattr(local_runs, "local_root", lambda: root)
+    images = make_class_folder(tmp_path / "images", CLASS_NAMES, per_class=1, size=24, seed=8)
+    assert local_runs.main(["batch", "--images", str(images)]) == 0
+    out = capsys.readouterr().out
+    assert f"Model:       {trained['model_dir']}" in out
+    (folder,) = (root / "predictions").iterdir()
+    assert folder.name.startswith("predict-local-")
+    assert json.loads((folder / "run.json").read_text())["kind"] == "batch_prediction_job"
+    table = out[out.index("IMAGE") : out.index("Run record:")].splitlines()
+    assert table[0].split() == ["IMAGE", "CLASS", "PROBABILITY"] and len(table) == 1 + 3
+    assert f"Run record:  {folder / 'run.json'}" in out
+
+
+def test_predict_local_without_a_model_says_how_to_get_one(tmp_path: Path, monkeypatch) -> None:
+    from infra import local_runs
+
+    monkeypatch.setattr(local_runs, "local_root", lambda: tmp_path)
+    with pytest.raises(SystemExit) as raised:
+        local_runs.main(["batch", "--images", str(tmp_path)])
+    assert "no trained model under" in str(raised.value) and "make train-local" in str(raised.value)
+    with pytest.raises(SystemExit) as named:
+        local_runs.main(["batch", "--images", str(tmp_path), "--model-dir", str(tmp_path)])
+    assert "saved_model.pb, assets/class_names.txt are missing" in str(named.value)

@@ -15,7 +15,7 @@ from infra.vertex.cost import pricing
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from tests.fakes.vertex import STOCKOUT
-from tests.vertex.batch_props import IMAGES, OUTPUT_DIR, batch_props
+from tests.vertex.batch_props import IMAGES, MODEL_DIR, OUTPUT_DIR, SERVING_IMAGE, batch_props, put_model
 from tests.vertex.props import PROJECT, REGION, batch_job_request, placed
 
 JobState = aiplatform_v1.JobState
@@ -32,6 +32,7 @@ def images(fake_storage):
     """Two images and a file that is not one under the images prefix."""
     for name in ("cats/a.jpg", "dogs/b.PNG", "README.txt"):
         fake_storage.put(IMAGES + name, b"bytes")
+    put_model(fake_storage)
     return fake_storage
 
 
@@ -45,7 +46,7 @@ def batch_jobs(fake):
     return [job for job in fake.jobs.values() if isinstance(job, aiplatform_v1.BatchPredictionJob)]
 
 
-def test_the_request_feeds_keyed_images_to_the_prebuilt_container(fake_vertex, images, provider):
+def test_the_request_feeds_keyed_images_to_the_stacks_serving_image(fake_vertex, images, provider):
     images.put(IMAGES + "dogs/c.png", b"\x89PNG other bytes")
     create(provider, accelerator_type="NVIDIA_TESLA_T4", accelerator_count=1, max_replica_count=3)
     (job,) = batch_jobs(fake_vertex)
@@ -77,8 +78,10 @@ def test_the_request_feeds_keyed_images_to_the_prebuilt_container(fake_vertex, i
     assert resources.machine_spec.accelerator_type.name == "NVIDIA_TESLA_T4"
     assert (resources.starting_replica_count, resources.max_replica_count) == (1, 3)
     assert job.unmanaged_container_model.artifact_uri == batch_props()["artifact_uri"]
-    image = job.unmanaged_container_model.container_spec.image_uri
-    assert image == "us-docker.pkg.dev/vertex-ai/prediction/tf2-gpu.2-15:latest"
+    container = job.unmanaged_container_model.container_spec
+    assert container.image_uri == SERVING_IMAGE  # one image for CPU and GPU machines
+    assert [p.container_port for p in container.ports] == [8080]
+    assert (container.health_route, container.predict_route) == ("/health", "/predict")
     assert not job.model
     assert job.service_account == batch_props()["service_account"]
     assert job.labels[KEY_LABEL] == spec.job_key(
@@ -189,8 +192,18 @@ def test_a_job_that_runs_past_its_timeout_is_cancelled(fake_vertex, images, prov
 
 
 def test_no_images_under_the_prefix_is_an_error_before_any_job(fake_vertex, fake_storage, provider):
+    put_model(fake_storage)
     with pytest.raises(JobError, match="no JPEG or PNG files under images"):
         create(provider)
+    assert not batch_jobs(fake_vertex)
+
+
+def test_a_model_dir_the_server_cannot_serve_is_an_error_before_any_job(fake_vertex, images, provider):
+    """A folder inside the model dir: the error names the files it lacks and what to pass instead."""
+    with pytest.raises(JobError) as raised:
+        create(provider, artifact_uri=MODEL_DIR + "variables/")
+    message = str(raised.value)
+    assert "saved_model.pb, assets/class_names.txt are missing" in message and "model_dir output" in message
     assert not batch_jobs(fake_vertex)
 
 
@@ -198,6 +211,7 @@ def test_no_images_under_the_prefix_is_an_error_before_any_job(fake_vertex, fake
     ("overrides", "key", "words"),
     [
         ({"artifact_uri": None}, "artifact_uri", "exactly one of model"),
+        ({"serving_image": None}, "serving_image", "is required with it"),
         ({"model": "m"}, "model", "both are set"),
         ({"images": "/data/held-back"}, "images", "must be a gs:// prefix for the vertex runner"),
         ({"starting_replica_count": 0}, "starting_replica_count", "whole number >= 1"),

@@ -23,7 +23,9 @@ RULES = {
 }
 # The pickled provider modules stay where stacks' state names them (/work/shared/ARCHITECTURE.md): a kind's
 # resource.py names its provider class, the provider re-exports the kind's; they are no package.
-PROVIDERS = frozenset({"provider", "tuning_provider", "model_provider", "batch_provider"})
+PROVIDERS = frozenset(
+    {"provider", "tuning_provider", "model_provider", "batch_provider", "deployment_provider"}
+)
 
 
 def imported(path: Path) -> set[str]:

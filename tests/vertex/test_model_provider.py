@@ -9,14 +9,18 @@ import grpc
 import pytest
 from pulumi.output import Unknown
 
+from infra.dynamic.errors import ProviderError
 from infra.vertex.lifecycle.checks import KEY_LABEL
-from infra.vertex.model import spec as model_spec
 from infra.vertex.model.registry import ModelError
 from infra.vertex.model_provider import ModelVersionProvider
+from serving import model_files, settings
 from tests.fakes.model_service import FakeModelService
+from tests.fakes.storage import FakeStorage
 
 PROJECT, REGION = "demo-project", "europe-west4"
 PARENT = f"projects/{PROJECT}/locations/{REGION}/models/vertex-training-prod"
+SERVING_IMAGE = f"{REGION}-docker.pkg.dev/{PROJECT}/vertex-training-prod/serving@sha256:" + "5" * 64
+MODEL_DIRS = ("gs://demo-bucket/runs/abc/model/", "gs://demo-bucket/runs/def/model/")
 
 
 def props(**overrides: object) -> dict:
@@ -25,7 +29,8 @@ def props(**overrides: object) -> dict:
         "region": REGION,
         "model_id": "vertex-training-prod",
         "display_name": "vertex-training-prod",
-        "artifact_uri": "gs://demo-bucket/runs/abc/model/",
+        "artifact_uri": MODEL_DIRS[0],
+        "serving_image": SERVING_IMAGE,
         "labels": {"pulumi_stack": "prod"},
         "version_aliases": ["candidate"],
         "service_account": f"trainer@{PROJECT}.iam.gserviceaccount.com",
@@ -34,7 +39,11 @@ def props(**overrides: object) -> dict:
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelService]:
+def fake(monkeypatch: pytest.MonkeyPatch, fake_storage: FakeStorage) -> Iterator[FakeModelService]:
+    """The ModelService, and Cloud Storage holding what the trainer exports into both model dirs."""
+    for model_dir in MODEL_DIRS:
+        for name in model_files.REQUIRED_FILES:
+            fake_storage.put(model_dir + name, b"exported")
     service = FakeModelService()
     monkeypatch.setenv("VERTEX_AI_EMULATOR_HOST", service.start())
     yield service
@@ -66,7 +75,11 @@ def test_first_upload_creates_the_parent_and_later_ones_are_its_versions(fake) -
     )
     assert outs["aliases"] == ["candidate", "default"]
     stored = fake.versions(PARENT)["1"]
-    assert stored.container_spec.image_uri == "europe-docker.pkg.dev/vertex-ai/prediction/tf2-cpu.2-15:latest"
+    # The stack's own serving image, on the server's port and routes (serving/settings.py).
+    spec = stored.container_spec
+    assert spec.image_uri == SERVING_IMAGE
+    assert [p.container_port for p in spec.ports] == [settings.DEFAULT_PORT] == [8080]
+    assert (spec.health_route, spec.predict_route) == ("/health", "/predict")
     assert stored.artifact_uri == "gs://demo-bucket/runs/abc/model/"
     assert stored.labels["pulumi_stack"] == "prod" and stored.labels[KEY_LABEL]
     (upload,) = [r for m, r in fake.calls if m == "UploadModel"]
@@ -80,7 +93,7 @@ def test_first_upload_creates_the_parent_and_later_ones_are_its_versions(fake) -
     # `default` and `candidate` follow the newest version.
     assert fake.aliases(PARENT) == {"1": [], "2": ["candidate", "default"]}
     assert provider.read(first.id, first.outs).outs["aliases"] == []  # read refreshes
-    assert "GetOperation" in fake.methods()  # uploads are long-running operations, awaited
+    assert "GetOperation" in fake.operations.methods()  # uploads are long-running operations, awaited
 
 
 def test_an_interrupted_create_is_adopted_not_uploaded_twice(fake) -> None:
@@ -147,6 +160,9 @@ def test_diff_replaces_on_any_input_change_creating_first() -> None:
     assert provider.diff("id", olds, props()).changes is False
     diff = provider.diff("id", olds, props(artifact_uri=Unknown()))
     assert diff.changes and diff.replaces == ["artifact_uri"] and diff.delete_before_replace is False
+    # A new serving image (a server change, no retraining) uploads a new version of the same model dir.
+    served = provider.diff("id", olds, props(serving_image=SERVING_IMAGE.replace("5" * 64, "6" * 64)))
+    assert served.replaces == ["serving_image"] and served.delete_before_replace is False
 
 
 def test_check_passes_unknowns_and_names_bad_inputs() -> None:
@@ -156,4 +172,14 @@ def test_check_passes_unknowns_and_names_bad_inputs() -> None:
         {}, props(model_id="9lives", artifact_uri="/tmp/model", version_aliases=["Bad"], labels={"A": "b"})
     ).failures
     assert sorted(f.property for f in failures) == ["artifact_uri", "labels", "model_id", "version_aliases"]
-    assert model_spec.prediction_image("southamerica-east1").startswith("us-docker.pkg.dev/")
+    missing = provider.check({}, {k: v for k, v in props().items() if k != "serving_image"}).failures
+    assert [(f.property, f.reason) for f in missing] == [("serving_image", "serving_image is required")]
+
+
+def test_a_model_dir_the_server_cannot_serve_is_refused_before_any_upload(fake) -> None:
+    """A folder inside the model dir (the serving_bytes/ of an earlier trainer, say) holds no class names."""
+    with pytest.raises(ProviderError) as raised:
+        create(ModelVersionProvider(), artifact_uri="gs://demo-bucket/runs/abc/model/variables/")
+    assert "saved_model.pb, assets/class_names.txt are missing" in str(raised.value)
+    assert "model_dir output" in str(raised.value)
+    assert not [m for m, _ in fake.calls if m == "UploadModel"]

@@ -65,6 +65,30 @@ def test_a_cloud_job_writes_its_record_to_its_gs_output_dir(fake_vertex, fake_st
     assert kept["end_time"] == outs["end_time"] and kept["stack"] == "dev"
 
 
+SOURCES = {
+    "builder_image": "gcr.io/cloud-builders/docker@sha256:" + "b" * 64,
+    "base_images": ["tensorflow/tensorflow:2.21.0-gpu@sha256:" + "c" * 64],
+}
+
+
+def test_a_job_records_how_its_image_was_made(fake_vertex, fake_storage: FakeStorage) -> None:
+    """The image build's builder and base images, by digest, reach run.json via the job's image_sources."""
+    provider = CustomJobProvider()
+    provider.create(provider.check({}, job_props(image_sources=SOURCES)).inputs)
+    kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")
+    assert kept["image_sources"] == SOURCES and kept["image"] == pool()["image_uri"]
+    assert "image_sources" not in run_record.record(job_props()), "none recorded: none claimed"
+
+
+@pytest.mark.parametrize("provider", [CustomJobProvider(), TuningJobProvider()], ids=["job", "study"])
+def test_image_sources_change_in_place_and_a_job_from_before_them_keeps_running(provider) -> None:
+    olds = checked() if isinstance(provider, TuningJobProvider) else job_props()
+    news = {**olds, "image_sources": SOURCES}
+    diff = provider.diff("id", {**olds, "job_name": "j"}, news)
+    assert diff.changes is True and diff.replaces == []
+    assert provider.diff("id", {**news, "job_name": "j"}, news).changes is False
+
+
 def test_a_studys_record_lists_its_trials_and_the_best(fake_study, fake_storage: FakeStorage) -> None:
     outs = TuningJobProvider().create(checked()).outs
     kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")

@@ -28,6 +28,7 @@ from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.batch_status import BatchStatus
 from infra.vertex.runners.local.batch_runner import LocalBatchRunner
 from infra.vertex.runners.vertex_batch import VertexBatchRunner
+from infra.vertex.serving_container import unservable
 
 
 class BatchPredictionKind(Kind[spec.Inputs]):
@@ -43,8 +44,11 @@ class BatchPredictionKind(Kind[spec.Inputs]):
 
     def before_submit(self, placed: Placed[spec.Inputs], say: Callable[[str], None]) -> None:
         """The instances Vertex reads (instances_format jsonl, instances.py): every JPEG/PNG under `images`,
-        one line each with its URI as the key, in output_dir."""
+        one line each with its URI as the key, in output_dir; first, a model directory the prediction
+        server could not load is refused, naming what it lacks."""
         inputs = placed.body
+        if inputs.artifact_uri and (reason := unservable(inputs.artifact_uri)):
+            raise JobError(f"{self.noun} {placed.request.common.display_name}: {reason}")
         images = files_under(inputs.images, spec.IMAGE_SUFFIXES)
         if not images:
             raise JobError(

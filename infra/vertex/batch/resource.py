@@ -25,7 +25,8 @@ class BatchPredictionArgs:
     service_account: pulumi.Input[str]
     labels: dict[str, str]
     timeout_seconds: int
-    artifact_uri: pulumi.Input[str] | None = None  # a SavedModel dir; or
+    artifact_uri: pulumi.Input[str] | None = None  # the trainer's model dir (with serving_image); or
+    serving_image: pulumi.Input[str] | None = None  # the stack's serving image by digest ("local:..." here)
     model: pulumi.Input[str] | None = None  # a Model Registry name, optionally @version
     machine_type: str = "n1-standard-4"
     accelerator_type: str | None = None

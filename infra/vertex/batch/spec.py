@@ -31,7 +31,7 @@ from infra.vertex.cost import limits
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
 from infra.vertex.lifecycle.request import Common
-from infra.vertex.prediction_image import prediction_image
+from infra.vertex.serving_container import container_spec
 
 # The shape keys a batch prediction's fallbacks may change: its machine (and its reservation: the
 # MachineSpec of BatchDedicatedResources has `reservation_affinity`, "Optional. Immutable.",
@@ -72,6 +72,7 @@ INPUTS = (
     "reservation_affinity",
     "model",
     "artifact_uri",
+    "serving_image",
     "images",
     "output_dir",
     "max_hourly_usd",
@@ -211,6 +212,9 @@ def _model_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         ]
     if not local and not artifact.startswith("gs://"):
         return [("artifact_uri", f"artifact_uri {artifact!r} must be a gs:// URI for the vertex runner")]
+    image = props.get("serving_image")
+    if not local and not is_unknown(image) and not (isinstance(image, str) and image):
+        return [("serving_image", "serving_image (the image that serves artifact_uri) is required with it")]
     return []
 
 
@@ -263,10 +267,9 @@ def build_job(inputs: Inputs, key: str) -> aiplatform_v1.BatchPredictionJob:
         job.model = inputs.model_name
     else:
         job.unmanaged_container_model = aiplatform_v1.UnmanagedContainerModel(
+            # The local runner runs serving/ from this checkout: no image (check requires one on Vertex).
             artifact_uri=inputs.artifact_uri,
-            container_spec=aiplatform_v1.ModelContainerSpec(
-                image_uri=prediction_image(inputs.common.region or "us", bool(machines.accelerator_count))
-            ),
+            container_spec=container_spec(inputs.serving_image),
         )
     return job
 
@@ -284,6 +287,7 @@ class Inputs:
     model: str  # a Model Registry name (full or the id alone), or "": artifact_uri
     artifact_uri: str
     images: str  # a local folder or gs:// prefix
+    serving_image: str  # the stack's serving image ("": the local runner runs serving/ from this checkout)
 
     @property
     def pools(self) -> tuple[placement.Pool, ...]:
@@ -326,4 +330,5 @@ def body(props: Mapping[str, Any]) -> Inputs:
         model=str(props.get("model") or ""),
         artifact_uri=str(props.get("artifact_uri") or ""),
         images=str(props.get("images") or ""),
+        serving_image=str(props.get("serving_image") or ""),
     )

@@ -71,6 +71,26 @@ def gpu_quota_id(accelerator_type: str, preemptible: bool) -> str:
     return f"CustomModelTraining{kind}{QUOTA_GPU_NAMES[accelerator_type]}GPUsPerProjectPerRegion"
 
 
+def serving_gpu_quota_id(accelerator_type: str, spot: bool) -> str:
+    """A deployed model's GPU quota: Google's `get_quota_id` (above) maps serving to
+    `CustomModelServing<GPU>GPUsPerProjectPerRegion` and Spot serving to `CustomModelServingPreemptible...`
+    (read 2026-11-22); a Google Model Garden notebook names both for H100 (vertex-ai-samples, read
+    2026-11-29). DedicatedResources.max_replica_count: quota is charged for "max_replica_count * number of
+    GPUs per replica" (machine_resources.proto, read 2026-11-29)."""
+    kind = "Preemptible" if spot else ""
+    return f"CustomModelServing{kind}{QUOTA_GPU_NAMES[accelerator_type]}GPUsPerProjectPerRegion"
+
+
+def serving_needs(accelerator_type: str | None, count: int, max_replicas: int, spot: bool) -> list[QuotaNeed]:
+    """The GPUs a deployment holds in quota across a retraining, when the old and the new version are
+    deployed at once (2 x max replicas x GPUs); none for a CPU-only one or a GPU without a quota name."""
+    if not accelerator_type or not count or accelerator_type not in QUOTA_GPU_NAMES:
+        return []
+    spot_words = "Spot " if spot else ""
+    what = f"{spot_words}{accelerator_type} GPU(s): max replicas x GPUs, twice while a retraining swaps"
+    return [QuotaNeed(serving_gpu_quota_id(accelerator_type, spot), 2 * max_replicas * count, what)]
+
+
 def cpu_quota_id(preemptible: bool) -> str:
     """The vCPU quota of N1 and E2 machine types (CPU_QUOTA_FAMILIES) only."""
     return f"CustomModelTraining{'Preemptible' if preemptible else ''}CPUsPerProjectPerRegion"

@@ -66,6 +66,9 @@ class CustomJobArgs:
     experiment_run: pulumi.Input[str] | None = None
     # The job this one needs to have succeeded (workloads/gate.py): not what the job computes, never diffed.
     upstream_job: pulumi.Input[str] | None = None
+    # How the pools' image was made, by digest (the image build's `builder_image`, `base_images`): written
+    # into run.json, so a run names what it ran; changes in place (spec.IN_PLACE_INPUTS).
+    image_sources: pulumi.Input[dict[str, Any]] | None = None
 
 
 # The args besides the pools that make the shape chain (placement.shapes), so its prices.

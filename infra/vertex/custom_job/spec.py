@@ -26,9 +26,11 @@ from infra.vertex.lifecycle.request import Common
 # machines the job asks for (MachineSpec, "Immutable."), so it replaces the job, as scheduling_strategy does.
 # `experiment` and `experiment_run` only say where the console compares the run (experiments.py): a changed
 # link never reruns a job (and stacks from before the link keep their jobs). `max_hourly_usd` and
-# `allow_unpriced_shapes` only say which shapes of the chain may run (cost/limits.py).
+# `allow_unpriced_shapes` only say which shapes of the chain may run (cost/limits.py). `image_sources` says
+# how the image (named by digest in the pools) was made, for run.json: a job never reruns for it.
 IN_PLACE_INPUTS = frozenset(
     {
+        "image_sources",
         "wait",
         "poll_interval_seconds",
         "queue_timeout_seconds",
@@ -71,6 +73,7 @@ INPUTS = (
     "experiment_run",
     "max_hourly_usd",
     "allow_unpriced_shapes",
+    "image_sources",
 )
 OUTPUTS = (
     "job_name",

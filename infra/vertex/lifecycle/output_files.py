@@ -74,6 +74,17 @@ def subdirectories(uri: str) -> list[str]:
     return sorted(str(child) for child in path.iterdir() if child.is_dir())
 
 
+def missing_files(directory: str, names: tuple[str, ...]) -> list[str]:
+    """Which of `names` (relative paths) are not files under `directory`, a gs:// URI or a local folder."""
+    if directory.startswith("gs://"):
+        bucket, prefix = _split(directory)
+        prefix = prefix.rstrip("/") + "/" if prefix.strip("/") else ""
+        client = storage.Client()
+        return [name for name in names if not client.bucket(bucket).blob(prefix + name).exists()]
+    root = Path(directory).expanduser()
+    return [name for name in names if not (root / name).is_file()]
+
+
 def files_under(uri: str, suffixes: tuple[str, ...]) -> list[str]:
     """Every file under a gs:// prefix or in a local folder (recursively) whose name ends with one of
     `suffixes` (any case), sorted; [] when there is none."""

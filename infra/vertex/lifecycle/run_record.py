@@ -43,6 +43,8 @@ RUN_OUTPUTS = (
     "service_account",
     "experiment",
     "experiment_run",
+    # How the image was made, by digest: the builder that ran and each base image as resolved.
+    "image_sources",
 )
 # A kind's own outputs on top of those (by run.json `kind`, infra/vertex/kinds.py): a study's trials and the
 # best one; a batch prediction's model, images and where its predictions are.

@@ -22,11 +22,11 @@ class ModelVersionArgs:
     model_id: str  # the stack's parent model: every upload is a new version of it
     display_name: str
     artifact_uri: pulumi.Input[str]  # the training job's SavedModel directory (gs://)
+    serving_image: pulumi.Input[str]  # the stack's serving image (serving/), by digest
     labels: dict[str, str] = field(default_factory=dict)
     version_aliases: list[str] = field(default_factory=list)  # besides `default`, which the newest holds
     version_description: str | None = None
     service_account: pulumi.Input[str] | None = None  # reads artifact_uri; unset: Vertex's service agent
-    serving_image: str | None = None  # unset: model_spec.prediction_image(region)
 
 
 def to_props(args: ModelVersionArgs) -> dict[str, Any]:

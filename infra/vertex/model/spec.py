@@ -15,7 +15,7 @@ from google.cloud import aiplatform_v1
 
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.lifecycle.checks import KEY_LABEL, label_failures
-from infra.vertex.prediction_image import PREDICTION_TF_VERSION, prediction_image  # noqa: F401
+from infra.vertex.serving_container import container_spec
 
 # The alias Vertex resolves a model name without a version to; it follows the newest upload here.
 DEFAULT_ALIAS = "default"
@@ -43,10 +43,7 @@ DEFAULTS: dict[str, Any] = {"labels": {}, "version_aliases": [], "version_descri
 
 
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
-    out = {**DEFAULTS, **props}
-    if "serving_image" not in props and isinstance(out.get("region"), str) and not is_unknown(out["region"]):
-        out["serving_image"] = prediction_image(out["region"])
-    return out
+    return {**DEFAULTS, **props}
 
 
 def model_key(props: Mapping[str, Any]) -> str:
@@ -72,7 +69,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     def known(key: str) -> bool:
         return key in props and not is_unknown(props[key])
 
-    for key in ("project", "region", "model_id", "display_name", "artifact_uri"):
+    for key in ("project", "region", "model_id", "display_name", "artifact_uri", "serving_image"):
         if key not in props:
             failures.append((key, f"{key} is required"))
     if known("model_id") and not _MODEL_ID.fullmatch(str(props["model_id"])):
@@ -107,11 +104,11 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def build_model(props: Mapping[str, Any]) -> aiplatform_v1.Model:
-    """The Model version to upload: the SavedModel directory, served by the prebuilt TF container."""
+    """The Model version to upload: the trainer's model directory, served by the stack's serving image."""
     return aiplatform_v1.Model(
         display_name=props["display_name"],
         artifact_uri=props["artifact_uri"],
-        container_spec=aiplatform_v1.ModelContainerSpec(image_uri=props["serving_image"]),
+        container_spec=container_spec(props["serving_image"]),
         labels={**props["labels"], KEY_LABEL: model_key(props)},
         # `default` goes with the upload, as google-cloud-aiplatform 2.7.0's Model.upload sends it with
         # is_default_version=True (models.py, ModelRegistry._get_true_alias_list): Vertex moves it to the new

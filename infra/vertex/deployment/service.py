@@ -1,0 +1,263 @@
+"""A deployed model on an endpoint, through Vertex AI's EndpointServiceClient (regional, or the emulator):
+read, deploy with all traffic, undeploy with a traffic split that removes it, waiting on each operation."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from google.api_core import exceptions as gexc
+from google.cloud import aiplatform_v1
+from google.cloud.aiplatform_v1.services.endpoint_service.transports import EndpointServiceGrpcTransport
+
+from infra.dynamic import retries
+from infra.dynamic.endpoints import client_kwargs
+from infra.dynamic.errors import ProviderError
+from infra.dynamic.polling import poll_until
+from infra.guard.deployed_models import traffic_without
+
+T = TypeVar("T")
+CALL_TIMEOUT_SECONDS = 60.0
+# A line on stderr this often while an operation runs and nothing else is said.
+HEARTBEAT_SECONDS = 60.0
+
+
+class DeploymentError(ProviderError):
+    """A deploy or undeploy failed, did not finish in time, or the API refused a request."""
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """One DeployedModel as the endpoint reports it, with the endpoint's traffic to it."""
+
+    endpoint: str
+    deployed_model_id: str
+    model: str  # as deployed: projects/P/locations/R/models/M@V
+    model_version_id: str
+    traffic_percent: int
+    available_replicas: int
+    min_replicas: int
+    max_replicas: int
+    machine_type: str
+    accelerator_type: str
+    accelerator_count: int
+    spot: bool
+    create_time: str
+
+
+def _iso(stamp: Any) -> str:
+    return stamp.isoformat() if stamp else ""
+
+
+def deployed_models(endpoint: aiplatform_v1.Endpoint) -> list[Deployed]:
+    """Every model deployed on `endpoint`, oldest first."""
+    split = dict(endpoint.traffic_split)
+    out = []
+    for d in endpoint.deployed_models:
+        resources, machine = d.dedicated_resources, d.dedicated_resources.machine_spec
+        accelerator = machine.accelerator_type.name if machine.accelerator_type else ""
+        out.append(
+            Deployed(
+                endpoint=endpoint.name,
+                deployed_model_id=d.id,
+                model=d.model,
+                model_version_id=d.model_version_id,
+                traffic_percent=split.get(d.id, 0),
+                available_replicas=d.status.available_replica_count,
+                min_replicas=resources.min_replica_count,
+                max_replicas=resources.max_replica_count,
+                machine_type=machine.machine_type,
+                accelerator_type="" if accelerator == "ACCELERATOR_TYPE_UNSPECIFIED" else accelerator,
+                accelerator_count=machine.accelerator_count,
+                spot=resources.spot,
+                create_time=_iso(d.create_time),
+            )
+        )
+    return sorted(out, key=lambda d: d.create_time)
+
+
+def endpoint_client(region: str) -> aiplatform_v1.EndpointServiceClient:
+    return aiplatform_v1.EndpointServiceClient(
+        **client_kwargs(EndpointServiceGrpcTransport, f"{region}-aiplatform.googleapis.com")
+    )
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class Endpoints:
+    """The deployed models of endpoints in one project and region; `say` gets progress lines."""
+
+    def __init__(
+        self,
+        project: str,
+        region: str,
+        say: Callable[[str], None] = _say,
+        first_retry_delay: float = 1.0,
+    ):
+        self.project, self.region, self.say = project, region, say
+        self.first_retry_delay = first_retry_delay
+        self._client: aiplatform_v1.EndpointServiceClient | None = None
+
+    @property
+    def client(self) -> aiplatform_v1.EndpointServiceClient:
+        if self._client is None:
+            self._client = endpoint_client(self.region)
+        return self._client
+
+    def _call(self, what: str, call: Callable[[], T]) -> T:
+        try:
+            return retries.with_retry(
+                call, what, self.first_retry_delay, error=DeploymentError, service="Vertex AI"
+            )
+        except gexc.GoogleAPICallError as exc:
+            raise DeploymentError(explain(exc, what, self.project, self.region), exc) from None
+
+    def get(self, endpoint: str) -> aiplatform_v1.Endpoint | None:
+        """The endpoint, or None when it does not exist."""
+        try:
+            return self._call(
+                f"Reading {endpoint}",
+                lambda: self.client.get_endpoint(name=endpoint, timeout=CALL_TIMEOUT_SECONDS),
+            )
+        except DeploymentError as exc:
+            if isinstance(exc.api_error, gexc.NotFound):
+                return None
+            raise
+
+    def find(self, endpoint: str, deployed_id: str) -> Deployed | None:
+        """Our DeployedModel on the endpoint, or None (it, or the endpoint, is gone)."""
+        found = self.get(endpoint)
+        matches = [d for d in deployed_models(found) if d.deployed_model_id == deployed_id] if found else []
+        return matches[0] if matches else None
+
+    def deploy(
+        self, endpoint: str, model: aiplatform_v1.DeployedModel, deadline: float, interval: float
+    ) -> Deployed:
+        """Deploys `model` with all the endpoint's traffic (DeployModel, "0": 100) and waits for it; adopts
+        the same id when an interrupted `up` deployed it, or waits for that deploy while it still runs."""
+        existing = self.find(endpoint, model.id)
+        if existing is not None:
+            self.say(f"adopting DeployedModel {model.id}, deployed earlier with the same inputs")
+            return existing
+        what = f"Deploying {model.model} to {endpoint}"
+        try:
+            operation = self._call(
+                what,
+                lambda: self.client.deploy_model(
+                    endpoint=endpoint,
+                    deployed_model=model,
+                    traffic_split={"0": 100},
+                    timeout=CALL_TIMEOUT_SECONDS,
+                ),
+            )
+        except DeploymentError as exc:
+            if not isinstance(exc.api_error, gexc.AlreadyExists):
+                raise
+            # An interrupted `up` started this very deploy (same id): wait for it rather than deploy twice.
+            self.say(f"DeployedModel {model.id} is being deployed already (an interrupted `up`): waiting")
+            return self._await_appearance(endpoint, model.id, deadline, interval)
+        self.say(f"deploying {model.model} as DeployedModel {model.id} ({operation.operation.name})")
+        self._await(what, operation, deadline, interval)
+        found = self.find(endpoint, model.id)
+        if found is None:
+            raise DeploymentError(f"{what}: the operation ended but DeployedModel {model.id} is not there.")
+        return found
+
+    def undeploy(self, endpoint: str, deployed_id: str, deadline: float, interval: float) -> bool:
+        """Undeploys it, moving its traffic away in the same call; False when it was gone already."""
+        current = self.get(endpoint)
+        ids = [d.deployed_model_id for d in deployed_models(current)] if current else []
+        if deployed_id not in ids or current is None:
+            return False
+        split = traffic_without(dict(current.traffic_split), ids, deployed_id)
+        what = f"Undeploying DeployedModel {deployed_id} from {endpoint}"
+        try:
+            operation = self._call(
+                what,
+                lambda: self.client.undeploy_model(
+                    endpoint=endpoint,
+                    deployed_model_id=deployed_id,
+                    traffic_split=split,
+                    timeout=CALL_TIMEOUT_SECONDS,
+                ),
+            )
+        except DeploymentError as exc:
+            if isinstance(exc.api_error, gexc.NotFound):
+                return False
+            raise
+        self._await(what, operation, deadline, interval)
+        return True
+
+    def _await(self, what: str, operation: Any, deadline: float, interval: float) -> Any:
+        """The operation's result, polled with a heartbeat line; an error past `deadline`."""
+        started = last = time.time()
+
+        def read(done: bool) -> bool:
+            nonlocal last
+            if time.time() - last >= HEARTBEAT_SECONDS:
+                last = time.time()
+                self.say(f"still {what[0].lower()}{what[1:]} after {int(last - started)}s")
+            return bool(operation.done())
+
+        finished = poll_until(bool(operation.done()), read, bool, deadline, interval)
+        if not finished:
+            raise DeploymentError(
+                f"{what}: Vertex AI accepted the request but its operation {operation.operation.name} had "
+                f"not finished after {int(time.time() - started)}s. Check the endpoint in the console, "
+                "then run `pulumi refresh` and `pulumi up` again (the deployment is found again by its id)."
+            ) from None
+        try:
+            return operation.result(timeout=CALL_TIMEOUT_SECONDS)
+        except (concurrent.futures.TimeoutError, gexc.RetryError):
+            raise DeploymentError(f"{what}: the operation's result could not be read; retry.") from None
+        except gexc.GoogleAPICallError as exc:
+            raise DeploymentError(explain(exc, what, self.project, self.region), exc) from None
+
+    def _await_appearance(
+        self, endpoint: str, deployed_id: str, deadline: float, interval: float
+    ) -> Deployed:
+        found = poll_until(
+            self.find(endpoint, deployed_id),
+            lambda _before: self.find(endpoint, deployed_id),
+            lambda now: now is not None,
+            deadline,
+            interval,
+        )
+        if found is None:
+            raise DeploymentError(
+                f"DeployedModel {deployed_id} was still being deployed to {endpoint} at the deadline; "
+                "run `pulumi up` again."
+            )
+        return found
+
+
+def explain(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) -> str:
+    """What a permanent EndpointService error means and what to do, in one paragraph."""
+    message = exc.message or str(exc)
+    if isinstance(exc, gexc.TooManyRequests):
+        return (
+            f"{what} was refused for quota (429 RESOURCE_EXHAUSTED): {message} A deployment counts its "
+            "max replicas against the project's Vertex AI serving quotas in the region, and a retraining "
+            "holds the old and the new deployment at once; lower maxReplicas or request more quota "
+            f"(https://console.cloud.google.com/iam-admin/quotas?project={project})."
+        )
+    if isinstance(exc, gexc.PermissionDenied):
+        return (
+            f"{what} was denied in project {project}: {message} The identity running Pulumi needs "
+            "roles/aiplatform.user on the project (aiplatform.endpoints.deploy / undeploy)."
+        )
+    if isinstance(exc, gexc.InvalidArgument):
+        return (
+            f"Vertex AI rejected the deployment ({what}): {message} Check vertex-training:endpoint "
+            f"(machineType, acceleratorType, acceleratorCount, replicas) against the machine types "
+            f"Vertex AI serves in {region}."
+        )
+    if isinstance(exc, gexc.NotFound):
+        return f"{what}: {message} The endpoint or the model version no longer exists; run `pulumi refresh`."
+    return f"{what} failed ({retries.code_name(exc)}): {message}"
