@@ -23,8 +23,8 @@ from typing import Any, TypeGuard
 from infra.config.reader import ConfigError
 from infra.config.stack_file import load_stack
 from infra.credentials import credentials_problem
+from infra.dynamic.polling import duration_text
 from infra.vertex import kinds
-from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.output_files import join, read_text, subdirectories
 from infra.vertex.lifecycle.run_record import RUN_FILE, arg_values
 

@@ -12,6 +12,18 @@ POLL_CAP_SECONDS = 60.0
 POLL_GROWTH = 1.5
 
 
+def duration_text(seconds: float) -> str:
+    """How long, as messages say it: `42s`, `3m 05s`, `2h 07m`."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m {seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
 def poll_until(
     status: S,
     read: Callable[[S], S],

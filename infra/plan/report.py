@@ -114,7 +114,7 @@ def _job_lines(index: int, job: PlannedJob) -> list[str]:
         lines.append(f"     worst case: unknown ({why})")
     unpriced = [s.name for s in job.shapes if s.hourly_usd is None and s.skipped is None]
     if job.max_cost_usd is not None and not job.local:
-        # cost/cap.py counts a shape's price or bound; without allowUnpricedShapes an unpriced shape is
+        # lifecycle/cap.py counts a shape's price or bound; without allowUnpricedShapes an unpriced shape is
         # skipped (cost/limits.py), so the cap counts every shape the job may run on.
         held = (
             f" (allowUnpricedShapes: true: time on {', '.join(unpriced)} is not counted)" if unpriced else ""

@@ -48,12 +48,11 @@ def job_shapes(props: Mapping[str, Any], parallel: int = 1) -> tuple[ShapeDemand
     """Every shape of `props` (primary, then fallbacks), with `parallel` trials held at once."""
     found = []
     for index, shape in enumerate(placement.shapes(props)):
-        shaped = placement.apply_shape(props, shape)
-        pools = tuple(placement.pools(shaped))
+        region, pools = placement.on_shape(props, shape)
         if parallel > 1:
             pools = trials_at_once(pools, parallel)
         needs = tuple(quota_needs(pools, shape.scheduling_strategy))
-        found.append(ShapeDemand(index, shape, shaped["region"], needs))
+        found.append(ShapeDemand(index, shape, region, needs))
     return tuple(found)
 
 

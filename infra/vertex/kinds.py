@@ -1,4 +1,4 @@
-"""The registry of the Vertex job kinds this project runs: one lifecycle JobKind each (lifecycle/kind.py:
+"""The registry of the Vertex job kinds this project runs: one Kind each (lifecycle/kind.py:
 API kind, run.json kind, run folder, and everything the lifecycle asks of it).
 
 infra/guard/job_kinds.py stays the import-free table of what the kill switch and `make leftovers` list and
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from infra.vertex.batch.kind import BATCH_PREDICTION_JOB
 from infra.vertex.custom_job.kind import CUSTOM_JOB
-from infra.vertex.lifecycle.kind import JobKind
+from infra.vertex.lifecycle.kind import Kind
 from infra.vertex.tuning.kind import TUNING_JOB
 
 __all__ = [
@@ -24,7 +24,7 @@ __all__ = [
     "run_folders",
 ]
 
-KINDS: tuple[JobKind, ...] = (CUSTOM_JOB, TUNING_JOB, BATCH_PREDICTION_JOB)
+KINDS: tuple[Kind, ...] = (CUSTOM_JOB, TUNING_JOB, BATCH_PREDICTION_JOB)
 # The verbs of the shared lifecycle: submit, adopt by key label (list), watch (get), cancel and delete on
 # destroy (REST references of customJobs / hyperparameterTuningJobs / batchPredictionJobs, read 2026-11-26).
 LIFECYCLE_VERBS = ("create", "list", "get", "cancel", "delete")
@@ -34,5 +34,5 @@ def run_folders() -> tuple[str, ...]:
     return tuple(dict.fromkeys(kind.run_folder for kind in KINDS))
 
 
-def permissions(kind: JobKind) -> tuple[str, ...]:
+def permissions(kind: Kind) -> tuple[str, ...]:
     return tuple(f"aiplatform.{kind.collection}.{verb}" for verb in LIFECYCLE_VERBS)

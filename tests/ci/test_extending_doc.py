@@ -29,8 +29,8 @@ def test_every_code_block_is_the_code_of_a_named_file() -> None:
 
 
 def test_the_page_names_every_hook_and_attribute_of_the_kind_contract() -> None:
-    from infra.vertex.lifecycle.kind import JobKind
+    from infra.vertex.lifecycle.kind import Kind
 
     text = PAGE.read_text()
     named = set(re.findall(r"`(\w+)", text)) | set(re.findall(r", (\w+)`", text))
-    assert [name for name in vars(JobKind) if not name.startswith("_") and name not in named] == []
+    assert [name for name in vars(Kind) if not name.startswith("_") and name not in named] == []

@@ -104,7 +104,13 @@ def test_two_makes_started_at_once_get_folders_of_their_own_and_remove_nothing()
     names = ("LOCAL_RUN", "LOCAL_TUNE", "LOCAL_ROOT")
     env = {k: v for k, v in os.environ.items() if k not in names}
     started = [
-        subprocess.Popen(["make", "--no-print-directory", "-n", target], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            ["make", "--no-print-directory", "-n", target],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for target in ("train-local", "train-local", "tune-local", "tune-local")
     ]
     recipes = [process.communicate()[0].replace("\\\n", " ") for process in started]
@@ -137,7 +143,9 @@ def test_make_variables_are_honoured_or_refused_with_those_taken() -> None:
         ("train-local", "EPOCH=1", "EPOCHS FINE_TUNE_EPOCHS BATCH_SIZE IMAGE_SIZE COUNT"),
         ("plan", "STAKC=dev", "STACK ARGS"),
     ):
-        done = subprocess.run(["make", "--no-print-directory", "-n", target, given], cwd=ROOT, capture_output=True, text=True)
+        done = subprocess.run(
+            ["make", "--no-print-directory", "-n", target, given], cwd=ROOT, capture_output=True, text=True
+        )
         name = given.split("=")[0]
         assert done.returncode == 2 and done.stdout == "", done
         assert f"*** make {target} does not take {name}; it takes: {taken}" in done.stderr

@@ -10,11 +10,11 @@ from infra.plan.program import declared
 from infra.vertex.cost import pricing
 from infra.vertex.custom_job import spec as custom_job_spec
 from infra.vertex.lifecycle.job_provider import JobProvider
-from infra.vertex.lifecycle.kind import JobKind
+from infra.vertex.lifecycle.kind import Kind
 from tests.vertex.props import job_props, pool
 
 
-class NewKind(JobKind):
+class NewKind(Kind):
     """A kind that supplies only what differs (as a new kind would), stating no worst case of its own."""
 
     spec = custom_job_spec

@@ -24,7 +24,7 @@ def _registered(run, parallel: int | None = None) -> dict[str, list[tuple]]:
         trials = int(props.get("parallel_trial_count", 1))
         needs = []
         for shape in placement.shapes(props):
-            pools = tuple(placement.pools(placement.apply_shape(props, shape)))
+            _region, pools = placement.on_shape(props, shape)
             held = trials_at_once(pools, trials) if trials > 1 else pools
             needs.append(tuple(quota_needs(held, shape.scheduling_strategy)))
         name = NAMES.get(resource.name) or f"tuning study ({trials} trials at once)"

@@ -13,6 +13,7 @@ from infra.vertex.custom_job.resource import RESOURCE_TYPE
 from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.runners.local import runner as local_runner
 from tests.stack.conftest import run_stack, stack_config
+from tests.vertex.props import custom_job_request
 
 # NVIDIA's CUDA GPU table: Tesla T4 (Turing) has compute capability 7.5, i.e. tensor cores.
 T4_COMPUTE_CAPABILITY = (7, 5)
@@ -56,7 +57,7 @@ def test_the_trainer_would_pick_mirrored_strategy_and_float16(jobs: dict[str, di
     """TF_CONFIG as Vertex sets it for this job (the local runner reproduces Vertex's), two visible GPUs."""
     from trainer import distribute
 
-    job = spec.build_custom_job(jobs["train"])
+    job = custom_job_request(jobs["train"])
     (replica,) = local_runner.replica_plan(job, jobs["train"]["base_output_dir"])
     tf_config = replica["env"]["TF_CONFIG"]
     assert json.loads(tf_config)["task"] == {"type": "chief", "index": 0}

@@ -40,6 +40,29 @@ def job_props(**overrides: Any) -> dict[str, Any]:
     }
 
 
+def custom_job_request(props: Any, shape: Any = 0, kind: Any = None) -> Any:
+    """The Vertex request a kind (default: CustomJob) builds for these (validated, defaulted) props on
+    `shape`, or on the chain's shape of that index (0: the primary); every shape carries the key label."""
+    from infra.vertex.capacity import placement
+    from infra.vertex.custom_job.kind import CUSTOM_JOB
+
+    spec = (kind or CUSTOM_JOB).spec
+    shape = placement.shapes(props)[shape] if isinstance(shape, int) else shape
+    return spec.build_job(spec.body(props).on(shape), spec.job_key(props))
+
+
+def tuning_job_request(props: Any, shape: Any = 0) -> Any:
+    from infra.vertex.tuning.kind import TUNING_JOB
+
+    return custom_job_request(props, shape, TUNING_JOB)
+
+
+def batch_job_request(props: Any, shape: Any = None) -> Any:
+    from infra.vertex.batch.kind import BATCH_PREDICTION_JOB
+
+    return custom_job_request(props, 0 if shape is None else shape, BATCH_PREDICTION_JOB)
+
+
 def placed(props: Any, kind: Any = None, shape: Any = None) -> Any:
     """The props parsed as the provider parses them (JobRequest.parse), on `shape` (default: the chain's
     first), as the lifecycle hands them to a kind's hooks and to the cost cap."""

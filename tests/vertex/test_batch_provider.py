@@ -16,7 +16,7 @@ from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from tests.fakes.vertex import STOCKOUT
 from tests.vertex.batch_props import IMAGES, MODEL_DIR, OUTPUT_DIR, SERVING_IMAGE, batch_props, put_model
-from tests.vertex.props import PROJECT, REGION, placed
+from tests.vertex.props import PROJECT, REGION, batch_job_request, placed
 
 JobState = aiplatform_v1.JobState
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
@@ -157,7 +157,7 @@ def test_every_shape_stocked_out_names_the_vertex_quotas_page_not_training_quota
 
 
 def test_an_interrupted_create_is_adopted(fake_vertex, images, provider):
-    job = spec.build_batch_job(spec.with_defaults(batch_props()))
+    job = batch_job_request(spec.with_defaults(batch_props()))
     seeded = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
     fake_vertex._advancing.add(seeded)
     result = create(provider)
@@ -327,7 +327,7 @@ TEST_NODE_HOUR_USD = 1.0
 def test_the_cap_cancels_a_batch_job_at_its_prediction_price(fake_vertex, images, provider, monkeypatch):
     monkeypatch.setitem(pricing.PREDICTION_TABLE, REGION, {"n1-standard-4": TEST_NODE_HOUR_USD})
     fake_vertex.auto_advance = False
-    job = spec.build_batch_job(spec.with_defaults(batch_props(max_replica_count=2)))
+    job = batch_job_request(spec.with_defaults(batch_props(max_replica_count=2)))
     name = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
     fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=1800)
     # Two replicas at most: USD 2 an hour; half an hour has run, the cap is a quarter hour's worth.

@@ -7,16 +7,16 @@ from dataclasses import replace
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import pricing, spend
-from infra.vertex.cost.spend import SPENT_LABEL
+from infra.vertex.cost import pricing
 from infra.vertex.custom_job import spec
-from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import restarts, spend
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
+from infra.vertex.lifecycle.spend import SPENT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
-from tests.vertex.props import PROJECT, REGION, job_props, placed, pool
+from tests.vertex.props import PROJECT, REGION, custom_job_request, job_props, placed, pool
 
 JobState = aiplatform_v1.JobState
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
@@ -147,7 +147,7 @@ def test_a_replacement_says_what_the_previous_run_cost(fake_vertex, capsys):
 
 def test_a_running_job_is_cancelled_when_its_cost_of_all_attempts_reaches_the_cap(fake_vertex, capsys):
     fake_vertex.auto_advance = False
-    job = spec.build_custom_job(spec.with_defaults(job_props()))
+    job = custom_job_request(spec.with_defaults(job_props()))
     job.labels[ATTEMPT_LABEL] = "2-3000"  # a first attempt ran 50 minutes on this shape
     job.labels[SPENT_LABEL] = f"{round(HOURLY * 3000 / 36)}-1"  # and cost this, in cents
     name = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
@@ -172,7 +172,7 @@ def test_a_running_job_is_cancelled_when_its_cost_of_all_attempts_reaches_the_ca
 def test_a_spot_job_past_its_cap_is_cancelled_at_the_on_demand_bound(fake_vertex, capsys):
     """No Spot price is sourced without the catalog: the cap counts the same shape's on-demand price."""
     fake_vertex.auto_advance = False
-    job = spec.build_custom_job(spec.with_defaults(job_props(spot=True)))
+    job = custom_job_request(spec.with_defaults(job_props(spot=True)))
     name = fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_RUNNING)
     fake_vertex.jobs[name].start_time = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=1800)
     provider = CustomJobProvider()
@@ -258,7 +258,7 @@ def test_time_on_an_unpriced_shape_is_never_priced_at_another_shapes_rate(fake_v
 def test_an_adopted_job_without_the_cost_of_its_earlier_attempts_says_the_cap_cannot_count_them(
     fake_vertex, capsys
 ):
-    job = spec.build_custom_job(spec.with_defaults(job_props()))
+    job = custom_job_request(spec.with_defaults(job_props()))
     job.labels[ATTEMPT_LABEL] = "2-3000"  # submitted before attempts carried their cost
     fake_vertex.add_job(PARENT, job, JobState.JOB_STATE_SUCCEEDED)  # an interrupted `up` left it behind
     provider = CustomJobProvider()

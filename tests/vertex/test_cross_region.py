@@ -6,16 +6,16 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import aiplatform_v1
 
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import attempts
+from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.vertex import VertexRunner
 from tests.fakes.vertex import STOCKOUT, STOCKOUT_MESSAGE, TERMINAL, FakeJobService, region_of, shape_of
-from tests.vertex.props import PROJECT, REGION, job_props
+from tests.vertex.props import PROJECT, REGION, custom_job_request, job_props
 
 JobState = aiplatform_v1.JobState
 OTHER = "us-east4"
@@ -145,9 +145,9 @@ def test_an_interrupted_create_adopts_the_live_job_in_the_fallback_region(fake_v
     finds that job by its key label there and waits for it: no second job."""
     props = spec.with_defaults(checked())
     key = spec.job_key(props)
-    home = fake_vertex.add_job(HOME_PARENT, spec.build_custom_job(props, 0))
+    home = fake_vertex.add_job(HOME_PARENT, custom_job_request(props, 0))
     fake_vertex.set_state(home, JobState.JOB_STATE_FAILED, STOCKOUT_MESSAGE.format(region=REGION), 8)
-    earlier = fake_vertex.add_job(OTHER_PARENT, spec.build_custom_job(props, 2), JobState.JOB_STATE_RUNNING)
+    earlier = fake_vertex.add_job(OTHER_PARENT, custom_job_request(props, 2), JobState.JOB_STATE_RUNNING)
     fake_vertex.jobs[earlier].labels[ATTEMPT_LABEL] = "1-0-2"
     fake_vertex._advancing.add(earlier)  # it goes on to succeed
     assert live(fake_vertex, key) == [earlier]

@@ -25,7 +25,7 @@ from tests.fakes.vertex import (
     WAIT_FAILED,
     shape_of,
 )
-from tests.vertex.props import PROJECT, REGION, job_props, placed, pool
+from tests.vertex.props import PROJECT, REGION, custom_job_request, job_props, placed, pool
 
 JobState = aiplatform_v1.JobState
 Strategy = aiplatform_v1.Scheduling.Strategy
@@ -263,7 +263,7 @@ def test_a_flex_start_job_that_failed_after_starting_is_the_trainers_failure(fak
 @pytest.mark.parametrize("edited", [CHAIN, CHAIN[::-1]], ids=["same chain", "chain edited meanwhile"])
 def test_an_interrupted_up_adopts_the_live_fallback_job(fake_vertex, edited):
     props = spec.with_defaults(job_props(spot=True, fallbacks=CHAIN))
-    live = fake_vertex.add_job(PARENT, spec.build_custom_job(props, 1), JobState.JOB_STATE_RUNNING)
+    live = fake_vertex.add_job(PARENT, custom_job_request(props, 1), JobState.JOB_STATE_RUNNING)
     fake_vertex.jobs[live].labels[ATTEMPT_LABEL] = "1-0-1"
     fake_vertex._advancing.add(live)
     outs = create(fallbacks=edited).outs
@@ -340,7 +340,7 @@ def test_an_update_waits_on_a_flex_start_fallback_by_its_max_wait(fake_vertex):
     fallback = {"machine_type": flex[0], "accelerator_type": flex[1], "scheduling_strategy": flex[2]}
     overrides = {"fallbacks": [fallback], "max_wait_seconds": 30, "queue_timeout_seconds": 0.3}
     props = CustomJobProvider().check({}, job_props(**overrides, poll_interval_seconds=0.05)).inputs
-    live = fake_vertex.add_job(PARENT, spec.build_custom_job(props, 1), JobState.JOB_STATE_QUEUED)
+    live = fake_vertex.add_job(PARENT, custom_job_request(props, 1), JobState.JOB_STATE_QUEUED)
     fake_vertex.jobs[live].labels[ATTEMPT_LABEL] = "1-0-1"
     fake_vertex._advancing.add(live)
     fake_vertex.capacity[flex] = QUEUED

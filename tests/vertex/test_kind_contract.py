@@ -13,7 +13,7 @@ from infra.vertex.cost import pricing
 from infra.vertex.custom_job import spec as custom_spec
 from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle import run_record
-from infra.vertex.lifecycle.kind import JobKind
+from infra.vertex.lifecycle.kind import Kind
 from infra.vertex.lifecycle.props import REQUIRED, SHARED_OUTPUTS
 from infra.vertex.tuning.kind import TUNING_JOB
 from infra.vertex.tuning.spec import OUTPUTS as TUNING_OUTPUTS
@@ -24,7 +24,7 @@ from tests.vertex.props import job_props
 def test_a_kind_without_an_output_location_cannot_be_defined() -> None:
     with pytest.raises(TypeError, match="must name its output location"):
 
-        class Nowhere(JobKind):
+        class Nowhere(Kind):
             noun = "Nowhere job"
 
 
@@ -81,8 +81,8 @@ def test_a_batch_jobs_machines_are_one_prediction_pool_with_no_training_price() 
     ]
     shape = placement.primary_shape(props)
     assert (shape.machine_type, shape.scheduling_strategy) == ("n1-standard-4", "STANDARD")
-    moved = placement.apply_shape(props, placement.resolve({"region": "europe-west4"}, shape))
-    assert moved["region"] == "europe-west4" and "worker_pools" not in moved
+    moved = batch_spec.body(props).on(placement.resolve({"region": "europe-west4"}, shape))
+    assert moved.common.region == "europe-west4" and moved.pools == (pool,)
 
 
 def test_one_registry_of_kinds_names_each_row_of_the_kill_switch_table_once() -> None:
@@ -105,14 +105,18 @@ def test_every_kind_parses_its_own_body_and_a_record_without_it_still_parses() -
     from tests.vertex.tuning_props import tuning_props
 
     linked = job_props(experiment="vertex-training-dev", experiment_run="train-a1")
-    training = JobRequest.parse(CUSTOM_JOB, linked).body_as(custom_spec.Training)
-    assert training == custom_spec.Training("vertex-training-dev", "train-a1", ("--epochs", "2"))
-    study = JobRequest.parse(TUNING_JOB, tuning_props(max_trial_count=5, parallel_trial_count=2))
-    assert study.body_as(tuning_spec.Study).waves == 3
-    inputs = JobRequest.parse(BATCH_PREDICTION_JOB, batch_props()).body_as(batch_spec.Inputs)
+    training: custom_spec.Training = JobRequest.parse(CUSTOM_JOB, linked).body
+    assert (training.experiment, training.experiment_run) == ("vertex-training-dev", "train-a1")
+    assert (
+        training.chief_args == ("--epochs", "2") and training.common.output_dir == linked["base_output_dir"]
+    )
+    study = JobRequest.parse(TUNING_JOB, tuning_props(max_trial_count=5, parallel_trial_count=2)).body
+    assert study.waves == 3 and study.common == study.trial.common
+    inputs = JobRequest.parse(BATCH_PREDICTION_JOB, batch_props()).body
     assert inputs.instances_uri == batch_props()["output_dir"].rstrip("/") + "/" + batch_spec.INSTANCES_FILE
-    with pytest.raises(AssertionError):
-        JobRequest.parse(CUSTOM_JOB, job_props()).body_as(batch_spec.Inputs)
     bare = {"runner": "vertex", "region": "us-central1", "display_name": "old"}
-    assert JobRequest.parse(TUNING_JOB, bare).body == tuning_spec.Study("", "MAXIMIZE", 1, 1)  # its default
-    assert JobRequest.parse(BATCH_PREDICTION_JOB, bare).body == batch_spec.Inputs("", "")
+    old: tuning_spec.Study = JobRequest.parse(TUNING_JOB, bare).body
+    assert (old.goal, old.max_trial_count, old.parallel_trial_count) == ("MAXIMIZE", 1, 1)  # its defaults
+    assert old.trial.worker_pools == ()
+    old_batch = JobRequest.parse(BATCH_PREDICTION_JOB, bare).body
+    assert (old_batch.images, old_batch.common.output_dir) == ("", "")

@@ -17,7 +17,7 @@ from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.custom_job.report import summary_line
 from infra.vertex.lifecycle import placing
 from tests.fakes.vertex import STOCKOUT, FakeJobService
-from tests.vertex.props import PROJECT, job_props, placed, pool
+from tests.vertex.props import PROJECT, custom_job_request, job_props, placed, pool
 
 L4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"}
 T4_QUOTA = "CustomModelTrainingT4GPUsPerProjectPerRegion"
@@ -121,7 +121,7 @@ def test_the_fake_keeps_capacity_per_region_and_shape(fake_vertex: FakeJobServic
     client = aiplatform_v1.JobServiceClient(
         **client_kwargs(JobServiceGrpcTransport, "us-central1-aiplatform.googleapis.com")
     )
-    job = spec.build_custom_job(props(spot=True), 0)
+    job = custom_job_request(props(spot=True), 0)
     states = {}
     for region in ("us-central1", "us-east4"):
         created = client.create_custom_job(parent=f"projects/{PROJECT}/locations/{region}", custom_job=job)

@@ -13,9 +13,9 @@ from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local import study as local_study
 from infra.vertex.runners.local.runner import LOCAL_PREFIX, LocalRunner
-from infra.vertex.tuning.trials import Trial
+from infra.vertex.runners.trials import Trial
 from infra.vertex.tuning_provider import TuningJobProvider
-from tests.vertex.props import pool
+from tests.vertex.props import pool, tuning_job_request
 from tests.vertex.tuning_props import tuning_props
 
 # Reports metric = x * 10 + y (the hypertune file format), or fails when x is 0.3; sleeps for --sleep.
@@ -146,7 +146,7 @@ def test_trial_job_adds_flags_env_and_output_dir_to_the_trial_spec(tmp_path):
     from infra.vertex.tuning import spec as tuning_spec
 
     props = tuning_spec.with_defaults(local_props(tmp_path))
-    study = tuning_spec.build_tuning_job(props)
+    study = tuning_job_request(props)
     job = local_study.trial_job(study, "3", {"x": 0.2, "y": "2"}, "/runs/study")
     container = job.job_spec.worker_pool_specs[0].container_spec
     assert list(container.args)[-2:] == ["--x=0.2", "--y=2"]

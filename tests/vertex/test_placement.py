@@ -8,12 +8,11 @@ from pulumi.output import Unknown
 from infra.vertex.capacity import placement, quotas
 from infra.vertex.capacity.machines import FAMILY_ACCELERATORS
 from infra.vertex.capacity.placement import Shape
-from infra.vertex.cost import spend
 from infra.vertex.custom_job import spec
-from infra.vertex.lifecycle import restarts, waiting
+from infra.vertex.lifecycle import restarts, spend, waiting
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus
-from tests.vertex.props import job_props, placed, pool
+from tests.vertex.props import custom_job_request, job_props, placed, pool
 
 Strategy = aiplatform_v1.Scheduling.Strategy
 A100 = {"machine_type": "a2-highgpu-1g", "accelerator_type": "NVIDIA_TESLA_A100"}
@@ -38,13 +37,13 @@ def test_a_shape_applies_to_the_chief_and_the_accelerator_pools_only():
         Shape("n1-standard-8", "NVIDIA_TESLA_T4", 1, "SPOT"),
     )
     assert l4 == Shape("g2-standard-8", "NVIDIA_L4", 1, "SPOT")  # count and strategy from the primary
-    chief, workers, cpu = placement.apply_shape(props, l4)["worker_pools"]
-    assert (chief["machine_type"], workers["machine_type"], cpu["machine_type"]) == (
+    chief, workers, cpu = spec.body(props).on(l4).pools
+    assert (chief.machine_type, workers.machine_type, cpu.machine_type) == (
         "g2-standard-8",
         "g2-standard-8",
         "e2-standard-4",
     )
-    assert workers["replica_count"] == 3 and "accelerator_type" not in cpu
+    assert workers.replica_count == 3 and cpu.accelerator_type is None
 
 
 @pytest.mark.parametrize(
@@ -68,7 +67,7 @@ def test_flex_start_spec_carries_strategy_and_max_wait():
         )
     )
     assert spec.validate(props) == []
-    scheduling = spec.build_custom_job(props).job_spec.scheduling
+    scheduling = custom_job_request(props).job_spec.scheduling
     assert scheduling.strategy == Strategy.FLEX_START and scheduling.max_wait_duration.total_seconds() == 7200
     assert waiting.queue_limit_seconds(placed(props)) == 7200
     no_wait = spec.with_defaults({**props, "max_wait_seconds": None})
@@ -77,7 +76,7 @@ def test_flex_start_spec_carries_strategy_and_max_wait():
 
 def test_a_fallback_builds_its_own_shape_under_the_primary_key():
     props = spec.with_defaults(job_props(spot=True, fallbacks=[{"scheduling_strategy": "STANDARD"}]))
-    primary, fallback = spec.build_custom_job(props, 0), spec.build_custom_job(props, 1)
+    primary, fallback = custom_job_request(props, 0), custom_job_request(props, 1)
     assert primary.job_spec.scheduling.strategy == Strategy.SPOT
     assert fallback.job_spec.scheduling.strategy == Strategy.STANDARD
     assert primary.labels[KEY_LABEL] == fallback.labels[KEY_LABEL] == spec.job_key(props)
@@ -150,7 +149,7 @@ def test_max_wait_zero_waits_indefinitely_and_the_provider_allows_grace():
     assert failures(**flex, max_wait_seconds=0) == []
     zero = spec.with_defaults(job_props(**flex, max_wait_seconds=0))
     # 0 is sent (Vertex: "If set to 0, the job will wait indefinitely"), not left out (its default: 1 day).
-    assert "max_wait_duration" in spec.build_custom_job(zero).job_spec.scheduling
+    assert "max_wait_duration" in custom_job_request(zero).job_spec.scheduling
     assert waiting.queue_deadline_seconds(placed(zero)) == float("inf")
     hour = spec.with_defaults(job_props(**flex, max_wait_seconds=3600))
     assert waiting.queue_deadline_seconds(placed(hour)) == 3600 + waiting.FLEX_START_WAIT_GRACE_SECONDS
@@ -163,7 +162,7 @@ def test_a_gpu_job_falls_back_to_an_explicit_cpu_shape():
     assert cpu == Shape("n1-highcpu-16", None, 0, "SPOT")
     assert failures(spot=True, fallbacks=[{"machine_type": "n1-highcpu-16", "accelerator_count": 0}]) == []
     props = spec.with_defaults(job_props(spot=True))
-    assert "accelerator_type" not in placement.apply_shape(props, cpu)["worker_pools"][0]
+    assert spec.body(props).on(cpu).pools[0].accelerator_type is None
     # The other way round, a GPU count with no type to take from a CPU primary, is reported, not a KeyError.
     cpu_pool = pool(machine_type="n1-standard-8", accelerator_type=None, accelerator_count=0)
     found = failures(

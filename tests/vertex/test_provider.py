@@ -20,7 +20,7 @@ from infra.vertex.lifecycle.errors import JobError, with_retry
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.vertex import VertexRunner
-from tests.vertex.props import PROJECT, REGION, job_props, placed, pool
+from tests.vertex.props import PROJECT, REGION, custom_job_request, job_props, placed, pool
 
 JobState = aiplatform_v1.JobState
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
@@ -39,7 +39,7 @@ def create(provider, **overrides):
 
 def seed(fake, state, **overrides):
     """A job already on the server with the key these props would give it."""
-    job = spec.build_custom_job(spec.with_defaults(job_props(**overrides)))
+    job = custom_job_request(spec.with_defaults(job_props(**overrides)))
     return fake.add_job(PARENT, job, state)
 
 

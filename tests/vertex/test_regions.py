@@ -12,7 +12,8 @@ from infra.vertex.lifecycle import attempts
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.lifecycle.status import JobStatus
-from tests.vertex.props import job_props
+from infra.vertex.runners import submitted
+from tests.vertex.props import custom_job_request, job_props
 
 L4 = {"machine_type": "g2-standard-8", "accelerator_type": "NVIDIA_L4"}
 
@@ -63,21 +64,24 @@ def test_a_fallback_that_names_its_region_is_tried_once_and_a_specific_reservati
 def test_a_shape_in_another_region_moves_the_job_and_drops_the_tensorboard_link_with_one_line():
     job = props(tensorboard="projects/demo-project/locations/us-central1/tensorboards/7")
     moved = Shape("g2-standard-8", "NVIDIA_L4", 1, "SPOT", "us-east4")
-    shaped = placement.apply_shape(job, moved)
-    assert shaped["region"] == "us-east4" and "tensorboard" not in shaped
-    assert shaped["base_output_dir"] == job["base_output_dir"]  # checkpoints resume across regions
-    assert shaped["worker_pools"][0]["image_uri"] == job["worker_pools"][0]["image_uri"]
+    shaped = spec.body(job).on(moved)
+    assert shaped.common.region == "us-east4" and shaped.tensorboard == ""
+    assert shaped.common.output_dir == job["base_output_dir"]  # checkpoints resume across regions
+    assert shaped.worker_pools[0].image_uri == job["worker_pools"][0]["image_uri"]
     request = JobRequest.parse(CUSTOM_JOB, job)
-    note = placement.tensorboard_note(moved, request.region, request.tensorboard, request.output_dir)
+    note = placement.tensorboard_note(moved, request.region, request.tensorboard, request.common.output_dir)
     assert note is not None and "us-east4" in note and "gs://demo-bucket/runs/1/logs/" in note
     home = placement.shapes(job)[0]
-    assert placement.apply_shape(job, home)["tensorboard"] == job["tensorboard"]
-    assert placement.tensorboard_note(home, request.region, request.tensorboard, request.output_dir) is None
+    assert spec.body(job).on(home).tensorboard == job["tensorboard"]
+    assert (
+        placement.tensorboard_note(home, request.region, request.tensorboard, request.common.output_dir)
+        is None
+    )
 
 
 def test_the_custom_job_of_a_moved_shape_keeps_the_key_so_adoption_finds_it_in_any_region():
     job = props(fallbacks=[L4], fallback_regions=["us-east4"])
-    built = [spec.build_custom_job(job, index) for index in range(4)]
+    built = [custom_job_request(job, index) for index in range(4)]
     assert len({b.labels[KEY_LABEL] for b in built}) == 1
     assert spec.job_key(job) == spec.job_key({**job, "fallback_regions": ["europe-west4"]})
     assert spec.job_key(job) == spec.job_key({**job, "capacity_deadline_seconds": 600})
@@ -106,14 +110,14 @@ def test_a_placement_stored_without_region_ran_in_the_home_region():
     job = props()
     shape = placement.resolve(stored, placement.primary_shape(job))
     assert shape.region == "us-central1"
-    assert placement.apply_shape(job, shape)["region"] == "us-central1"
+    assert spec.body(job).on(shape).common.region == "us-central1"
 
 
 def test_spec_shape_reads_the_reservation_a_job_carries():
     job = props(reservation_affinity={"type": "ANY_RESERVATION"}, spot=False)
-    built = spec.build_custom_job(job, 0)
-    assert placement.spec_shape(built)["reservation_affinity"] == {"type": "ANY_RESERVATION"}
-    assert "reservation_affinity" not in placement.spec_shape(spec.build_custom_job(props(), 0))
+    built = custom_job_request(job, 0)
+    assert submitted.custom_job_shape(built)["reservation_affinity"] == {"type": "ANY_RESERVATION"}
+    assert "reservation_affinity" not in submitted.custom_job_shape(custom_job_request(props(), 0))
     assert built.job_spec.worker_pool_specs[
         0
     ].machine_spec.reservation_affinity.reservation_affinity_type == (

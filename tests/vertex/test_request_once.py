@@ -14,6 +14,7 @@ from infra.vertex.capacity import placement
 from infra.vertex.cost import limits
 from infra.vertex.custom_job import spec
 from infra.vertex.custom_job.kind import CUSTOM_JOB
+from infra.vertex.lifecycle import restarts, spend
 from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.provider import CustomJobProvider
 from tests.fakes.vertex import STOCKOUT
@@ -21,7 +22,7 @@ from tests.vertex.batch_props import batch_props
 from tests.vertex.props import job_props, pool
 
 T4_STANDARD = ("n1-standard-8", "NVIDIA_TESLA_T4", "STANDARD")
-DERIVATIONS = ("apply_shape", "shapes", "home_chain", "primary_shape", "resolve", "pools")
+DERIVATIONS = ("shapes", "chain_of", "primary_shape", "resolve", "pools")
 
 
 @pytest.fixture
@@ -29,9 +30,10 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """How often each derivation of a shaped request runs (placement.py's, wherever it is called from), and
     how often props are parsed ("parse")."""
     calls: Counter[str] = Counter()
-    # The kind's typed body (spec.body) and each shape's hourly ceiling (limits.ceiling) are parsed with the
-    # request too.
-    for module, name in [*((placement, name) for name in DERIVATIONS), (spec, "body"), (limits, "ceiling")]:
+    # The kind's typed body (spec.body) and each shape's hourly ceiling (limits.ceiling_of) are parsed with
+    # the request too; a body put on a shape (Training.on) is the attempt's whole request on it.
+    derived = [*((placement, name) for name in DERIVATIONS), (spec, "body"), (limits, "ceiling_of")]
+    for module, name in [*derived, (spec.Training, "on")]:
         real = getattr(module, name)
 
         def counting(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
@@ -58,12 +60,12 @@ def test_a_job_with_one_fallback_derives_its_shaped_request_once_per_attempt(fak
     outs = provider.create(props).outs
     assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
     assert counted["parse"] == 1 and counted["body"] == 1, counted
-    assert counted["shapes"] == 1 and counted["home_chain"] == 1, counted
-    assert counted["primary_shape"] == 1 and counted["resolve"] == 1  # the one fallback, resolved once
-    assert counted["apply_shape"] == 2  # the wire form, once per submitted attempt (the request builder's)
-    # The machines read once for the chain's primary shape, once for the request's pools; each placed
-    # request puts those typed pools on its shape (placement.shaped_pools), never reading props again.
-    assert counted["pools"] == 2
+    assert counted["chain_of"] == 1 and counted["shapes"] == 0, counted  # from the typed request
+    assert counted["resolve"] == 1  # the one fallback, resolved once
+    assert counted["on"] == 2  # the request on its shape, once per attempt
+    # The machines are never read from the props again: the request's pools are its body's, and each placed
+    # request puts its body on its shape.
+    assert counted["pools"] == 0 and counted["primary_shape"] == 0
 
 
 def test_read_and_delete_parse_once_and_place_the_job_once(fake_google, counted):
@@ -71,12 +73,12 @@ def test_read_and_delete_parse_once_and_place_the_job_once(fake_google, counted)
     outs = provider.create(provider.check({}, job_props(wait=False)).inputs).outs
     counted.clear()
     provider.read(outs["job_name"], outs)
-    # Read submits nothing: the wire form on the shape is never made.
-    assert counted["parse"] == 1 and counted["apply_shape"] == 0, counted
+    # Read submits nothing: the request is placed once, on the job's own shape (whose machines it prices).
+    assert counted["parse"] == 1 and counted["on"] == 1, counted
     counted.clear()
     provider.delete(outs["job_name"], outs)
     # A delete needs neither the chain nor a shape: it cancels and deletes the job its id names.
-    assert counted["parse"] == 1 and counted["shapes"] == 0 and counted["apply_shape"] == 0, counted
+    assert counted["parse"] == 1 and counted["shapes"] == 0 and counted["on"] == 0, counted
 
 
 def test_each_shapes_hourly_ceiling_is_read_once_whatever_the_attempts(fake_google, counted):
@@ -89,7 +91,7 @@ def test_each_shapes_hourly_ceiling_is_read_once_whatever_the_attempts(fake_goog
     counted.clear()
     outs = provider.create(props).outs
     assert [a["state"] for a in outs["attempts"]] == ["JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
-    assert counted["ceiling"] == 2 and counted["parse"] == 1, counted  # two shapes, one each
+    assert counted["ceiling_of"] == 2 and counted["parse"] == 1, counted  # two shapes, one each
 
 
 CPU_WORKERS = pool(machine_type="n1-standard-4", accelerator_type=None, accelerator_count=0, replica_count=2)
@@ -114,11 +116,24 @@ T4 = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4", "a
         (BATCH_PREDICTION_JOB, batch_props(max_replica_count=3, fallbacks=[T4])),
     ],
 )
-def test_the_typed_pools_of_an_attempt_are_the_wire_forms(kind, props):
-    """Placed.pools (the request's typed pools put on the shape) equal the pools of the wire form on the same
-    shape (placement.apply_shape), on every shape of the chain: one shaping rule in two forms."""
+def test_the_machines_an_attempt_prices_are_the_machines_it_submits(kind, props):
+    """Placed.pools (what the price, the quota check and the cap read) equal the machines of the Vertex
+    request the kind builds from the same placed body, on every shape of the chain: one shaping rule."""
     request = JobRequest.parse(kind, props)
     assert len(request.chain) >= 2
     for index, shape in enumerate(request.chain):
         placed = request.on(shape, index)
-        assert placed.pools == tuple(placement.pools(placed.props)), shape
+        job = kind.build(placed, restarts.Attempt(1, 0), spend.Carried(0, 0))
+        if kind is CUSTOM_JOB:
+            specs = [(p.machine_spec, p.replica_count) for p in job.job_spec.worker_pool_specs]
+        else:
+            resources = job.dedicated_resources
+            specs = [(resources.machine_spec, resources.max_replica_count)]
+        submitted = [
+            (m.machine_type, m.accelerator_type.name if m.accelerator_count else None, m.accelerator_count, n)
+            for m, n in specs
+        ]
+        priced = [
+            (p.machine_type, p.accelerator_type, p.accelerator_count, p.replica_count) for p in placed.pools
+        ]
+        assert priced == submitted, shape

@@ -5,7 +5,7 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from infra.vertex.custom_job import spec
-from tests.vertex.props import job_props, pool
+from tests.vertex.props import custom_job_request, job_props, pool, tuning_job_request
 
 Type = aiplatform_v1.ReservationAffinity.Type
 NAME = "projects/demo-project/zones/us-central1-b/reservations/t4-pool"
@@ -28,7 +28,7 @@ def test_a_specific_reservation_reaches_every_pool_with_the_shapes_machines():
         )
     )
     assert failures(**{k: props[k] for k in ("reservation_affinity", "worker_pools")}) == []
-    chief, workers, cpu = spec.build_custom_job(props).job_spec.worker_pool_specs
+    chief, workers, cpu = custom_job_request(props).job_spec.worker_pool_specs
     for machine in (chief.machine_spec, workers.machine_spec):
         affinity = machine.reservation_affinity
         assert affinity.reservation_affinity_type == Type.SPECIFIC_RESERVATION
@@ -43,7 +43,7 @@ def test_a_fallback_may_drop_the_jobs_reservation():
         )
     )
     assert spec.validate(props) == []
-    fallback = spec.build_custom_job(props, 1).job_spec.worker_pool_specs[0].machine_spec
+    fallback = custom_job_request(props, 1).job_spec.worker_pool_specs[0].machine_spec
     assert fallback.reservation_affinity.reservation_affinity_type == Type.NO_RESERVATION
 
 
@@ -112,7 +112,7 @@ def test_a_study_takes_the_same_regions_reservations_and_deadline():
     chain = placement.shapes(props)
     # The specific reservation lives in us-central1-b: its shape is not moved to us-east4.
     assert [s.region for s in chain] == ["us-central1"]
-    trial = tuning_spec.build_tuning_job(props, 0).trial_job_spec.worker_pool_specs[0].machine_spec
+    trial = tuning_job_request(props, 0).trial_job_spec.worker_pool_specs[0].machine_spec
     assert list(trial.reservation_affinity.values) == [NAME]
     assert tuning_spec.job_key(props) == tuning_spec.job_key({**props, "capacity_deadline_seconds": 0})
     bad = tuning_spec.validate(
@@ -140,7 +140,7 @@ def test_spot_with_a_reservation_cites_the_compute_engine_limitation():
 def test_a_fallback_that_changes_the_machines_or_goes_spot_carries_no_inherited_reservation(fallback):
     props = spec.with_defaults(job_props(reservation_affinity=SPECIFIC, fallbacks=[fallback]))
     assert spec.validate(props) == []
-    request = spec.build_custom_job(props, 1).job_spec.worker_pool_specs[0].machine_spec
+    request = custom_job_request(props, 1).job_spec.worker_pool_specs[0].machine_spec
     assert request.reservation_affinity.reservation_affinity_type == Type.TYPE_UNSPECIFIED
 
 
@@ -149,7 +149,7 @@ def test_a_fallback_that_keeps_the_machines_on_demand_inherits_the_reservation()
         job_props(reservation_affinity=SPECIFIC, fallbacks=[{"region": "us-central1"}])
     )
     assert spec.validate(props) == []
-    request = spec.build_custom_job(props, 1).job_spec.worker_pool_specs[0].machine_spec
+    request = custom_job_request(props, 1).job_spec.worker_pool_specs[0].machine_spec
     assert request.reservation_affinity.reservation_affinity_type == Type.SPECIFIC_RESERVATION
     assert list(request.reservation_affinity.values) == [NAME]
 
@@ -163,5 +163,5 @@ def test_a_fallback_on_other_machines_may_name_its_own_reservation():
         )
     )
     assert spec.validate(props) == []
-    request = spec.build_custom_job(props, 1).job_spec.worker_pool_specs[0].machine_spec
+    request = custom_job_request(props, 1).job_spec.worker_pool_specs[0].machine_spec
     assert request.reservation_affinity.reservation_affinity_type == Type.ANY_RESERVATION

@@ -9,7 +9,7 @@ from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.restarts import resubmit_delay  # the real one: conftest patches the module's to 0
 from infra.vertex.provider import CustomJobProvider
-from tests.vertex.props import PROJECT, REGION, job_props
+from tests.vertex.props import PROJECT, REGION, custom_job_request, job_props
 
 JobState = aiplatform_v1.JobState
 PARENT = f"projects/{PROJECT}/locations/{REGION}"
@@ -90,7 +90,7 @@ def test_a_genuine_failure_is_not_retried(fake_google):
 
 def test_an_interrupted_up_adopts_the_live_attempt_not_the_failed_one(fake_google):
     props = spec.with_defaults(job_props(spot=True))
-    job = spec.build_custom_job(props)
+    job = custom_job_request(props)
     fake_google.jobs.add_job(PARENT, job, JobState.JOB_STATE_FAILED)
     again = restarts.resubmission(job, restarts.Attempt(2, 600), remaining=3000)
     live = fake_google.jobs.add_job(PARENT, again, JobState.JOB_STATE_RUNNING)

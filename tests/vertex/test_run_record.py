@@ -16,7 +16,7 @@ from infra.vertex.provider import CustomJobProvider
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex import STOCKOUT
-from tests.vertex.props import PROJECT, REGION, job_props, pool
+from tests.vertex.props import PROJECT, REGION, custom_job_request, job_props, pool
 from tests.vertex.test_tuning_provider import checked
 
 SECRET = "hunter2-token"
@@ -118,7 +118,7 @@ def test_a_job_cancelled_past_its_deadline_keeps_its_record(
     monkeypatch.setattr(waiting, "DEADLINE_GRACE_SECONDS", 0.0)
     fake_vertex.auto_advance = False
     props = job_props(timeout_seconds=1, poll_interval_seconds=0.2)
-    job = spec.build_custom_job(spec.with_defaults(props))
+    job = custom_job_request(spec.with_defaults(props))
     name = fake_vertex.add_job(f"projects/{PROJECT}/locations/{REGION}", job, JobState.JOB_STATE_RUNNING)
     provider = CustomJobProvider()
     with pytest.raises(JobError, match="ran past timeout_seconds=1"):

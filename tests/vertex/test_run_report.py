@@ -5,12 +5,12 @@ import json
 import pytest
 
 from infra.vertex.capacity import placement
-from infra.vertex.cost.spend import SPENT_LABEL
 from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.custom_job.report import run_outputs, summary_line
 from infra.vertex.lifecycle import attempts
 from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
+from infra.vertex.lifecycle.spend import SPENT_LABEL
 from infra.vertex.lifecycle.status import JobStatus
 from tests.vertex.props import job_props, placed
 

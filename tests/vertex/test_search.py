@@ -4,7 +4,7 @@ import math
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.tuning import search
+from infra.vertex.runners.local import search
 from infra.vertex.tuning import spec as tuning_spec
 
 ParameterSpec = aiplatform_v1.StudySpec.ParameterSpec

@@ -11,7 +11,7 @@ from infra.labels import stack_labels
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.output_files import output_dirs
-from tests.vertex.props import job_props, pool
+from tests.vertex.props import custom_job_request, job_props, pool
 
 Strategy = aiplatform_v1.Scheduling.Strategy
 
@@ -19,7 +19,7 @@ Strategy = aiplatform_v1.Scheduling.Strategy
 def build(**overrides):
     props = spec.with_defaults(job_props(**overrides))
     assert spec.validate(props) == []
-    return spec.build_custom_job(props)
+    return custom_job_request(props)
 
 
 def test_one_gpu_job_spec():
@@ -329,7 +329,7 @@ def test_label_keys_named_in_list_filters_use_only_simple_characters():
     for key in filtered:
         assert re.fullmatch(r"[a-z][a-z0-9_]*", key), key
     assert {"pulumi_project", "pulumi_stack"} <= stack_labels("vertex-training", "dev").keys()
-    assert spec.build_custom_job(spec.with_defaults(job_props())).labels[KEY_LABEL]
+    assert custom_job_request(spec.with_defaults(job_props())).labels[KEY_LABEL]
 
 
 @pytest.mark.parametrize("missing", ["", None])

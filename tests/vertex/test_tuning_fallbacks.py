@@ -9,15 +9,15 @@ from google.cloud import aiplatform_v1
 from infra.vertex.lifecycle import waiting
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.runners.trials import Trial, TuningStatus
 from infra.vertex.tuning import spec as tuning_spec
 from infra.vertex.tuning.kind import TUNING_JOB
-from infra.vertex.tuning.trials import Trial, TuningStatus
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex import QUEUED, STOCKOUT, STOCKOUT_MESSAGE, shape_of
 from tests.fakes.vertex_tuning import FakeTuningJobService
 from tests.stack.conftest import stack_config
-from tests.vertex.props import PROJECT, REGION, pool
+from tests.vertex.props import PROJECT, REGION, pool, tuning_job_request
 from tests.vertex.tuning_props import tuning_props
 
 JobState = aiplatform_v1.JobState
@@ -166,7 +166,7 @@ def test_an_adopted_study_on_a_fallback_shape_is_not_resubmitted(services):
     props = tuning_spec.with_defaults(
         tuning_props(algorithm="grid", parameters=GRID, spot=True, fallbacks=CHAIN, worker_pools=[DEV_POOL])
     )
-    earlier = jobs.add_study(f"projects/{PROJECT}/locations/{REGION}", tuning_spec.build_tuning_job(props, 1))
+    earlier = jobs.add_study(f"projects/{PROJECT}/locations/{REGION}", tuning_job_request(props, 1))
     outs = create()
     assert outs["job_name"] == earlier and submitted(jobs) == []
     assert outs["placement"]["accelerator_type"] == "NVIDIA_L4"

@@ -11,7 +11,7 @@ from infra.vertex.tuning import spec as tuning_spec
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex_tuning import FakeTuningJobService
-from tests.vertex.props import PROJECT, REGION, placed, pool
+from tests.vertex.props import PROJECT, REGION, placed, pool, tuning_job_request
 from tests.vertex.tuning_props import tuning_props
 
 JobState = aiplatform_v1.JobState
@@ -44,7 +44,7 @@ def test_create_runs_the_study_prints_each_trial_and_reports_the_best(fake, caps
     # What Vertex received is exactly the spec built from the props.
     (sent,) = [r for m, r in fake.calls if m == "CreateHyperparameterTuningJob"]
     assert sent.parent == PARENT
-    assert sent.hyperparameter_tuning_job == tuning_spec.build_tuning_job(tuning_spec.with_defaults(props))
+    assert sent.hyperparameter_tuning_job == tuning_job_request(tuning_spec.with_defaults(props))
     assert [(t["id"], t["state"], t["metric"]) for t in outs["trials"]] == [
         ("1", "SUCCEEDED", 0.61),
         ("2", "SUCCEEDED", 0.55),
@@ -103,7 +103,7 @@ def test_too_many_failed_trials_fail_the_study_with_their_reasons(fake):
 
 def test_an_interrupted_create_is_adopted_not_duplicated(fake, capsys):
     props = checked()
-    earlier = fake.add_study(PARENT, tuning_spec.build_tuning_job(tuning_spec.with_defaults(props)))
+    earlier = fake.add_study(PARENT, tuning_job_request(tuning_spec.with_defaults(props)))
     outs = TuningJobProvider().create(props).outs
     assert outs["job_name"] == earlier and outs["state"] == "JOB_STATE_SUCCEEDED"
     assert "CreateHyperparameterTuningJob" not in fake.methods()
@@ -112,9 +112,7 @@ def test_an_interrupted_create_is_adopted_not_duplicated(fake, capsys):
 
 def test_a_failed_earlier_study_is_not_adopted(fake):
     props = checked()
-    fake.add_study(
-        PARENT, tuning_spec.build_tuning_job(tuning_spec.with_defaults(props)), JobState.JOB_STATE_FAILED
-    )
+    fake.add_study(PARENT, tuning_job_request(tuning_spec.with_defaults(props)), JobState.JOB_STATE_FAILED)
     TuningJobProvider().create(props)
     assert fake.methods().count("CreateHyperparameterTuningJob") == 1
 
@@ -206,8 +204,8 @@ def test_a_spot_studys_trial_shows_its_on_demand_bound(capsys):
 def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
     # Issue 16's rule, for studies too: no provider deadline cancels a FLEX_START trial before its max wait.
     from infra.vertex.lifecycle.waiting import DEADLINE_GRACE_SECONDS
+    from infra.vertex.runners.trials import TuningStatus
     from infra.vertex.tuning.kind import TUNING_JOB
-    from infra.vertex.tuning.trials import TuningStatus
 
     flex = tuning_spec.with_defaults(
         tuning_props(
@@ -233,8 +231,8 @@ def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
 
 
 def test_a_spot_studys_cost_is_its_trials_time_at_the_on_demand_bound_said_as_a_bound():
+    from infra.vertex.runners.trials import Trial, TuningStatus
     from infra.vertex.tuning.kind import TUNING_JOB
-    from infra.vertex.tuning.trials import Trial, TuningStatus
 
     study = placed(tuning_props(spot=True), TUNING_JOB)
     trials = tuple(

@@ -12,7 +12,7 @@ from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.vertex import STOCKOUT, STOCKOUT_MESSAGE, TERMINAL, shape_of
 from tests.fakes.vertex_tuning import FakeTuningJobService
 from tests.stack.conftest import stack_config
-from tests.vertex.props import PROJECT, REGION, pool
+from tests.vertex.props import PROJECT, REGION, pool, tuning_job_request
 from tests.vertex.tuning_props import tuning_props
 
 JobState = aiplatform_v1.JobState
@@ -107,7 +107,7 @@ def test_a_study_whose_trials_stock_out_at_home_moves_to_the_next_region(tuning_
 
 def test_an_interrupted_create_adopts_the_live_study_in_the_fallback_region(tuning_vertex):
     inputs = tuning_spec.with_defaults(props())
-    earlier = tuning_vertex.add_study(OTHER_PARENT, tuning_spec.build_tuning_job(inputs, 3))
+    earlier = tuning_vertex.add_study(OTHER_PARENT, tuning_job_request(inputs, 3))
     outs = TuningJobProvider().create(props()).outs
     assert outs["job_name"] == earlier and submitted(tuning_vertex) == []
     assert outs["placement"]["region"] == OTHER and outs["state"] == "JOB_STATE_SUCCEEDED"

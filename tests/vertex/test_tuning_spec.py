@@ -4,9 +4,9 @@ import pytest
 from google.cloud import aiplatform_v1
 from pulumi.output import Unknown
 
-from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.tuning import spec as tuning_spec
+from tests.vertex.props import custom_job_request, tuning_job_request
 from tests.vertex.tuning_props import tuning_props
 
 StudySpec = aiplatform_v1.StudySpec
@@ -16,7 +16,7 @@ ParameterSpec = StudySpec.ParameterSpec
 def built(**overrides) -> aiplatform_v1.HyperparameterTuningJob:
     props = tuning_spec.with_defaults(tuning_props(**overrides))
     assert tuning_spec.validate(props) == []
-    return tuning_spec.build_tuning_job(props)
+    return tuning_job_request(props)
 
 
 def test_parameter_specs_are_exactly_the_aiplatform_v1_types():
@@ -63,9 +63,9 @@ def test_study_counts_metric_and_algorithm_map_to_vertex_enums():
 
 def test_trial_job_spec_is_the_custom_job_spec_of_the_same_props():
     props = tuning_spec.with_defaults(tuning_props())
-    job = tuning_spec.build_tuning_job(props)
+    job = tuning_job_request(props)
     trial = {k: v for k, v in props.items() if k not in tuning_spec.STUDY_INPUTS}
-    assert job.trial_job_spec == spec.build_custom_job(trial).job_spec
+    assert job.trial_job_spec == custom_job_request(trial).job_spec
     assert job.trial_job_spec.base_output_directory.output_uri_prefix == "gs://demo-bucket/runs/1"
     assert job.labels[KEY_LABEL] == tuning_spec.job_key(props)
     # The study is part of the key: another parameter list is another study.

@@ -14,25 +14,24 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.auth import exceptions as auth_exceptions
 
+from infra.dynamic.polling import duration_text
 from infra.vertex.batch import instances, results, spec
-from infra.vertex.batch.status import BatchStatus
 from infra.vertex.capacity.quotas import quota_page
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import spend
-from infra.vertex.lifecycle import waiting
+from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import spend, waiting
 from infra.vertex.lifecycle.errors import JobError
-from infra.vertex.lifecycle.heartbeat import duration_text
-from infra.vertex.lifecycle.kind import JobKind
+from infra.vertex.lifecycle.kind import Kind
 from infra.vertex.lifecycle.output_files import files_under
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.runners.batch_status import BatchStatus
 from infra.vertex.runners.local.batch_runner import LocalBatchRunner
 from infra.vertex.runners.vertex_batch import VertexBatchRunner
 from infra.vertex.serving_container import unservable
 
 
-class BatchPredictionKind(JobKind):
+class BatchPredictionKind(Kind[spec.Inputs]):
     spec = spec
     noun = "Batch prediction"
     api_kind = "BatchPredictionJob"
@@ -43,40 +42,42 @@ class BatchPredictionKind(JobKind):
     local_runner = LocalBatchRunner
     vertex_runner = VertexBatchRunner
 
-    def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
+    def before_submit(self, placed: Placed[spec.Inputs], say: Callable[[str], None]) -> None:
         """The instances Vertex reads (instances_format jsonl, instances.py): every JPEG/PNG under `images`,
         one line each with its URI as the key, in output_dir; first, a model directory the prediction
         server could not load is refused, naming what it lacks."""
-        inputs = placed.request.body_as(spec.Inputs)
+        inputs = placed.body
         if inputs.artifact_uri and (reason := unservable(inputs.artifact_uri)):
-            raise JobError(f"{self.noun} {placed.request.display_name}: {reason}")
+            raise JobError(f"{self.noun} {placed.request.common.display_name}: {reason}")
         images = files_under(inputs.images, spec.IMAGE_SUFFIXES)
         if not images:
             raise JobError(
-                f"{self.noun} {placed.request.display_name}: no JPEG or PNG files under images "
+                f"{self.noun} {placed.request.common.display_name}: no JPEG or PNG files under images "
                 f"{inputs.images}; point images at the folder or gs:// prefix that holds them."
             )
         target = inputs.instances_uri
         size = instances.write_instances(images, target)
         say(f"{len(images)} images written to {target} ({size / 2**20:.1f} MiB)")
 
-    def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
+    def run_deadline(self, status: JobStatus, placed: Placed[spec.Inputs]) -> float | None:
         """timeout_seconds after it started running: BatchPredictionJob has no timeout of its own."""
         if not status.start_time:
             return None
-        return waiting.timestamp(status.start_time) + float(placed.request.timeout_seconds)
+        return waiting.timestamp(status.start_time) + float(placed.request.common.timeout_seconds)
 
-    def overrun_limit(self, placed: Placed) -> str:
-        return f"timeout_seconds={placed.request.timeout_seconds}"
+    def overrun_limit(self, placed: Placed[spec.Inputs]) -> str:
+        return f"timeout_seconds={placed.request.common.timeout_seconds}"
 
-    def capacity_advice(self, request: JobRequest) -> str | None:
+    def capacity_advice(self, request: JobRequest[spec.Inputs]) -> str | None:
         return (
             f"check {self.quota_words()} at {quota_page(request.project)}, add fallback shapes "
             "with other machines or regions (stack config key batchPrediction.fallbacks), allow a longer "
             "wait (queueTimeoutSeconds), or ask for fewer replicas (batchPrediction.startingReplicaCount)."
         )
 
-    def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
+    def outputs(
+        self, placed: Placed[spec.Inputs], status: JobStatus, say: Callable[[str], None]
+    ) -> dict[str, Any]:
         found = status if isinstance(status, BatchStatus) else BatchStatus(**vars(status))
         out: dict[str, Any] = {
             "predictions_dir": found.predictions_dir,
@@ -104,7 +105,7 @@ class BatchPredictionKind(JobKind):
         stats["failed_count"] += unread
         return stats
 
-    def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
+    def summary(self, outputs: dict[str, Any], placed: Placed[spec.Inputs]) -> str:
         """E.g. `JOB_STATE_SUCCEEDED after 4m 10s running: 812 images classified, 1 failed, 0 incomplete;
         predictions in gs://.../prediction-..., as a table: python -m infra.predictions gs://...`."""
         stats = outputs.get("completion_stats") or {}

@@ -30,6 +30,7 @@ from infra.vertex.capacity.shape_checks import count_failures, fallback_shape
 from infra.vertex.cost import limits
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
+from infra.vertex.lifecycle.request import Common
 from infra.vertex.serving_container import container_spec
 
 # The shape keys a batch prediction's fallbacks may change: its machine (and its reservation: the
@@ -118,18 +119,6 @@ def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
 
 def job_key(props: Mapping[str, Any]) -> str:
     return checks.job_key(props, INPUTS, IN_PLACE_INPUTS)
-
-
-def instances_uri(props: Mapping[str, Any]) -> str:
-    return body(props).instances_uri
-
-
-def model_name(props: Mapping[str, Any]) -> str:
-    """The full Model Registry name of `model` (a bare id is in the job's project and region)."""
-    model = str(props["model"])
-    if model.startswith("projects/"):
-        return model
-    return f"projects/{props['project']}/locations/{props['region']}/models/{model}"
 
 
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -244,89 +233,102 @@ def _replica_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     return machines.replica_failures(start, most)
 
 
-def machine_spec(props: Mapping[str, Any]) -> aiplatform_v1.MachineSpec:
-    machine = aiplatform_v1.MachineSpec(machine_type=props["machine_type"])
-    if props.get("accelerator_type") and props.get("accelerator_count"):
-        machine.accelerator_type = aiplatform_v1.AcceleratorType[props["accelerator_type"]]  # type: ignore[misc]
-        machine.accelerator_count = int(props["accelerator_count"])
-    reservation = reservations.Reservation.of(props.get("reservation_affinity"))
-    if reservation is not None:
-        machine.reservation_affinity = reservation.proto()
-    return machine
-
-
-def build_batch_job(
-    props: Mapping[str, Any], shape: placement.Shape | None = None
-) -> aiplatform_v1.BatchPredictionJob:
-    """The BatchPredictionJob Vertex runs for these (validated, defaulted) props on `shape` (default: the
-    primary): the images through the keyed instances file in output_dir, predictions as JSON lines under
-    output_dir, the model as `model` or as the prebuilt TensorFlow container over `artifact_uri`. Every shape
-    carries the same key label: adoption finds any of them."""
-    return build_job(placement.apply_shape(props, shape or placement.primary_shape(props)), job_key(props))
-
-
-def build_job(shaped: Mapping[str, Any], key: str) -> aiplatform_v1.BatchPredictionJob:
-    """The BatchPredictionJob for props already on their shape (the lifecycle's request.Placed.props)."""
+def build_job(inputs: Inputs, key: str) -> aiplatform_v1.BatchPredictionJob:
+    """The BatchPredictionJob of a typed request on its shape (the lifecycle's Placed.body)."""
+    machines = inputs.machine
+    machine = aiplatform_v1.MachineSpec(machine_type=machines.machine_type)
+    if machines.accelerator_type and machines.accelerator_count:
+        machine.accelerator_type = aiplatform_v1.AcceleratorType[machines.accelerator_type]  # type: ignore[misc]
+        machine.accelerator_count = machines.accelerator_count
+    if inputs.reservation is not None:
+        machine.reservation_affinity = inputs.reservation.proto()
     job = aiplatform_v1.BatchPredictionJob(
-        display_name=shaped["display_name"],
+        display_name=inputs.common.display_name,
         input_config=aiplatform_v1.BatchPredictionJob.InputConfig(
             instances_format=INSTANCES_FORMAT,
-            gcs_source=aiplatform_v1.GcsSource(uris=[instances_uri(shaped)]),
+            gcs_source=aiplatform_v1.GcsSource(uris=[inputs.instances_uri]),
         ),
         instance_config=aiplatform_v1.BatchPredictionJob.InstanceConfig(
             instance_type=INSTANCE_TYPE, key_field=KEY_FIELD
         ),
         output_config=aiplatform_v1.BatchPredictionJob.OutputConfig(
             predictions_format=PREDICTIONS_FORMAT,
-            gcs_destination=aiplatform_v1.GcsDestination(output_uri_prefix=shaped["output_dir"]),
+            gcs_destination=aiplatform_v1.GcsDestination(output_uri_prefix=inputs.common.output_dir),
         ),
         dedicated_resources=aiplatform_v1.BatchDedicatedResources(
-            machine_spec=machine_spec(shaped),
-            starting_replica_count=int(shaped["starting_replica_count"]),
-            max_replica_count=int(shaped["max_replica_count"]),
+            machine_spec=machine,
+            starting_replica_count=inputs.starting_replica_count,
+            max_replica_count=inputs.max_replica_count,
         ),
-        service_account=shaped.get("service_account", ""),
-        labels={**shaped.get("labels", {}), checks.KEY_LABEL: key},
+        service_account=inputs.common.service_account,
+        labels={**inputs.common.labels, checks.KEY_LABEL: key},
     )
-    if shaped.get("model"):
-        job.model = model_name(shaped)
+    if inputs.model:
+        job.model = inputs.model_name
     else:
         job.unmanaged_container_model = aiplatform_v1.UnmanagedContainerModel(
             # The local runner runs serving/ from this checkout: no image (check requires one on Vertex).
-            artifact_uri=shaped["artifact_uri"],
-            container_spec=container_spec(shaped.get("serving_image") or ""),
+            artifact_uri=inputs.artifact_uri,
+            container_spec=container_spec(inputs.serving_image),
         )
     return job
 
 
-def job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
-    """The shape a submitted job carries (its machine spec; no strategy: STANDARD), for JobStatus.shape."""
-    machine = job.dedicated_resources.machine_spec
-    count = int(machine.accelerator_count)
-    return {
-        "machine_type": machine.machine_type,
-        "accelerator_type": machine.accelerator_type.name if count else "",
-        "accelerator_count": count,
-        "scheduling_strategy": "STANDARD",
-    }
-
-
 @dataclass(frozen=True)
 class Inputs:
-    """A batch job's own part of its request (JobRequest.body): the images it classifies and the instances
-    file Vertex reads them from (written before each submission)."""
+    """A batch job's whole request (JobRequest.body), typed: its machine and replicas, the model, the images
+    it classifies and where the instances file and the predictions go."""
 
+    common: Common  # its timeout_seconds: the provider's cap (the request has none)
+    machine: placement.Pool  # up to max_replica_count replicas, priced as a prediction machine
+    reservation: reservations.Reservation | None
+    starting_replica_count: int
+    max_replica_count: int
+    model: str  # a Model Registry name (full or the id alone), or "": artifact_uri
+    artifact_uri: str
     images: str  # a local folder or gs:// prefix
-    output_dir: str
-    artifact_uri: str = ""  # the model directory, when the job names no Model Registry version
+    serving_image: str  # the stack's serving image ("": the local runner runs serving/ from this checkout)
+
+    @property
+    def pools(self) -> tuple[placement.Pool, ...]:
+        return (self.machine,)
 
     @property
     def instances_uri(self) -> str:
-        return self.output_dir.rstrip("/") + "/" + INSTANCES_FILE
+        return self.common.output_dir.rstrip("/") + "/" + INSTANCES_FILE
+
+    @property
+    def model_name(self) -> str:
+        """The full Model Registry name of `model` (a bare id is in the job's project and region)."""
+        if self.model.startswith("projects/"):
+            return self.model
+        return f"projects/{self.common.project}/locations/{self.common.region}/models/{self.model}"
+
+    def on(self, shape: placement.Shape) -> Inputs:
+        """The request on `shape`: its machine and reservation (its region: the same, machines.py)."""
+        (machine,) = placement.shaped_pools(self.pools, shape)
+        return replace(self, common=self.common.on(shape), machine=machine, reservation=shape.reservation)
 
 
 def body(props: Mapping[str, Any]) -> Inputs:
-    """The kind's body of the (defaulted) props, parsed once by JobRequest.parse (outputs stored by an
-    earlier version may lack a key: a delete still parses them)."""
-    images, output_dir = str(props.get("images") or ""), str(props.get("output_dir") or "")
-    return Inputs(images, output_dir, str(props.get("artifact_uri") or ""))
+    """The kind's whole request from the (defaulted) props, parsed once by JobRequest.parse (outputs stored
+    by an earlier version may lack a key: a delete still parses them)."""
+    start = int(props.get("starting_replica_count") or 1)
+    most = int(props.get("max_replica_count") or start)
+    return Inputs(
+        common=Common.of(props, "output_dir"),
+        machine=placement.Pool(
+            machine_type=str(props.get("machine_type") or ""),
+            accelerator_type=props.get("accelerator_type") or None,
+            accelerator_count=int(props.get("accelerator_count") or 0),
+            replica_count=most,
+            prediction=True,
+        ),
+        reservation=reservations.Reservation.of(props.get("reservation_affinity")),
+        starting_replica_count=start,
+        max_replica_count=most,
+        model=str(props.get("model") or ""),
+        artifact_uri=str(props.get("artifact_uri") or ""),
+        images=str(props.get("images") or ""),
+        serving_image=str(props.get("serving_image") or ""),
+    )

@@ -13,9 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from google.cloud import aiplatform_v1
-
-from infra.vertex.capacity.machines import STRATEGIES
 from infra.vertex.capacity.reservations import CONSUMING_STRATEGIES, Reservation, consumes
 
 SHAPE_KEYS = (
@@ -26,6 +23,9 @@ SHAPE_KEYS = (
     "region",
     "reservation_affinity",
 )
+# What each worker pool of a CustomJob is, by index (Vertex "Configure distributed training": chief, workers,
+# parameter servers or reduction server, evaluators): the local runner's TF_CONFIG task types, log labels.
+POOL_ROLES = ("chief", "worker", "ps", "evaluator")
 # Where the user can act when no shape could run (the quota page, another region, Dynamic Workload Scheduler).
 DWS_DOC = "https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws"
 
@@ -135,8 +135,9 @@ def takes_shape(index: int, accelerator_count: int) -> bool:
 
 
 def shaped_pools(pools: Sequence[Pool], shape: Shape) -> tuple[Pool, ...]:
-    """The job's pools on `shape` (the same rule as apply_shape's, on typed values): what an attempt prices
-    and holds in quota."""
+    """The job's pools on `shape`: the chief and every pool with accelerators get its machine (takes_shape),
+    the others keep theirs; replica counts stay. What an attempt prices, holds in quota and submits (a kind's
+    body `on` a shape puts its pools through this)."""
     return tuple(
         replace(
             pool,
@@ -151,14 +152,20 @@ def shaped_pools(pools: Sequence[Pool], shape: Shape) -> tuple[Pool, ...]:
 
 
 def primary_shape(props: Mapping[str, Any]) -> Shape:
-    chief = pools(props)[0]
+    strategy = props.get("scheduling_strategy") or default_strategy(props)
+    reservation = Reservation.of(props.get("reservation_affinity"))
+    return primary_of(pools(props)[0], strategy, str(props.get("region") or ""), reservation)
+
+
+def primary_of(chief: Pool, strategy: str, home: str, reservation: Reservation | None) -> Shape:
+    """The job's own shape: its chief's machine, its strategy, in the home region, with its reservation."""
     return Shape(
         machine_type=chief.machine_type,
         accelerator_type=chief.accelerator_type or None,
         accelerator_count=chief.accelerator_count,
-        scheduling_strategy=props.get("scheduling_strategy") or default_strategy(props),
-        region=str(props.get("region") or ""),
-        reservation=Reservation.of(props.get("reservation_affinity")),
+        scheduling_strategy=strategy,
+        region=home,
+        reservation=reservation,
     )
 
 
@@ -200,7 +207,7 @@ def region_of(job_name: str) -> str | None:
 
 
 def shape_from(found: Mapping[str, Any], region: str = "") -> Shape | None:
-    """A shape written as a `placement` (spec_shape's keys, the local runner's record); None for none."""
+    """A shape written as a `placement` (runners/submitted.py, the local runner's record); None: none."""
     if not found:
         return None
     return Shape(
@@ -213,52 +220,27 @@ def shape_from(found: Mapping[str, Any], region: str = "") -> Shape | None:
     )
 
 
-def spec_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
-    """The shape a submitted job carries (its chief's machine spec and its strategy), as a `placement`
-    without its region; empty when the spec names no strategy this module knows (then the attempt label
-    says the shape)."""
-    strategy = job.job_spec.scheduling.strategy.name
-    pools = job.job_spec.worker_pool_specs
-    if strategy not in STRATEGIES or not pools:
-        return {}
-    machine = pools[0].machine_spec
-    count = int(machine.accelerator_count)
-    found: dict[str, Any] = {
-        "machine_type": machine.machine_type,
-        "accelerator_type": machine.accelerator_type.name if count else "",
-        "accelerator_count": count,
-        "scheduling_strategy": strategy,
-    }
-    affinity = machine.reservation_affinity
-    kind = affinity.reservation_affinity_type.name
-    if kind != "TYPE_UNSPECIFIED":
-        found["reservation_affinity"] = Reservation(
-            kind, affinity.values[0] if affinity.values else ""
-        ).as_dict()
-    return found
-
-
-def home_chain(props: Mapping[str, Any]) -> list[Shape]:
-    """The primary shape, then each fallback in order (each in the home region unless it names one)."""
-    primary = primary_shape(props)
-    return [primary, *(resolve(entry, primary) for entry in props.get("fallbacks") or [])]
-
-
 def shapes(props: Mapping[str, Any]) -> list[Shape]:
-    """The whole chain: the home chain, then, for each region of `fallback_regions` in order, the home chain's
-    shapes that took the home region moved there. A shape that names its own region is tried once; a
-    SPECIFIC_RESERVATION lives in one zone, so its shape is not moved. A region the dated GPU table does not
-    list for a shape's GPU keeps that shape: Vertex judges at submission (gpu_regions.py). No shape appears
-    twice."""
-    home = str(props.get("region") or "")
-    chain = home_chain(props)
+    """The whole chain of a job's props (chain_of)."""
+    fallbacks, regions = props.get("fallbacks") or [], props.get("fallback_regions") or []
+    return chain_of(primary_shape(props), fallbacks, regions)
+
+
+def chain_of(primary: Shape, fallbacks: Sequence[Mapping[str, Any]], regions: Sequence[str]) -> list[Shape]:
+    """The whole chain: the home chain (the primary, in the home region, then each fallback resolved on it),
+    then, for each of `regions` (fallback_regions) in order, the home chain's shapes that took the home region
+    moved there. A shape that names its own region is tried once; a SPECIFIC_RESERVATION lives in one zone,
+    so its shape is not moved. A region the dated GPU table does not list for a shape's GPU keeps that shape:
+    Vertex judges at submission (gpu_regions.py). No shape appears twice."""
+    home = primary.region
+    chain = [primary, *(resolve(entry, primary) for entry in fallbacks)]
     movable = [
         shape
-        for shape, entry in zip(chain, [{}, *(props.get("fallbacks") or [])], strict=True)
+        for shape, entry in zip(chain, [{}, *fallbacks], strict=True)
         if not entry.get("region")
         and not (shape.reservation and shape.reservation.type == "SPECIFIC_RESERVATION")
     ]
-    for region in props.get("fallback_regions") or []:
+    for region in regions:
         if region == home:
             continue
         for shape in movable:
@@ -268,55 +250,15 @@ def shapes(props: Mapping[str, Any]) -> list[Shape]:
     return chain
 
 
-def moves_region(props: Mapping[str, Any], shape: Shape) -> bool:
-    """The shape runs outside the home region (the stack's, where its bucket and TensorBoard are)."""
-    return moves_from(props.get("region"), shape)
-
-
 def moves_from(home: str | None, shape: Shape) -> bool:
     """The shape runs outside `home`, the home region."""
     return bool(shape.region) and shape.region != home
 
 
-def apply_shape(props: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
-    """Props for running on `shape`: the chief and every pool with accelerators get its machine and its
-    reservation affinity; replica counts, images and args stay; `spot` follows the strategy; `region` is the
-    shape's. A shape in another region runs without the home region's TensorBoard (tensorboard_note). A job
-    without worker_pools gets the shape's machine in its own keys."""
-    if "worker_pools" not in props:
-        own = {**props, "machine_type": shape.machine_type, "accelerator_count": shape.accelerator_count}
-        own["accelerator_type"] = shape.accelerator_type or ""
-        if not shape.accelerator_type:
-            own.pop("accelerator_type")
-        if moves_region(props, shape):
-            own["region"] = shape.region
-        own.pop("reservation_affinity", None)
-        if shape.reservation is not None:
-            own["reservation_affinity"] = shape.reservation.as_dict()
-        return own
-    shaped_pools = []
-    for index, pool in enumerate(props["worker_pools"]):
-        if takes_shape(index, int(pool.get("accelerator_count") or 0)):
-            pool = {**pool, "machine_type": shape.machine_type, "accelerator_count": shape.accelerator_count}
-            if shape.accelerator_type:
-                pool["accelerator_type"] = shape.accelerator_type
-            else:
-                pool.pop("accelerator_type", None)
-            if shape.reservation is not None:
-                pool["reservation_affinity"] = shape.reservation.as_dict()
-            else:
-                pool.pop("reservation_affinity", None)
-        shaped_pools.append(pool)
-    shaped = {
-        **props,
-        "worker_pools": shaped_pools,
-        "scheduling_strategy": shape.scheduling_strategy,
-        "spot": shape.scheduling_strategy == "SPOT",
-    }
-    if moves_region(props, shape):
-        shaped["region"] = shape.region
-        shaped.pop("tensorboard", None)
-    return shaped
+def on_shape(props: Mapping[str, Any], shape: Shape) -> tuple[str, tuple[Pool, ...]]:
+    """Where a job of these props runs on `shape` (the shape's region, else the home region) and on which
+    machines (shaped_pools): what check, preview and preflight price and count."""
+    return shape.region or str(props.get("region") or ""), shaped_pools(pools(props), shape)
 
 
 # Vertex resources are regional: "For operations other than creating a dataset or importing a model, you must

@@ -14,17 +14,14 @@ Only the vertex runner is limited: local runs bill nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.cost import pricing
-
-if TYPE_CHECKING:
-    from infra.vertex.lifecycle.request import Placed
 
 # The keys a fallback entry may carry besides its shape (placement.SHAPE_KEYS).
 FALLBACK_LIMIT_KEYS = ("max_hourly_usd",)
@@ -46,25 +43,33 @@ class Verdict:
     key: str | None = None  # the provider input that skips it: max_hourly_usd or max_cost_usd
 
 
-def _home_index(props: Mapping[str, Any], index: int, chain: list[Shape]) -> int:
+def _home_index(fallbacks: int, index: int, chain: Sequence[Shape]) -> int:
     """The place in the home chain (0: the job, i: fallbacks[i - 1]) of chain[index], a shape that may be
-    the home chain's moved to a fallback region (placement.shapes)."""
-    if index < 1 + len(props.get("fallbacks") or []):  # placement.shapes: the home chain comes first
+    the home chain's moved to a fallback region (placement.chain_of: the home chain comes first)."""
+    if index < 1 + fallbacks:
         return index
-    home = placement.home_chain(props)
-    moved = replace(chain[index], region=str(props.get("region") or ""))
+    home = list(chain[: 1 + fallbacks])
+    moved = replace(chain[index], region=chain[0].region)
     return home.index(moved) if moved in home else 0
 
 
 def ceiling(props: Mapping[str, Any], index: int, chain: list[Shape] | None = None) -> float | None:
-    """The hourly ceiling of chain[index]: its fallback entry's max_hourly_usd, else the job's."""
-    if props.get("max_hourly_usd") is None and all(e.get("max_hourly_usd") is None for e in _entries(props)):
-        return None  # no ceiling anywhere: no need to find the shape's entry
-    entries: list[Mapping[str, Any]] = [{}, *(props.get("fallbacks") or [])]
+    """The hourly ceiling of chain[index] of a job's props (ceiling_of)."""
     chain = placement.shapes(props) if chain is None else chain
-    at = _home_index(props, index, chain)
+    top = props.get("max_hourly_usd")
+    return ceiling_of(None if top is None else float(top), props.get("fallbacks") or [], index, chain)
+
+
+def ceiling_of(
+    top: float | None, fallbacks: Sequence[Mapping[str, Any]], index: int, chain: Sequence[Shape]
+) -> float | None:
+    """The hourly ceiling of chain[index]: its fallback entry's max_hourly_usd, else the job's (`top`)."""
+    if top is None and all(entry.get("max_hourly_usd") is None for entry in fallbacks):
+        return None  # no ceiling anywhere: no need to find the shape's entry
+    entries: list[Mapping[str, Any]] = [{}, *fallbacks]
+    at = _home_index(len(fallbacks), index, chain)
     own = entries[at].get("max_hourly_usd") if at < len(entries) else None
-    found = own if own is not None else props.get("max_hourly_usd")
+    found = own if own is not None else top
     return None if found is None else float(found)
 
 
@@ -75,8 +80,7 @@ def limited(props: Mapping[str, Any]) -> bool:
 
 def verdict(props: Mapping[str, Any], index: int, shape: Shape, chain: list[Shape] | None = None) -> Verdict:
     """chain[index] (= `shape`) under the job's limits, from the job's props (check, preview, plan)."""
-    shaped = placement.apply_shape(props, shape)
-    region, pools, strategy = shaped["region"], placement.pools(shaped), shape.scheduling_strategy
+    (region, pools), strategy = placement.on_shape(props, shape), shape.scheduling_strategy
     project = props.get("project")
     rate = pricing.shape_rate(region, pools, strategy, project)
 
@@ -87,23 +91,10 @@ def verdict(props: Mapping[str, Any], index: int, shape: Shape, chain: list[Shap
         return Verdict(rate, tuple(missing()) if rate is None else ())
     capped = props.get("max_cost_usd") is not None
     allow = bool(props.get("allow_unpriced_shapes"))
-    return _judged(ceiling(props, index, chain), capped, allow, strategy, rate, missing)
+    return judged(ceiling(props, index, chain), capped, allow, strategy, rate, missing)
 
 
-def placed_verdict(placed: Placed) -> Verdict:
-    """The attempt's shape under the job's limits, from what the attempt already derived (its price, its
-    machines): the lifecycle asks this before it submits."""
-    request = placed.request
-    if not request.on_vertex:
-        return Verdict(None, ())  # a local run bills nothing (and must not look for a price catalog)
-    region, pools, strategy = placed.region or "", placed.pools, placed.strategy
-    missing = lambda: pricing.missing(region, pools, strategy, request.project)  # noqa: E731
-    capped = request.max_cost_usd is not None
-    top = request.ceilings[placed.index]
-    return _judged(top, capped, request.allow_unpriced_shapes, strategy, placed.rate, missing)
-
-
-def _judged(
+def judged(
     top: float | None,
     capped: bool,
     allow_unpriced: bool,

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from infra.dynamic.polling import duration_text
 from infra.vertex.capacity import gpu_regions, placement
 from infra.vertex.cost import limits, pricing, storage_transfer
-from infra.vertex.lifecycle.heartbeat import duration_text
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,12 @@ class ShapeCost:
 
 def shape_name(index: int, props: Mapping[str, Any]) -> str:
     """`shape`, `fallback 1`, ...; the chain again in a fallback region: `fallback 1 in us-east4`."""
-    if index <= len(props.get("fallbacks") or []):
+    fallbacks = len(props.get("fallbacks") or [])
+    if index <= fallbacks:
         return "shape" if index == 0 else f"fallback {index}"
-    shape = placement.shapes(props)[index]
-    at = placement.home_chain(props).index(replace(shape, region=str(props.get("region") or "")))
-    return f"{'shape' if at == 0 else f'fallback {at}'} in {shape.region}"
+    chain = placement.shapes(props)  # the home chain first (placement.chain_of)
+    at = chain[: 1 + fallbacks].index(replace(chain[index], region=str(props.get("region") or "")))
+    return f"{'shape' if at == 0 else f'fallback {at}'} in {chain[index].region}"
 
 
 def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
@@ -54,8 +55,7 @@ def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
     costs = []
     chain = placement.shapes(props)
     for index, shape in enumerate(chain):
-        shaped = placement.apply_shape(props, shape)
-        region, pools, strategy = shaped["region"], placement.pools(shaped), shape.scheduling_strategy
+        (region, pools), strategy = placement.on_shape(props, shape), shape.scheduling_strategy
         found = limits.verdict(props, index, shape, chain)
         costs.append(
             ShapeCost(
@@ -95,10 +95,8 @@ def ran_shape_hourly(outputs: Mapping[str, Any]) -> float | None:
     ran = outputs.get("placement")
     primary = placement.primary_shape(outputs)
     shape = placement.resolve(ran, primary) if ran else primary
-    shaped = placement.apply_shape(outputs, shape)
-    rate = pricing.shape_rate(
-        shaped["region"], placement.pools(shaped), shape.scheduling_strategy, outputs.get("project")
-    )
+    region, pools = placement.on_shape(outputs, shape)
+    rate = pricing.shape_rate(region, pools, shape.scheduling_strategy, outputs.get("project"))
     return None if rate is None else rate.usd
 
 
@@ -172,7 +170,7 @@ def region_lines(props: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     seen: set[str] = set()
     for shape in placement.shapes(props):
-        if shape.region in seen or not placement.moves_region(props, shape):
+        if shape.region in seen or not placement.moves_from(props.get("region"), shape):
             continue
         seen.add(shape.region)
         transfer = storage_transfer.line(props.get("region"), shape)

@@ -68,7 +68,7 @@ def fallback_failures(where: str, shape: Shape, chain: Chain) -> Failures:
 
 def flex_start_failures(where: str, shape: Shape, chain: Chain) -> Failures:
     """Dynamic Workload Scheduler's requirements (FLEX_START_ACCELERATORS' source) for the job on `shape`:
-    its GPU, one machine configuration in every pool (placement.apply_shape gives the chief and every GPU
+    its GPU, one machine configuration in every pool (placement.shaped_pools gives the chief and every GPU
     pool the shape's machine; the kept CPU pools keep theirs) and the timeout."""
     if shape.scheduling_strategy != "FLEX_START":
         return []

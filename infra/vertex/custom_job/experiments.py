@@ -83,14 +83,6 @@ class RunLink:
         )
 
 
-def names(shaped: Mapping[str, Any]) -> tuple[str, str]:
-    """The names a CustomJob's spec carries, from the props on its shape ("" when not linked)."""
-    if shaped.get("runner") != "vertex" or not shaped.get("experiment"):
-        return "", ""
-    link = RunLink(shaped["project"], shaped["region"], shaped["experiment"], shaped.get("experiment_run"))
-    return link.names()
-
-
 def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """experiment / experiment_run: Vertex context ids, the run's within the 128-character limit."""
     experiment, run = props.get("experiment"), props.get("experiment_run")

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import spend
 from infra.vertex.custom_job import experiments, spec
 from infra.vertex.custom_job.report import run_outputs, summary_line
 from infra.vertex.custom_job.watch import watcher
-from infra.vertex.lifecycle import restarts, waiting
-from infra.vertex.lifecycle.kind import JobKind, Ticker
+from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import restarts, spend, waiting
+from infra.vertex.lifecycle.kind import Kind, Ticker
 from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.run_record import arg_values
@@ -21,7 +20,7 @@ from infra.vertex.runners.local.runner import LocalRunner
 from infra.vertex.runners.vertex import VertexRunner
 
 
-class CustomJobKind(JobKind):
+class CustomJobKind(Kind[spec.Training]):
     spec = spec
     noun = "Training job"
     api_kind = "CustomJob"
@@ -35,60 +34,57 @@ class CustomJobKind(JobKind):
     local_runner = LocalRunner
     vertex_runner = VertexRunner
 
-    def build(self, placed: Placed, attempt: restarts.Attempt, carried: spend.Carried) -> Any:
+    def build(self, placed: Placed[spec.Training], attempt: restarts.Attempt, carried: spend.Carried) -> Any:
         """Labelled with the attempt and the cost carried from earlier attempts, and allowed the running time
         left (restarts.py, spend.py)."""
-        job = spec.build_job(placed.props, placed.request.key)
+        job = spec.build_job(placed.body, placed.request.key)
         if attempt != restarts.Attempt(1, 0):
-            remaining = restarts.remaining_seconds(placed.request.timeout_seconds, attempt)
+            remaining = restarts.remaining_seconds(placed.request.common.timeout_seconds, attempt)
             job = restarts.resubmission(job, attempt, remaining)
             job.labels[spend.SPENT_LABEL] = carried.label
         return job
 
-    def ticker(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> Ticker:
+    def ticker(self, placed: Placed[spec.Training], status: JobStatus, say: Callable[[str], None]) -> Ticker:
         return watcher(placed, status, say)
 
-    def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
+    def run_deadline(self, status: JobStatus, placed: Placed[spec.Training]) -> float | None:
         if not status.start_time:
             return None
-        allowed = restarts.remaining_seconds(placed.request.timeout_seconds, restarts.Attempt.of(status))
+        allowed = restarts.remaining_seconds(
+            placed.request.common.timeout_seconds, restarts.Attempt.of(status)
+        )
         return waiting.timestamp(status.start_time) + allowed + waiting.DEADLINE_GRACE_SECONDS
 
-    def overrun_limit(self, placed: Placed) -> str:
-        limit = placed.request.timeout_seconds
+    def overrun_limit(self, placed: Placed[spec.Training]) -> str:
+        limit = placed.request.common.timeout_seconds
         return f"timeout_seconds={limit} plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s grace"
 
-    def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
+    def outputs(
+        self, placed: Placed[spec.Training], status: JobStatus, say: Callable[[str], None]
+    ) -> dict[str, Any]:
         return {
-            "model_dir": model_dir(placed.request.output_dir),
+            "model_dir": model_dir(placed.request.common.output_dir),
             **run_outputs(placed, status, say),
             **cost_cap.outputs(placed, status),
         }
 
-    def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
+    def summary(self, outputs: dict[str, Any], placed: Placed[spec.Training]) -> str:
         return summary_line(outputs, len(outputs["attempts"]), placed)
 
-    @staticmethod
-    def _link(placed: Placed) -> experiments.RunLink | None:
-        """The experiment run a job on Vertex is linked to, in its shape's region; None: not linked."""
-        training = placed.request.body_as(spec.Training)
-        if not placed.request.on_vertex or not training.experiment:
-            return None
-        project, region = placed.request.project or "", placed.region or ""
-        return experiments.RunLink(project, region, training.experiment, training.experiment_run)
-
-    def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
+    def before_submit(self, placed: Placed[spec.Training], say: Callable[[str], None]) -> None:
         """The run the job is linked to exists before the job (the SDK's order)."""
-        link = self._link(placed)
+        link = placed.body.link
         if link is not None:
             experiments.ensure(link, say)
 
-    def ended(self, placed: Placed, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
+    def ended(
+        self, placed: Placed[spec.Training], outputs: dict[str, Any], say: Callable[[str], None]
+    ) -> None:
         """The experiment run's end state, the chief's arguments as its parameters, the job's metrics."""
-        link = self._link(placed)
+        link = placed.body.link
         if link is None or not link.run:
             return
-        params = experiments.run_params(arg_values(list(placed.request.body_as(spec.Training).chief_args)))
+        params = experiments.run_params(arg_values(list(placed.body.chief_args)))
         experiments.end_run(link, str(outputs.get("state")), outputs.get("metrics") or {}, params, say)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infra.vertex.cost import cap as cost_cap
-from infra.vertex.cost import pricing, spend
+from infra.dynamic.polling import duration_text
+from infra.vertex.cost import pricing
 from infra.vertex.custom_job.metrics import read_metrics
-from infra.vertex.lifecycle.heartbeat import duration_text
+from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import spend
 from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
@@ -28,7 +29,7 @@ def run_outputs(placed: Placed, status: JobStatus, warn: Callable[[str], None]) 
             if total.bound:  # some of it is a Spot/FLEX_START shape's on-demand bound: at most this
                 outputs["estimated_cost_bound"] = True
     if status.state == "JOB_STATE_SUCCEEDED":
-        models = model_dir(placed.request.output_dir)
+        models = model_dir(placed.request.common.output_dir)
         try:
             metrics = read_metrics(models)
         except Exception as exc:  # metrics are optional: they never fail a finished run

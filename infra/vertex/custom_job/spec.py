@@ -17,6 +17,7 @@ from infra.vertex.cost import limits
 from infra.vertex.custom_job import chain, experiments
 from infra.vertex.lifecycle import checks, restarts
 from infra.vertex.lifecycle.checks import KEY_LABEL
+from infra.vertex.lifecycle.request import Common
 
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
 # `fallbacks` and `fallback_regions` only say where else the same job may run, and
@@ -111,7 +112,6 @@ POOL_DEFAULTS: dict[str, Any] = {
 }
 # A fallback entry: a shape, and the hourly ceiling of that shape (cost/limits.py).
 FALLBACK_KEYS = (*placement.SHAPE_KEYS, *limits.FALLBACK_LIMIT_KEYS)
-POOL_ROLES = ("chief", "worker", "ps", "evaluator")
 
 
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -160,7 +160,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not isinstance(pools, list) or not pools:
         failures.append(("worker_pools", "worker_pools needs at least one pool: pool 0 is the chief"))
         return failures
-    if len(pools) > len(POOL_ROLES):
+    if len(pools) > len(placement.POOL_ROLES):
         failures.append(
             ("worker_pools", "at most 4 worker pools: chief, workers, parameter servers, evaluators")
         )
@@ -327,85 +327,153 @@ def _pool_failures(index: int, pool: Any, require_command: bool) -> list[tuple[s
     return failures
 
 
-def build_custom_job(props: Mapping[str, Any], shape: int | placement.Shape = 0) -> aiplatform_v1.CustomJob:
-    """The CustomJob that Vertex runs for these (validated, defaulted) props on `shape`, or on the chain's
-    shape of that index (0: the primary, i: fallbacks[i - 1]). Every shape carries the same key label:
-    adoption finds any of them."""
-    if isinstance(shape, int):
-        shape = placement.shapes(props)[shape]
-    return build_job(placement.apply_shape(props, shape), job_key(props))
-
-
-def build_job(shaped: Mapping[str, Any], key: str) -> aiplatform_v1.CustomJob:
-    """The CustomJob for props already on their shape (the lifecycle's request.Placed.props), labelled with
-    the job's key."""
-    labels = {**shaped.get("labels", {}), KEY_LABEL: key}
+def build_job(training: Training, key: str) -> aiplatform_v1.CustomJob:
+    """The CustomJob of a job's typed request on its shape (the lifecycle's Placed.body), labelled with the
+    job's key."""
+    common = training.common
+    labels = {**common.labels, KEY_LABEL: key}
     return aiplatform_v1.CustomJob(
-        display_name=shaped["display_name"], job_spec=job_spec(shaped), labels=labels
+        display_name=common.display_name, job_spec=custom_job_spec(training), labels=labels
     )
 
 
-def job_spec(props: Mapping[str, Any]) -> aiplatform_v1.CustomJobSpec:
-    """The CustomJobSpec of props on their shape (a study's trials carry it too)."""
-    strategy = props["scheduling_strategy"]
+def custom_job_spec(training: Training) -> aiplatform_v1.CustomJobSpec:
+    """Vertex's CustomJobSpec of a request on its shape (a study's trials carry it too)."""
+    common = training.common
     scheduling = aiplatform_v1.Scheduling(
-        timeout=duration_pb2.Duration(seconds=int(props["timeout_seconds"])),
-        restart_job_on_worker_restart=bool(props.get("restart_on_worker_restart", False)),
-        strategy=aiplatform_v1.Scheduling.Strategy[strategy],  # type: ignore[misc]  # proto-plus enum
+        timeout=duration_pb2.Duration(seconds=int(common.timeout_seconds)),
+        restart_job_on_worker_restart=training.restart_on_worker_restart,
+        strategy=aiplatform_v1.Scheduling.Strategy[training.scheduling_strategy],  # type: ignore[misc]
     )
-    if strategy == "FLEX_START" and props.get("max_wait_seconds") is not None:
-        scheduling.max_wait_duration = duration_pb2.Duration(seconds=int(props["max_wait_seconds"]))
-    spec = aiplatform_v1.CustomJobSpec(
-        worker_pool_specs=[_pool_spec(pool) for pool in props["worker_pools"]],
+    if training.scheduling_strategy == "FLEX_START" and training.max_wait_seconds is not None:
+        scheduling.max_wait_duration = duration_pb2.Duration(seconds=int(training.max_wait_seconds))
+    found = aiplatform_v1.CustomJobSpec(
+        worker_pool_specs=[_pool_spec(pool) for pool in training.worker_pools],
         scheduling=scheduling,
-        service_account=props.get("service_account", ""),
-        base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=props["base_output_dir"]),
-        tensorboard=props.get("tensorboard") or "",
+        service_account=common.service_account,
+        base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=common.output_dir),
+        tensorboard=training.tensorboard,
     )
-    spec.experiment, spec.experiment_run = experiments.names(props)
-    return spec
+    link = training.link
+    found.experiment, found.experiment_run = link.names() if link is not None else ("", "")
+    return found
 
 
-def _pool_spec(pool: Mapping[str, Any]) -> aiplatform_v1.WorkerPoolSpec:
-    machine = aiplatform_v1.MachineSpec(machine_type=pool["machine_type"])
-    if pool.get("accelerator_type"):
-        machine.accelerator_type = aiplatform_v1.AcceleratorType[pool["accelerator_type"]]  # type: ignore[misc]
-        machine.accelerator_count = int(pool.get("accelerator_count", 0))
-    reservation = reservations.Reservation.of(pool.get("reservation_affinity"))
-    if reservation is not None:  # set by placement.apply_shape on the pools with the shape's machines
-        machine.reservation_affinity = reservation.proto()
+def _pool_spec(pool: WorkerPool) -> aiplatform_v1.WorkerPoolSpec:
+    machines = pool.machines
+    machine = aiplatform_v1.MachineSpec(machine_type=machines.machine_type)
+    if machines.accelerator_type:
+        machine.accelerator_type = aiplatform_v1.AcceleratorType[machines.accelerator_type]  # type: ignore[misc]
+        machine.accelerator_count = machines.accelerator_count
+    if pool.reservation is not None:  # the shape's, on the pools that take its machines (WorkerPool.on)
+        machine.reservation_affinity = pool.reservation.proto()
     return aiplatform_v1.WorkerPoolSpec(
         machine_spec=machine,
-        replica_count=int(pool.get("replica_count", 1)),
+        replica_count=machines.replica_count,
         # Unset unless configured: Vertex then picks the machine type's default disk (not pd-ssd everywhere).
         disk_spec=aiplatform_v1.DiskSpec(
-            boot_disk_type=pool.get("boot_disk_type", ""),
-            boot_disk_size_gb=int(pool.get("boot_disk_size_gb", 100)),
+            boot_disk_type=pool.boot_disk_type, boot_disk_size_gb=pool.boot_disk_size_gb
         ),
         container_spec=aiplatform_v1.ContainerSpec(
-            image_uri=pool["image_uri"],
-            command=list(pool.get("command", [])),
-            args=[str(arg) for arg in pool.get("args", [])],
-            env=[aiplatform_v1.EnvVar(name=k, value=str(v)) for k, v in sorted(pool.get("env", {}).items())],
+            image_uri=pool.image_uri,
+            command=list(pool.command),
+            args=list(pool.args),
+            env=[aiplatform_v1.EnvVar(name=k, value=v) for k, v in pool.env],
         ),
     )
 
 
 @dataclass(frozen=True)
-class Training:
-    """A CustomJob's own part of its request (JobRequest.body): the experiment run it is linked to, and the
-    chief's arguments (the run's parameters)."""
+class WorkerPool:
+    """One worker pool of the request: its machines (what prices and quotas read) and its container."""
 
+    machines: placement.Pool
+    image_uri: str
+    command: tuple[str, ...]
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]  # sorted by name, values as strings
+    boot_disk_type: str
+    boot_disk_size_gb: int
+    reservation: reservations.Reservation | None
+
+    @classmethod
+    def of(cls, pool: Mapping[str, Any]) -> WorkerPool:
+        return cls(
+            machines=placement.Pool.of(pool),
+            image_uri=str(pool.get("image_uri") or ""),
+            command=tuple(pool.get("command") or ()),
+            args=tuple(str(arg) for arg in pool.get("args") or ()),
+            env=tuple(sorted((str(k), str(v)) for k, v in (pool.get("env") or {}).items())),
+            boot_disk_type=str(pool.get("boot_disk_type") or ""),
+            boot_disk_size_gb=int(pool.get("boot_disk_size_gb", 100)),
+            reservation=reservations.Reservation.of(pool.get("reservation_affinity")),
+        )
+
+
+@dataclass(frozen=True)
+class Training:
+    """A CustomJob's whole request (JobRequest.body), typed: its worker pools, scheduling, identity, output
+    directory, TensorBoard and experiment link; `on(shape)` puts it on one shape of its chain."""
+
+    common: Common
+    worker_pools: tuple[WorkerPool, ...]
+    scheduling_strategy: str
+    max_wait_seconds: int | None  # FLEX_START only
+    restart_on_worker_restart: bool
+    tensorboard: str  # "": none (or a shape outside the home region: placement.tensorboard_note)
+    on_vertex: bool
     experiment: str | None  # Vertex AI Experiments: where the console compares the stack's runs
     experiment_run: str | None
-    chief_args: tuple[str, ...]
+
+    @property
+    def pools(self) -> tuple[placement.Pool, ...]:
+        return tuple(pool.machines for pool in self.worker_pools)
+
+    @property
+    def chief_args(self) -> tuple[str, ...]:
+        """The chief's arguments: the experiment run's parameters."""
+        return self.worker_pools[0].args if self.worker_pools else ()
+
+    @property
+    def link(self) -> experiments.RunLink | None:
+        """The experiment run a job on Vertex is linked to, in the region it runs in; None: not linked."""
+        if not self.on_vertex or not self.experiment:
+            return None
+        common = self.common
+        return experiments.RunLink(common.project, common.region, self.experiment, self.experiment_run)
+
+    def on(self, shape: placement.Shape) -> Training:
+        """The request on `shape`: the chief and every pool with accelerators get its machine and its
+        reservation (placement.shaped_pools), the rest stays; a shape outside the home region runs without
+        the home region's TensorBoard (placement.tensorboard_note)."""
+        shaped = placement.shaped_pools(self.pools, shape)
+        pools = tuple(
+            replace(pool, machines=machines, reservation=shape.reservation)
+            if placement.takes_shape(index, pool.machines.accelerator_count)
+            else pool
+            for index, (pool, machines) in enumerate(zip(self.worker_pools, shaped, strict=True))
+        )
+        moved = placement.moves_from(self.common.region, shape)
+        return replace(
+            self,
+            common=self.common.on(shape),
+            worker_pools=pools,
+            scheduling_strategy=shape.scheduling_strategy,
+            tensorboard="" if moved else self.tensorboard,
+        )
 
 
 def body(props: Mapping[str, Any]) -> Training:
-    """The kind's body of the (defaulted) props, parsed once by JobRequest.parse."""
-    chief = (props.get("worker_pools") or [{}])[0]
+    """The kind's whole request from the (defaulted) props, parsed once by JobRequest.parse."""
+    wait = props.get("max_wait_seconds")
     return Training(
-        props.get("experiment") or None,
-        props.get("experiment_run") or None,
-        tuple(str(arg) for arg in chief.get("args") or []),
+        common=Common.of(props, "base_output_dir"),
+        worker_pools=tuple(WorkerPool.of(pool) for pool in props.get("worker_pools") or ()),
+        scheduling_strategy=str(props.get("scheduling_strategy") or placement.default_strategy(props)),
+        max_wait_seconds=None if wait is None else int(wait),
+        restart_on_worker_restart=bool(props.get("restart_on_worker_restart", False)),
+        tensorboard=str(props.get("tensorboard") or ""),
+        on_vertex=props.get("runner") == "vertex",
+        experiment=props.get("experiment") or None,
+        experiment_run=props.get("experiment_run") or None,
     )

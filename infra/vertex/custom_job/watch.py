@@ -21,7 +21,7 @@ _NO_LOG_YET = frozenset({"JOB_STATE_QUEUED"})
 def job_log(request: JobRequest, status: JobStatus, say: Callable[[str], None]) -> logs.JobLog:
     """Where this job's log lines come from: the replica log files (local runner) or Cloud Logging."""
     if request.runner == "local":
-        return LocalJobLog(job_dir(request.output_dir, status.name))
+        return LocalJobLog(job_dir(request.common.output_dir, status.name))
     created = datetime.datetime.fromisoformat(status.create_time) if status.create_time else None
     since = logs.rfc3339(created or datetime.datetime.now(datetime.UTC))
     return logs.CloudJobLog(request.project or "", status.name, since, warn=say)

@@ -123,7 +123,7 @@ def exhausted_message(
         else ""
     )
     return (
-        f"{kind} {request.display_name} could not get machines in {', '.join(map(str, where))}: every "
+        f"{kind} {request.common.display_name} could not get machines in {', '.join(map(str, where))}: every "
         f"shape was tried.{rounds} {tried}. What to do: " + (advice or training_advice(quotas, project))
     )
 

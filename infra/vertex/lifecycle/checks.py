@@ -15,8 +15,7 @@ from typing import Any
 
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import reservations
-from infra.vertex.cost import spend
-from infra.vertex.lifecycle import restarts
+from infra.vertex.lifecycle import restarts, spend
 
 # Vertex list filters name this key (`labels.<key>="<value>"`); keys in filters use only [a-z0-9_].
 KEY_LABEL = "vertex_training_key"

@@ -4,23 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from infra.dynamic.polling import duration_text
 from infra.vertex.capacity.quotas import quota_page
 
 HEARTBEAT_SECONDS = 180.0
 # Past this long in the queue the line names the likely causes and where to look.
 QUEUED_LONG_SECONDS = 900.0
 WAITING_STATES = frozenset({"JOB_STATE_QUEUED", "JOB_STATE_PENDING"})
-
-
-def duration_text(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m {seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
 
 
 def heartbeat_line(state: str, seconds_in_state: float, spot: bool, project: str, console_url: str) -> str:

@@ -14,12 +14,11 @@ from typing import Any, ClassVar
 from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
 from infra.dynamic.base import SpecProvider
-from infra.vertex.cost import cap as cost_cap
-from infra.vertex.cost import spend
-from infra.vertex.lifecycle import attempts, placing, run_record, waiting
+from infra.vertex.lifecycle import attempts, placing, run_record, spend, waiting
+from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.attempts import AttemptRecord, carried_attempts, current_record
 from infra.vertex.lifecycle.errors import JobError
-from infra.vertex.lifecycle.kind import JobKind, Runner
+from infra.vertex.lifecycle.kind import Kind, Runner
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.lifecycle.waiting import Say
@@ -28,7 +27,7 @@ from infra.vertex.lifecycle.waiting import Say
 class JobProvider(SpecProvider):
     """Create/read/update/delete one job of `kind` from its snake_case props."""
 
-    kind: ClassVar[JobKind]
+    kind: ClassVar[Kind]
     delete_before_replace = True  # two runs of one job would race on one output directory and double the bill
 
     @property
@@ -99,7 +98,7 @@ class JobProvider(SpecProvider):
     def _ended(self, placed: Placed, outputs: dict[str, Any]) -> None:
         """A job ended: its run.json (run_record.py), then what its kind does at the end."""
         say = self._say(placed.request)
-        run_record.keep(outputs, say, self.kind.record_kind, placed.request.output_dir)
+        run_record.keep(outputs, say, self.kind.record_kind, placed.request.common.output_dir)
         self.kind.ended(placed, outputs, say)
 
     def _adoptable(self, request: JobRequest) -> JobStatus | None:

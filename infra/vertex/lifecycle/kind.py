@@ -15,15 +15,13 @@ gcp_launcher job_remote_runner.py (one wait loop for every job kind).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from types import ModuleType
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from infra.guard.job_kinds import JOB_KINDS
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import spend
-from infra.vertex.lifecycle import restarts
-from infra.vertex.lifecycle.request import JobRequest, Placed
+from infra.vertex.lifecycle import restarts, spend
+from infra.vertex.lifecycle.request import B, Body, JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 
 
@@ -55,12 +53,34 @@ class Ticker(Protocol):
     def tick(self, status: JobStatus) -> None: ...
 
 
-class JobKind:
-    """One Vertex job kind; a subclass sets the class attributes and overrides the hooks that differ."""
+BodyT = TypeVar("BodyT", bound=Body)
 
-    # An instance annotation, not ClassVar: a kind's class body assigns its spec module (mypy reads a module
-    # assigned over a ClassVar as an instance variable).
-    spec: ModuleType  # with_defaults, validate, INPUTS, IN_PLACE_INPUTS, job_key, body, build_job
+
+class KindSpec(Protocol[BodyT]):
+    """What a kind's spec (its props module: custom_job/spec.py, ...) gives the lifecycle and the
+    provider: its inputs, defaults, checks and key over the engine's dict, its whole typed request (`body`)
+    and the Vertex request of that body on a shape (`build_job`). mypy checks each kind's module
+    against it."""
+
+    @property
+    def INPUTS(self) -> tuple[str, ...]: ...
+    @property
+    def IN_PLACE_INPUTS(self) -> frozenset[str]: ...
+    def with_defaults(self, props: Mapping[str, Any], /) -> dict[str, Any]: ...
+    def validate(self, props: Mapping[str, Any], /) -> list[tuple[str, str]]: ...
+    def job_key(self, props: Mapping[str, Any], /) -> str: ...
+    def body(self, props: Mapping[str, Any], /) -> BodyT: ...
+    def build_job(self, body: BodyT, key: str, /) -> Any: ...
+
+
+class Kind(Generic[B]):
+    """One Vertex job kind, over its request's body type `B`; a subclass sets the class attributes and
+    overrides the hooks that differ. (infra/guard/job_kinds.py's `JobKind` is a row of the kill switch's
+    table: another thing.)"""
+
+    # An instance annotation, not ClassVar: a kind's class body assigns its spec module, which mypy checks
+    # against KindSpec[B].
+    spec: KindSpec[B]
     noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
     record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"
@@ -103,27 +123,27 @@ class JobKind:
             return "the project's Vertex AI quotas for these machines"
         return f"the {self.quota_family} quotas"
 
-    def runner(self, request: JobRequest, region: str | None = None) -> Runner:
+    def runner(self, request: JobRequest[B], region: str | None = None) -> Runner:
         """Made fresh for every provider call (never stored on the provider), in `region` (default: home)."""
         if request.runner == "local":
-            return self.local_runner(request.output_dir)
+            return self.local_runner(request.common.output_dir)
         first_retry_delay = min(request.poll_interval_seconds, 1.0)
         return self.vertex_runner(request.project or "", region or request.home, first_retry_delay)
 
-    def build(self, placed: Placed, attempt: restarts.Attempt, carried: spend.Carried) -> Any:
-        """The request that submits the job on its shape: the spec's build_job over the placed props and the
+    def build(self, placed: Placed[B], attempt: restarts.Attempt, carried: spend.Carried) -> Any:
+        """The request that submits the job on its shape: the spec's build_job over the placed body and the
         key (`attempt` and `carried`: what a resumable kind labels a resubmission with)."""
-        return self.spec.build_job(placed.props, placed.request.key)
+        return self.spec.build_job(placed.body, placed.request.key)
 
-    def ticker(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> Ticker | None:
+    def ticker(self, placed: Placed[B], status: JobStatus, say: Callable[[str], None]) -> Ticker | None:
         return None
 
-    def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
+    def run_deadline(self, status: JobStatus, placed: Placed[B]) -> float | None:
         """Wall-clock time after which a job that runs has overrun; None before it is known, or never (a
         kind without a running-time cap)."""
         raise NotImplementedError
 
-    def overrun_limit(self, placed: Placed) -> str:
+    def overrun_limit(self, placed: Placed[B]) -> str:
         """The running-time limit a cancelled overrun went past, as a message names it."""
         raise NotImplementedError
 
@@ -143,28 +163,28 @@ class JobKind:
         """The kind's own sign that the job could not get machines, beside the job's error (trials)."""
         return False
 
-    def capacity_advice(self, request: JobRequest) -> str | None:
+    def capacity_advice(self, request: JobRequest[B]) -> str | None:
         """What to do when every shape gave way (None: a training job's options: quotas, Spot, FLEX_START,
         regions, reservations)."""
         return None
 
-    def quota_pools(self, placed: Placed) -> tuple[Pool, ...] | None:
+    def quota_pools(self, placed: Placed[B]) -> tuple[Pool, ...] | None:
         """The pools that must fit in quota at once (a study: its parallel trials); None: the kind has no
         documented quota ids, so no pre-check (quota_family None)."""
         return placed.pools if self.quota_family is not None else None
 
-    def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
+    def outputs(self, placed: Placed[B], status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
         """The kind's outputs beside the shared ones (job_name, state, times, placement, attempts)."""
         return {}
 
-    def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
+    def summary(self, outputs: dict[str, Any], placed: Placed[B]) -> str:
         """The one line that ends a wait (`placed`: the request on the shape the job ran on)."""
         raise NotImplementedError
 
-    def before_submit(self, placed: Placed, say: Callable[[str], None]) -> None:
+    def before_submit(self, placed: Placed[B], say: Callable[[str], None]) -> None:
         """What must exist before a job on these props is submitted (a CustomJob's experiment run)."""
 
-    def ended(self, placed: Placed, outputs: dict[str, Any], say: Callable[[str], None]) -> None:
+    def ended(self, placed: Placed[B], outputs: dict[str, Any], say: Callable[[str], None]) -> None:
         """Told of every job that ended (on `placed`, with its outputs), after its run.json is written."""
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:

@@ -17,19 +17,19 @@ from google.api_core import exceptions as gexc
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import Shortfall, shortfall
-from infra.vertex.cost import cap as cost_cap
-from infra.vertex.cost import limits, spend
-from infra.vertex.lifecycle import attempts, error_classes, restarts, waiting
+from infra.vertex.cost import limits, pricing
+from infra.vertex.lifecycle import attempts, error_classes, restarts, spend, waiting
+from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult
 from infra.vertex.lifecycle.errors import JobError, is_training_quota
-from infra.vertex.lifecycle.kind import JobKind, Runner
+from infra.vertex.lifecycle.kind import Kind, Runner
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.lifecycle.waiting import QueueTimeout, Say
 
 
 def submit(
-    kind: JobKind,
+    kind: Kind,
     runner: Runner,
     placed: Placed,
     attempt: restarts.Attempt,
@@ -41,7 +41,9 @@ def submit(
     status = runner.create(kind.build(placed, attempt, carried))
     say(f"created {status.name} ({status.state}): {status.console_url}")
     request = placed.request
-    moved = placement.tensorboard_note(placed.shape, request.region, request.tensorboard, request.output_dir)
+    moved = placement.tensorboard_note(
+        placed.shape, request.region, request.tensorboard, request.common.output_dir
+    )
     if moved:
         say(moved)
     note = cost_cap.submit_note(placed, carried)
@@ -50,12 +52,12 @@ def submit(
     return status
 
 
-def _resubmit(kind: JobKind, runner: Runner, ended: JobStatus, placed: Placed, say: Say) -> JobStatus | None:
+def _resubmit(kind: Kind, runner: Runner, ended: JobStatus, placed: Placed, say: Say) -> JobStatus | None:
     """The next attempt of a job that lost its machines while running, on the same shape (it resumes from
     the same checkpoint directory), or None when the earlier attempts used up timeout_seconds."""
     request = placed.request
     attempt = restarts.Attempt.of(ended).next(ended)
-    remaining = restarts.remaining_seconds(request.timeout_seconds, attempt)
+    remaining = restarts.remaining_seconds(request.common.timeout_seconds, attempt)
     if remaining <= 0:
         say(f"{ended.name} lost its machines, but its attempts already ran timeout_seconds")
         return None
@@ -63,14 +65,14 @@ def _resubmit(kind: JobKind, runner: Runner, ended: JobStatus, placed: Placed, s
     say(
         f"{ended.name} lost its machines ({ended.error}); submitting attempt {attempt.number} of "
         f"{1 + request.max_restarts} in {delay:.0f}s, with {remaining}s of running time left; it "
-        f"resumes from the checkpoints in {request.output_dir}"
+        f"resumes from the checkpoints in {request.common.output_dir}"
     )
     time.sleep(delay)
     carried = spend.after(placed.rate, ended)
     return submit(kind, runner, placed, attempt, carried, say)
 
 
-def wait_shape(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> ShapeResult:
+def wait_shape(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> ShapeResult:
     """Wait for one shape's job; resubmit a resumable job on this shape after a preemption while running.
 
     Moves on (no error raised) after a stockout, a quota failure or a queue timeout; raises for any other end.
@@ -113,17 +115,32 @@ def wait_shape(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed,
         raise _with(waiting.failure(kind, placed, status), records)
 
 
-def _skipped(kind: JobKind, placed: Placed) -> ShapeResult | None:
+def _verdict(placed: Placed) -> limits.Verdict:
+    """The attempt's shape under the job's limits (cost/limits.py), from what the attempt already derived
+    (its price, its machines): asked before it submits."""
+    request = placed.request
+    if not request.on_vertex:
+        return limits.Verdict(None, ())  # a local run bills nothing (and must not look for a price catalog)
+    region, pools, strategy = placed.region or "", placed.pools, placed.strategy
+    missing = lambda: pricing.missing(region, pools, strategy, request.project)  # noqa: E731
+    capped = request.max_cost_usd is not None
+    top = request.ceilings[placed.index]
+    return limits.judged(top, capped, request.allow_unpriced_shapes, strategy, placed.rate, missing)
+
+
+def _skipped(kind: Kind, placed: Placed) -> ShapeResult | None:
     """A shape the price limits rule out (its reason names the key: the move line says key, shape and why),
     or one the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
     request = placed.request
-    found_limit = limits.placed_verdict(placed)
+    found_limit = _verdict(placed)
     if found_limit.skipped is not None:
         reason = limits.skip_reason(found_limit)
         return ShapeResult(
             [AttemptRecord(placed.index, placed.shape, "", "SKIPPED", reason)],
             move_on=True,
-            error=JobError(f"{kind.noun} {request.display_name}: {placed.shape.where()} skipped: {reason}"),
+            error=JobError(
+                f"{kind.noun} {request.common.display_name}: {placed.shape.where()} skipped: {reason}"
+            ),
         )
     found = quota_shortfall(kind, placed)
     if found is None:
@@ -135,7 +152,7 @@ def _skipped(kind: JobKind, placed: Placed) -> ShapeResult | None:
     )
 
 
-def quota_shortfall(kind: JobKind, placed: Placed) -> Shortfall | None:
+def quota_shortfall(kind: Kind, placed: Placed) -> Shortfall | None:
     """The first quota too small for the job on its shape (capacity/quotas.py), or None: a local run holds
     no quota, and a kind without documented quota ids is not pre-checked (kind.quota_pools)."""
     needs = kind.quota_pools(placed) if placed.request.on_vertex else None
@@ -144,7 +161,7 @@ def quota_shortfall(kind: JobKind, placed: Placed) -> Shortfall | None:
     return shortfall(placed.request.project or "", placed.region or "", needs, placed.strategy)
 
 
-def _refusal(kind: JobKind, exc: JobError) -> str | None:
+def _refusal(kind: Kind, exc: JobError) -> str | None:
     """Why Vertex refused to create the job on this shape when another shape may be accepted: a training
     quota, or the shape's GPU not offered there (Vertex judges where a GPU is offered, not our dated table:
     capacity/gpu_regions.py); None for any other refusal (it is final)."""
@@ -169,7 +186,7 @@ def _exhausted(message: str, last: list[JobStatus], tried: list[AttemptRecord]) 
 
 
 def place(
-    kind: JobKind, request: JobRequest, adopted: JobStatus | None, say: Say
+    kind: Kind, request: JobRequest, adopted: JobStatus | None, say: Say
 ) -> tuple[JobStatus, list[AttemptRecord], Placed]:
     """Run the job on its primary shape, else on each fallback in turn (from an adopted job's shape on), in
     the shape's own region; round the whole chain again until capacity_deadline_seconds.
@@ -193,10 +210,10 @@ def place(
             skipped = _skipped(kind, placed)
             if skipped is not None:
                 return skipped
-            if kind.resumable and restarts.remaining_seconds(request.timeout_seconds, spent) <= 0:
+            if kind.resumable and restarts.remaining_seconds(request.common.timeout_seconds, spent) <= 0:
                 raise JobError(
-                    f"{kind.noun} {request.display_name}: its earlier attempts already ran "
-                    f"timeout_seconds={request.timeout_seconds}; no time is left to try {shape}."
+                    f"{kind.noun} {request.common.display_name}: its earlier attempts already ran "
+                    f"timeout_seconds={request.common.timeout_seconds}; no time is left to try {shape}."
                 )
             try:
                 attempt = restarts.Attempt(1, spent.earlier_seconds, index)

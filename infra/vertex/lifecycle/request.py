@@ -5,8 +5,8 @@ The provider's create, read, update and delete turn the engine's props dict into
 (`JobRequest.parse`: the kind's defaults, and what an update keeps from the job it runs); everything past the
 boundary takes these values. A request placed on one shape of its chain (`request.on(shape)`) is made once
 per attempt and carries what every step of that attempt reads: the shape, its place in the chain, its region,
-its machines (typed `Pool`s) and their price; the kind's props on it (`props`, the wire form) are made only
-for the kind's request builder. Modelled
+its machines (typed `Pool`s), their price and the kind's whole typed request on it (`body`, what the kind's
+request builder reads). Modelled
 on python-aiplatform (the CustomJob proto is built once in the job's constructor and carried) and SkyPilot
 (a placement applied with one method on an immutable value, input and output models kept apart).
 """
@@ -14,56 +14,101 @@ on python-aiplatform (the CustomJob proto is built once in the job's constructor
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self
+
+from typing_extensions import TypeVar
 
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
+from infra.vertex.capacity.reservations import Reservation
 from infra.vertex.cost import limits, pricing
 from infra.vertex.lifecycle import restarts
 
 if TYPE_CHECKING:
-    from infra.vertex.lifecycle.kind import JobKind
-
-Body = TypeVar("Body")
+    from infra.vertex.lifecycle.kind import Kind
 
 
 @dataclass(frozen=True)
-class JobRequest:
-    """What every kind's job asks for (the shared fields, typed), its own part (`body`, typed by its spec
-    module), its chain of shapes and its key label, computed once; `props` is the kind's whole (defaulted)
-    request as the engine sent it: read only by this module's derivations (chain, pools, ceilings, key), the
-    outputs and the kind's request builder."""
+class Common:
+    """What every kind's request holds beside its own part (its body's `common`, parsed once)."""
+
+    display_name: str
+    labels: Mapping[str, str]
+    service_account: str
+    output_dir: str  # the kind's own output directory (its `output_key`): run.json goes there
+    timeout_seconds: float  # as given (3600, not 3600.0: messages print it)
+    project: str
+    region: str  # where it runs: the home region, or its shape's ("" for a local run)
+
+    @classmethod
+    def of(cls, props: Mapping[str, Any], output_key: str) -> Common:
+        return cls(
+            display_name=str(props.get("display_name") or ""),
+            labels=dict(props.get("labels") or {}),
+            service_account=str(props.get("service_account") or ""),
+            output_dir=str(props.get(output_key) or ""),
+            timeout_seconds=props.get("timeout_seconds", 0),
+            project=str(props.get("project") or ""),
+            region=str(props.get("region") or ""),
+        )
+
+    def on(self, shape: Shape) -> Common:
+        """In the shape's region when the shape moves out of the home region."""
+        return replace(self, region=shape.region) if placement.moves_from(self.region, shape) else self
+
+
+class Body(Protocol):
+    """A kind's whole request, typed (its spec's `body`): the common part, its machines, itself on a shape."""
+
+    @property
+    def common(self) -> Common: ...
+    @property
+    def pools(self) -> tuple[placement.Pool, ...]: ...
+
+    def on(self, shape: Shape) -> Self:
+        """The request on `shape` (a dataclasses.replace): what one attempt submits."""
+        ...
+
+
+# A kind's body type; bare `JobRequest`/`Placed` (the lifecycle's, for every kind) take the protocol.
+B = TypeVar("B", bound=Body, default=Body, covariant=True)
+
+
+@dataclass(frozen=True)
+class JobRequest(Generic[B]):
+    """What every kind's job asks for (the shared fields, typed), its whole request (`body`, typed by its
+    kind's spec), its chain of shapes and its key label, computed once; `props` is the kind's (defaulted)
+    request as the engine sent it: read by the chain and ceiling derivations, the key and the outputs."""
 
     props: Mapping[str, Any] = field(repr=False)
-    # The kind's own part, parsed by its spec module's `body` (a CustomJob's experiment link, a study's metric
-    # and trials, a batch job's images): each kind reads its own as its type (`body_as`).
-    body: object
-    display_name: str
+    body: B  # the kind's whole request (its spec's `body`): pools, container, identity, its own inputs
     runner: str
     # As given (None when absent, as messages print them); the vertex runner requires both (checks.py).
     project: str | None
     region: str | None  # the home region: the stack's, where its bucket is
-    service_account: str
-    labels: Mapping[str, str]
-    output_dir: str  # the kind's own output directory (its `output_key`): run.json goes there
     wait: bool
     poll_interval_seconds: float
     queue_timeout_seconds: float  # as given (3600, not 3600.0: messages print it)
-    timeout_seconds: float  # as given
     max_wait_seconds: int | None  # FLEX_START only
     max_cost_usd: float | None  # the dollar cap; None on the local runner, which bills nothing
     max_restarts: int
     capacity_deadline_seconds: float
     allow_unpriced_shapes: bool  # a shape without a price runs uncounted (cost/limits.py)
     tensorboard: str  # the home region's TensorBoard instance ("": none; a kind without one)
-    kind: JobKind = field(repr=False)
+    # What the chain is made of, besides the body's machines (read at the boundary, resolved when needed).
+    scheduling_strategy: str
+    reservation: Reservation | None
+    fallbacks: tuple[Mapping[str, Any], ...]
+    fallback_regions: tuple[str, ...]
+    max_hourly_usd: float | None  # the job's hourly ceiling (a fallback entry may set its own)
+    kind: Kind[B] = field(repr=False)
 
     @classmethod
     def parse(
-        cls, kind: JobKind, props: Mapping[str, Any], submitted: Mapping[str, Any] | None = None
-    ) -> JobRequest:
+        cls, kind: Kind[B], props: Mapping[str, Any], submitted: Mapping[str, Any] | None = None
+    ) -> JobRequest[B]:
         """The request in `props`, defaulted by the kind; with `submitted` (the outputs of the job that runs),
         the inputs fixed at submission (`kind.fixed_at_submit`) are the job's, not the new ones."""
         found = kind.spec.with_defaults(props)
@@ -77,53 +122,57 @@ class JobRequest:
         return cls(
             props=found,
             body=kind.spec.body(found),
-            display_name=str(found.get("display_name", "")),
             runner=runner,
             project=found.get("project"),
             region=found.get("region"),
-            service_account=str(found.get("service_account") or ""),
-            labels=dict(found.get("labels") or {}),
-            output_dir=kind.output_dir(found),
             wait=bool(found.get("wait", True)),
             poll_interval_seconds=float(found.get("poll_interval_seconds", 30.0)),
             queue_timeout_seconds=found.get("queue_timeout_seconds", 0),
-            timeout_seconds=found.get("timeout_seconds", 0),
             max_wait_seconds=None if wait is None else int(wait),
             max_cost_usd=float(cap) if cap is not None and runner == "vertex" else None,
             max_restarts=int(found.get("max_restarts", restarts.DEFAULT_MAX_RESTARTS)),
             capacity_deadline_seconds=float(found.get("capacity_deadline_seconds") or 0),
             allow_unpriced_shapes=bool(found.get("allow_unpriced_shapes")),
             tensorboard=str(found.get("tensorboard") or ""),
+            scheduling_strategy=str(found.get("scheduling_strategy") or placement.default_strategy(found)),
+            reservation=Reservation.of(found.get("reservation_affinity")),
+            fallbacks=tuple(found.get("fallbacks") or ()),
+            fallback_regions=tuple(found.get("fallback_regions") or ()),
+            max_hourly_usd=None if found.get("max_hourly_usd") is None else float(found["max_hourly_usd"]),
             kind=kind,
         )
 
     @cached_property
     def chain(self) -> tuple[Shape, ...]:
-        """The shapes tried in order (placement.shapes), computed once, when first needed (a delete of a job
+        """The shapes tried in order (placement.chain_of), computed once, when first needed (a delete of a job
         never needs it)."""
-        return tuple(placement.shapes(self.props))
+        chief = self.pools[0]
+        primary = placement.primary_of(chief, self.scheduling_strategy, self.home, self.reservation)
+        return tuple(placement.chain_of(primary, self.fallbacks, self.fallback_regions))
 
-    @cached_property
+    @property
     def pools(self) -> tuple[placement.Pool, ...]:
-        """The job's own machines (placement.pools), before any shape applies."""
-        return tuple(placement.pools(self.props))
+        """The job's own machines (its body's), before any shape applies."""
+        return self.body.pools
+
+    @property
+    def common(self) -> Common:
+        return self.body.common
 
     @cached_property
     def ceilings(self) -> tuple[float | None, ...]:
         """Each shape's hourly ceiling, in chain order: its fallback entry's max_hourly_usd, else the job's
-        (cost/limits.py ceiling); None: no ceiling."""
-        chain = list(self.chain)
-        return tuple(limits.ceiling(self.props, index, chain) for index in range(len(chain)))
+        (cost/limits.py ceiling_of); None: no ceiling."""
+        chain = self.chain
+        return tuple(
+            limits.ceiling_of(self.max_hourly_usd, self.fallbacks, index, chain)
+            for index in range(len(chain))
+        )
 
     @cached_property
     def key(self) -> str:
         """The key label's value: the same inputs find the same job."""
         return str(self.kind.spec.job_key(self.props))
-
-    def body_as(self, kind: type[Body]) -> Body:
-        """The kind's own part as its spec's type (a kind's hooks read theirs through this)."""
-        assert isinstance(self.body, kind), self.body
-        return self.body
 
     @property
     def on_vertex(self) -> bool:
@@ -143,7 +192,7 @@ class JobRequest:
         """Where the named job lives (its resource name), else the home region (local runs, no job yet)."""
         return placement.region_of(job_name or "") or self.home
 
-    def on(self, shape: Shape, index: int | None = None) -> Placed:
+    def on(self, shape: Shape, index: int | None = None) -> Placed[B]:
         """This request on `shape`; `index`: its place in the chain (default: where the chain holds it)."""
         if index is None:
             index = self.chain.index(shape) if shape in self.chain else 0
@@ -151,10 +200,10 @@ class JobRequest:
 
 
 @dataclass(frozen=True)
-class Placed:
+class Placed(Generic[B]):
     """A request on one shape of its chain: what one attempt submits, waits for, caps and reports."""
 
-    request: JobRequest
+    request: JobRequest[B]
     shape: Shape
     index: int  # the shape's place in the chain (the attempt label names it)
 
@@ -176,15 +225,14 @@ class Placed:
         return self.strategy == "FLEX_START"
 
     @cached_property
-    def pools(self) -> tuple[placement.Pool, ...]:
-        """The machines this attempt runs on: the job's pools on this shape (placement.shaped_pools)."""
-        return placement.shaped_pools(self.request.pools, self.shape)
+    def body(self) -> B:
+        """The kind's whole request on this shape (its body's `on`): what the request builder reads."""
+        return self.request.body.on(self.shape)
 
-    @cached_property
-    def props(self) -> Mapping[str, Any]:
-        """The wire form on this shape (placement.apply_shape), made when the kind's request builder, the
-        only reader, needs it: an attempt skipped for its quota or its price never makes it."""
-        return placement.apply_shape(self.request.props, self.shape)
+    @property
+    def pools(self) -> tuple[placement.Pool, ...]:
+        """The machines this attempt runs on: the job's pools on this shape."""
+        return self.body.pools
 
     @cached_property
     def rate(self) -> pricing.Rate | None:

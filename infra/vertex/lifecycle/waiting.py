@@ -10,10 +10,10 @@ from collections.abc import Callable
 from infra.dynamic.polling import poll_until
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import quota_page
-from infra.vertex.cost import cap as cost_cap
 from infra.vertex.lifecycle import attempts, error_classes, restarts
+from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.errors import JobError, JobGone, job_failure_hint
-from infra.vertex.lifecycle.kind import JobKind, Runner, Ticker
+from infra.vertex.lifecycle.kind import Kind, Runner, Ticker
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -65,7 +65,7 @@ def timestamp(iso_time: str) -> float:
         return time.time()
 
 
-def deadline(kind: JobKind, status: JobStatus, placed: Placed) -> float:
+def deadline(kind: Kind, status: JobStatus, placed: Placed) -> float:
     """Wall-clock time after which a live job has overrun: its queue limit (FLEX_START: max_wait_seconds plus
     grace) after creation until it starts, then its kind's running deadline. A PAUSED job runs nothing."""
     if status.state == "JOB_STATE_PAUSED":
@@ -115,7 +115,7 @@ def poll(
     return poll_until(status, read, lambda s: s.terminal, until, interval, seen)
 
 
-def failure(kind: JobKind, placed: Placed, status: JobStatus) -> JobError:
+def failure(kind: Kind, placed: Placed, status: JobStatus) -> JobError:
     """The error for a job that ended without succeeding: its error, the kind's details, a hint, the link."""
     error = status.error or "no error message was reported"
     hint = ""
@@ -124,7 +124,7 @@ def failure(kind: JobKind, placed: Placed, status: JobStatus) -> JobError:
         where = placed.region or ""
         hint = job_failure_hint(error, request.project or "", where, placed.spot, kind.quota_words())
     return JobError(
-        f"{kind.noun} {status.name} ({request.display_name}) ended {status.state}: {error}"
+        f"{kind.noun} {status.name} ({request.common.display_name}) ended {status.state}: {error}"
         f"{kind.failure_details(status)} {hint + ' ' if hint else ''}Details and logs: {status.console_url}",
         status=status,
     )
@@ -150,7 +150,7 @@ def never_started(placed: Placed, status: JobStatus) -> bool:
     return placed.flex_start and status.state in FLEX_START_GIVE_WAY_STATES and not status.start_time
 
 
-def gave_way(kind: JobKind, status: JobStatus, placed: Placed | None = None) -> bool:
+def gave_way(kind: Kind, status: JobStatus, placed: Placed | None = None) -> bool:
     """Ended for want of machines (a stockout, after Vertex's own retries), of quota, of a GPU not offered
     there, or expired before it ever ran; with the shape it ran on (`placed`), also a FLEX_START job that
     ended any way without starting (never_started): another shape may run."""
@@ -195,9 +195,9 @@ def _machines(pool: Pool) -> str:
     return f"{pool.replica_count} x {pool.machine_type}{gpus}"
 
 
-def overrun_message(kind: JobKind, placed: Placed, status: JobStatus) -> str:
+def overrun_message(kind: Kind, placed: Placed, status: JobStatus) -> str:
     """Why a live job was cancelled: it never started within its queue limit, or ran too long."""
-    job = f"{kind.noun} {status.name} ({placed.request.display_name})"
+    job = f"{kind.noun} {status.name} ({placed.request.common.display_name})"
     if status.start_time:
         return (
             f"{job} ran past {kind.overrun_limit(placed)} and was cancelled (now {status.state}). "
@@ -223,7 +223,7 @@ def cancel_and_wait(runner: Runner, status: JobStatus, interval: float, say: Say
     return poll(runner, status, interval, time.time() + CANCEL_WAIT_SECONDS, say)
 
 
-def _cancel_overrun(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> JobError:
+def _cancel_overrun(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> JobError:
     say(f"{status.name} overran its deadline ({status.state}); cancelling it")
     ended = cancel_and_wait(runner, status, placed.request.poll_interval_seconds, say)
     if not ended.terminal:
@@ -234,7 +234,7 @@ def _cancel_overrun(kind: JobKind, runner: Runner, status: JobStatus, placed: Pl
     return QueueTimeout(overrun_message(kind, placed, ended), ended)
 
 
-def wait_attempt(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> JobStatus:
+def wait_attempt(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> JobStatus:
     """One attempt to its terminal state, its log on stderr; cancelled past its deadline or dollar cap."""
     ticker = kind.ticker(placed, status, say)
     interval = placed.request.poll_interval_seconds
@@ -259,7 +259,7 @@ def wait_attempt(kind: JobKind, runner: Runner, status: JobStatus, placed: Place
     return status
 
 
-def wait(kind: JobKind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> JobStatus:
+def wait(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> JobStatus:
     """Wait for one job to end; raise unless it succeeded (or its dollar cap stopped it)."""
     status = wait_attempt(kind, runner, status, placed, say)
     if status.state != "JOB_STATE_SUCCEEDED" and not cost_cap.stopped(placed, status):

@@ -28,7 +28,7 @@ from google.cloud.logging_v2.types import ListLogEntriesRequest, LogEntry
 from google.protobuf import json_format
 
 from infra.dynamic.endpoints import client_kwargs
-from infra.vertex.custom_job import spec
+from infra.vertex.capacity.placement import POOL_ROLES
 
 LOGGING_ENDPOINT = "logging.googleapis.com"
 # Entries younger than this are left for the next poll: Logging may still be indexing older ones.
@@ -57,8 +57,8 @@ class JobLog(Protocol):
 def replica_name(task: str) -> str:
     """`workerpool1-2` (Vertex's and the local runner's task name) -> `worker-2`; anything else as it is."""
     pool, _, index = task.removeprefix("workerpool").partition("-")
-    if pool.isdigit() and int(pool) < len(spec.POOL_ROLES) and index.isdigit():
-        return f"{spec.POOL_ROLES[int(pool)]}-{index}"
+    if pool.isdigit() and int(pool) < len(POOL_ROLES) and index.isdigit():
+        return f"{POOL_ROLES[int(pool)]}-{index}"
     return task or "job"
 
 

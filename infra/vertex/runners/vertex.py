@@ -11,10 +11,11 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
 from infra.dynamic.endpoints import client_kwargs
-from infra.vertex.capacity.placement import region_of, shape_from, spec_shape
+from infra.vertex.capacity.placement import region_of, shape_from
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError, explain, with_retry
 from infra.vertex.lifecycle.status import ADOPTABLE_STATES, JobStatus, iso
+from infra.vertex.runners.submitted import custom_job_shape
 
 # Deadline of each API call: a hung connection then surfaces as DEADLINE_EXCEEDED, which is retried.
 CALL_TIMEOUT_SECONDS = 60.0
@@ -72,7 +73,9 @@ class VertexRunner:
         }
 
     def _status(self, job: aiplatform_v1.CustomJob) -> JobStatus:
-        return JobStatus(**self._fields(job), shape=shape_from(spec_shape(job), region_of(job.name) or ""))
+        return JobStatus(
+            **self._fields(job), shape=shape_from(custom_job_shape(job), region_of(job.name) or "")
+        )
 
     def _call(self, what: str, call: Any) -> Any:
         try:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.batch import spec
-from infra.vertex.batch.status import STATS, BatchStatus
 from infra.vertex.capacity.placement import region_of, shape_from
+from infra.vertex.runners.batch_status import STATS, BatchStatus
+from infra.vertex.runners.submitted import batch_job_shape
 from infra.vertex.runners.vertex import VertexRunner
 
 
@@ -23,7 +23,7 @@ class VertexBatchRunner(VertexRunner):
         stats = job.completion_stats
         return BatchStatus(
             **self._fields(job),
-            shape=shape_from(spec.job_shape(job), region_of(job.name) or ""),
+            shape=shape_from(batch_job_shape(job), region_of(job.name) or ""),
             predictions_dir=job.output_info.gcs_output_directory,
             completion_stats={key: int(getattr(stats, key)) for key in STATS},
         )

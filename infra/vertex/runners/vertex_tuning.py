@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity.placement import region_of, shape_from, spec_shape
+from infra.vertex.capacity.placement import region_of, shape_from
+from infra.vertex.runners import trials
+from infra.vertex.runners.submitted import custom_job_shape
+from infra.vertex.runners.trials import TuningStatus
 from infra.vertex.runners.vertex import VertexRunner
-from infra.vertex.tuning import trials
-from infra.vertex.tuning.trials import TuningStatus
 
 
 class VertexTuningRunner(VertexRunner):
@@ -24,7 +25,8 @@ class VertexTuningRunner(VertexRunner):
         return TuningStatus(
             **self._fields(job),
             shape=shape_from(  # the trials' shape
-                spec_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)), region_of(job.name) or ""
+                custom_job_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)),
+                region_of(job.name) or "",
             ),
             trials=tuple(trials.from_proto(t, metric_id, integers) for t in job.trials),
         )

@@ -6,19 +6,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.dynamic.polling import duration_text
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import error_classes, waiting
-from infra.vertex.lifecycle.heartbeat import duration_text
-from infra.vertex.lifecycle.kind import JobKind, Ticker
+from infra.vertex.lifecycle.kind import Kind, Ticker
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.tuning_runner import LocalTuningRunner
+from infra.vertex.runners.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
 from infra.vertex.runners.vertex_tuning import VertexTuningRunner
 from infra.vertex.tuning import spec as tuning_spec
-from infra.vertex.tuning.trials import Trial, TuningStatus, best, newly_finished, parameters_text, trial_line
 
 
 @dataclass
@@ -36,11 +36,6 @@ class TrialReporter:
         self.seen = trials
 
 
-def study(placed: Placed) -> tuning_spec.Study:
-    """The study's own part of the request (tuning/spec.py body)."""
-    return placed.request.body_as(tuning_spec.Study)
-
-
 def _trials(status: JobStatus) -> tuple[Trial, ...]:
     return status.trials if isinstance(status, TuningStatus) else ()
 
@@ -49,7 +44,7 @@ def _failed(status: JobStatus) -> list[Trial]:
     return [t for t in _trials(status) if t.state == "INFEASIBLE"]
 
 
-class TuningJobKind(JobKind):
+class TuningJobKind(Kind[tuning_spec.Study]):
     spec = tuning_spec
     noun = "Tuning job"
     api_kind = "HyperparameterTuningJob"
@@ -59,21 +54,23 @@ class TuningJobKind(JobKind):
     local_runner = LocalTuningRunner
     vertex_runner = VertexTuningRunner
 
-    def ticker(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> Ticker:
-        return TrialReporter(study(placed).metric_id, say)
+    def ticker(
+        self, placed: Placed[tuning_spec.Study], status: JobStatus, say: Callable[[str], None]
+    ) -> Ticker:
+        return TrialReporter(placed.request.body.metric_id, say)
 
-    def run_deadline(self, status: JobStatus, placed: Placed) -> float | None:
+    def run_deadline(self, status: JobStatus, placed: Placed[tuning_spec.Study]) -> float | None:
         """Every wave of trials may wait for machines (the trial shape's queue limit) and then run
         timeout_seconds (the trial job's scheduling.timeout), plus grace."""
-        timeout = placed.request.timeout_seconds
+        timeout = placed.request.common.timeout_seconds
         per_wave = waiting.queue_deadline_seconds(placed) + timeout + waiting.DEADLINE_GRACE_SECONDS
-        return waiting.timestamp(status.create_time) + study(placed).waves * per_wave
+        return waiting.timestamp(status.create_time) + placed.request.body.waves * per_wave
 
-    def overrun_limit(self, placed: Placed) -> str:
+    def overrun_limit(self, placed: Placed[tuning_spec.Study]) -> str:
+        timeout, grace = placed.request.common.timeout_seconds, waiting.DEADLINE_GRACE_SECONDS
         return (
-            f"{study(placed).waves} wave(s) of {waiting.queue_limit_name(placed)} and "
-            f"timeout_seconds={placed.request.timeout_seconds}, plus {waiting.DEADLINE_GRACE_SECONDS:.0f}s "
-            "grace each"
+            f"{placed.request.body.waves} wave(s) of {waiting.queue_limit_name(placed)} and "
+            f"timeout_seconds={timeout}, plus {grace:.0f}s grace each"
         )
 
     def running_seconds(self, status: JobStatus) -> float:
@@ -102,12 +99,14 @@ class TuningJobKind(JobKind):
             and all(error_classes.wants_machines(t.reason) for t in failed)
         )
 
-    def quota_pools(self, placed: Placed) -> tuple[Pool, ...]:
-        return trials_at_once(placed.pools, study(placed).parallel_trial_count)
+    def quota_pools(self, placed: Placed[tuning_spec.Study]) -> tuple[Pool, ...]:
+        return trials_at_once(placed.pools, placed.request.body.parallel_trial_count)
 
-    def outputs(self, placed: Placed, status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
+    def outputs(
+        self, placed: Placed[tuning_spec.Study], status: JobStatus, say: Callable[[str], None]
+    ) -> dict[str, Any]:
         """Trials, the best one, and duration and cost: the trials of this study, at its shape."""
-        top = best(_trials(status), study(placed).goal)
+        top = best(_trials(status), placed.request.body.goal)
         seconds = self.running_seconds(status)
         out: dict[str, Any] = {
             "trials": [t.to_output() for t in _trials(status)],
@@ -126,7 +125,7 @@ class TuningJobKind(JobKind):
                     out["estimated_cost_bound"] = True
         return out
 
-    def summary(self, outputs: dict[str, Any], placed: Placed) -> str:
+    def summary(self, outputs: dict[str, Any], placed: Placed[tuning_spec.Study]) -> str:
         """E.g. `JOB_STATE_SUCCEEDED: 4 trials (1 failed), 6m 2s of trial time; best trial 3 ...; USD 0.2`."""
         trials = outputs["trials"]
         failed = sum(t["state"] == "INFEASIBLE" for t in trials)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from google.cloud import aiplatform_v1
@@ -19,6 +19,7 @@ from infra.vertex.capacity import placement
 from infra.vertex.custom_job import spec
 from infra.vertex.lifecycle import checks
 from infra.vertex.lifecycle.props import SHARED_OUTPUTS
+from infra.vertex.lifecycle.request import Common
 
 StudySpec = aiplatform_v1.StudySpec
 ParameterSpec = StudySpec.ParameterSpec
@@ -226,64 +227,73 @@ def parameter_spec(parameter: Mapping[str, Any]) -> aiplatform_v1.StudySpec.Para
     return out
 
 
-def build_tuning_job(
-    props: Mapping[str, Any], shape: int | placement.Shape = 0
-) -> aiplatform_v1.HyperparameterTuningJob:
-    """The HyperparameterTuningJob that Vertex runs for these (validated, defaulted) props on `shape` (or the
-    chain's shape of that index). The trial job spec is exactly the CustomJob spec spec.py builds from the
-    same props and shape; every shape carries the same key label, so adoption finds any of them.
-    """
-    if isinstance(shape, int):
-        shape = placement.shapes(props)[shape]
-    return build_job(placement.apply_shape(props, shape), job_key(props))
-
-
-def build_job(props: Mapping[str, Any], key: str) -> aiplatform_v1.HyperparameterTuningJob:
-    """The study for props already on their shape (the lifecycle's request.Placed.props), labelled with its
-    key; its trial job spec is the CustomJob spec of the same props (custom_job/spec.py job_spec)."""
-    study = StudySpec(
+def build_job(study: Study, key: str) -> aiplatform_v1.HyperparameterTuningJob:
+    """The study of a typed request on its shape (the lifecycle's Placed.body), labelled with its key; its
+    trial job spec is the CustomJob spec of its trial (custom_job/spec.py custom_job_spec)."""
+    study_spec = StudySpec(
         metrics=[
             StudySpec.MetricSpec(
-                metric_id=props["metric_id"],
-                goal=StudySpec.MetricSpec.GoalType[props["goal"]],  # type: ignore[misc]  # proto-plus enum
+                metric_id=study.metric_id,
+                goal=StudySpec.MetricSpec.GoalType[study.goal],  # type: ignore[misc]  # proto-plus enum
             )
         ],
-        parameters=[parameter_spec(p) for p in props["parameters"]],
-        algorithm=ALGORITHMS[props["algorithm"]],
+        parameters=[parameter_spec(p) for p in study.parameters],
+        algorithm=ALGORITHMS[study.algorithm],
     )
-    trial = {k: v for k, v in props.items() if k not in STUDY_INPUTS}
     return aiplatform_v1.HyperparameterTuningJob(
-        display_name=props["display_name"],
-        study_spec=study,
-        max_trial_count=int(props["max_trial_count"]),
-        parallel_trial_count=int(props["parallel_trial_count"]),
-        max_failed_trial_count=int(props["max_failed_trial_count"]),
-        trial_job_spec=spec.job_spec(trial),
-        labels={**props.get("labels", {}), checks.KEY_LABEL: key},
+        display_name=study.common.display_name,
+        study_spec=study_spec,
+        max_trial_count=study.max_trial_count,
+        parallel_trial_count=study.parallel_trial_count,
+        max_failed_trial_count=study.max_failed_trial_count,
+        trial_job_spec=spec.custom_job_spec(study.trial),
+        labels={**study.common.labels, checks.KEY_LABEL: key},
     )
 
 
 @dataclass(frozen=True)
 class Study:
-    """A study's own part of its request (JobRequest.body): what it optimizes and how many trials it runs."""
+    """A study's whole request (JobRequest.body): the trial's job (a CustomJob's request) and what the study
+    optimizes, how, and how many trials it runs."""
 
+    trial: spec.Training
     metric_id: str
     goal: str  # MAXIMIZE or MINIMIZE
+    algorithm: str
+    parameters: tuple[Mapping[str, Any], ...]
     max_trial_count: int
     parallel_trial_count: int
+    max_failed_trial_count: int
 
     @property
     def waves(self) -> int:
         """How many rounds of parallel trials the study takes at most."""
         return -(-self.max_trial_count // self.parallel_trial_count)
 
+    @property
+    def common(self) -> Common:
+        return self.trial.common
+
+    @property
+    def pools(self) -> tuple[placement.Pool, ...]:
+        """One trial's machines."""
+        return self.trial.pools
+
+    def on(self, shape: placement.Shape) -> Study:
+        """The study on `shape`: its trials' job on it."""
+        return replace(self, trial=self.trial.on(shape))
+
 
 def body(props: Mapping[str, Any]) -> Study:
-    """The kind's body of the (defaulted) props, parsed once by JobRequest.parse (outputs stored by an
-    earlier version may lack a key: a delete still parses them)."""
+    """The kind's whole request from the (defaulted) props, parsed once by JobRequest.parse (outputs stored
+    by an earlier version may lack a key: a delete still parses them)."""
     return Study(
-        str(props.get("metric_id") or ""),
-        str(props.get("goal") or ""),
-        int(props.get("max_trial_count") or 1),
-        int(props.get("parallel_trial_count") or 1),
+        trial=spec.body({k: v for k, v in props.items() if k not in STUDY_INPUTS}),
+        metric_id=str(props.get("metric_id") or ""),
+        goal=str(props.get("goal") or ""),
+        algorithm=str(props.get("algorithm") or "default"),
+        parameters=tuple(props.get("parameters") or ()),
+        max_trial_count=int(props.get("max_trial_count") or 1),
+        parallel_trial_count=int(props.get("parallel_trial_count") or 1),
+        max_failed_trial_count=int(props.get("max_failed_trial_count") or 0),
     )

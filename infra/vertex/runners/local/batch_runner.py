@@ -10,8 +10,8 @@ from pathlib import Path
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.batch.status import BatchStatus
 from infra.vertex.lifecycle.status import JobStatus
+from infra.vertex.runners.batch_status import BatchStatus
 from infra.vertex.runners.local.batch import ERRORS_FILE, RESULTS_FILE
 from infra.vertex.runners.local.runner import job_dir
 from infra.vertex.runners.local.wrapped import WrappedLocalRunner, one_replica_job

@@ -17,12 +17,12 @@ from typing import Any
 
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity.placement import shape_from, spec_shape
-from infra.vertex.custom_job import spec
+from infra.vertex.capacity.placement import POOL_ROLES, shape_from
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.lifecycle.status import ADOPTABLE_STATES, TERMINAL_STATES, JobStatus, now
+from infra.vertex.runners.submitted import custom_job_shape
 
 LOCAL_PREFIX = "local/"
 LOCAL_RECORDS = ".vertex-training-local"
@@ -58,9 +58,7 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
         for i, pool in enumerate(pools)
     }
     tf_cluster = {
-        spec.POOL_ROLES[i]: addresses[f"workerpool{i}"]
-        for i in range(len(pools))
-        if spec.POOL_ROLES[i] != "evaluator"
+        POOL_ROLES[i]: addresses[f"workerpool{i}"] for i in range(len(pools)) if POOL_ROLES[i] != "evaluator"
     }
     job_spec = aiplatform_v1.CustomJobSpec.to_json(job.job_spec, indent=None)
     plan = []
@@ -76,7 +74,7 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
             tf_config = {
                 "cluster": tf_cluster,
                 "environment": "cloud",
-                "task": {"type": spec.POOL_ROLES[i], "index": index},
+                "task": {"type": POOL_ROLES[i], "index": index},
                 "job": job_spec,
             }
             env = {e.name: e.value for e in container.env}
@@ -119,7 +117,7 @@ class LocalRunner:
             "name": name,
             "display_name": job.display_name,
             "labels": dict(job.labels),
-            "shape": spec_shape(job),
+            "shape": custom_job_shape(job),
             "create_time": now(),
             # proto-plus reads a Duration as a timedelta, whose .seconds drops whole days.
             "timeout_seconds": int(job.job_spec.scheduling.timeout.total_seconds()),

@@ -29,10 +29,10 @@ from google.cloud import aiplatform_v1
 
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus, now
+from infra.vertex.runners.local import search
 from infra.vertex.runners.local.runner import LocalRunner
 from infra.vertex.runners.local.supervisor import KILL_GRACE_SECONDS
-from infra.vertex.tuning import search
-from infra.vertex.tuning.trials import Trial, trial_line
+from infra.vertex.runners.trials import Trial, trial_line
 
 POLL_SECONDS = 0.2
 # A cancelled trial's supervisor gives its replicas KILL_GRACE_SECONDS after SIGTERM before SIGKILL; the study

@@ -10,7 +10,7 @@ from google.cloud import aiplatform_v1
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.study import TRIALS_FILE
 from infra.vertex.runners.local.wrapped import WrappedLocalRunner, one_replica_job
-from infra.vertex.tuning.trials import Trial, TuningStatus
+from infra.vertex.runners.trials import Trial, TuningStatus
 
 # The study process's own time on top of its trials' (starting, polling, collecting).
 STUDY_OVERHEAD_SECONDS = 300

@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from infra.vertex.cost import pricing, spend
-from infra.vertex.lifecycle import restarts
+from infra.dynamic.polling import duration_text
+from infra.vertex.cost import pricing
+from infra.vertex.lifecycle import restarts, spend
 from infra.vertex.lifecycle.errors import JobError
-from infra.vertex.lifecycle.heartbeat import duration_text
 from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
@@ -99,7 +99,7 @@ def paragraph(placed: Placed, status: JobStatus) -> str:
     rate = hourly.text() if hourly is not None else "no list price"
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
     counted = "at most " if total.bound else ""
-    where, what = placed.request.output_dir, placed.request.kind.noun
+    where, what = placed.request.common.output_dir, placed.request.kind.noun
     if placed.request.kind.resumable:  # a training job: it resumes from its checkpoints
         kept = (
             f"Its checkpoints stay in {output_dirs(where)['AIP_CHECKPOINT_DIR']}: "
@@ -108,7 +108,7 @@ def paragraph(placed: Placed, status: JobStatus) -> str:
     else:  # a study or a batch prediction: no checkpoints, its output so far stays
         kept = f"What it wrote so far stays under {where}: `pulumi up` with a larger maxCostUsd runs it again"
     return (
-        f"{what} {status.name} ({placed.request.display_name}) was cancelled because its running cost "
+        f"{what} {status.name} ({placed.request.common.display_name}) was cancelled because its running cost "
         f"reached max_cost_usd USD {cap_usd(placed):.2f}: {counted}USD {total.usd:.2f} at list prices "
         f"({earlier}"
         f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "

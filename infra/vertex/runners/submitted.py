@@ -1,0 +1,44 @@
+"""The shape a submitted job carries, read back from its request for JobStatus.shape, as a `placement`
+without its region: a CustomJob's chief MachineSpec and Scheduling.strategy, a BatchPredictionJob's
+machine (BatchDedicatedResources: no strategy, STANDARD; its reservation is not read back)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.cloud import aiplatform_v1
+
+from infra.vertex.capacity.machines import STRATEGIES
+from infra.vertex.capacity.reservations import Reservation
+
+
+def custom_job_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
+    """Empty when the spec names no strategy this module knows (then the attempt label says the shape)."""
+    strategy = job.job_spec.scheduling.strategy.name
+    pools = job.job_spec.worker_pool_specs
+    if strategy not in STRATEGIES or not pools:
+        return {}
+    machine = pools[0].machine_spec
+    found = _machine(machine, strategy)
+    affinity = machine.reservation_affinity
+    kind = affinity.reservation_affinity_type.name
+    if kind != "TYPE_UNSPECIFIED":
+        found["reservation_affinity"] = Reservation(
+            kind, affinity.values[0] if affinity.values else ""
+        ).as_dict()
+    return found
+
+
+def batch_job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
+    return _machine(job.dedicated_resources.machine_spec, "STANDARD")
+
+
+def _machine(machine: aiplatform_v1.MachineSpec, strategy: str) -> dict[str, Any]:
+    count = int(machine.accelerator_count)
+    kind = machine.accelerator_type.name if count else ""
+    return {
+        "machine_type": machine.machine_type,
+        "accelerator_type": kind,
+        "accelerator_count": count,
+        "scheduling_strategy": strategy,
+    }
