@@ -14,6 +14,7 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.auth import exceptions as auth_exceptions
 
+from infra.commands import python_m
 from infra.dynamic.polling import duration_text
 from infra.vertex.batch import instances, results, spec
 from infra.vertex.capacity.quotas import quota_page
@@ -107,7 +108,7 @@ class BatchPredictionKind(Kind[spec.Inputs]):
 
     def summary(self, outputs: dict[str, Any], placed: Placed[spec.Inputs]) -> str:
         """E.g. `JOB_STATE_SUCCEEDED after 4m 10s running: 812 images classified, 1 failed, 0 incomplete;
-        predictions in gs://.../prediction-..., as a table: python -m infra.predictions gs://...`."""
+        predictions in gs://.../prediction-..., as a table: .venv/bin/python -m infra.predictions gs://...`."""
         stats = outputs.get("completion_stats") or {}
         where = outputs.get("predictions_dir") or "?"
         # CompletionStats.incomplete_count: "Set to -1 if the number is unknown" (completion_stats.proto).
@@ -116,7 +117,7 @@ class BatchPredictionKind(Kind[spec.Inputs]):
             f"{outputs['state']} after {duration_text(outputs.get('duration_seconds') or 0)} running: "
             f"{stats.get('successful_count', 0)} images classified, {stats.get('failed_count', 0)} failed, "
             f"{incomplete if incomplete >= 0 else 'an unknown number'} incomplete",
-            f"predictions in {where}, as a table: python -m infra.predictions {where}",
+            f"predictions in {where}, as a table: {python_m('infra.predictions', where)}",
         ]
         if "estimated_cost_usd" in outputs:
             parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f}")
