@@ -134,4 +134,4 @@ def test_past_the_boundary_the_engines_dict_is_read_at_most_15_times(monkeypatch
     after, _model, check = dict_reads.after_the_boundary()
     assert len(check) > 50  # the checks still read the dict: the count sees it
     assert len(after) <= 15, after
-    assert {read.function for read in after} == {"job_key", "JobProvider.outputs"}
+    assert {read.function for read in after} == {"job_key", "JobProvider.outcome"}

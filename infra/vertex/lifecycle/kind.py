@@ -21,6 +21,7 @@ from infra.guard.job_kinds import JOB_KINDS
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.lifecycle import restarts, spend
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.request import B, Body, JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -84,6 +85,7 @@ class Kind(Generic[B]):
     noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
     record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"
+    record_outputs: ClassVar[tuple[str, ...]] = ()  # the kind's own outputs that its run.json keeps
     run_folder: ClassVar[str]  # where the stack writes this kind's runs under its output root (workloads/)
     # The prop that holds the job's own output directory: its local runner's records and its run.json go
     # there, never anywhere else.
@@ -177,15 +179,15 @@ class Kind(Generic[B]):
         """The kind's outputs beside the shared ones (job_name, state, times, placement, attempts)."""
         return {}
 
-    def summary(self, outputs: dict[str, Any], placed: Placed[B]) -> str:
+    def summary(self, outcome: Outcome, placed: Placed[B]) -> str:
         """The one line that ends a wait (`placed`: the request on the shape the job ran on)."""
         raise NotImplementedError
 
     def before_submit(self, placed: Placed[B], say: Callable[[str], None]) -> None:
         """What must exist before a job on these props is submitted (a CustomJob's experiment run)."""
 
-    def ended(self, placed: Placed[B], outputs: dict[str, Any], say: Callable[[str], None]) -> None:
-        """Told of every job that ended (on `placed`, with its outputs), after its run.json is written."""
+    def ended(self, placed: Placed[B], outcome: Outcome, say: Callable[[str], None]) -> None:
+        """Told of every job that ended (on `placed`, with its outcome), after its run.json is written."""
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return []
