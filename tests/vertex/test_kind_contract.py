@@ -78,13 +78,13 @@ def test_every_kind_runs_the_shared_checks_with_the_same_words(overrides, key) -
 
 def test_a_batch_jobs_machines_are_one_prediction_pool_with_no_training_price() -> None:
     props = batch_spec.with_defaults(batch_props(max_replica_count=3))
-    (pool,) = placement.pools(props)
+    (pool,) = batch_spec.machines_of(props)
     assert pool.replica_count == 3 and pool.prediction
     assert pricing.pool_hourly("us-central1", pool) is None  # never priced at a training price
     assert pricing.missing("us-central1", [pool], "STANDARD") == [
         "n1-standard-4 (us-central1, batch prediction: no sourced price)"
     ]
-    shape = placement.primary_shape(props)
+    shape = placement.primary_shape(props, (pool,))
     assert (shape.machine_type, shape.scheduling_strategy) == ("n1-standard-4", "STANDARD")
     moved = batch_spec.body(props).on(placement.resolve({"region": "europe-west4"}, shape))
     assert moved.common.region == "europe-west4" and moved.pools == (pool,)

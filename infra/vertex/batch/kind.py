@@ -17,6 +17,7 @@ from google.auth import exceptions as auth_exceptions
 from infra.dynamic.polling import duration_text
 from infra.vertex.batch import instances, results, spec
 from infra.vertex.capacity.quotas import quota_page
+from infra.vertex.cost import limits
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import spend, waiting
@@ -138,7 +139,10 @@ class BatchPredictionKind(Kind[spec.Inputs]):
         return "; ".join(parts)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
-        return cost_preview.preview_lines(props)
+        return cost_preview.preview_lines(props, spec.machines_of(props)) if limits.chain_known(props) else []
+
+    def shape_costs(self, props: dict[str, Any]) -> list[cost_preview.ShapeCost]:
+        return cost_preview.shape_costs(props, spec.machines_of(props))
 
 
 BATCH_PREDICTION_JOB = BatchPredictionKind()
