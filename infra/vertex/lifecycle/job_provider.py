@@ -1,10 +1,6 @@
-"""The dynamic provider of every Vertex job kind: create-or-adopt, read, update, delete through one lifecycle.
-
-A kind's provider (infra/vertex/provider.py, tuning_provider.py, batch_provider.py) is this class with its
-`kind` set; those modules are pickled by reference into stacks' state, so they keep their paths and class
-names. This is the boundary: create, read, update and delete parse the engine's props once into a
-JobRequest (request.py) and turn what they found back into a props dict only here, in `outputs`.
-"""
+"""The dynamic provider of every Vertex job kind (provider.py, tuning_provider.py, batch_provider.py: `kind`
+set, pickled by reference): the boundary, where the engine's props are parsed once into a JobRequest and the
+engine's outputs are made once from an Outcome."""
 
 from __future__ import annotations
 

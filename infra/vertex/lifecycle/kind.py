@@ -1,16 +1,6 @@
-"""What a Vertex job kind supplies to the one lifecycle: its props, request, runner, status and own lines.
-
-The lifecycle (placing.py, waiting.py, job_provider.py) does everything else the same way for every kind:
-create-or-adopt by key label, the quota pre-check, placement across shapes, waiting, deadlines, preemption,
-the dollar cap, cancel and delete, the final paragraph, the shared outputs and run.json. It parses a kind's
-props once into a request.JobRequest and hands the hooks a request placed on one shape (request.Placed);
-the checks every kind runs on the props are checks.common_failures. A kind names what
-truly differs: its spec module, noun, API kind, record kind, output location (required: a subclass without
-`output_key` cannot be defined), quota family (or none), runners (whose console URL is the kind's), and
-the hooks below. Modelled on python-aiplatform's
-`_Job` (google/cloud/aiplatform/jobs.py: per-kind class attributes over one base) and Kubeflow's
-gcp_launcher job_remote_runner.py (one wait loop for every job kind).
-"""
+"""What a Vertex job kind supplies to the one lifecycle (placing.py, waiting.py, job_provider.py), which does
+the rest the same way for every kind. Modelled on python-aiplatform's `_Job` (google/cloud/aiplatform/jobs.py:
+per-kind class attributes over one base) and Kubeflow's gcp_launcher job_remote_runner.py (one wait loop)."""
 
 from __future__ import annotations
 

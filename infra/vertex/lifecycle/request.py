@@ -1,15 +1,6 @@
-"""A job's request, parsed once at the provider boundary (`JobRequest`), and the request on one shape
-(`Placed`).
-
-The provider's create, read, update and delete turn the engine's props dict into a `JobRequest` once
-(`JobRequest.parse`: the kind's defaults, and what an update keeps from the job it runs); everything past the
-boundary takes these values. A request placed on one shape of its chain (`request.on(shape)`) is made once
-per attempt and carries what every step of that attempt reads: the shape, its place in the chain, its region,
-its machines (typed `Pool`s), their price and the kind's whole typed request on it (`body`, what the kind's
-request builder reads). Modelled
-on python-aiplatform (the CustomJob proto is built once in the job's constructor and carried) and SkyPilot
-(a placement applied with one method on an immutable value, input and output models kept apart).
-"""
+"""A job's request, parsed once at the provider boundary (`JobRequest`), and the request on one shape of its
+chain (`Placed`, made once per attempt). Modelled on python-aiplatform (the CustomJob proto built once and
+carried) and SkyPilot (a placement applied with one method on an immutable value)."""
 
 from __future__ import annotations
 
