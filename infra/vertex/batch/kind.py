@@ -38,7 +38,12 @@ class BatchPredictionKind(Kind[spec.Inputs]):
     noun = "Batch prediction"
     api_kind = "BatchPredictionJob"
     record_kind = "batch_prediction_job"
-    # Its model, images and where its predictions are.
+    run_folder = "predictions"
+    output_key = "output_dir"
+    quota_family = None  # no documented quota id for batch prediction machines: no pre-check
+    local_runner = LocalBatchRunner
+    vertex_runner = VertexBatchRunner
+    # What its run.json keeps of its own: its model, images and where its predictions are.
     record_outputs = (
         "output_dir",
         "predictions_dir",
@@ -49,11 +54,6 @@ class BatchPredictionKind(Kind[spec.Inputs]):
         "starting_replica_count",
         "max_replica_count",
     )
-    run_folder = "predictions"
-    output_key = "output_dir"
-    quota_family = None  # no documented quota id for batch prediction machines: no pre-check
-    local_runner = LocalBatchRunner
-    vertex_runner = VertexBatchRunner
 
     def before_submit(self, placed: Placed[spec.Inputs], say: Callable[[str], None]) -> None:
         """The instances Vertex reads (instances_format jsonl, instances.py): every JPEG/PNG under `images`,
