@@ -70,13 +70,7 @@ class JobProvider(SpecProvider):
         props = request.props
         return Outcome(
             inputs={k: props[k] for k in self.kind.spec.INPUTS if k in props},
-            job_name=status.name,
-            state=status.state,
-            console_url=status.console_url,
-            create_time=status.create_time,
-            start_time=status.start_time,
-            end_time=status.end_time,
-            error=status.error,
+            status=status,
             placement=current.shape.as_dict(),
             attempts=tuple(found),
             own=self.kind.outputs(placed, status, self._say(request)),

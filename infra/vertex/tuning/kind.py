@@ -141,7 +141,7 @@ class TuningJobKind(Kind[tuning_spec.Study]):
             )
         cost = outcome.get("estimated_cost_usd")
         if cost is not None:
-            strategy = (outcome.placement or {})["scheduling_strategy"]
+            strategy = outcome.placement["scheduling_strategy"]
             if outcome.get("estimated_cost_bound"):
                 parts.append(f"estimated cost at most USD {cost:.2f} ({pricing.bound_words(strategy)})")
             else:
