@@ -29,6 +29,7 @@ from infra.config.trainer import DEFAULT_COMMAND
 from infra.labels import stack_labels
 from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool, to_props
 from infra.vertex.lifecycle import run_record
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.runners.local.runner import LOCAL_PREFIX, LOCAL_RECORDS, LocalRunner
 from infra.vertex.serving_container import unservable
@@ -122,7 +123,8 @@ def interrupted(provider: Any, props: dict[str, Any], wait_seconds: float = CANC
         )
     warnings: list[str] = []
     outputs = provider.read(own.name, props).outs
-    run_record.keep(outputs, warnings.append, provider.kind.record_kind, provider.kind.output_dir(outputs))
+    outcome = Outcome.stored(outputs, provider.kind.spec.INPUTS)
+    run_record.keep(outcome, warnings.append, provider.kind, provider.kind.output_dir(outputs))
     kept = ", ".join(p.name for p in sorted(run_dir.iterdir()) if not p.name.startswith(".")) or "nothing"
     state = own.state.removeprefix("JOB_STATE_")
     line = f"interrupted: stopped {name} ({own.name}, {state}); kept {run_dir} ({kept}); `make runs` lists it"

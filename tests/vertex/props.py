@@ -43,11 +43,11 @@ def job_props(**overrides: Any) -> dict[str, Any]:
 def custom_job_request(props: Any, shape: Any = 0, kind: Any = None) -> Any:
     """The Vertex request a kind (default: CustomJob) builds for these (validated, defaulted) props on
     `shape`, or on the chain's shape of that index (0: the primary); every shape carries the key label."""
-    from infra.vertex.capacity import placement
     from infra.vertex.custom_job.kind import CUSTOM_JOB
+    from infra.vertex.lifecycle.request import JobRequest
 
     spec = (kind or CUSTOM_JOB).spec
-    shape = placement.shapes(props)[shape] if isinstance(shape, int) else shape
+    shape = JobRequest.parse(kind or CUSTOM_JOB, props).chain[shape] if isinstance(shape, int) else shape
     return spec.build_job(spec.body(props).on(shape), spec.job_key(props))
 
 

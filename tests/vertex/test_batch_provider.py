@@ -14,6 +14,7 @@ from infra.vertex.batch_provider import BatchPredictionProvider
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.outcome import Outcome
 from tests.fakes.vertex import STOCKOUT
 from tests.vertex.batch_props import IMAGES, MODEL_DIR, OUTPUT_DIR, SERVING_IMAGE, batch_props, put_model
 from tests.vertex.props import PROJECT, REGION, batch_job_request, placed
@@ -391,4 +392,4 @@ def test_an_unknown_incomplete_count_is_said_so(provider):
         "completion_stats": {"successful_count": 0, "failed_count": 0, "incomplete_count": -1},
     }
     on_shape = placed(batch_props(), provider.kind)
-    assert "0 failed, an unknown number incomplete" in provider.kind.summary(outs, on_shape)
+    assert "0 failed, an unknown number incomplete" in provider.kind.summary(Outcome.stored(outs), on_shape)

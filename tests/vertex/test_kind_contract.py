@@ -14,6 +14,7 @@ from infra.vertex.custom_job import spec as custom_spec
 from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle import run_record
 from infra.vertex.lifecycle.kind import Kind
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.props import REQUIRED, SHARED_OUTPUTS
 from infra.vertex.tuning.kind import TUNING_JOB
 from infra.vertex.tuning.spec import OUTPUTS as TUNING_OUTPUTS
@@ -43,9 +44,13 @@ def test_run_json_is_never_written_outside_the_jobs_own_output_dir(monkeypatch) 
     written: list[str] = []
     monkeypatch.setattr(run_record, "write_text", lambda uri, _text: written.append(uri))
     warnings: list[str] = []
-    run_record.keep({"job_name": "j", "runner": "local"}, warnings.append, "batch_prediction_job", "")
+    run_record.keep(
+        Outcome.stored({"job_name": "j", "runner": "local"}), warnings.append, BATCH_PREDICTION_JOB, ""
+    )
     assert written == [] and "no output directory of its own" in warnings[0]
-    run_record.keep({"job_name": "j"}, warnings.append, "batch_prediction_job", "gs://b/predictions/1")
+    run_record.keep(
+        Outcome.stored({"job_name": "j"}), warnings.append, BATCH_PREDICTION_JOB, "gs://b/predictions/1"
+    )
     assert written == ["gs://b/predictions/1/run.json"]
 
 
@@ -73,13 +78,13 @@ def test_every_kind_runs_the_shared_checks_with_the_same_words(overrides, key) -
 
 def test_a_batch_jobs_machines_are_one_prediction_pool_with_no_training_price() -> None:
     props = batch_spec.with_defaults(batch_props(max_replica_count=3))
-    (pool,) = placement.pools(props)
+    (pool,) = batch_spec.machines_of(props)
     assert pool.replica_count == 3 and pool.prediction
     assert pricing.pool_hourly("us-central1", pool) is None  # never priced at a training price
     assert pricing.missing("us-central1", [pool], "STANDARD") == [
         "n1-standard-4 (us-central1, batch prediction: no sourced price)"
     ]
-    shape = placement.primary_shape(props)
+    shape = placement.primary_shape(props, (pool,))
     assert (shape.machine_type, shape.scheduling_strategy) == ("n1-standard-4", "STANDARD")
     moved = batch_spec.body(props).on(placement.resolve({"region": "europe-west4"}, shape))
     assert moved.common.region == "europe-west4" and moved.pools == (pool,)

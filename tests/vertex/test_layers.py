@@ -1,6 +1,7 @@
 """The layers of infra/vertex import one way (docs/architecture.md): capacity/ holds machine and shape facts
 and imports nothing from lifecycle/, cost/ or a kind; cost/ imports no kind and nothing from lifecycle/;
-lifecycle/ imports no kind, no runner and no log reader; runners/ and logs/ import no kind; and no two
+lifecycle/ imports no kind, no runner and no log reader; runners/ and logs/ import no kind; deployment/
+imports no job lifecycle, runner, log reader or kind, and nothing below it imports deployment/; and no two
 packages import each other, whatever the path (module-level, TYPE_CHECKING and in-function imports)."""
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import pytest
 VERTEX = Path(__file__).resolve().parents[2] / "infra" / "vertex"
 KINDS = ("custom_job", "tuning", "batch", "model", "kinds")
 RULES = {
-    "capacity": ("lifecycle", "cost", "runners", "logs", *KINDS),
-    "cost": ("lifecycle", "runners", "logs", *KINDS),
-    "lifecycle": ("runners", "logs", *KINDS),
-    "runners": ("logs", *KINDS),
-    "logs": ("runners", *KINDS),
+    "capacity": ("lifecycle", "cost", "runners", "logs", "deployment", *KINDS),
+    "cost": ("lifecycle", "runners", "logs", "deployment", *KINDS),
+    "lifecycle": ("runners", "logs", "deployment", *KINDS),
+    "runners": ("logs", "deployment", *KINDS),
+    "logs": ("runners", "deployment", *KINDS),
+    # A deployment has no end: it sits on capacity/ and cost/, never on the job lifecycle.
+    "deployment": ("lifecycle", "runners", "logs", *KINDS),
 }
 # The pickled provider modules stay where stacks' state names them (/work/shared/ARCHITECTURE.md): a kind's
 # resource.py names its provider class, the provider re-exports the kind's; they are no package.
@@ -134,4 +137,4 @@ def test_past_the_boundary_the_engines_dict_is_read_at_most_15_times(monkeypatch
     after, _model, check = dict_reads.after_the_boundary()
     assert len(check) > 50  # the checks still read the dict: the count sees it
     assert len(after) <= 15, after
-    assert {read.function for read in after} == {"job_key", "JobProvider.outputs"}
+    assert {read.function for read in after} == {"job_key", "JobProvider.outcome"}

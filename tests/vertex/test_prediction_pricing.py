@@ -5,6 +5,7 @@ absent."""
 
 import pytest
 
+from infra.vertex.batch import spec as batch_spec
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import limits, pricing
@@ -130,17 +131,17 @@ def test_max_hourly_usd_holds_a_deployment_at_its_catalog_price(catalog, capsys)
 
 def test_a_batch_job_is_priced_and_counted_by_the_dollar_cap(catalog):
     props = batch_props(max_replica_count=2, max_cost_usd=5.0)
-    pools = placement.pools(props)
+    pools = batch_spec.machines_of(props)
     rate = pricing.shape_rate("us-central1", pools, "STANDARD", "demo-project")
     assert rate is not None and rate.usd == pytest.approx(2 * N1_STANDARD_4) and not rate.bound
     assert pricing.estimate_usd("us-central1", pools, "STANDARD", 1800) == pytest.approx(
         N1_STANDARD_4, abs=1e-4
     )
-    verdict = limits.verdict(props, 0, placement.primary_shape(props))
+    verdict = limits.verdict(props, 0, placement.primary_shape(props, pools), None, pools)
     assert verdict.skipped is None and verdict.missing == ()
-    assert limits.verdict({**props, "max_hourly_usd": 0.3}, 0, placement.primary_shape(props)).key == (
-        "max_hourly_usd"
-    )
+    assert limits.verdict(
+        {**props, "max_hourly_usd": 0.3}, 0, placement.primary_shape(props, pools), None, pools
+    ).key == ("max_hourly_usd")
 
 
 @pytest.mark.parametrize("kind", ["ANY_RESERVATION", "SPECIFIC_RESERVATION"])
@@ -151,7 +152,7 @@ def test_a_node_that_may_take_a_reservation_has_no_figure(catalog, kind):
     cost = deployment_spec.cost(deployment(reservation_affinity=affinity))
     assert cost is not None and cost.node_hourly_usd is None and "reservation" in cost.why
     props = batch_props(reservation_affinity=affinity)
-    (pool,) = placement.pools(props)
+    (pool,) = batch_spec.machines_of(props)
     assert pool.reserved and pricing.pool_hourly("us-central1", pool) is None
     assert pricing.missing("us-central1", [pool], "STANDARD") == [
         f"n1-standard-4 (us-central1, batch prediction: {pricing.RESERVED_WHY})"

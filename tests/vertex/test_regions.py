@@ -65,16 +65,20 @@ def test_a_shape_in_another_region_moves_the_job_and_drops_the_tensorboard_link_
     job = props(tensorboard="projects/demo-project/locations/us-central1/tensorboards/7")
     moved = Shape("g2-standard-8", "NVIDIA_L4", 1, "SPOT", "us-east4")
     shaped = spec.body(job).on(moved)
-    assert shaped.common.region == "us-east4" and shaped.tensorboard == ""
+    assert shaped.common.region == "us-east4" and shaped.common.tensorboard == ""
     assert shaped.common.output_dir == job["base_output_dir"]  # checkpoints resume across regions
     assert shaped.worker_pools[0].image_uri == job["worker_pools"][0]["image_uri"]
     request = JobRequest.parse(CUSTOM_JOB, job)
-    note = placement.tensorboard_note(moved, request.region, request.tensorboard, request.common.output_dir)
+    note = placement.tensorboard_note(
+        moved, request.region, request.common.tensorboard, request.common.output_dir
+    )
     assert note is not None and "us-east4" in note and "gs://demo-bucket/runs/1/logs/" in note
     home = placement.shapes(job)[0]
-    assert spec.body(job).on(home).tensorboard == job["tensorboard"]
+    assert spec.body(job).on(home).common.tensorboard == job["tensorboard"]
     assert (
-        placement.tensorboard_note(home, request.region, request.tensorboard, request.common.output_dir)
+        placement.tensorboard_note(
+            home, request.region, request.common.tensorboard, request.common.output_dir
+        )
         is None
     )
 

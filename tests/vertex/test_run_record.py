@@ -10,8 +10,10 @@ import pytest
 from google.cloud import aiplatform_v1
 
 from infra.vertex.custom_job import spec
+from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.lifecycle import run_record, waiting
 from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.provider import CustomJobProvider
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.storage import FakeStorage
@@ -37,7 +39,7 @@ def test_the_record_keeps_what_describes_the_run_and_no_environment() -> None:
         "estimated_cost_usd": 0.01,
         "cost_cap_reached": False,
     }
-    kept = run_record.record(outputs)
+    kept = run_record.record(Outcome.stored(outputs), CUSTOM_JOB)
     assert SECRET not in json.dumps(kept)
     assert kept["stack"] == "dev" and kept["kind"] == "custom_job" and kept["record_version"] == 1
     assert kept["args"] == ["--epochs", "2"] and kept["image"] == pool()["image_uri"]
@@ -52,7 +54,11 @@ def test_a_write_error_is_one_warning_and_never_raises(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     warnings: list[str] = []
-    run_record.keep({"base_output_dir": str(blocker / "run"), "runner": "local"}, warnings.append)
+    run_record.keep(
+        Outcome.stored({"base_output_dir": str(blocker / "run"), "runner": "local"}),
+        warnings.append,
+        CUSTOM_JOB,
+    )
     (warning,) = warnings
     assert warning.startswith(f"could not write {blocker}/run/run.json: ")
 
@@ -77,7 +83,9 @@ def test_a_job_records_how_its_image_was_made(fake_vertex, fake_storage: FakeSto
     provider.create(provider.check({}, job_props(image_sources=SOURCES)).inputs)
     kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")
     assert kept["image_sources"] == SOURCES and kept["image"] == pool()["image_uri"]
-    assert "image_sources" not in run_record.record(job_props()), "none recorded: none claimed"
+    assert "image_sources" not in run_record.record(Outcome.stored(job_props()), CUSTOM_JOB), (
+        "none recorded: none claimed"
+    )
 
 
 @pytest.mark.parametrize("provider", [CustomJobProvider(), TuningJobProvider()], ids=["job", "study"])
@@ -155,3 +163,12 @@ def test_a_chain_that_gave_way_everywhere_records_every_attempt_and_the_paragrap
     assert [a["machine_type"] for a in kept["attempts"]] == ["n1-standard-8", "g2-standard-8"]
     assert {a["state"] for a in kept["attempts"]} == {"JOB_STATE_FAILED"}
     assert kept["error"] == str(raised.value) and kept["state"] == "JOB_STATE_FAILED"
+
+
+def test_stored_outputs_read_back_into_the_same_outcome(fake_vertex) -> None:
+    """What the engine stored (this version's dict) reads back as the outcome it was made from."""
+    provider = CustomJobProvider()
+    outs = provider.create(provider.check({}, job_props()).inputs).outs
+    outcome = Outcome.stored(outs, CUSTOM_JOB.spec.INPUTS)
+    assert outcome.as_outputs() == outs and outcome.state == outs["state"]
+    assert outcome.get("model_dir") == outs["model_dir"] and outcome.placement == outs["placement"]

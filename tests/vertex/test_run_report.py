@@ -8,6 +8,7 @@ from infra.vertex.capacity import placement
 from infra.vertex.custom_job.kind import CUSTOM_JOB
 from infra.vertex.custom_job.report import run_outputs, summary_line
 from infra.vertex.lifecycle import attempts
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.request import JobRequest
 from infra.vertex.lifecycle.restarts import ATTEMPT_LABEL
 from infra.vertex.lifecycle.spend import SPENT_LABEL
@@ -79,7 +80,8 @@ def test_the_summary_line():
     outs = {"state": "JOB_STATE_SUCCEEDED", "duration_seconds": 751.0, "runner": "vertex",
             "metrics": {"val_accuracy": 0.93125, "val_loss": 0.2}, "estimated_cost_usd": 0.8812}  # fmt: skip
     spot = {**job_props(spot=True), "max_cost_usd": 5}
-    line = summary_line({**spot, **outs}, 2, placed(spot))
+    two = {"attempts": [{}, {}]}
+    line = summary_line(Outcome.stored({**spot, **outs, **two}), placed(spot))
     assert line == (
         "JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9313 val_loss 0.2000; "
         "estimated cost USD 0.88 (SPOT list prices); USD 0.88 of max_cost_usd USD 5.00"
@@ -88,7 +90,9 @@ def test_the_summary_line():
     ran = {"machine_type": "n1-standard-8", "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 1,
            "scheduling_strategy": "STANDARD"}  # fmt: skip
     on_demand = placed(spot, shape=placement.shape_from(ran, "us-central1"))
-    assert "(STANDARD list prices)" in summary_line({**spot, **outs, "placement": ran}, 2, on_demand)
+    assert "(STANDARD list prices)" in summary_line(
+        Outcome.stored({**spot, **outs, **two, "placement": ran}), on_demand
+    )
     pools = [{"machine_type": "n1-standard-4", "accelerator_type": "NVIDIA_L4", "accelerator_count": 1}]
     unpriced = {
         "state": "JOB_STATE_SUCCEEDED",
@@ -97,7 +101,7 @@ def test_the_summary_line():
         "region": "us-central1",
     }
     assert summary_line(
-        {**unpriced, "worker_pools": pools}, 1, placed({**unpriced, "worker_pools": pools})
+        Outcome.stored({**unpriced, "worker_pools": pools}), placed({**unpriced, "worker_pools": pools})
     ) == (
         "JOB_STATE_SUCCEEDED after 5s running; "
         "no cost estimate (no price for NVIDIA_L4 (us-central1, STANDARD))"
@@ -107,7 +111,7 @@ def test_the_summary_line():
              "placement": {**ran, "accelerator_type": "NVIDIA_L4"}}  # fmt: skip
     ran_l4 = placement.shape_from(moved["placement"], "us-central1")
     assert "no price for NVIDIA_L4 (us-central1, STANDARD)" in summary_line(
-        moved, 1, placed(moved, shape=ran_l4)
+        Outcome.stored(moved), placed(moved, shape=ran_l4)
     )
 
 

@@ -7,6 +7,7 @@ from google.cloud import aiplatform_v1
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.tuning import spec as tuning_spec
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
@@ -245,6 +246,6 @@ def test_a_spot_studys_cost_is_its_trials_time_at_the_on_demand_bound_said_as_a_
     assert out["estimated_cost_bound"] is True and out["estimated_cost_usd"] == pytest.approx(
         0.8395, abs=1e-3
     )
-    line = TUNING_JOB.summary({**out, "state": "JOB_STATE_SUCCEEDED", "metric_id": "val_accuracy",
-                               "placement": {"scheduling_strategy": "SPOT"}}, study)  # fmt: skip
+    ended = {**out, "state": "JOB_STATE_SUCCEEDED", "placement": {"scheduling_strategy": "SPOT"}}
+    line = TUNING_JOB.summary(Outcome.stored(ended), study)
     assert "estimated cost at most USD 0.84 (on-demand price; Spot is billed below it" in line

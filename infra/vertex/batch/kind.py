@@ -18,11 +18,13 @@ from infra.commands import python_m
 from infra.dynamic.polling import duration_text
 from infra.vertex.batch import instances, results, spec
 from infra.vertex.capacity.quotas import quota_page
+from infra.vertex.cost import limits
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import spend, waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.kind import Kind
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.output_files import files_under
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
@@ -42,6 +44,17 @@ class BatchPredictionKind(Kind[spec.Inputs]):
     quota_family = None  # no documented quota id for batch prediction machines: no pre-check
     local_runner = LocalBatchRunner
     vertex_runner = VertexBatchRunner
+    # What its run.json keeps of its own: its model, images and where its predictions are.
+    record_outputs = (
+        "output_dir",
+        "predictions_dir",
+        "completion_stats",
+        "images",
+        "model",
+        "artifact_uri",
+        "starting_replica_count",
+        "max_replica_count",
+    )
 
     def before_submit(self, placed: Placed[spec.Inputs], say: Callable[[str], None]) -> None:
         """The instances Vertex reads (instances_format jsonl, instances.py): every JPEG/PNG under `images`,
@@ -106,27 +119,31 @@ class BatchPredictionKind(Kind[spec.Inputs]):
         stats["failed_count"] += unread
         return stats
 
-    def summary(self, outputs: dict[str, Any], placed: Placed[spec.Inputs]) -> str:
+    def summary(self, outcome: Outcome, placed: Placed[spec.Inputs]) -> str:
         """E.g. `JOB_STATE_SUCCEEDED after 4m 10s running: 812 images classified, 1 failed, 0 incomplete;
         predictions in gs://.../prediction-..., as a table: .venv/bin/python -m infra.predictions gs://...`."""
-        stats = outputs.get("completion_stats") or {}
-        where = outputs.get("predictions_dir") or "?"
+        stats = outcome.get("completion_stats") or {}
+        where = outcome.get("predictions_dir") or "?"
         # CompletionStats.incomplete_count: "Set to -1 if the number is unknown" (completion_stats.proto).
         incomplete = int(stats.get("incomplete_count", 0))
         parts = [
-            f"{outputs['state']} after {duration_text(outputs.get('duration_seconds') or 0)} running: "
+            f"{outcome.state} after {duration_text(outcome.get('duration_seconds') or 0)} running: "
             f"{stats.get('successful_count', 0)} images classified, {stats.get('failed_count', 0)} failed, "
             f"{incomplete if incomplete >= 0 else 'an unknown number'} incomplete",
             f"predictions in {where}, as a table: {python_m('infra.predictions', where)}",
         ]
-        if "estimated_cost_usd" in outputs:
-            parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f}")
-        elif outputs.get("runner") == "vertex":
+        cost = outcome.get("estimated_cost_usd")
+        if cost is not None:
+            parts.append(f"estimated cost USD {cost:.2f}")
+        elif placed.request.on_vertex:
             parts.append("no cost estimate (no sourced price for its machines)")
         return "; ".join(parts)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
-        return cost_preview.preview_lines(props)
+        return cost_preview.preview_lines(props, spec.machines_of(props)) if limits.chain_known(props) else []
+
+    def shape_costs(self, props: dict[str, Any]) -> list[cost_preview.ShapeCost]:
+        return cost_preview.shape_costs(props, spec.machines_of(props))
 
 
 BATCH_PREDICTION_JOB = BatchPredictionKind()

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from infra.vertex.capacity.reservations import CONSUMING_STRATEGIES, Reservation, consumes
+from infra.vertex.capacity.reservations import CONSUMING_STRATEGIES, Reservation
 
 SHAPE_KEYS = (
     "machine_type",
@@ -110,22 +110,10 @@ class Pool:
         return f"{self.replica_count} x {self.machine_type}{gpus}"
 
 
-def pools(props: Mapping[str, Any]) -> list[Pool]:
-    """The machines a job runs on: its `worker_pools`, or its own machine keys with the most replicas it
-    may run (max_replica_count) as one prediction pool."""
-    if "worker_pools" in props:
-        return [Pool.of(pool) for pool in props["worker_pools"]]
-    replicas = props.get("max_replica_count") or props.get("starting_replica_count") or 1
-    return [
-        Pool(
-            machine_type=str(props["machine_type"]),
-            accelerator_type=props.get("accelerator_type"),
-            accelerator_count=int(props.get("accelerator_count") or 0),
-            replica_count=int(replicas),
-            prediction=True,
-            reserved=consumes(props.get("reservation_affinity")),
-        )
-    ]
+def pools(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[Pool]:
+    """The machines a job runs on: `machines` (a kind's typed pools: a batch job's prediction machine), else
+    its `worker_pools`."""
+    return list(machines) if machines is not None else [Pool.of(pool) for pool in props["worker_pools"]]
 
 
 def takes_shape(index: int, accelerator_count: int) -> bool:
@@ -151,10 +139,10 @@ def shaped_pools(pools: Sequence[Pool], shape: Shape) -> tuple[Pool, ...]:
     )
 
 
-def primary_shape(props: Mapping[str, Any]) -> Shape:
+def primary_shape(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> Shape:
     strategy = props.get("scheduling_strategy") or default_strategy(props)
     reservation = Reservation.of(props.get("reservation_affinity"))
-    return primary_of(pools(props)[0], strategy, str(props.get("region") or ""), reservation)
+    return primary_of(pools(props, machines)[0], strategy, str(props.get("region") or ""), reservation)
 
 
 def primary_of(chief: Pool, strategy: str, home: str, reservation: Reservation | None) -> Shape:
@@ -220,10 +208,10 @@ def shape_from(found: Mapping[str, Any], region: str = "") -> Shape | None:
     )
 
 
-def shapes(props: Mapping[str, Any]) -> list[Shape]:
-    """The whole chain of a job's props (chain_of)."""
+def shapes(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[Shape]:
+    """The whole chain of a job's props (chain_of); `machines`: as in `pools`."""
     fallbacks, regions = props.get("fallbacks") or [], props.get("fallback_regions") or []
-    return chain_of(primary_shape(props), fallbacks, regions)
+    return chain_of(primary_shape(props, machines), fallbacks, regions)
 
 
 def chain_of(primary: Shape, fallbacks: Sequence[Mapping[str, Any]], regions: Sequence[str]) -> list[Shape]:
@@ -255,10 +243,12 @@ def moves_from(home: str | None, shape: Shape) -> bool:
     return bool(shape.region) and shape.region != home
 
 
-def on_shape(props: Mapping[str, Any], shape: Shape) -> tuple[str, tuple[Pool, ...]]:
+def on_shape(
+    props: Mapping[str, Any], shape: Shape, machines: Sequence[Pool] | None = None
+) -> tuple[str, tuple[Pool, ...]]:
     """Where a job of these props runs on `shape` (the shape's region, else the home region) and on which
     machines (shaped_pools): what check, preview and preflight price and count."""
-    return shape.region or str(props.get("region") or ""), shaped_pools(pools(props), shape)
+    return shape.region or str(props.get("region") or ""), shaped_pools(pools(props, machines), shape)
 
 
 # Vertex resources are regional: "For operations other than creating a dataset or importing a model, you must

@@ -20,7 +20,7 @@ from typing import Any
 
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.capacity import placement
-from infra.vertex.capacity.placement import Shape
+from infra.vertex.capacity.placement import Pool, Shape
 from infra.vertex.cost import pricing
 
 # The keys a fallback entry may carry besides its shape (placement.SHAPE_KEYS).
@@ -53,9 +53,14 @@ def _home_index(fallbacks: int, index: int, chain: Sequence[Shape]) -> int:
     return home.index(moved) if moved in home else 0
 
 
-def ceiling(props: Mapping[str, Any], index: int, chain: list[Shape] | None = None) -> float | None:
-    """The hourly ceiling of chain[index] of a job's props (ceiling_of)."""
-    chain = placement.shapes(props) if chain is None else chain
+def ceiling(
+    props: Mapping[str, Any],
+    index: int,
+    chain: list[Shape] | None = None,
+    machines: Sequence[Pool] | None = None,
+) -> float | None:
+    """The hourly ceiling of chain[index] of a job's props (ceiling_of); `machines`: placement.pools."""
+    chain = placement.shapes(props, machines) if chain is None else chain
     top = props.get("max_hourly_usd")
     return ceiling_of(None if top is None else float(top), props.get("fallbacks") or [], index, chain)
 
@@ -78,9 +83,16 @@ def limited(props: Mapping[str, Any]) -> bool:
     return bool(props.get("runner", "vertex") == "vertex")
 
 
-def verdict(props: Mapping[str, Any], index: int, shape: Shape, chain: list[Shape] | None = None) -> Verdict:
-    """chain[index] (= `shape`) under the job's limits, from the job's props (check, preview, plan)."""
-    (region, pools), strategy = placement.on_shape(props, shape), shape.scheduling_strategy
+def verdict(
+    props: Mapping[str, Any],
+    index: int,
+    shape: Shape,
+    chain: list[Shape] | None = None,
+    machines: Sequence[Pool] | None = None,
+) -> Verdict:
+    """chain[index] (= `shape`) under the job's limits, from the job's props (check, preview, plan);
+    `machines`: a kind's typed pools (placement.pools)."""
+    (region, pools), strategy = placement.on_shape(props, shape, machines), shape.scheduling_strategy
     project = props.get("project")
     rate = pricing.shape_rate(region, pools, strategy, project)
 
@@ -91,7 +103,7 @@ def verdict(props: Mapping[str, Any], index: int, shape: Shape, chain: list[Shap
         return Verdict(rate, tuple(missing()) if rate is None else ())
     capped = props.get("max_cost_usd") is not None
     allow = bool(props.get("allow_unpriced_shapes"))
-    return judged(ceiling(props, index, chain), capped, allow, strategy, rate, missing)
+    return judged(ceiling(props, index, chain, machines), capped, allow, strategy, rate, missing)
 
 
 def judged(
@@ -150,7 +162,7 @@ def chain_known(props: Mapping[str, Any]) -> bool:
     )
     if any(is_unknown(props.get(key)) for key in keys):
         return False
-    if "worker_pools" not in props:  # a job with its own machine keys (placement.pools)
+    if "worker_pools" not in props:  # a job with its own machine keys (batch/spec.py machines_of)
         return not any(is_unknown(props.get(k)) for k in (*placement.MACHINE_KEYS, "max_replica_count"))
     pools = props.get("worker_pools")
     return isinstance(pools, list) and all(
@@ -198,14 +210,14 @@ def value_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     return failures
 
 
-def failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
+def failures(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[tuple[str, str]]:
     """The chain left with no shape under the limits, as one check failure naming the cheapest shape."""
     ceilings = [props.get("max_hourly_usd")] + [entry.get("max_hourly_usd") for entry in _entries(props)]
     capped = props.get("max_cost_usd") is not None or any(c is not None for c in ceilings)
     if not limited(props) or not capped or not chain_known(props):
         return []
-    chain = placement.shapes(props)
-    verdicts = [verdict(props, index, shape, chain) for index, shape in enumerate(chain)]
+    chain = placement.shapes(props, machines)
+    verdicts = [verdict(props, index, shape, chain, machines) for index, shape in enumerate(chain)]
     if not verdicts or any(found.skipped is None for found in verdicts):
         return []
     priced = [(found.rate.usd, shape) for found, shape in zip(verdicts, chain, strict=True) if found.rate]

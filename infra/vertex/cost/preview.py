@@ -11,12 +11,13 @@ regions (storage_transfer.py), and whether its region offers its GPU where the c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from infra.dynamic.polling import duration_text
 from infra.vertex.capacity import gpu_regions, placement
+from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import limits, pricing, storage_transfer
 
 
@@ -40,26 +41,26 @@ class ShapeCost:
         return None if self.rate is None else self.rate.usd
 
 
-def shape_name(index: int, props: Mapping[str, Any]) -> str:
+def shape_name(index: int, props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> str:
     """`shape`, `fallback 1`, ...; the chain again in a fallback region: `fallback 1 in us-east4`."""
     fallbacks = len(props.get("fallbacks") or [])
     if index <= fallbacks:
         return "shape" if index == 0 else f"fallback {index}"
-    chain = placement.shapes(props)  # the home chain first (placement.chain_of)
+    chain = placement.shapes(props, machines)  # the home chain first (placement.chain_of)
     at = chain[: 1 + fallbacks].index(replace(chain[index], region=str(props.get("region") or "")))
     return f"{'shape' if at == 0 else f'fallback {at}'} in {chain[index].region}"
 
 
-def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
+def shape_costs(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[ShapeCost]:
     project = props.get("project")
     costs = []
-    chain = placement.shapes(props)
+    chain = placement.shapes(props, machines)
     for index, shape in enumerate(chain):
-        (region, pools), strategy = placement.on_shape(props, shape), shape.scheduling_strategy
-        found = limits.verdict(props, index, shape, chain)
+        (region, pools), strategy = placement.on_shape(props, shape, machines), shape.scheduling_strategy
+        found = limits.verdict(props, index, shape, chain, machines)
         costs.append(
             ShapeCost(
-                shape_name(index, props),
+                shape_name(index, props, machines),
                 ", ".join(pool.machines() for pool in pools),
                 strategy,
                 pricing.shape_hourly(region, pools, strategy, project),
@@ -75,15 +76,15 @@ def shape_costs(props: Mapping[str, Any]) -> list[ShapeCost]:
     return costs
 
 
-def chain_hourly(props: Mapping[str, Any]) -> list[float | None]:
+def chain_hourly(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[float | None]:
     """What the cap counts per hour on each shape the job may run on (the shapes its limits skip left out)."""
-    return [cost.counted for cost in shape_costs(props) if cost.skipped is None]
+    return [cost.counted for cost in shape_costs(props, machines) if cost.skipped is None]
 
 
-def worst_case_usd(props: Mapping[str, Any]) -> float | None:
+def worst_case_usd(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> float | None:
     """The dearest shape the job may run on for timeout_seconds, every replica, at what the cap counts (a
     price or an on-demand bound); None when such a shape has neither."""
-    hourly = chain_hourly(props)
+    hourly = chain_hourly(props, machines)
     if not hourly or any(h is None for h in hourly):
         return None
     return round(max(h for h in hourly if h is not None) * float(props["timeout_seconds"]) / 3600.0, 2)
@@ -116,13 +117,13 @@ def expected_line(outputs: Mapping[str, Any]) -> str | None:
     )
 
 
-def preview_lines(props: Mapping[str, Any]) -> list[str]:
+def preview_lines(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[str]:
     """The cost lines `check` prints for a Vertex job; a worst case over max_cost_usd is a WARNING line."""
     if props.get("runner") != "vertex" or not limits.chain_known(props):
         return []
     timeout = float(props["timeout_seconds"])
     lines: list[str] = []
-    costs = shape_costs(props)
+    costs = shape_costs(props, machines)
     for cost in costs:
         head = f"cost of {cost.name}: {cost.machines} ({cost.strategy})"
         if cost.skipped is not None:
@@ -136,7 +137,7 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
                 f"{head}: {cost.rate.text()}, {at_most}USD {cost.rate.usd * timeout / 3600.0:.2f} for "
                 f"timeout_seconds {int(timeout)}"
             )
-    worst = worst_case_usd(props)
+    worst = worst_case_usd(props, machines)
     cap = props.get("max_cost_usd")
     cap_text = f"; max_cost_usd USD {float(cap):.2f}" if cap is not None else ""
     if worst is not None:
@@ -161,15 +162,15 @@ def preview_lines(props: Mapping[str, Any]) -> list[str]:
             "cancelled when its running cost reaches the cap (its checkpoints stay); raise maxCostUsd or "
             "lower timeoutSeconds to let it run to the end"
         )
-    return [*lines, *region_lines(props)]
+    return [*lines, *region_lines(props, machines)]
 
 
-def region_lines(props: Mapping[str, Any]) -> list[str]:
+def region_lines(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[str]:
     """For shapes outside the bucket's region: data read across regions (once per region), the TensorBoard
     link they run without; and a WARNING per GPU/region the dated table does not list or cannot judge."""
     lines: list[str] = []
     seen: set[str] = set()
-    for shape in placement.shapes(props):
+    for shape in placement.shapes(props, machines):
         if shape.region in seen or not placement.moves_from(props.get("region"), shape):
             continue
         seen.add(shape.region)

@@ -12,6 +12,7 @@ from infra.vertex.custom_job.watch import watcher
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import restarts, spend, waiting
 from infra.vertex.lifecycle.kind import Kind, Ticker
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.run_record import arg_values
@@ -68,8 +69,8 @@ class CustomJobKind(Kind[spec.Training]):
             **cost_cap.outputs(placed, status),
         }
 
-    def summary(self, outputs: dict[str, Any], placed: Placed[spec.Training]) -> str:
-        return summary_line(outputs, len(outputs["attempts"]), placed)
+    def summary(self, outcome: Outcome, placed: Placed[spec.Training]) -> str:
+        return summary_line(outcome, placed)
 
     def before_submit(self, placed: Placed[spec.Training], say: Callable[[str], None]) -> None:
         """The run the job is linked to exists before the job (the SDK's order)."""
@@ -77,15 +78,13 @@ class CustomJobKind(Kind[spec.Training]):
         if link is not None:
             experiments.ensure(link, say)
 
-    def ended(
-        self, placed: Placed[spec.Training], outputs: dict[str, Any], say: Callable[[str], None]
-    ) -> None:
+    def ended(self, placed: Placed[spec.Training], outcome: Outcome, say: Callable[[str], None]) -> None:
         """The experiment run's end state, the chief's arguments as its parameters, the job's metrics."""
         link = placed.body.link
         if link is None or not link.run:
             return
         params = experiments.run_params(arg_values(list(placed.body.chief_args)))
-        experiments.end_run(link, str(outputs.get("state")), outputs.get("metrics") or {}, params, say)
+        experiments.end_run(link, outcome.state, outcome.get("metrics") or {}, params, say)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return cost_preview.preview_lines(props)

@@ -10,6 +10,7 @@ from infra.vertex.cost import pricing
 from infra.vertex.custom_job.metrics import read_metrics
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import spend
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
@@ -40,30 +41,28 @@ def run_outputs(placed: Placed, status: JobStatus, warn: Callable[[str], None]) 
     return outputs
 
 
-def summary_line(outputs: dict[str, Any], attempts: int, ran: Placed) -> str:
+def summary_line(outcome: Outcome, ran: Placed) -> str:
     """E.g. `JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9312; ... USD 0.88`;
     `ran`: the request on the shape the job ran on."""
-    parts = [f"{outputs['state']} after {duration_text(outputs['duration_seconds'])} running"]
-    if attempts > 1:
-        parts[0] += f" ({attempts} attempts)"
-    metrics = outputs.get("metrics") or {}
+    parts = [f"{outcome.state} after {duration_text(outcome.get('duration_seconds'))} running"]
+    if len(outcome.attempts) > 1:
+        parts[0] += f" ({len(outcome.attempts)} attempts)"
+    metrics = outcome.get("metrics") or {}
     shown = {k: metrics[k] for k in ("val_accuracy", "val_loss") if isinstance(metrics.get(k), int | float)}
     if shown:
         parts.append(" ".join(f"{k} {v:.4f}" for k, v in shown.items()))
-    if "estimated_cost_usd" in outputs and outputs.get("estimated_cost_bound"):
+    cost = outcome.get("estimated_cost_usd")
+    if cost is not None:
         kind = ran.strategy
-        words = pricing.bound_words(kind) if kind in pricing.BELOW_ON_DEMAND else "on-demand prices"
-        parts.append(f"estimated cost at most USD {outputs['estimated_cost_usd']:.2f} ({words})")
-        capped = cost_cap.summary(outputs)
+        if outcome.get("estimated_cost_bound"):
+            words = pricing.bound_words(kind) if kind in pricing.BELOW_ON_DEMAND else "on-demand prices"
+            parts.append(f"estimated cost at most USD {cost:.2f} ({words})")
+        else:
+            parts.append(f"estimated cost USD {cost:.2f} ({kind} list prices)")
+        capped = cost_cap.summary(outcome)
         if capped:
             parts.append(capped)
-    elif "estimated_cost_usd" in outputs:
-        kind = ran.strategy
-        parts.append(f"estimated cost USD {outputs['estimated_cost_usd']:.2f} ({kind} list prices)")
-        capped = cost_cap.summary(outputs)
-        if capped:
-            parts.append(capped)
-    elif outputs.get("runner") == "vertex":
+    elif ran.request.on_vertex:
         unpriced = pricing.missing(ran.region or "", ran.pools, ran.strategy)
         parts.append(f"no cost estimate (no price for {', '.join(unpriced) or 'an item'})")
     return "; ".join(parts)

@@ -345,14 +345,14 @@ def custom_job_spec(training: Training) -> aiplatform_v1.CustomJobSpec:
         restart_job_on_worker_restart=training.restart_on_worker_restart,
         strategy=aiplatform_v1.Scheduling.Strategy[training.scheduling_strategy],  # type: ignore[misc]
     )
-    if training.scheduling_strategy == "FLEX_START" and training.max_wait_seconds is not None:
-        scheduling.max_wait_duration = duration_pb2.Duration(seconds=int(training.max_wait_seconds))
+    if training.scheduling_strategy == "FLEX_START" and common.max_wait_seconds is not None:
+        scheduling.max_wait_duration = duration_pb2.Duration(seconds=common.max_wait_seconds)
     found = aiplatform_v1.CustomJobSpec(
         worker_pool_specs=[_pool_spec(pool) for pool in training.worker_pools],
         scheduling=scheduling,
         service_account=common.service_account,
         base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=common.output_dir),
-        tensorboard=training.tensorboard,
+        tensorboard=common.tensorboard,
     )
     link = training.link
     found.experiment, found.experiment_run = link.names() if link is not None else ("", "")
@@ -412,15 +412,14 @@ class WorkerPool:
 
 @dataclass(frozen=True)
 class Training:
-    """A CustomJob's whole request (JobRequest.body), typed: its worker pools, scheduling, identity, output
-    directory, TensorBoard and experiment link; `on(shape)` puts it on one shape of its chain."""
+    """A CustomJob's whole request (JobRequest.body), typed: its worker pools, scheduling and experiment link
+    beside the common part (identity, output directory, TensorBoard, FLEX_START wait); `on(shape)` puts it on
+    one shape of its chain."""
 
     common: Common
     worker_pools: tuple[WorkerPool, ...]
     scheduling_strategy: str
-    max_wait_seconds: int | None  # FLEX_START only
     restart_on_worker_restart: bool
-    tensorboard: str  # "": none (or a shape outside the home region: placement.tensorboard_note)
     on_vertex: bool
     experiment: str | None  # Vertex AI Experiments: where the console compares the stack's runs
     experiment_run: str | None
@@ -444,8 +443,7 @@ class Training:
 
     def on(self, shape: placement.Shape) -> Training:
         """The request on `shape`: the chief and every pool with accelerators get its machine and its
-        reservation (placement.shaped_pools), the rest stays; a shape outside the home region runs without
-        the home region's TensorBoard (placement.tensorboard_note)."""
+        reservation (placement.shaped_pools), the rest stays."""
         shaped = placement.shaped_pools(self.pools, shape)
         pools = tuple(
             replace(pool, machines=machines, reservation=shape.reservation)
@@ -453,26 +451,21 @@ class Training:
             else pool
             for index, (pool, machines) in enumerate(zip(self.worker_pools, shaped, strict=True))
         )
-        moved = placement.moves_from(self.common.region, shape)
         return replace(
             self,
             common=self.common.on(shape),
             worker_pools=pools,
             scheduling_strategy=shape.scheduling_strategy,
-            tensorboard="" if moved else self.tensorboard,
         )
 
 
 def body(props: Mapping[str, Any]) -> Training:
     """The kind's whole request from the (defaulted) props, parsed once by JobRequest.parse."""
-    wait = props.get("max_wait_seconds")
     return Training(
         common=Common.of(props, "base_output_dir"),
         worker_pools=tuple(WorkerPool.of(pool) for pool in props.get("worker_pools") or ()),
         scheduling_strategy=str(props.get("scheduling_strategy") or placement.default_strategy(props)),
-        max_wait_seconds=None if wait is None else int(wait),
         restart_on_worker_restart=bool(props.get("restart_on_worker_restart", False)),
-        tensorboard=str(props.get("tensorboard") or ""),
         on_vertex=props.get("runner") == "vertex",
         experiment=props.get("experiment") or None,
         experiment_run=props.get("experiment_run") or None,

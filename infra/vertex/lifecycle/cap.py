@@ -21,6 +21,7 @@ from infra.dynamic.polling import duration_text
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import restarts, spend
 from infra.vertex.lifecycle.errors import JobError
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.output_files import output_dirs
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
@@ -155,9 +156,9 @@ def cancel(
     return ended
 
 
-def summary(outputs_: Mapping[str, Any]) -> str | None:
+def summary(outcome: Outcome) -> str | None:
     """`USD 0.42 of max_cost_usd USD 5.00` for the closing line, when both are known."""
-    cap, spent = outputs_.get("max_cost_usd"), outputs_.get("estimated_cost_usd")
+    cap, spent = outcome.get("max_cost_usd"), outcome.get("estimated_cost_usd")
     if cap is None or spent is None:
         return None
     return f"USD {float(spent):.2f} of max_cost_usd USD {float(cap):.2f}"

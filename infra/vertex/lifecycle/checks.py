@@ -75,14 +75,6 @@ def timeout_failures(value: object) -> Failures:
     return []
 
 
-def seconds_failures(props: Mapping[str, Any], key: str, zero: str) -> Failures:
-    """A given `key` that is not a whole number of seconds >= 0 (`zero`: what 0 means)."""
-    value = props.get(key)
-    if value is None or is_unknown(value):
-        return []
-    return seconds_value_failures(key, value, zero)
-
-
 def seconds_value_failures(key: str, value: object, zero: str) -> Failures:
     """`value` (of `key`) that is not a whole number of seconds >= 0 (`zero`: what 0 means)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:

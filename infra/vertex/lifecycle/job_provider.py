@@ -1,10 +1,6 @@
-"""The dynamic provider of every Vertex job kind: create-or-adopt, read, update, delete through one lifecycle.
-
-A kind's provider (infra/vertex/provider.py, tuning_provider.py, batch_provider.py) is this class with its
-`kind` set; those modules are pickled by reference into stacks' state, so they keep their paths and class
-names. This is the boundary: create, read, update and delete parse the engine's props once into a
-JobRequest (request.py) and turn what they found back into a props dict only here, in `outputs`.
-"""
+"""The dynamic provider of every Vertex job kind (provider.py, tuning_provider.py, batch_provider.py: `kind`
+set, pickled by reference): the boundary, where the engine's props are parsed once into a JobRequest and the
+engine's outputs are made once from an Outcome."""
 
 from __future__ import annotations
 
@@ -19,6 +15,7 @@ from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.attempts import AttemptRecord, carried_attempts, current_record
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.kind import Kind, Runner
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.lifecycle.waiting import Say
@@ -58,48 +55,41 @@ class JobProvider(SpecProvider):
         index, shape = attempts.job_shape(status, request)
         return placed if placed is not None and placed.shape == shape else request.on(shape, index)
 
-    def outputs(
+    def outcome(
         self,
         placed: Placed,
         status: JobStatus,
         records: list[AttemptRecord] | None = None,
         stored: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """Complete outputs of the job `status` on `placed` (_on_job); `records` are the attempts this call
+    ) -> Outcome:
+        """What the job `status` on `placed` (_on_job) ended with so far; `records`: the attempts this call
         saw, else `stored` (the outputs an earlier call saved: read and update) carries the earlier ones."""
         request = placed.request
         current = current_record(request, status)
         found = [r.as_output() for r in records] if records else carried_attempts(stored or {}, current)
         props = request.props
-        return {
-            **{k: props[k] for k in self.kind.spec.INPUTS if k in props},
-            "job_name": status.name,
-            "state": status.state,
-            "console_url": status.console_url,
-            "create_time": status.create_time,
-            "start_time": status.start_time,
-            "end_time": status.end_time,
-            "error": status.error,
-            "placement": current.shape.as_dict(),
-            "attempts": found,
-            **self.kind.outputs(placed, status, self._say(request)),
-        }
+        return Outcome(
+            inputs={k: props[k] for k in self.kind.spec.INPUTS if k in props},
+            status=status,
+            placement=current.shape.as_dict(),
+            attempts=tuple(found),
+            own=self.kind.outputs(placed, status, self._say(request)),
+        )
 
     def _say(self, request: JobRequest) -> Say:
         return lambda line: self.log(request.props, line)
 
-    def _finished(self, placed: Placed, outputs: dict[str, Any]) -> dict[str, Any]:
+    def _finished(self, placed: Placed, outcome: Outcome) -> dict[str, Any]:
         """The outputs of a job that was waited for, announced in one summary line and recorded."""
-        request = placed.request
-        self._say(request)(self.kind.summary(outputs, placed))
-        self._ended(placed, outputs)
-        return outputs
+        self._say(placed.request)(self.kind.summary(outcome, placed))
+        self._ended(placed, outcome)
+        return outcome.as_outputs()
 
-    def _ended(self, placed: Placed, outputs: dict[str, Any]) -> None:
+    def _ended(self, placed: Placed, outcome: Outcome) -> None:
         """A job ended: its run.json (run_record.py), then what its kind does at the end."""
         say = self._say(placed.request)
-        run_record.keep(outputs, say, self.kind.record_kind, placed.request.common.output_dir)
-        self.kind.ended(placed, outputs, say)
+        run_record.keep(outcome, say, self.kind, placed.request.common.output_dir)
+        self.kind.ended(placed, outcome, say)
 
     def _adoptable(self, request: JobRequest) -> JobStatus | None:
         """The job an interrupted `pulumi up` started with these inputs, in any region of the chain."""
@@ -128,19 +118,19 @@ class JobProvider(SpecProvider):
         except JobError as exc:
             if request.wait and exc.status is not None:
                 ran = self._on_job(request, exc.status)
-                outputs = self.outputs(ran, exc.status, exc.records)
-                self._ended(ran, {**outputs, "error": str(exc)})
+                self._ended(ran, self.outcome(ran, exc.status, exc.records).failed(str(exc)))
             raise
         placed = self._on_job(request, status, last)
-        outputs = self.outputs(placed, status, records)
-        return CreateResult(status.name, self._finished(placed, outputs) if request.wait else outputs)
+        outcome = self.outcome(placed, status, records)
+        outputs = self._finished(placed, outcome) if request.wait else outcome.as_outputs()
+        return CreateResult(status.name, outputs)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         request = JobRequest.parse(self.kind, props)
         status = self._runner_of(request, id_).get(id_)
         if status is None:
             return ReadResult("", {})
-        return ReadResult(id_, self.outputs(self._on_job(request, status), status, stored=props))
+        return ReadResult(id_, self.outcome(self._on_job(request, status), status, stored=props).as_outputs())
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         # What the running job was submitted with (kind.fixed_at_submit) stays, not the new value.
@@ -154,7 +144,7 @@ class JobProvider(SpecProvider):
             )
         placed = self._on_job(request, status)
         if not request.wait:
-            return UpdateResult(self.outputs(placed, status, stored=olds))
+            return UpdateResult(self.outcome(placed, status, stored=olds).as_outputs())
         # An update cannot change the resource's id, so it cannot move to a new attempt: it reports, waited
         # for under the rules of the shape it runs on (a FLEX_START fallback: max_wait_seconds).
         try:
@@ -162,11 +152,10 @@ class JobProvider(SpecProvider):
         except JobError as exc:
             if exc.status is not None:
                 ran = self._on_job(request, exc.status, placed)
-                outputs = self.outputs(ran, exc.status, stored=olds)
-                self._ended(ran, {**outputs, "error": str(exc)})
+                self._ended(ran, self.outcome(ran, exc.status, stored=olds).failed(str(exc)))
             raise
         placed = self._on_job(request, status, placed)
-        return UpdateResult(self._finished(placed, self.outputs(placed, status, stored=olds)))
+        return UpdateResult(self._finished(placed, self.outcome(placed, status, stored=olds)))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         request = JobRequest.parse(self.kind, props)

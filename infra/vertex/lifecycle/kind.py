@@ -1,16 +1,6 @@
-"""What a Vertex job kind supplies to the one lifecycle: its props, request, runner, status and own lines.
-
-The lifecycle (placing.py, waiting.py, job_provider.py) does everything else the same way for every kind:
-create-or-adopt by key label, the quota pre-check, placement across shapes, waiting, deadlines, preemption,
-the dollar cap, cancel and delete, the final paragraph, the shared outputs and run.json. It parses a kind's
-props once into a request.JobRequest and hands the hooks a request placed on one shape (request.Placed);
-the checks every kind runs on the props are checks.common_failures. A kind names what
-truly differs: its spec module, noun, API kind, record kind, output location (required: a subclass without
-`output_key` cannot be defined), quota family (or none), runners (whose console URL is the kind's), and
-the hooks below. Modelled on python-aiplatform's
-`_Job` (google/cloud/aiplatform/jobs.py: per-kind class attributes over one base) and Kubeflow's
-gcp_launcher job_remote_runner.py (one wait loop for every job kind).
-"""
+"""What a Vertex job kind supplies to the one lifecycle (placing.py, waiting.py, job_provider.py), which does
+the rest the same way for every kind. Modelled on python-aiplatform's `_Job` (google/cloud/aiplatform/jobs.py:
+per-kind class attributes over one base) and Kubeflow's gcp_launcher job_remote_runner.py (one wait loop)."""
 
 from __future__ import annotations
 
@@ -21,6 +11,7 @@ from infra.guard.job_kinds import JOB_KINDS
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.lifecycle import restarts, spend
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.request import B, Body, JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -84,6 +75,7 @@ class Kind(Generic[B]):
     noun: ClassVar[str]  # how messages name a job of this kind: "Training job"
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
     record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"
+    record_outputs: ClassVar[tuple[str, ...]] = ()  # the kind's own outputs that its run.json keeps
     run_folder: ClassVar[str]  # where the stack writes this kind's runs under its output root (workloads/)
     # The prop that holds the job's own output directory: its local runner's records and its run.json go
     # there, never anywhere else.
@@ -177,15 +169,15 @@ class Kind(Generic[B]):
         """The kind's outputs beside the shared ones (job_name, state, times, placement, attempts)."""
         return {}
 
-    def summary(self, outputs: dict[str, Any], placed: Placed[B]) -> str:
+    def summary(self, outcome: Outcome, placed: Placed[B]) -> str:
         """The one line that ends a wait (`placed`: the request on the shape the job ran on)."""
         raise NotImplementedError
 
     def before_submit(self, placed: Placed[B], say: Callable[[str], None]) -> None:
         """What must exist before a job on these props is submitted (a CustomJob's experiment run)."""
 
-    def ended(self, placed: Placed[B], outputs: dict[str, Any], say: Callable[[str], None]) -> None:
-        """Told of every job that ended (on `placed`, with its outputs), after its run.json is written."""
+    def ended(self, placed: Placed[B], outcome: Outcome, say: Callable[[str], None]) -> None:
+        """Told of every job that ended (on `placed`, with its outcome), after its run.json is written."""
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return []

@@ -42,7 +42,7 @@ def submit(
     say(f"created {status.name} ({status.state}): {status.console_url}")
     request = placed.request
     moved = placement.tensorboard_note(
-        placed.shape, request.region, request.tensorboard, request.common.output_dir
+        placed.shape, request.region, request.common.tensorboard, request.common.output_dir
     )
     if moved:
         say(moved)

@@ -1,15 +1,6 @@
-"""A job's request, parsed once at the provider boundary (`JobRequest`), and the request on one shape
-(`Placed`).
-
-The provider's create, read, update and delete turn the engine's props dict into a `JobRequest` once
-(`JobRequest.parse`: the kind's defaults, and what an update keeps from the job it runs); everything past the
-boundary takes these values. A request placed on one shape of its chain (`request.on(shape)`) is made once
-per attempt and carries what every step of that attempt reads: the shape, its place in the chain, its region,
-its machines (typed `Pool`s), their price and the kind's whole typed request on it (`body`, what the kind's
-request builder reads). Modelled
-on python-aiplatform (the CustomJob proto is built once in the job's constructor and carried) and SkyPilot
-(a placement applied with one method on an immutable value, input and output models kept apart).
-"""
+"""A job's request, parsed once at the provider boundary (`JobRequest`), and the request on one shape of its
+chain (`Placed`, made once per attempt). Modelled on python-aiplatform (the CustomJob proto built once and
+carried) and SkyPilot (a placement applied with one method on an immutable value)."""
 
 from __future__ import annotations
 
@@ -41,9 +32,14 @@ class Common:
     timeout_seconds: float  # as given (3600, not 3600.0: messages print it)
     project: str
     region: str  # where it runs: the home region, or its shape's ("" for a local run)
+    # The home region's TensorBoard instance ("": none, a kind without one, or a shape outside the home
+    # region: placement.tensorboard_note).
+    tensorboard: str
+    max_wait_seconds: int | None  # FLEX_START only: how long Vertex may look for machines
 
     @classmethod
     def of(cls, props: Mapping[str, Any], output_key: str) -> Common:
+        wait = props.get("max_wait_seconds")
         return cls(
             display_name=str(props.get("display_name") or ""),
             labels=dict(props.get("labels") or {}),
@@ -52,11 +48,14 @@ class Common:
             timeout_seconds=props.get("timeout_seconds", 0),
             project=str(props.get("project") or ""),
             region=str(props.get("region") or ""),
+            tensorboard=str(props.get("tensorboard") or ""),
+            max_wait_seconds=None if wait is None else int(wait),
         )
 
     def on(self, shape: Shape) -> Common:
-        """In the shape's region when the shape moves out of the home region."""
-        return replace(self, region=shape.region) if placement.moves_from(self.region, shape) else self
+        """In the shape's region, without the home region's TensorBoard, when the shape moves out of it."""
+        moved = placement.moves_from(self.region, shape)
+        return replace(self, region=shape.region, tensorboard="") if moved else self
 
 
 class Body(Protocol):
@@ -91,12 +90,10 @@ class JobRequest(Generic[B]):
     wait: bool
     poll_interval_seconds: float
     queue_timeout_seconds: float  # as given (3600, not 3600.0: messages print it)
-    max_wait_seconds: int | None  # FLEX_START only
     max_cost_usd: float | None  # the dollar cap; None on the local runner, which bills nothing
     max_restarts: int
     capacity_deadline_seconds: float
     allow_unpriced_shapes: bool  # a shape without a price runs uncounted (cost/limits.py)
-    tensorboard: str  # the home region's TensorBoard instance ("": none; a kind without one)
     # What the chain is made of, besides the body's machines (read at the boundary, resolved when needed).
     scheduling_strategy: str
     reservation: Reservation | None
@@ -118,7 +115,6 @@ class JobRequest(Generic[B]):
                 found[key] = submitted[key]
         runner = str(found.get("runner", "vertex"))
         cap = found.get("max_cost_usd")
-        wait = found.get("max_wait_seconds")
         return cls(
             props=found,
             body=kind.spec.body(found),
@@ -128,12 +124,10 @@ class JobRequest(Generic[B]):
             wait=bool(found.get("wait", True)),
             poll_interval_seconds=float(found.get("poll_interval_seconds", 30.0)),
             queue_timeout_seconds=found.get("queue_timeout_seconds", 0),
-            max_wait_seconds=None if wait is None else int(wait),
             max_cost_usd=float(cap) if cap is not None and runner == "vertex" else None,
             max_restarts=int(found.get("max_restarts", restarts.DEFAULT_MAX_RESTARTS)),
             capacity_deadline_seconds=float(found.get("capacity_deadline_seconds") or 0),
             allow_unpriced_shapes=bool(found.get("allow_unpriced_shapes")),
-            tensorboard=str(found.get("tensorboard") or ""),
             scheduling_strategy=str(found.get("scheduling_strategy") or placement.default_strategy(found)),
             reservation=Reservation.of(found.get("reservation_affinity")),
             fallbacks=tuple(found.get("fallbacks") or ()),

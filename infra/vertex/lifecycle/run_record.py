@@ -1,7 +1,7 @@
 """run.json: what a finished training job or study was, kept beside its outputs so every run stays comparable.
 
-`record` is a pure function of the provider's outputs; `keep` writes it into the run's base_output_dir (local
-directory or gs://) and never fails the job: a write error is one warning line.
+`record` is a pure function of what the job ended with (outcome.py); `keep` writes it into the run's output
+directory (local or gs://) and never fails the job: a write error is one warning line.
 What a record leaves out, on purpose: every pool's `env` (a user may pass a token there) and the other pools'
 args (the chief's say what was trained). The runtime service account is kept: it is an identity's name, not a
 credential, and says who ran the job.
@@ -10,9 +10,10 @@ credential, and says who ran the job.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.output_files import join, write_text
 
 RUN_FILE = "run.json"
@@ -46,33 +47,26 @@ RUN_OUTPUTS = (
     # How the image was made, by digest: the builder that ran and each base image as resolved.
     "image_sources",
 )
-# A kind's own outputs on top of those (by run.json `kind`, infra/vertex/kinds.py): a study's trials and the
-# best one; a batch prediction's model, images and where its predictions are.
-STUDY_OUTPUTS = ("metric_id", "goal", "trials", "best_trial", "best_parameters", "best_metric")
-KIND_OUTPUTS: dict[str, tuple[str, ...]] = {
-    "tuning_job": STUDY_OUTPUTS,
-    "batch_prediction_job": (
-        "output_dir",
-        "predictions_dir",
-        "completion_stats",
-        "images",
-        "model",
-        "artifact_uri",
-        "starting_replica_count",
-        "max_replica_count",
-    ),
-}
 STACK_LABEL = "pulumi_stack"  # infra/labels.py stack_labels
 
 
-def record(outputs: Mapping[str, Any], kind: str | None = None) -> dict[str, Any]:
-    """The run.json of a job of `kind` (default: a study when its outputs list `trials`, else a CustomJob)."""
-    kind = kind or ("tuning_job" if "trials" in outputs else "custom_job")
+class RecordKind(Protocol):
+    """What run.json needs of a job's kind (lifecycle/kind.py Kind): its name and its own outputs to keep."""
+
+    @property
+    def record_kind(self) -> str: ...
+    @property
+    def record_outputs(self) -> tuple[str, ...]: ...
+
+
+def record(outcome: Outcome, kind: RecordKind) -> dict[str, Any]:
+    """The run.json of a job of `kind` that ended with `outcome`."""
+    outputs = outcome.as_outputs()
     chief = (outputs.get("worker_pools") or [{}])[0]
-    keys = RUN_OUTPUTS + KIND_OUTPUTS.get(kind, ())
+    keys = RUN_OUTPUTS + kind.record_outputs
     return {
         "record_version": RECORD_VERSION,
-        "kind": kind,
+        "kind": kind.record_kind,
         "stack": (outputs.get("labels") or {}).get(STACK_LABEL, ""),
         **{k: outputs[k] for k in keys if outputs.get(k) is not None},
         "image": chief.get("image_uri", ""),
@@ -82,20 +76,17 @@ def record(outputs: Mapping[str, Any], kind: str | None = None) -> dict[str, Any
 
 
 def keep(
-    outputs: Mapping[str, Any],
-    warn: Callable[[str], None],
-    kind: str | None = None,
-    output_dir: str | None = None,
+    outcome: Outcome, warn: Callable[[str], None], kind: RecordKind, output_dir: str | None = None
 ) -> None:
     """A run ended: write its record to `<output_dir>/run.json` (default: its base_output_dir), the job's own
     output directory and nowhere else; a failure is one warning, never an error."""
-    directory = str(outputs.get("base_output_dir") or "") if output_dir is None else output_dir
+    directory = str(outcome.get("base_output_dir") or "") if output_dir is None else output_dir
     if not directory.strip("/"):
         warn(f"no run.json written: the job has no output directory of its own (got {directory!r})")
         return
     target = join(directory, RUN_FILE)
     try:
-        write_text(target, json.dumps(record(outputs, kind), indent=2, sort_keys=True, default=str) + "\n")
+        write_text(target, json.dumps(record(outcome, kind), indent=2, sort_keys=True, default=str) + "\n")
     except Exception as exc:  # the record describes the run: losing it never fails the run
         warn(f"could not write {target}: {type(exc).__name__}: {exc}")
 

@@ -38,7 +38,7 @@ def queue_limit_seconds(placed: Placed) -> float:
     """How long a job may wait to start: max_wait_seconds (Vertex's default 1 day; 0: indefinitely) for
     FLEX_START, else queue_timeout_seconds."""
     if placed.flex_start:
-        wait = placed.request.max_wait_seconds
+        wait = placed.request.common.max_wait_seconds
         return FLEX_START_DEFAULT_WAIT_SECONDS if wait is None else wait or math.inf
     return placed.request.queue_timeout_seconds
 

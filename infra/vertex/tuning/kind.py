@@ -13,6 +13,7 @@ from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import error_classes, waiting
 from infra.vertex.lifecycle.kind import Kind, Ticker
+from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.tuning_runner import LocalTuningRunner
@@ -49,6 +50,7 @@ class TuningJobKind(Kind[tuning_spec.Study]):
     noun = "Tuning job"
     api_kind = "HyperparameterTuningJob"
     record_kind = "tuning_job"
+    record_outputs = ("metric_id", "goal", "trials", "best_trial", "best_parameters", "best_metric")
     run_folder = "tuning"
     output_key = "base_output_dir"
     local_runner = LocalTuningRunner
@@ -125,22 +127,22 @@ class TuningJobKind(Kind[tuning_spec.Study]):
                     out["estimated_cost_bound"] = True
         return out
 
-    def summary(self, outputs: dict[str, Any], placed: Placed[tuning_spec.Study]) -> str:
+    def summary(self, outcome: Outcome, placed: Placed[tuning_spec.Study]) -> str:
         """E.g. `JOB_STATE_SUCCEEDED: 4 trials (1 failed), 6m 2s of trial time; best trial 3 ...; USD 0.2`."""
-        trials = outputs["trials"]
+        trials = outcome.get("trials")
         failed = sum(t["state"] == "INFEASIBLE" for t in trials)
-        took = duration_text(outputs["duration_seconds"])
-        parts = [f"{outputs['state']}: {len(trials)} trials ({failed} failed), {took} of trial time"]
-        if outputs["best_trial"]:
-            shown = parameters_text(outputs["best_parameters"])
+        took = duration_text(outcome.get("duration_seconds"))
+        parts = [f"{outcome.state}: {len(trials)} trials ({failed} failed), {took} of trial time"]
+        if outcome.get("best_trial"):
+            shown = parameters_text(outcome.get("best_parameters"))
             parts.append(
-                f"best trial {outputs['best_trial']}: {shown} -> {outputs['metric_id']} "
-                f"{outputs['best_metric']:.4f}"
+                f"best trial {outcome.get('best_trial')}: {shown} -> {placed.request.body.metric_id} "
+                f"{outcome.get('best_metric'):.4f}"
             )
-        if "estimated_cost_usd" in outputs:
-            strategy = outputs["placement"]["scheduling_strategy"]
-            cost = outputs["estimated_cost_usd"]
-            if outputs.get("estimated_cost_bound"):
+        cost = outcome.get("estimated_cost_usd")
+        if cost is not None:
+            strategy = outcome.placement["scheduling_strategy"]
+            if outcome.get("estimated_cost_bound"):
                 parts.append(f"estimated cost at most USD {cost:.2f} ({pricing.bound_words(strategy)})")
             else:
                 parts.append(f"estimated cost USD {cost:.2f} ({strategy} list prices)")
