@@ -123,7 +123,7 @@ def interrupted(provider: Any, props: dict[str, Any], wait_seconds: float = CANC
         )
     warnings: list[str] = []
     outputs = provider.read(own.name, props).outs
-    outcome = Outcome.stored(outputs, provider.kind.spec.INPUTS)
+    outcome = Outcome.stored(outputs, provider.kind)
     run_record.keep(outcome, warnings.append, provider.kind, provider.kind.output_dir(outputs))
     kept = ", ".join(p.name for p in sorted(run_dir.iterdir()) if not p.name.startswith(".")) or "nothing"
     state = own.state.removeprefix("JOB_STATE_")

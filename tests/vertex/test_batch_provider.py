@@ -392,4 +392,6 @@ def test_an_unknown_incomplete_count_is_said_so(provider):
         "completion_stats": {"successful_count": 0, "failed_count": 0, "incomplete_count": -1},
     }
     on_shape = placed(batch_props(), provider.kind)
-    assert "0 failed, an unknown number incomplete" in provider.kind.summary(Outcome.stored(outs), on_shape)
+    assert "0 failed, an unknown number incomplete" in provider.kind.summary(
+        Outcome.stored(outs, provider.kind), on_shape
+    )

@@ -45,11 +45,17 @@ def test_run_json_is_never_written_outside_the_jobs_own_output_dir(monkeypatch) 
     monkeypatch.setattr(run_record, "write_text", lambda uri, _text: written.append(uri))
     warnings: list[str] = []
     run_record.keep(
-        Outcome.stored({"job_name": "j", "runner": "local"}), warnings.append, BATCH_PREDICTION_JOB, ""
+        Outcome.stored({"job_name": "j", "runner": "local"}, BATCH_PREDICTION_JOB),
+        warnings.append,
+        BATCH_PREDICTION_JOB,
+        "",
     )
     assert written == [] and "no output directory of its own" in warnings[0]
     run_record.keep(
-        Outcome.stored({"job_name": "j"}), warnings.append, BATCH_PREDICTION_JOB, "gs://b/predictions/1"
+        Outcome.stored({"job_name": "j"}, BATCH_PREDICTION_JOB),
+        warnings.append,
+        BATCH_PREDICTION_JOB,
+        "gs://b/predictions/1",
     )
     assert written == ["gs://b/predictions/1/run.json"]
 

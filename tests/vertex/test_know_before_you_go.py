@@ -111,7 +111,7 @@ def test_the_quota_pre_check_reads_the_shapes_own_region(fake_vertex_and_quotas)
 def test_the_closing_line_says_a_spot_cost_is_at_most_the_on_demand_bound():
     outs = {**props(spot=True, max_cost_usd=5), "state": "JOB_STATE_SUCCEEDED", "duration_seconds": 1800.0,
             "estimated_cost_usd": 0.42, "estimated_cost_bound": True}  # fmt: skip
-    line = summary_line(Outcome.stored(outs), placed(outs))
+    line = summary_line(Outcome.stored(outs, CUSTOM_JOB), placed(outs))
     assert "estimated cost at most USD 0.42 (on-demand price; Spot is billed below it, " in line
     assert "USD 0.42 of max_cost_usd USD 5.00" in line
 

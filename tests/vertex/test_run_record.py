@@ -39,7 +39,7 @@ def test_the_record_keeps_what_describes_the_run_and_no_environment() -> None:
         "estimated_cost_usd": 0.01,
         "cost_cap_reached": False,
     }
-    kept = run_record.record(Outcome.stored(outputs), CUSTOM_JOB)
+    kept = run_record.record(Outcome.stored(outputs, CUSTOM_JOB), CUSTOM_JOB)
     assert SECRET not in json.dumps(kept)
     assert kept["stack"] == "dev" and kept["kind"] == "custom_job" and kept["record_version"] == 1
     assert kept["args"] == ["--epochs", "2"] and kept["image"] == pool()["image_uri"]
@@ -55,7 +55,7 @@ def test_a_write_error_is_one_warning_and_never_raises(tmp_path: Path) -> None:
     blocker.write_text("not a directory")
     warnings: list[str] = []
     run_record.keep(
-        Outcome.stored({"base_output_dir": str(blocker / "run"), "runner": "local"}),
+        Outcome.stored({"base_output_dir": str(blocker / "run"), "runner": "local"}, CUSTOM_JOB),
         warnings.append,
         CUSTOM_JOB,
     )
@@ -83,7 +83,7 @@ def test_a_job_records_how_its_image_was_made(fake_vertex, fake_storage: FakeSto
     provider.create(provider.check({}, job_props(image_sources=SOURCES)).inputs)
     kept = json.loads(fake_storage.get("gs://demo-bucket/runs/1/run.json") or b"{}")
     assert kept["image_sources"] == SOURCES and kept["image"] == pool()["image_uri"]
-    assert "image_sources" not in run_record.record(Outcome.stored(job_props()), CUSTOM_JOB), (
+    assert "image_sources" not in run_record.record(Outcome.stored(job_props(), CUSTOM_JOB), CUSTOM_JOB), (
         "none recorded: none claimed"
     )
 
@@ -169,6 +169,6 @@ def test_stored_outputs_read_back_into_the_same_outcome(fake_vertex) -> None:
     """What the engine stored (this version's dict) reads back as the outcome it was made from."""
     provider = CustomJobProvider()
     outs = provider.create(provider.check({}, job_props()).inputs).outs
-    outcome = Outcome.stored(outs, CUSTOM_JOB.spec.INPUTS)
+    outcome = Outcome.stored(outs, CUSTOM_JOB)
     assert outcome.as_outputs() == outs and outcome.state == outs["state"]
-    assert outcome.get("model_dir") == outs["model_dir"] and outcome.placement == outs["placement"]
+    assert outcome.own.model_dir == outs["model_dir"] and outcome.placement == outs["placement"]

@@ -9,6 +9,7 @@ from infra.vertex.cost import pricing
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.outcome import Outcome
 from infra.vertex.tuning import spec as tuning_spec
+from infra.vertex.tuning.kind import TUNING_JOB
 from infra.vertex.tuning_provider import TuningJobProvider
 from tests.fakes.quotas import FakeCloudQuotas
 from tests.fakes.vertex_tuning import FakeTuningJobService
@@ -206,7 +207,6 @@ def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
     # Issue 16's rule, for studies too: no provider deadline cancels a FLEX_START trial before its max wait.
     from infra.vertex.lifecycle.waiting import DEADLINE_GRACE_SECONDS
     from infra.vertex.runners.trials import TuningStatus
-    from infra.vertex.tuning.kind import TUNING_JOB
 
     flex = tuning_spec.with_defaults(
         tuning_props(
@@ -233,7 +233,6 @@ def test_a_flex_start_studys_deadline_lets_every_wave_wait_its_max_wait():
 
 def test_a_spot_studys_cost_is_its_trials_time_at_the_on_demand_bound_said_as_a_bound():
     from infra.vertex.runners.trials import Trial, TuningStatus
-    from infra.vertex.tuning.kind import TUNING_JOB
 
     study = placed(tuning_props(spot=True), TUNING_JOB)
     trials = tuple(
@@ -241,11 +240,11 @@ def test_a_spot_studys_cost_is_its_trials_time_at_the_on_demand_bound_said_as_a_
         for n in (1, 2)
     )
     status = TuningStatus(name="s", state="JOB_STATE_SUCCEEDED", console_url="", trials=trials)
-    out = TUNING_JOB.outputs(study, status, print)
+    out = TUNING_JOB.outputs(study, status, print).as_outputs()
     # One hour of trials on n1-standard-8 + T4, Spot counted at its on-demand list price (USD 0.84/h).
     assert out["estimated_cost_bound"] is True and out["estimated_cost_usd"] == pytest.approx(
         0.8395, abs=1e-3
     )
     ended = {**out, "state": "JOB_STATE_SUCCEEDED", "placement": {"scheduling_strategy": "SPOT"}}
-    line = TUNING_JOB.summary(Outcome.stored(ended), study)
+    line = TUNING_JOB.summary(Outcome.stored(ended, TUNING_JOB), study)
     assert "estimated cost at most USD 0.84 (on-demand price; Spot is billed below it" in line

@@ -9,6 +9,7 @@ the dollar cap, cancel and delete, run.json: the lifecycle's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.api_core import exceptions as gexc
@@ -20,11 +21,10 @@ from infra.vertex.batch import instances, results, spec
 from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.cost import limits
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import spend, waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.kind import Kind
-from infra.vertex.lifecycle.outcome import Outcome
+from infra.vertex.lifecycle.outcome import Outcome, Ran
 from infra.vertex.lifecycle.output_files import files_under
 from infra.vertex.lifecycle.request import JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
@@ -34,8 +34,17 @@ from infra.vertex.runners.vertex_batch import VertexBatchRunner
 from infra.vertex.serving_container import unservable
 
 
-class BatchPredictionKind(Kind[spec.Inputs]):
+@dataclass(frozen=True, kw_only=True)
+class BatchOutputs(Ran):
+    """A batch prediction's own outputs: where its predictions are and Vertex's completion counts."""
+
+    predictions_dir: str = ""
+    completion_stats: dict[str, int] = field(default_factory=dict)
+
+
+class BatchPredictionKind(Kind[spec.Inputs, BatchOutputs]):
     spec = spec
+    outputs_type = BatchOutputs
     noun = "Batch prediction"
     api_kind = "BatchPredictionJob"
     record_kind = "batch_prediction_job"
@@ -91,18 +100,16 @@ class BatchPredictionKind(Kind[spec.Inputs]):
 
     def outputs(
         self, placed: Placed[spec.Inputs], status: JobStatus, say: Callable[[str], None]
-    ) -> dict[str, Any]:
+    ) -> BatchOutputs:
         found = status if isinstance(status, BatchStatus) else BatchStatus(**vars(status))
-        out: dict[str, Any] = {
-            "predictions_dir": found.predictions_dir,
-            "completion_stats": self.counted(found, say),
-            "duration_seconds": round(self.running_seconds(status), 1),
-        }
-        if placed.request.on_vertex:
-            spent = spend.spent(placed.rate, status)
-            if spent.known_usd is not None:
-                out["estimated_cost_usd"] = spent.known_usd
-        return {**out, **cost_cap.outputs(placed, status)}
+        return BatchOutputs(
+            predictions_dir=found.predictions_dir,
+            completion_stats=self.counted(found, say),
+            duration_seconds=round(self.running_seconds(status), 1),
+            estimated_cost_usd=spend.spent(placed.rate, status).known_usd
+            if placed.request.on_vertex
+            else None,
+        )
 
     def counted(self, status: BatchStatus, say: Callable[[str], None]) -> dict[str, int]:
         """The runner's CompletionStats, with the images the model answered it could not read (a result line
@@ -119,20 +126,20 @@ class BatchPredictionKind(Kind[spec.Inputs]):
         stats["failed_count"] += unread
         return stats
 
-    def summary(self, outcome: Outcome, placed: Placed[spec.Inputs]) -> str:
+    def summary(self, outcome: Outcome[BatchOutputs], placed: Placed[spec.Inputs]) -> str:
         """E.g. `JOB_STATE_SUCCEEDED after 4m 10s running: 812 images classified, 1 failed, 0 incomplete;
         predictions in gs://.../prediction-..., as a table: .venv/bin/python -m infra.predictions gs://...`."""
-        stats = outcome.get("completion_stats") or {}
-        where = outcome.get("predictions_dir") or "?"
+        own = outcome.own
+        stats, where = own.completion_stats, own.predictions_dir or "?"
         # CompletionStats.incomplete_count: "Set to -1 if the number is unknown" (completion_stats.proto).
         incomplete = int(stats.get("incomplete_count", 0))
         parts = [
-            f"{outcome.state} after {duration_text(outcome.get('duration_seconds') or 0)} running: "
+            f"{outcome.state} after {duration_text(own.duration_seconds)} running: "
             f"{stats.get('successful_count', 0)} images classified, {stats.get('failed_count', 0)} failed, "
             f"{incomplete if incomplete >= 0 else 'an unknown number'} incomplete",
             f"predictions in {where}, as a table: {python_m('infra.predictions', where)}",
         ]
-        cost = outcome.get("estimated_cost_usd")
+        cost = own.estimated_cost_usd
         if cost is not None:
             parts.append(f"estimated cost USD {cost:.2f}")
         elif placed.request.on_vertex:

@@ -7,13 +7,12 @@ from typing import Any
 
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.custom_job import experiments, spec
-from infra.vertex.custom_job.report import run_outputs, summary_line
+from infra.vertex.custom_job.report import TrainingOutputs, run_outputs, summary_line
 from infra.vertex.custom_job.watch import watcher
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import restarts, spend, waiting
 from infra.vertex.lifecycle.kind import Kind, Ticker
 from infra.vertex.lifecycle.outcome import Outcome
-from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.run_record import arg_values
 from infra.vertex.lifecycle.status import JobStatus
@@ -21,8 +20,9 @@ from infra.vertex.runners.local.runner import LocalRunner
 from infra.vertex.runners.vertex import VertexRunner
 
 
-class CustomJobKind(Kind[spec.Training]):
+class CustomJobKind(Kind[spec.Training, TrainingOutputs]):
     spec = spec
+    outputs_type = TrainingOutputs
     noun = "Training job"
     api_kind = "CustomJob"
     record_kind = "custom_job"
@@ -62,14 +62,10 @@ class CustomJobKind(Kind[spec.Training]):
 
     def outputs(
         self, placed: Placed[spec.Training], status: JobStatus, say: Callable[[str], None]
-    ) -> dict[str, Any]:
-        return {
-            "model_dir": model_dir(placed.request.common.output_dir),
-            **run_outputs(placed, status, say),
-            **cost_cap.outputs(placed, status),
-        }
+    ) -> TrainingOutputs:
+        return run_outputs(placed, status, say)
 
-    def summary(self, outcome: Outcome, placed: Placed[spec.Training]) -> str:
+    def summary(self, outcome: Outcome[TrainingOutputs], placed: Placed[spec.Training]) -> str:
         return summary_line(outcome, placed)
 
     def before_submit(self, placed: Placed[spec.Training], say: Callable[[str], None]) -> None:
@@ -78,13 +74,15 @@ class CustomJobKind(Kind[spec.Training]):
         if link is not None:
             experiments.ensure(link, say)
 
-    def ended(self, placed: Placed[spec.Training], outcome: Outcome, say: Callable[[str], None]) -> None:
+    def ended(
+        self, placed: Placed[spec.Training], outcome: Outcome[TrainingOutputs], say: Callable[[str], None]
+    ) -> None:
         """The experiment run's end state, the chief's arguments as its parameters, the job's metrics."""
         link = placed.body.link
         if link is None or not link.run:
             return
         params = experiments.run_params(arg_values(list(placed.body.chief_args)))
-        experiments.end_run(link, outcome.state, outcome.get("metrics") or {}, params, say)
+        experiments.end_run(link, outcome.state, outcome.own.metrics or {}, params, say)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
         return cost_preview.preview_lines(props)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from infra.dynamic.polling import duration_text
@@ -10,51 +11,58 @@ from infra.vertex.cost import pricing
 from infra.vertex.custom_job.metrics import read_metrics
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import spend
-from infra.vertex.lifecycle.outcome import Outcome
+from infra.vertex.lifecycle.outcome import Outcome, Ran
 from infra.vertex.lifecycle.output_files import model_dir
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
 
-def run_outputs(placed: Placed, status: JobStatus, warn: Callable[[str], None]) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class TrainingOutputs(Ran):
+    """A training job's own outputs: its model directory and, once it succeeded, its metrics."""
+
+    model_dir: str = ""
+    metrics: dict[str, Any] | None = None
+
+
+def run_outputs(placed: Placed, status: JobStatus, warn: Callable[[str], None]) -> TrainingOutputs:
     """duration_seconds (all attempts), estimated_cost_usd (Vertex, list prices, each attempt at its shape:
     the figure the dollar cap counts, spend.py; absent when some running time has no price), metrics
     (succeeded). `placed`: the request on the shape the job `status` runs on."""
-    seconds = Attempt.of(status).total_seconds(status)
-    outputs: dict[str, Any] = {"duration_seconds": round(seconds, 1)}
-    if placed.request.on_vertex:
-        total = spend.spent(placed.rate, status)
-        if total.known_usd is not None:
-            outputs["estimated_cost_usd"] = total.known_usd
-            if total.bound:  # some of it is a Spot/FLEX_START shape's on-demand bound: at most this
-                outputs["estimated_cost_bound"] = True
+    models = model_dir(placed.request.common.output_dir)
+    total = spend.spent(placed.rate, status) if placed.request.on_vertex else None
+    metrics = None
     if status.state == "JOB_STATE_SUCCEEDED":
-        models = model_dir(placed.request.common.output_dir)
         try:
             metrics = read_metrics(models)
         except Exception as exc:  # metrics are optional: they never fail a finished run
             warn(f"could not read {models}metrics.json: {exc}")
-            metrics = None
-        if metrics is not None:
-            outputs["metrics"] = metrics
-    return outputs
+    return TrainingOutputs(
+        duration_seconds=round(Attempt.of(status).total_seconds(status), 1),
+        estimated_cost_usd=total.known_usd if total else None,
+        # Some of it is a Spot/FLEX_START shape's on-demand bound: at most this.
+        estimated_cost_bound=bool(total and total.known_usd is not None and total.bound),
+        model_dir=models,
+        metrics=metrics,
+    )
 
 
-def summary_line(outcome: Outcome, ran: Placed) -> str:
+def summary_line(outcome: Outcome[TrainingOutputs], ran: Placed) -> str:
     """E.g. `JOB_STATE_SUCCEEDED after 12m 31s running (2 attempts); val_accuracy 0.9312; ... USD 0.88`;
     `ran`: the request on the shape the job ran on."""
-    parts = [f"{outcome.state} after {duration_text(outcome.get('duration_seconds'))} running"]
+    own = outcome.own
+    parts = [f"{outcome.state} after {duration_text(own.duration_seconds)} running"]
     if len(outcome.attempts) > 1:
         parts[0] += f" ({len(outcome.attempts)} attempts)"
-    metrics = outcome.get("metrics") or {}
+    metrics = own.metrics or {}
     shown = {k: metrics[k] for k in ("val_accuracy", "val_loss") if isinstance(metrics.get(k), int | float)}
     if shown:
         parts.append(" ".join(f"{k} {v:.4f}" for k, v in shown.items()))
-    cost = outcome.get("estimated_cost_usd")
+    cost = own.estimated_cost_usd
     if cost is not None:
         kind = ran.strategy
-        if outcome.get("estimated_cost_bound"):
+        if own.estimated_cost_bound:
             words = pricing.bound_words(kind) if kind in pricing.BELOW_ON_DEMAND else "on-demand prices"
             parts.append(f"estimated cost at most USD {cost:.2f} ({words})")
         else:

@@ -124,13 +124,6 @@ def stopped(placed: Placed, status: JobStatus) -> bool:
     return status.state == "JOB_STATE_CANCELLED" and reached(placed, status)
 
 
-def outputs(placed: Placed, status: JobStatus) -> dict[str, Any]:
-    """`cost_cap_reached` and the paragraph as `error`, for a job the cap stopped."""
-    if not stopped(placed, status):
-        return {}
-    return {"cost_cap_reached": True, "error": paragraph(placed, status)}
-
-
 def replaces(olds: Mapping[str, Any], changed: list[str]) -> list[str]:
     """A job the cap stopped runs again (resuming) when its cap changes; other cap changes are in place."""
     return ["max_cost_usd"] if olds.get("cost_cap_reached") and "max_cost_usd" in changed else []
@@ -156,9 +149,9 @@ def cancel(
     return ended
 
 
-def summary(outcome: Outcome) -> str | None:
+def summary(outcome: Outcome[Any]) -> str | None:
     """`USD 0.42 of max_cost_usd USD 5.00` for the closing line, when both are known."""
-    cap, spent = outcome.get("max_cost_usd"), outcome.get("estimated_cost_usd")
+    cap, spent = outcome.inputs.get("max_cost_usd"), outcome.own.estimated_cost_usd
     if cap is None or spent is None:
         return None
     return f"USD {float(spent):.2f} of max_cost_usd USD {float(cap):.2f}"

@@ -5,6 +5,7 @@ engine's outputs are made once from an Outcome."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
@@ -24,7 +25,7 @@ from infra.vertex.lifecycle.waiting import Say
 class JobProvider(SpecProvider):
     """Create/read/update/delete one job of `kind` from its snake_case props."""
 
-    kind: ClassVar[Kind]
+    kind: ClassVar[Kind[Any, Any]]
     delete_before_replace = True  # two runs of one job would race on one output directory and double the bill
 
     @property
@@ -61,31 +62,34 @@ class JobProvider(SpecProvider):
         status: JobStatus,
         records: list[AttemptRecord] | None = None,
         stored: dict[str, Any] | None = None,
-    ) -> Outcome:
+    ) -> Outcome[Any]:
         """What the job `status` on `placed` (_on_job) ended with so far; `records`: the attempts this call
         saw, else `stored` (the outputs an earlier call saved: read and update) carries the earlier ones."""
         request = placed.request
         current = current_record(request, status)
         found = [r.as_output() for r in records] if records else carried_attempts(stored or {}, current)
         props = request.props
-        return Outcome(
+        own = self.kind.outputs(placed, status, self._say(request))
+        outcome = Outcome(
             inputs={k: props[k] for k in self.kind.spec.INPUTS if k in props},
             status=status,
+            own=replace(own, cost_cap_reached=True) if cost_cap.stopped(placed, status) else own,
             placement=current.shape.as_dict(),
             attempts=tuple(found),
-            own=self.kind.outputs(placed, status, self._say(request)),
         )
+        # The dollar cap's paragraph says more than the job's "cancelled".
+        return outcome.failed(cost_cap.paragraph(placed, status)) if outcome.own.cost_cap_reached else outcome
 
     def _say(self, request: JobRequest) -> Say:
         return lambda line: self.log(request.props, line)
 
-    def _finished(self, placed: Placed, outcome: Outcome) -> dict[str, Any]:
+    def _finished(self, placed: Placed, outcome: Outcome[Any]) -> dict[str, Any]:
         """The outputs of a job that was waited for, announced in one summary line and recorded."""
         self._say(placed.request)(self.kind.summary(outcome, placed))
         self._ended(placed, outcome)
         return outcome.as_outputs()
 
-    def _ended(self, placed: Placed, outcome: Outcome) -> None:
+    def _ended(self, placed: Placed, outcome: Outcome[Any]) -> None:
         """A job ended: its run.json (run_record.py), then what its kind does at the end."""
         say = self._say(placed.request)
         run_record.keep(outcome, say, self.kind, placed.request.common.output_dir)

@@ -11,7 +11,7 @@ from infra.guard.job_kinds import JOB_KINDS
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import preview as cost_preview
 from infra.vertex.lifecycle import restarts, spend
-from infra.vertex.lifecycle.outcome import Outcome
+from infra.vertex.lifecycle.outcome import Outcome, OwnT
 from infra.vertex.lifecycle.request import B, Body, JobRequest, Placed
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -64,10 +64,10 @@ class KindSpec(Protocol[BodyT]):
     def build_job(self, body: BodyT, key: str, /) -> Any: ...
 
 
-class Kind(Generic[B]):
-    """One Vertex job kind, over its request's body type `B`; a subclass sets the class attributes and
-    overrides the hooks that differ. (infra/guard/job_kinds.py's `JobKind` is a row of the kill switch's
-    table: another thing.)"""
+class Kind(Generic[B, OwnT]):
+    """One Vertex job kind, over its request's body type `B` and its own outputs' type `OwnT`; a subclass
+    sets the class attributes and overrides the hooks that differ. (infra/guard/job_kinds.py's `JobKind` is
+    a row of the kill switch's table: another thing.)"""
 
     # An instance annotation, not ClassVar: a kind's class body assigns its spec module, which mypy checks
     # against KindSpec[B].
@@ -76,6 +76,7 @@ class Kind(Generic[B]):
     api_kind: ClassVar[str]  # the Vertex resource: "CustomJob" (CreateCustomJob ...)
     record_kind: ClassVar[str]  # run.json's `kind`: "custom_job"
     record_outputs: ClassVar[tuple[str, ...]] = ()  # the kind's own outputs that its run.json keeps
+    outputs_type: type[OwnT]  # what `outputs` makes (outcome.py Ran and the kind's fields)
     run_folder: ClassVar[str]  # where the stack writes this kind's runs under its output root (workloads/)
     # The prop that holds the job's own output directory: its local runner's records and its run.json go
     # there, never anywhere else.
@@ -98,6 +99,10 @@ class Kind(Generic[B]):
         super().__init_subclass__(**kwargs)
         if not isinstance(getattr(cls, "output_key", None), str) or not cls.output_key:
             raise TypeError(f"{cls.__name__} must name its output location (output_key): run.json goes there")
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return self.spec.INPUTS
 
     @property
     def collection(self) -> str:
@@ -165,18 +170,18 @@ class Kind(Generic[B]):
         documented quota ids, so no pre-check (quota_family None)."""
         return placed.pools if self.quota_family is not None else None
 
-    def outputs(self, placed: Placed[B], status: JobStatus, say: Callable[[str], None]) -> dict[str, Any]:
+    def outputs(self, placed: Placed[B], status: JobStatus, say: Callable[[str], None]) -> OwnT:
         """The kind's outputs beside the shared ones (job_name, state, times, placement, attempts)."""
-        return {}
+        raise NotImplementedError
 
-    def summary(self, outcome: Outcome, placed: Placed[B]) -> str:
+    def summary(self, outcome: Outcome[OwnT], placed: Placed[B]) -> str:
         """The one line that ends a wait (`placed`: the request on the shape the job ran on)."""
         raise NotImplementedError
 
     def before_submit(self, placed: Placed[B], say: Callable[[str], None]) -> None:
         """What must exist before a job on these props is submitted (a CustomJob's experiment run)."""
 
-    def ended(self, placed: Placed[B], outcome: Outcome, say: Callable[[str], None]) -> None:
+    def ended(self, placed: Placed[B], outcome: Outcome[OwnT], say: Callable[[str], None]) -> None:
         """Told of every job that ended (on `placed`, with its outcome), after its run.json is written."""
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Generic, Protocol, Self
+
+from typing_extensions import TypeVar
 
 from infra.vertex.lifecycle.status import JobStatus
 
@@ -19,41 +21,71 @@ SHARED = {
     "end_time": "end_time",
     "error": "error",
 }
+# Outputs absent, not empty, while unknown or not reached (as every earlier version wrote them).
+SPARSE = frozenset({"estimated_cost_usd", "estimated_cost_bound", "cost_cap_reached", "metrics"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ran:
+    """The kind's own outputs that every kind has (its running time; its cost at list prices, None when not
+    on Vertex or partly unpriced, and whether that is a bound; whether the dollar cap stopped it). A kind's
+    outputs type adds its fields, named as its outputs."""
+
+    duration_seconds: float = 0.0
+    estimated_cost_usd: float | None = None
+    estimated_cost_bound: bool = False
+    cost_cap_reached: bool = False
+
+    @classmethod
+    def stored(cls, outputs: Mapping[str, Any]) -> Self:
+        """From an engine's outputs, stored by this or an earlier version: the fields they hold."""
+        return cls(**{f.name: outputs[f.name] for f in fields(cls) if outputs.get(f.name) is not None})
+
+    def as_outputs(self) -> dict[str, Any]:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: v for k, v in values.items() if k not in SPARSE or (v is not None and v is not False)}
+
+
+# Default Ran: code that reads any kind's outcome (run.json, the dollar cap) sees what every kind has.
+OwnT = TypeVar("OwnT", bound=Ran, default=Ran, covariant=True)
+
+
+class OutcomeKind(Protocol[OwnT]):
+    """What reading stored outputs needs of a kind (lifecycle/kind.py Kind): its inputs and outputs type."""
+
+    @property
+    def input_names(self) -> tuple[str, ...]: ...
+    @property
+    def outputs_type(self) -> type[OwnT]: ...
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Outcome(Generic[OwnT]):
     """The job's inputs as given, its status (name, state, times, error), the shape it ran on (`placement`),
     every attempt, and the kind's own outputs (`own`: a study's trials, a batch job's predictions_dir)."""
 
     inputs: Mapping[str, Any]
     status: JobStatus
+    own: OwnT
     placement: Mapping[str, Any] = field(default_factory=dict)
     attempts: tuple[Mapping[str, Any], ...] = ()
-    own: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def stored(cls, outputs: Mapping[str, Any], inputs: tuple[str, ...] = ()) -> Outcome:
-        """The outcome an engine's outputs dict holds (stored by this or an earlier version): `inputs` are
-        the kind's input names; what is neither an input nor shared is the kind's own."""
-        taken = {*SHARED, "placement", "attempts", *inputs}
+    def stored(cls, outputs: Mapping[str, Any], kind: OutcomeKind[OwnT]) -> Outcome[OwnT]:
+        """The outcome an engine's outputs dict of a job of `kind` holds (this or an earlier version's)."""
         return cls(
-            inputs={k: outputs[k] for k in inputs if k in outputs},
-            status=_status({attr: str(outputs.get(key) or "") for key, attr in SHARED.items()}),
+            inputs={k: outputs[k] for k in kind.input_names if k in outputs},
+            status=JobStatus(**_shared(outputs)),
+            own=kind.outputs_type.stored(outputs),
             placement=outputs.get("placement") or {},
             attempts=tuple(outputs.get("attempts") or ()),
-            own={k: v for k, v in outputs.items() if k not in taken},
         )
 
     @property
     def state(self) -> str:
         return self.status.state
 
-    def get(self, key: str, default: Any = None) -> Any:
-        """One of the kind's own outputs (or an input when the kind has no such output)."""
-        return self.own[key] if key in self.own else self.inputs.get(key, default)
-
-    def failed(self, error: str) -> Outcome:
+    def failed(self, error: str) -> Outcome[OwnT]:
         """The same outcome ended by `error` (the lifecycle's message, which says more than the job's)."""
         return replace(self, status=replace(self.status, error=error))
 
@@ -64,12 +96,9 @@ class Outcome:
             **{key: getattr(self.status, attr) for key, attr in SHARED.items()},
             "placement": dict(self.placement),
             "attempts": [dict(a) for a in self.attempts],
-            **self.own,
+            **self.own.as_outputs(),
         }
 
 
-def _status(found: Mapping[str, str]) -> JobStatus:
-    return JobStatus(
-        found["name"], found["state"], found["console_url"], found["error"], found["create_time"],
-        found["start_time"], found["end_time"],
-    )  # fmt: skip
+def _shared(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    return {attr: str(outputs.get(key) or "") for key, attr in SHARED.items()}

@@ -59,7 +59,7 @@ class RecordKind(Protocol):
     def record_outputs(self) -> tuple[str, ...]: ...
 
 
-def record(outcome: Outcome, kind: RecordKind) -> dict[str, Any]:
+def record(outcome: Outcome[Any], kind: RecordKind) -> dict[str, Any]:
     """The run.json of a job of `kind` that ended with `outcome`."""
     outputs = outcome.as_outputs()
     chief = (outputs.get("worker_pools") or [{}])[0]
@@ -76,11 +76,11 @@ def record(outcome: Outcome, kind: RecordKind) -> dict[str, Any]:
 
 
 def keep(
-    outcome: Outcome, warn: Callable[[str], None], kind: RecordKind, output_dir: str | None = None
+    outcome: Outcome[Any], warn: Callable[[str], None], kind: RecordKind, output_dir: str | None = None
 ) -> None:
     """A run ended: write its record to `<output_dir>/run.json` (default: its base_output_dir), the job's own
     output directory and nowhere else; a failure is one warning, never an error."""
-    directory = str(outcome.get("base_output_dir") or "") if output_dir is None else output_dir
+    directory = str(outcome.inputs.get("base_output_dir") or "") if output_dir is None else output_dir
     if not directory.strip("/"):
         warn(f"no run.json written: the job has no output directory of its own (got {directory!r})")
         return

@@ -13,7 +13,7 @@ from infra.vertex.cost import preview as cost_preview
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import error_classes, waiting
 from infra.vertex.lifecycle.kind import Kind, Ticker
-from infra.vertex.lifecycle.outcome import Outcome
+from infra.vertex.lifecycle.outcome import Outcome, Ran
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.tuning_runner import LocalTuningRunner
@@ -37,6 +37,16 @@ class TrialReporter:
         self.seen = trials
 
 
+@dataclass(frozen=True, kw_only=True)
+class StudyOutputs(Ran):
+    """A study's own outputs: its trials (as outputs) and the best of them."""
+
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    best_trial: str = ""
+    best_parameters: dict[str, Any] = field(default_factory=dict)
+    best_metric: float | None = None
+
+
 def _trials(status: JobStatus) -> tuple[Trial, ...]:
     return status.trials if isinstance(status, TuningStatus) else ()
 
@@ -45,8 +55,9 @@ def _failed(status: JobStatus) -> list[Trial]:
     return [t for t in _trials(status) if t.state == "INFEASIBLE"]
 
 
-class TuningJobKind(Kind[tuning_spec.Study]):
+class TuningJobKind(Kind[tuning_spec.Study, StudyOutputs]):
     spec = tuning_spec
+    outputs_type = StudyOutputs
     noun = "Tuning job"
     api_kind = "HyperparameterTuningJob"
     record_kind = "tuning_job"
@@ -106,43 +117,39 @@ class TuningJobKind(Kind[tuning_spec.Study]):
 
     def outputs(
         self, placed: Placed[tuning_spec.Study], status: JobStatus, say: Callable[[str], None]
-    ) -> dict[str, Any]:
+    ) -> StudyOutputs:
         """Trials, the best one, and duration and cost: the trials of this study, at its shape."""
         top = best(_trials(status), placed.request.body.goal)
         seconds = self.running_seconds(status)
-        out: dict[str, Any] = {
-            "trials": [t.to_output() for t in _trials(status)],
-            "best_trial": top.id if top else "",
-            "best_parameters": dict(top.parameters) if top else {},
-            "best_metric": top.metric if top else None,
-            "duration_seconds": round(seconds, 1),
-        }
-        if placed.request.on_vertex:
-            # At the trials' shape in its own region; Spot/FLEX_START without a price of their own at the
-            # on-demand bound (pricing.shape_rate), said as a bound.
-            rate = placed.rate
-            if rate is not None:
-                out["estimated_cost_usd"] = round(rate.usd * seconds / 3600.0, 4)
-                if rate.bound:
-                    out["estimated_cost_bound"] = True
-        return out
+        # At the trials' shape in its own region; Spot/FLEX_START without a price of their own at the
+        # on-demand bound (pricing.shape_rate), said as a bound.
+        rate = placed.rate if placed.request.on_vertex else None
+        return StudyOutputs(
+            trials=[t.to_output() for t in _trials(status)],
+            best_trial=top.id if top else "",
+            best_parameters=dict(top.parameters) if top else {},
+            best_metric=top.metric if top else None,
+            duration_seconds=round(seconds, 1),
+            estimated_cost_usd=round(rate.usd * seconds / 3600.0, 4) if rate else None,
+            estimated_cost_bound=bool(rate and rate.bound),
+        )
 
-    def summary(self, outcome: Outcome, placed: Placed[tuning_spec.Study]) -> str:
+    def summary(self, outcome: Outcome[StudyOutputs], placed: Placed[tuning_spec.Study]) -> str:
         """E.g. `JOB_STATE_SUCCEEDED: 4 trials (1 failed), 6m 2s of trial time; best trial 3 ...; USD 0.2`."""
-        trials = outcome.get("trials")
-        failed = sum(t["state"] == "INFEASIBLE" for t in trials)
-        took = duration_text(outcome.get("duration_seconds"))
-        parts = [f"{outcome.state}: {len(trials)} trials ({failed} failed), {took} of trial time"]
-        if outcome.get("best_trial"):
-            shown = parameters_text(outcome.get("best_parameters"))
+        own = outcome.own
+        failed = sum(t["state"] == "INFEASIBLE" for t in own.trials)
+        took = duration_text(own.duration_seconds)
+        parts = [f"{outcome.state}: {len(own.trials)} trials ({failed} failed), {took} of trial time"]
+        if own.best_trial:
+            shown = parameters_text(own.best_parameters)
             parts.append(
-                f"best trial {outcome.get('best_trial')}: {shown} -> {placed.request.body.metric_id} "
-                f"{outcome.get('best_metric'):.4f}"
+                f"best trial {own.best_trial}: {shown} -> {placed.request.body.metric_id} "
+                f"{own.best_metric:.4f}"
             )
-        cost = outcome.get("estimated_cost_usd")
+        cost = own.estimated_cost_usd
         if cost is not None:
             strategy = outcome.placement["scheduling_strategy"]
-            if outcome.get("estimated_cost_bound"):
+            if own.estimated_cost_bound:
                 parts.append(f"estimated cost at most USD {cost:.2f} ({pricing.bound_words(strategy)})")
             else:
                 parts.append(f"estimated cost USD {cost:.2f} ({strategy} list prices)")
