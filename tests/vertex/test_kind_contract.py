@@ -84,7 +84,7 @@ def test_every_kind_runs_the_shared_checks_with_the_same_words(overrides, key) -
 
 def test_a_batch_jobs_machines_are_one_prediction_pool_with_no_training_price() -> None:
     props = batch_spec.with_defaults(batch_props(max_replica_count=3))
-    (pool,) = batch_spec.machines_of(props)
+    (pool,) = batch_spec.body(props).pools
     assert pool.replica_count == 3 and pool.prediction
     assert pricing.pool_hourly("us-central1", pool) is None  # never priced at a training price
     assert pricing.missing("us-central1", [pool], "STANDARD") == [

@@ -6,6 +6,7 @@ absent."""
 import pytest
 
 from infra.vertex.batch import spec as batch_spec
+from infra.vertex.batch.kind import BATCH_PREDICTION_JOB
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.cost import limits, pricing
@@ -23,6 +24,7 @@ from tests.fakes.prediction_skus import (
     add_prediction_skus,
 )
 from tests.vertex.batch_props import batch_props
+from tests.vertex.props import placed
 
 # n1-standard-4: 4 vCPUs, 15 GiB; a2-ultragpu-1g: 12 vCPUs, 170 GiB (capacity/machines.py).
 N1_STANDARD_4 = 4 * N1_CORE + 15 * N1_RAM
@@ -131,7 +133,7 @@ def test_max_hourly_usd_holds_a_deployment_at_its_catalog_price(catalog, capsys)
 
 def test_a_batch_job_is_priced_and_counted_by_the_dollar_cap(catalog):
     props = batch_props(max_replica_count=2, max_cost_usd=5.0)
-    pools = batch_spec.machines_of(props)
+    pools = batch_spec.body(props).pools
     rate = pricing.shape_rate("us-central1", pools, "STANDARD", "demo-project")
     assert rate is not None and rate.usd == pytest.approx(2 * N1_STANDARD_4) and not rate.bound
     assert pricing.estimate_usd("us-central1", pools, "STANDARD", 1800) == pytest.approx(
@@ -152,7 +154,7 @@ def test_a_node_that_may_take_a_reservation_has_no_figure(catalog, kind):
     cost = deployment_spec.cost(deployment(reservation_affinity=affinity))
     assert cost is not None and cost.node_hourly_usd is None and "reservation" in cost.why
     props = batch_props(reservation_affinity=affinity)
-    (pool,) = batch_spec.machines_of(props)
+    (pool,) = placed(props, BATCH_PREDICTION_JOB).pools
     assert pool.reserved and pricing.pool_hourly("us-central1", pool) is None
     assert pricing.missing("us-central1", [pool], "STANDARD") == [
         f"n1-standard-4 (us-central1, batch prediction: {pricing.RESERVED_WHY})"
@@ -162,3 +164,19 @@ def test_a_node_that_may_take_a_reservation_has_no_figure(catalog, kind):
     assert deployment_spec.cost(deployment(reservation_affinity=none)).node_hourly_usd == pytest.approx(
         N1_STANDARD_4
     )
+
+
+def test_a_reserved_batch_job_is_priced_at_check_as_each_attempt_is_at_run_time(catalog):
+    """Check (shape_costs) and an attempt (Placed.rate) price every shape by one rule: the primary takes its
+    reservation (no sourced figure), a fallback on other machines drops it and is priced as on demand."""
+    affinity = {"type": "ANY_RESERVATION"}
+    props = batch_props(
+        reservation_affinity=affinity,
+        fallbacks=[{"machine_type": "n1-standard-8"}, {"reservation_affinity": {"type": "NO_RESERVATION"}}],
+    )
+    at_check = [cost.hourly for cost in BATCH_PREDICTION_JOB.shape_costs(props)]
+    request = placed(props, BATCH_PREDICTION_JOB).request
+    at_run = [request.on(shape, index).rate for index, shape in enumerate(request.chain)]
+    assert at_check[0] is None and at_run[0] is None
+    assert at_check[1:] == [rate.usd if rate else None for rate in at_run[1:]]
+    assert None not in at_check[1:] and at_check[2] == pytest.approx(N1_STANDARD_4)

@@ -147,10 +147,10 @@ class BatchPredictionKind(Kind[spec.Inputs, BatchOutputs]):
         return "; ".join(parts)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:
-        return cost_preview.preview_lines(props, spec.machines_of(props)) if limits.chain_known(props) else []
+        return cost_preview.preview_lines(props, spec.body(props).pools) if limits.chain_known(props) else []
 
     def shape_costs(self, props: dict[str, Any]) -> list[cost_preview.ShapeCost]:
-        return cost_preview.shape_costs(props, spec.machines_of(props))
+        return cost_preview.shape_costs(props, spec.body(props).pools)
 
 
 BATCH_PREDICTION_JOB = BatchPredictionKind()

@@ -130,7 +130,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not is_unknown(machine) and (bad := machines.machine_type_failures(machine)):
         return failures + bad
     failures += _shape_failures(props) + limits.value_failures(props)
-    return failures or limits.failures(props, machines_of(props))
+    return failures or limits.failures(props, body(props).pools)
 
 
 def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -147,7 +147,7 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                 "reservation_affinity", reservation, region, machines.STRATEGY
             )
         )
-    primary = replace(placement.primary_shape(props, machines_of(props)), reservation=reservation)
+    primary = replace(placement.primary_shape(props, body(props).pools), reservation=reservation)
     failures = machines.primary_failures(primary) + bad  # no reservation when its form is refused
     fallbacks = props.get("fallbacks", [])
     if is_unknown(fallbacks) and not isinstance(fallbacks, list):
@@ -308,13 +308,6 @@ class Inputs:
         """The request on `shape`: its machine and reservation (its region: the same, machines.py)."""
         (machine,) = placement.shaped_pools(self.pools, shape)
         return replace(self, common=self.common.on(shape), machine=machine, reservation=shape.reservation)
-
-
-def machines_of(props: Mapping[str, Any]) -> tuple[placement.Pool, ...]:
-    """The job's machine as check, preview and plan price it (placement.pools): the body's, consuming the
-    reservation its affinity names (reservations.consumes)."""
-    reserved = reservations.consumes(props.get("reservation_affinity"))
-    return (replace(body(props).machine, reserved=reserved),)
 
 
 def body(props: Mapping[str, Any]) -> Inputs:

@@ -87,7 +87,9 @@ class Pool:
     accelerator_count: int = 0
     replica_count: int = 1
     prediction: bool = False  # a batch prediction machine (PREDICTION_POOL): priced at prediction prices
-    reserved: bool = False  # a prediction machine that may consume a reservation (reservations.consumes)
+    # A prediction machine whose shape may consume a reservation (shaped_pools): billed at Compute Engine's
+    # prices plus a fee, not at prediction prices (pricing.RESERVED_WHY).
+    reserved: bool = False
 
     @classmethod
     def of(cls, pool: Mapping[str, Any]) -> Pool:
@@ -123,15 +125,16 @@ def takes_shape(index: int, accelerator_count: int) -> bool:
 
 
 def shaped_pools(pools: Sequence[Pool], shape: Shape) -> tuple[Pool, ...]:
-    """The job's pools on `shape`: the chief and every pool with accelerators get its machine (takes_shape),
-    the others keep theirs; replica counts stay. What an attempt prices, holds in quota and submits (a kind's
-    body `on` a shape puts its pools through this)."""
+    """The job's pools on `shape`: the chief and every GPU pool get its machine (takes_shape) and, for a
+    prediction machine, its reservation; replica counts stay. What check and each attempt price and submit."""
+    consumed = shape.reservation is not None and shape.reservation.consumed
     return tuple(
         replace(
             pool,
             machine_type=shape.machine_type,
             accelerator_type=shape.accelerator_type or None,
             accelerator_count=shape.accelerator_count,
+            reserved=pool.prediction and consumed,
         )
         if takes_shape(index, pool.accelerator_count)
         else pool

@@ -52,6 +52,11 @@ class Reservation:
             return None
         return cls(str(value["type"]), str(value.get("reservation") or ""))
 
+    @property
+    def consumed(self) -> bool:
+        """The machines may take a reservation (ANY_ or SPECIFIC_RESERVATION)."""
+        return self.type != "NO_RESERVATION"
+
     def as_dict(self) -> dict[str, str]:
         return {"type": self.type, **({"reservation": self.reservation} if self.reservation else {})}
 
@@ -70,7 +75,7 @@ def consumes(value: Mapping[str, Any] | None) -> bool:
     """The affinity lets the machines take a reservation (ANY_ or SPECIFIC_RESERVATION): billed then at
     Compute Engine's prices plus a Vertex management fee, not at Vertex's own machine SKUs."""
     found = Reservation.of(value)
-    return found is not None and found.type != "NO_RESERVATION"
+    return found is not None and found.consumed
 
 
 def zone_region(zone: str) -> str:

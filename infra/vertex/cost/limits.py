@@ -162,7 +162,7 @@ def chain_known(props: Mapping[str, Any]) -> bool:
     )
     if any(is_unknown(props.get(key)) for key in keys):
         return False
-    if "worker_pools" not in props:  # a job with its own machine keys (batch/spec.py machines_of)
+    if "worker_pools" not in props:  # a job with its own machine keys (batch/kind.py: spec.body(props).pools)
         return not any(is_unknown(props.get(k)) for k in (*placement.MACHINE_KEYS, "max_replica_count"))
     pools = props.get("worker_pools")
     return isinstance(pools, list) and all(
