@@ -93,14 +93,8 @@ PREDICTION_TABLE: dict[str, dict[str, float]] = {}
 
 
 def prediction_hourly(region: str, item: str, project: str | None = None) -> float | None:
-    """Node-hour price of a prediction machine type or accelerator in `region` (on demand): the catalog's
-    prediction SKUs, else PREDICTION_TABLE, else None."""
-    skus = Catalog.skus(project)
-    if skus is not None:
-        price = catalog_price(skus, region, item, "STANDARD", PREDICTION)
-        if price is not None:
-            return price
-    return PREDICTION_TABLE.get(region, {}).get(item)
+    """Node-hour price of a prediction machine type or accelerator in `region`, on demand (hourly_price)."""
+    return hourly_price(region, item, "STANDARD", project, PREDICTION)
 
 
 SPOT_PRICING_URL = "https://cloud.google.com/compute/docs/instances/spot#pricing"
@@ -298,16 +292,17 @@ def list_vertex_skus(project: str | None) -> list[billing_v1.Sku]:
 
 
 def hourly_price(
-    region: str, item: str, strategy: str | bool = "STANDARD", project: str | None = None
+    region: str, item: str, strategy: str | bool = "STANDARD", project: str | None = None, use: str = TRAINING
 ) -> float | None:
-    """Price per hour of one machine or one accelerator: the catalog's, else the table's, else None."""
+    """Price per hour of one machine or accelerator of `use`: the catalog's, else the cited table's (TABLE,
+    PREDICTION_TABLE), else None."""
     strategy = strategy_name(strategy)
     skus = Catalog.skus(project)
-    if skus is not None:
-        price = catalog_price(skus, region, item, strategy)
-        if price is not None:
-            return price
-    return TABLE.get((region, strategy), {}).get(item)
+    price = None if skus is None else catalog_price(skus, region, item, strategy, use)
+    if price is not None:
+        return price
+    table = TABLE.get((region, strategy), {}) if use == TRAINING else PREDICTION_TABLE.get(region, {})
+    return table.get(item)
 
 
 def prediction_source(region: str, pool: Pool, project: str | None = None) -> bool:
@@ -331,26 +326,14 @@ def pool_hourly(
 ) -> float | None:
     """Replicas x (machine + accelerators) per hour for one worker pool; None when any part has no price
     (a prediction pool: at prediction prices only)."""
-    predicting = pool.prediction
-    if predicting and pool.reserved:
-        return None  # billed at Compute Engine's prices plus a management fee (RESERVED_WHY)
-
-    def price(item: str) -> float | None:
-        if predicting:
-            return prediction_hourly(region, item, project) if strategy_name(strategy) == "STANDARD" else None
-        return hourly_price(region, item, strategy, project)
-
-    machine = price(pool.machine_type)
-    if machine is None:
+    if pool.prediction and (pool.reserved or strategy_name(strategy) != "STANDARD"):
+        return None  # reserved: Compute Engine's prices plus a management fee (RESERVED_WHY); no Spot figure
+    use = PREDICTION if pool.prediction else TRAINING
+    found = [hourly_price(region, item, strategy, project, use) for item in pool_items(pool)]
+    prices = [price for price in found if price is not None]
+    if len(prices) < len(found):
         return None
-    per_replica = machine
-    count = pool.accelerator_count
-    if count:
-        accelerator = price(pool.accelerator_type or "")
-        if accelerator is None:
-            return None
-        per_replica += count * accelerator
-    return pool.replica_count * per_replica
+    return pool.replica_count * (prices[0] + pool.accelerator_count * sum(prices[1:]))
 
 
 def shape_hourly(
