@@ -17,12 +17,11 @@ Where a price comes from, in order:
    memory price (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
 2. TABLE: figures from Vertex AI's price list, each with its page and the date it was read. Spot prices
    change up to monthly and none was read, so the table has no Spot figure.
-Prediction machines (a batch job's pool marked `prediction`: placement.PREDICTION_POOL; a deployed model's
-node) are billed at Vertex's prediction prices, never at a training price: the catalog's prediction SKUs, by
-the same rule as training's with the description naming online/batch prediction (PREDICTION_SKU_NAME, its
-sources below), else PREDICTION_TABLE (empty: no dated page holds the figures); else no price.
-Anything else (another region, FLEX_START, a3 machines, ...) has no price: `missing` names it, and
-`estimate_usd` gives None rather than a guess. Disk, network and storage are not included.
+Prediction machines (`Pool.prediction`: a batch job's, a deployed model's node) are billed at Vertex's
+prediction prices, never at a training price: the catalog's prediction SKUs, by the same rule as training's
+with the description naming online/batch prediction (PREDICTION_SKU_NAME, its sources below), else
+PREDICTION_TABLE (empty: no dated page holds the figures); else no price. Anything else (another region,
+FLEX_START, a3 machines, ...) has no price, never a guess. Disk, network and storage are not included.
 
 What the dollar cap counts (`shape_rate`): a shape's own price where one has a source; for a Spot or
 FLEX_START shape without one, the same shape's on-demand price in its region, marked as an upper bound. Google
