@@ -1,9 +1,6 @@
 """Machine facts, once: scheduling strategies, machine families, and every training GPU with what it needs.
 
-Adding a GPU is one `Gpu(...)` row: the families that carry it (check), Dynamic Workload Scheduler support
-(FLEX_START), its name inside the custom-training quota ids (the quota pre-check), the words Compute Engine's
-billing SKUs use for it (prices), and the regions Vertex AI offers it in for training (check's verdict).
-Sources, per column:
+Adding a GPU is one `Gpu(...)` row. Sources, per column:
 - families: Vertex AI custom training, "Configure compute resources" machine types
   (https://cloud.google.com/vertex-ai/docs/training/configure-compute);
 - flex_start: https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws (read 2026-11-22): L4, A100,
