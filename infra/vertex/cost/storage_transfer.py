@@ -40,11 +40,9 @@ def line(home: str | None, shape: Shape) -> str | None:
     while a preview does not know the home region)."""
     if not shape.region or not home or shape.region == home:
         return None
-    north_america = home in NORTH_AMERICA and shape.region in NORTH_AMERICA
-    rate = NORTH_AMERICA_USD_PER_GIB if north_america else None  # the one figure the cited page gives
     billed = (
-        f"billed at USD {rate:.2f}/GiB"
-        if rate is not None
+        f"billed at USD {NORTH_AMERICA_USD_PER_GIB:.2f}/GiB"
+        if home in NORTH_AMERICA and shape.region in NORTH_AMERICA
         else "billed as inter-region data transfer per GiB (no figure for this pair here)"
     )
     return (
