@@ -90,10 +90,6 @@ class Pool:
             replica_count=int(pool.get("replica_count", 1)),
         )
 
-    def times(self, parallel: int) -> Pool:
-        """This pool `parallel` times over (a study's trials held at once)."""
-        return replace(self, replica_count=self.replica_count * parallel)
-
     def machines(self) -> str:
         """`2 x n1-standard-8 + 1 x NVIDIA_TESLA_T4`: how messages name the pool."""
         gpus = f" + {self.accelerator_count} x {self.accelerator_type}" if self.accelerator_count else ""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from google.api_core import exceptions as gexc
 from google.auth import exceptions as auth_exceptions
@@ -171,7 +171,7 @@ def request_command(need: QuotaNeed, project: str, region: str, email: str = "<y
 
 def trials_at_once(pools: Sequence[Pool], parallel: int) -> tuple[Pool, ...]:
     """A trial job's pools as `parallel` copies of themselves: what a study holds at once."""
-    return tuple(pool.times(parallel) for pool in pools)
+    return tuple(replace(pool, replica_count=pool.replica_count * parallel) for pool in pools)
 
 
 def quota_client(project: str) -> cloudquotas_v1.CloudQuotasClient:

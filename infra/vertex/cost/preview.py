@@ -68,29 +68,23 @@ def worst_case_usd(props: Mapping[str, Any], machines: Sequence[Pool] | None = N
     return None if dearest is None else round(dearest * float(props["timeout_seconds"]) / 3600.0, 2)
 
 
-def ran_shape_hourly(outputs: Mapping[str, Any]) -> float | None:
-    """What the cap counts per hour on the shape a previous run used (its `placement`, else its own)."""
-    ran = outputs.get("placement")
-    primary = placement.primary_shape(outputs)
-    shape = placement.resolve(ran, primary) if ran else primary
-    region, pools = placement.on_shape(outputs, shape)
-    rate = pricing.shape_rate(region, pools, shape.scheduling_strategy, outputs.get("project"))
-    return None if rate is None else rate.usd
-
-
 def expected_line(outputs: Mapping[str, Any]) -> str | None:
-    """`expected USD 0.42: the previous run took 40m 10s at USD 0.62/h`, from a previous run's outputs."""
+    """`expected USD 0.42: the previous run took 40m 10s at USD 0.62/h`, from a previous run's outputs, at
+    what the cap counts on the shape it ran on (its `placement`, else its own)."""
     seconds = outputs.get("duration_seconds")
     if not isinstance(seconds, int | float) or not seconds or "worker_pools" not in outputs:
         return None
     if outputs.get("state") != "JOB_STATE_SUCCEEDED":  # a capped or failed run says nothing of a whole one
         return None
-    hourly = ran_shape_hourly(outputs)
-    if hourly is None:
+    ran, primary = outputs.get("placement"), placement.primary_shape(outputs)
+    shape = placement.resolve(ran, primary) if ran else primary
+    region, pools = placement.on_shape(outputs, shape)
+    rate = pricing.shape_rate(region, pools, shape.scheduling_strategy, outputs.get("project"))
+    if rate is None:
         return None
     return (
-        f"expected cost USD {hourly * seconds / 3600.0:.2f}: the previous run took {duration_text(seconds)} "
-        f"at USD {hourly:.2f}/h"
+        f"expected cost USD {rate.usd * seconds / 3600.0:.2f}: the previous run took "
+        f"{duration_text(seconds)} at USD {rate.usd:.2f}/h"
     )
 
 
