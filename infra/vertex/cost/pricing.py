@@ -7,14 +7,11 @@ Where a price comes from, in order:
    google/cloud/billing/v1/cloud_catalog.proto documents them (google-cloud-billing 1.21.0, read 2026-11-22),
    say so: `service_regions` holds the job's region, `category.usage_type` is "OnDemand" (STANDARD) or
    "Preemptible" (SPOT), `pricing_expression.usage_unit` is "h" (cores, GPUs) or "GiBy.h" (memory), and the
-   description names training and the family or GPU model. The part (core, RAM, GPU) comes from
-   `category.resource_group` where it is "CPU", "RAM" or "GPU", else from Compute Engine's words in the
-   description ("N1 Predefined Instance Core", "Nvidia Tesla T4 GPU"). Commitment, prediction and Dynamic
-   Workload Scheduler (DWS, flex-start) SKUs never count, nor an "OnDemand" one worded Spot or preemptible.
-   Of tiered rates the dearest counts (past a free tier; the cautious rate of volume tiers).
-   Google documents no exact wording for Vertex's training SKUs, so a part that matches no SKU, or SKUs of
-   different prices, has no catalog price. A machine's price is its cores x the core price + its GiB x the
-   memory price (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
+   description names training and the family or GPU model (the part: `_is_part`; SKUs that never count:
+   _NOT_LIST_PARTS, _NOT_ON_DEMAND; of tiered rates the dearest: `_unit_usd`). Google documents no exact
+   wording for Vertex's training SKUs, so a part that matches no SKU, or SKUs of different prices, has no
+   catalog price. A machine's price is its cores x the core price + its GiB x the memory price
+   (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
 2. TABLE: figures from Vertex AI's price list, each with its page and the date it was read. Spot prices
    change up to monthly and none was read, so the table has no Spot figure.
 Prediction machines (`Pool.prediction`: a batch job's, a deployed model's node) are billed at Vertex's
@@ -200,8 +197,8 @@ def catalog_skus(skus: Sequence[billing_v1.Sku]) -> list[CatalogSku]:
 
 
 def _is_part(sku: CatalogSku, words: str, part: str) -> bool:
-    """The SKU prices `part` (core, ram, gpu) of what `words` name (a family, a GPU model): the part from
-    category.resource_group where it names one (CPU/RAM/GPU), else from the description's own word for it."""
+    """The SKU prices `part` (core, ram, gpu) of what `words` name: by category.resource_group (PART_GROUPS),
+    else by Compute Engine's words ("N1 Predefined Instance Core", "Nvidia Tesla T4 GPU")."""
     if sku.resource_group in PART_GROUPS.values():
         named = re.search(rf"\b{words}\b", sku.description, re.IGNORECASE)
         return bool(named) and sku.resource_group == PART_GROUPS[part]
