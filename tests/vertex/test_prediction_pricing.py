@@ -174,7 +174,7 @@ def test_a_reserved_batch_job_is_priced_at_check_as_each_attempt_is_at_run_time(
         reservation_affinity=affinity,
         fallbacks=[{"machine_type": "n1-standard-8"}, {"reservation_affinity": {"type": "NO_RESERVATION"}}],
     )
-    at_check = [cost.hourly for cost in BATCH_PREDICTION_JOB.shape_costs(props)]
+    at_check = [cost.rate.usd if cost.rate else None for cost in BATCH_PREDICTION_JOB.shape_costs(props)]
     request = placed(props, BATCH_PREDICTION_JOB).request
     at_run = [request.on(shape, index).rate for index, shape in enumerate(request.chain)]
     assert at_check[0] is None and at_run[0] is None

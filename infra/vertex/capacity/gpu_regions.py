@@ -1,12 +1,7 @@
-"""Where a shape's GPU is offered for training, as a preview warning, never a check error: machines.GPUS
-`regions` is a dated snapshot of Vertex AI "Locations" (LOCATIONS_READ), and Google adds GPU regions over
-time, which a user cannot override. Vertex judges at submission: when it refuses the GPU in a region, the
-chain moves to its next shape with Vertex's refusal as that attempt's reason (lifecycle/placing.py,
-lifecycle/error_classes.py NOT_OFFERED). A region the table does not list for a GPU (a GPU whose list was read
-whole), and a GPU or region the table cannot judge (a list read in part, or not read), each give one
-WARNING naming the GPU, the region and the table's date. The same page: "If your job uses multiple types of
-GPUs, they must all be available in a single zone."
-"""
+"""Where a shape's GPU is offered for training: a preview WARNING, never a check error, as machines.GPUS
+`regions` is a dated snapshot (LOCATIONS_READ) and Google adds GPU regions; Vertex judges at submission."""
+# Vertex AI "Locations" (LOCATIONS_URL) also says: "If your job uses multiple types of GPUs, they must all be
+# available in a single zone."
 
 from __future__ import annotations
 
@@ -19,10 +14,6 @@ from infra.vertex.capacity.machines import GPUS, LOCATIONS_URL, offered
 from infra.vertex.capacity.machines import LOCATIONS_READ as READ
 
 
-def where_offered(accelerator: str) -> str:
-    return ", ".join(sorted(GPUS[accelerator].regions or ()))
-
-
 def known_chain(props: Mapping[str, Any]) -> list[placement.Shape]:
     """The chain of a job on Vertex, once the props that make it are known (a preview may not know them);
     [] before, or for a job without worker pools."""
@@ -33,7 +24,7 @@ def known_chain(props: Mapping[str, Any]) -> list[placement.Shape]:
     pools = props.get("worker_pools")
     if not isinstance(pools, list) or not pools or not isinstance(pools[0], Mapping):
         return []
-    if any(is_unknown(pools[0].get(k)) for k in ("machine_type", "accelerator_type", "accelerator_count")):
+    if any(is_unknown(pools[0].get(k)) for k in placement.MACHINE_KEYS):
         return []
     return placement.shapes(props)
 
@@ -65,7 +56,7 @@ def _warning(kind: str, region: str) -> str:
     if offered(kind, region) is False:
         said = (
             f"Vertex AI's Locations table read {READ} ({LOCATIONS_URL}) does not list {kind} for training "
-            f"in {region} (it lists {where_offered(kind)})"
+            f"in {region} (it lists {', '.join(sorted(GPUS[kind].regions or ()))})"
         )
     else:
         said = (

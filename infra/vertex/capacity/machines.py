@@ -1,9 +1,6 @@
 """Machine facts, once: scheduling strategies, machine families, and every training GPU with what it needs.
 
-Adding a GPU is one `Gpu(...)` row: the families that carry it (check), Dynamic Workload Scheduler support
-(FLEX_START), its name inside the custom-training quota ids (the quota pre-check), the words Compute Engine's
-billing SKUs use for it (prices), and the regions Vertex AI offers it in for training (check's verdict).
-Sources, per column:
+Adding a GPU is one `Gpu(...)` row. Sources, per column:
 - families: Vertex AI custom training, "Configure compute resources" machine types
   (https://cloud.google.com/vertex-ai/docs/training/configure-compute);
 - flex_start: https://cloud.google.com/vertex-ai/docs/training/schedule-jobs-dws (read 2026-11-22): L4, A100,
@@ -13,7 +10,7 @@ Sources, per column:
   we. P4 and RTX PRO 6000 have no documented training quota id: not checked (quotas.py says so);
 - price_words: Billing Catalog SKU descriptions ("Nvidia L4 GPU running in Iowa"; SkyPilot's fetch_gcp.py and
   dstack's gpuhunt match the same words);
-- n1_counts, n1_max_vcpus and GPUS_ATTACHED (how many GPUs a machine type takes), read 2026-11-26.
+- n1_limits and GPUS_ATTACHED (how many GPUs a machine type takes), read 2026-11-26.
   Compute Engine's "GPU machine types" (https://cloud.google.com/compute/docs/gpus), in the search tool's
   excerpts only: "Each G2 machine type has a fixed number of NVIDIA L4 GPUs" (g2-standard-4 and -8: 1 GPU;
   an older copy: a3-highgpu-8g "8 GPUs").
@@ -25,7 +22,7 @@ Sources, per column:
   @005261080a6b8102f3d95ff2147a855250f40272, citing the page above) agrees on every g2/a2/a3/a4 row;
   Vertex AI "Training clusters: compute resources" (https://docs.cloud.google.com/vertex-ai/docs/training/
   training-clusters/compute-resources): a4x-highgpu-4g "4 GPUs per node", A3 / A4 8.
-  n1_counts and n1_max_vcpus (the most vCPUs an N1 machine type may have with that many GPUs): SkyPilot's
+  n1_limits (each GPU count with the most vCPUs an N1 machine type may have with it): SkyPilot's
   `_NUM_ACC_TO_MAX_CPU_AND_MEMORY` (same file, "Refer to: https://cloud.google.com/compute/docs/gpus");
   dstack's gpuhunt `accelerator_limits` (dstackai/gpuhunt src/gpuhunt/providers/gcp.py
   @35841515de3792fe6be73b0422ac8901b6b929c8) has the same counts and limits; Google's caliban
@@ -61,8 +58,8 @@ class Gpu:
     flex_start: bool = False
     regions: frozenset[str] | None = None
     regions_complete: bool = True
-    n1_counts: tuple[int, ...] = ()  # how many of it an N1 machine takes (families without GPUs of their own)
-    n1_max_vcpus: tuple[int, ...] = ()  # per n1_counts entry: the most vCPUs the N1 machine type may have
+    # (count, most vCPUs): each count of it an N1 machine takes, with the most vCPUs its type may have then
+    n1_limits: tuple[tuple[int, int], ...] = ()
 
 
 def _regions(*names: str) -> frozenset[str]:
@@ -70,22 +67,15 @@ def _regions(*names: str) -> frozenset[str]:
 
 
 GPUS: dict[str, Gpu] = {
-    "NVIDIA_TESLA_T4": Gpu(
-        frozenset({"n1"}), "T4", r"tesla t4", n1_counts=(1, 2, 4), n1_max_vcpus=(48, 48, 96)
-    ),
-    "NVIDIA_TESLA_P4": Gpu(
-        frozenset({"n1"}), None, r"tesla p4", n1_counts=(1, 2, 4), n1_max_vcpus=(24, 48, 96)
-    ),
-    "NVIDIA_TESLA_P100": Gpu(
-        frozenset({"n1"}), "P100", r"tesla p100", n1_counts=(1, 2, 4), n1_max_vcpus=(16, 32, 96)
-    ),
+    "NVIDIA_TESLA_T4": Gpu(frozenset({"n1"}), "T4", r"tesla t4", n1_limits=((1, 48), (2, 48), (4, 96))),
+    "NVIDIA_TESLA_P4": Gpu(frozenset({"n1"}), None, r"tesla p4", n1_limits=((1, 24), (2, 48), (4, 96))),
+    "NVIDIA_TESLA_P100": Gpu(frozenset({"n1"}), "P100", r"tesla p100", n1_limits=((1, 16), (2, 32), (4, 96))),
     "NVIDIA_TESLA_V100": Gpu(
         frozenset({"n1"}),
         "V100",
         r"tesla v100",
         regions=_regions("us-central1", "us-east1", "us-west1", "europe-west4", "asia-east1"),
-        n1_counts=(1, 2, 4, 8),
-        n1_max_vcpus=(12, 24, 48, 96),
+        n1_limits=((1, 12), (2, 24), (4, 48), (8, 96)),
     ),
     "NVIDIA_L4": Gpu(
         frozenset({"g2"}),
@@ -250,17 +240,16 @@ def accelerator_counts(machine_type: str, accelerator: str) -> tuple[int, ...] |
     if machine_type in GPUS_ATTACHED:
         return (GPUS_ATTACHED[machine_type],)
     gpu = GPUS.get(accelerator)
-    if machine_type.split("-", 1)[0] != "n1" or gpu is None or not gpu.n1_counts:
+    if machine_type.split("-", 1)[0] != "n1" or gpu is None or not gpu.n1_limits:
         return None
     vcpus = MACHINE_SHAPES.get(machine_type, (0, 0.0))[0]  # a type not in MACHINE_SHAPES: counts only
-    return tuple(n for n, most in zip(gpu.n1_counts, gpu.n1_max_vcpus, strict=True) if vcpus <= most)
+    return tuple(n for n, most in gpu.n1_limits if vcpus <= most)
 
 
 def n1_vcpu_limit(accelerator: str, count: int) -> int | None:
     """The most vCPUs an N1 machine type may have with `count` of `accelerator`, where the table has it."""
     gpu = GPUS.get(accelerator)
-    limits = dict(zip(gpu.n1_counts, gpu.n1_max_vcpus, strict=True)) if gpu else {}
-    return limits.get(count)
+    return dict(gpu.n1_limits).get(count) if gpu else None
 
 
 def counts_text(counts: tuple[int, ...]) -> str:

@@ -1,11 +1,5 @@
-"""Machine shapes for one job: the primary and its fallbacks, applied to worker pools, in the order tried.
-
-A shape is what a fallback may change (machine type, accelerator type and count, scheduling strategy, region,
-reservation affinity); the rest of the job (image, args, replica counts, service account, output directory,
-so its checkpoints) stays. `shapes` is the chain: the primary and the fallbacks in the home region (the
-stack's, where its bucket is), then the chain again in each of `fallback_regions`. The loop that tries them
-is the lifecycle's (lifecycle/attempts.py); this module knows no job, runner or status.
-"""
+"""Machine shapes for one job: the primary and its fallbacks in the order tried (`chain_of`), and its pools on
+each. What fallbacks leave (image, args, replicas, identity, output dir: its checkpoints) stays the job's."""
 
 from __future__ import annotations
 
@@ -69,11 +63,6 @@ def default_strategy(props: Mapping[str, Any]) -> str:
     return "SPOT" if props.get("spot") else "STANDARD"
 
 
-# A job without worker_pools (a BatchPredictionJob) names its one machine in its own props; it runs up to
-# max_replica_count replicas of it. Its pool is marked PREDICTION_POOL: pricing.py prices training machines
-# only (Vertex lists prediction machines at other prices), so such a pool reads as unpriced, never at a
-# training price.
-PREDICTION_POOL = "prediction"
 MACHINE_KEYS = ("machine_type", "accelerator_type", "accelerator_count")
 
 
@@ -86,7 +75,7 @@ class Pool:
     accelerator_type: str | None = None  # as given: None when absent (messages print it when set)
     accelerator_count: int = 0
     replica_count: int = 1
-    prediction: bool = False  # a batch prediction machine (PREDICTION_POOL): priced at prediction prices
+    prediction: bool = False  # a prediction machine: priced at Vertex's prediction prices, never training's
     # A prediction machine whose shape may consume a reservation (shaped_pools): billed at Compute Engine's
     # prices plus a fee, not at prediction prices (pricing.RESERVED_WHY).
     reserved: bool = False
@@ -99,12 +88,7 @@ class Pool:
             accelerator_type=pool.get("accelerator_type"),
             accelerator_count=int(pool.get("accelerator_count") or 0),
             replica_count=int(pool.get("replica_count", 1)),
-            prediction=bool(pool.get(PREDICTION_POOL)),
         )
-
-    def times(self, parallel: int) -> Pool:
-        """This pool `parallel` times over (a study's trials held at once)."""
-        return replace(self, replica_count=self.replica_count * parallel)
 
     def machines(self) -> str:
         """`2 x n1-standard-8 + 1 x NVIDIA_TESLA_T4`: how messages name the pool."""
@@ -161,11 +145,10 @@ def primary_of(chief: Pool, strategy: str, home: str, reservation: Reservation |
 
 
 def resolve(fallback: Mapping[str, Any], primary: Shape) -> Shape:
-    """A fallback entry with every key it leaves out taken from the primary shape, but the reservation (see
-    `inherits`). `accelerator_count: 0` without an accelerator_type is a CPU-only shape (the primary's
-    accelerator is not kept); a stored `placement` without `region` (outputs of earlier versions) ran in the
-    primary's (home) region."""
+    """A fallback entry, the keys it leaves out taken from the primary shape (the reservation: `inherits`); a
+    stored `placement` without `region` (outputs of earlier versions) ran in the home region."""
     count = int(fallback.get("accelerator_count", primary.accelerator_count))
+    # `accelerator_count: 0` without a type is a CPU-only shape: the primary's accelerator is not kept.
     kind = fallback.get("accelerator_type", primary.accelerator_type if count else None)
     shape = Shape(
         machine_type=fallback.get("machine_type", primary.machine_type),
@@ -180,9 +163,8 @@ def resolve(fallback: Mapping[str, Any], primary: Shape) -> Shape:
 
 
 def inherits(shape: Shape, primary: Shape) -> bool:
-    """A fallback that names no reservation consumes the job's only when it keeps the job's machines (a
-    reservation matches one exact machine configuration: Vertex "Use reservations with training") on a
-    strategy that can consume one (not Spot, not FLEX_START: reservations.CONSUMING_STRATEGIES)."""
+    """A fallback without a reservation consumes the job's only on its machines (a reservation matches one
+    exact machine configuration: Vertex "Use reservations with training") and a CONSUMING_STRATEGIES one."""
     same_machines = (shape.machine_type, shape.accelerator_type, shape.accelerator_count) == (
         primary.machine_type,
         primary.accelerator_type,
@@ -218,16 +200,14 @@ def shapes(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> 
 
 
 def chain_of(primary: Shape, fallbacks: Sequence[Mapping[str, Any]], regions: Sequence[str]) -> list[Shape]:
-    """The whole chain: the home chain (the primary, in the home region, then each fallback resolved on it),
-    then, for each of `regions` (fallback_regions) in order, the home chain's shapes that took the home region
-    moved there. A shape that names its own region is tried once; a SPECIFIC_RESERVATION lives in one zone,
-    so its shape is not moved. A region the dated GPU table does not list for a shape's GPU keeps that shape:
-    Vertex judges at submission (gpu_regions.py). No shape appears twice."""
+    """The home chain (the primary, then each fallback resolved on it), then its home-region shapes moved to
+    each of `regions` in order, each once; Vertex judges a GPU's regions at submission (gpu_regions.py)."""
     home = primary.region
     chain = [primary, *(resolve(entry, primary) for entry in fallbacks)]
     movable = [
         shape
         for shape, entry in zip(chain, [{}, *fallbacks], strict=True)
+        # A shape that names its own region is tried there only; a SPECIFIC_RESERVATION lives in one zone.
         if not entry.get("region")
         and not (shape.reservation and shape.reservation.type == "SPECIFIC_RESERVATION")
     ]

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from google.api_core import exceptions as gexc
 from google.auth import exceptions as auth_exceptions
@@ -66,21 +66,17 @@ class QuotaNeed:
     advisory: bool = False  # an id no Vertex source ties to this job (Spot): a shortfall only warns
 
 
-def gpu_quota_id(accelerator_type: str, preemptible: bool) -> str:
+def gpu_quota_id(accelerator_type: str, preemptible: bool, use: str = "Training") -> str:
+    """The GPU quota id of `use` (Training or Serving), on get_quota_id's pattern (above)."""
     kind = "Preemptible" if preemptible else ""
-    return f"CustomModelTraining{kind}{QUOTA_GPU_NAMES[accelerator_type]}GPUsPerProjectPerRegion"
+    return f"CustomModel{use}{kind}{QUOTA_GPU_NAMES[accelerator_type]}GPUsPerProjectPerRegion"
 
 
-def serving_gpu_quota_id(accelerator_type: str, spot: bool) -> str:
-    """A deployed model's GPU quota: Google's `get_quota_id` (above) maps serving to
-    `CustomModelServing<GPU>GPUsPerProjectPerRegion` and Spot serving to `CustomModelServingPreemptible...`
-    (read 2026-11-22); a Google Model Garden notebook names both for H100 (vertex-ai-samples, read
-    2026-11-29). DedicatedResources.max_replica_count: quota is charged for "max_replica_count * number of
-    GPUs per replica" (machine_resources.proto, read 2026-11-29)."""
-    kind = "Preemptible" if spot else ""
-    return f"CustomModelServing{kind}{QUOTA_GPU_NAMES[accelerator_type]}GPUsPerProjectPerRegion"
-
-
+# A deployed model's GPU quota: Google's `get_quota_id` (above) maps serving to
+# `CustomModelServing<GPU>GPUsPerProjectPerRegion` and Spot serving to `CustomModelServingPreemptible...`
+# (read 2026-11-22); a Google Model Garden notebook names both for H100 (vertex-ai-samples, read
+# 2026-11-29). DedicatedResources.max_replica_count: quota is charged for "max_replica_count * number of
+# GPUs per replica" (machine_resources.proto, read 2026-11-29).
 def serving_needs(accelerator_type: str | None, count: int, max_replicas: int, spot: bool) -> list[QuotaNeed]:
     """The GPUs a deployment holds in quota across a retraining, when the old and the new version are
     deployed at once (2 x max replicas x GPUs); none for a CPU-only one or a GPU without a quota name."""
@@ -88,12 +84,7 @@ def serving_needs(accelerator_type: str | None, count: int, max_replicas: int, s
         return []
     spot_words = "Spot " if spot else ""
     what = f"{spot_words}{accelerator_type} GPU(s): max replicas x GPUs, twice while a retraining swaps"
-    return [QuotaNeed(serving_gpu_quota_id(accelerator_type, spot), 2 * max_replicas * count, what)]
-
-
-def cpu_quota_id(preemptible: bool) -> str:
-    """The vCPU quota of N1 and E2 machine types (CPU_QUOTA_FAMILIES) only."""
-    return f"CustomModelTraining{'Preemptible' if preemptible else ''}CPUsPerProjectPerRegion"
+    return [QuotaNeed(gpu_quota_id(accelerator_type, spot, "Serving"), 2 * max_replicas * count, what)]
 
 
 def machine_vcpus(machine_type: str) -> int | None:
@@ -135,8 +126,9 @@ def quota_needs(pools: Sequence[Pool], strategy: str) -> list[QuotaNeed]:
         QuotaNeed(gpu_quota_id(kind, preemptible), count, f"{what}{kind} GPU(s)", spot)
         for kind, count in sorted(gpus.items())
     ]
-    if cpus:
-        needs.append(QuotaNeed(cpu_quota_id(preemptible), cpus, f"{what}vCPUs", spot))
+    if cpus:  # the vCPU quota of N1 and E2 machine types (CPU_QUOTA_FAMILIES) only
+        cpu_quota = f"CustomModelTraining{'Preemptible' if preemptible else ''}CPUsPerProjectPerRegion"
+        needs.append(QuotaNeed(cpu_quota, cpus, f"{what}vCPUs", spot))
     return needs
 
 
@@ -179,15 +171,12 @@ def request_command(need: QuotaNeed, project: str, region: str, email: str = "<y
 
 def trials_at_once(pools: Sequence[Pool], parallel: int) -> tuple[Pool, ...]:
     """A trial job's pools as `parallel` copies of themselves: what a study holds at once."""
-    return tuple(pool.times(parallel) for pool in pools)
+    return tuple(replace(pool, replica_count=pool.replica_count * parallel) for pool in pools)
 
 
 def quota_client(project: str) -> cloudquotas_v1.CloudQuotasClient:
-    """A Cloud Quotas client that bills its calls to `project`; GoogleAuthError without credentials.
-
-    Cloud Quotas is a client-based API: user credentials need a quota project to bill the call to
-    (cloud.google.com/docs/quotas/set-quota-project); the job's own project is the natural one.
-    """
+    """A Cloud Quotas client billing its calls to `project` (a client-based API: user credentials need a quota
+    project, cloud.google.com/docs/quotas/set-quota-project); GoogleAuthError without credentials."""
     return cloudquotas_v1.CloudQuotasClient(
         **client_kwargs(CloudQuotasGrpcTransport, ENDPOINT, quota_project=project)
     )

@@ -34,7 +34,9 @@ CONSUME_DOC = "https://cloud.google.com/compute/docs/instances/reservations-cons
 # Strategies whose VMs can draw on a reservation (Spot cannot; FLEX_START is not supported with one).
 CONSUMING_STRATEGIES = frozenset({"STANDARD"})
 # The full name of a reservation, in a zone (a region in gcp_ids.REGION's form, then `-a`, `-b`, ...).
-RESERVATION_NAME = re.compile(r"projects/[^/]+/zones/(?P<zone>[a-z]+-[a-z]+[0-9]+-[a-z])/reservations/[^/]+")
+RESERVATION_NAME = re.compile(
+    r"projects/[^/]+/zones/(?P<zone>(?P<region>[a-z]+-[a-z]+[0-9]+)-[a-z])/reservations/[^/]+"
+)
 KEYS = ("type", "reservation")
 
 
@@ -78,11 +80,6 @@ def consumes(value: Mapping[str, Any] | None) -> bool:
     return found is not None and found.consumed
 
 
-def zone_region(zone: str) -> str:
-    """`us-central1-a` -> `us-central1`."""
-    return zone.rsplit("-", 1)[0]
-
-
 def parse_affinity(where: str, value: Any) -> tuple[Reservation | None, list[tuple[str, str]]]:
     """A reservation_affinity map as a Reservation, or what is wrong with its form (None, no failure: absent
     or not known yet in a preview)."""
@@ -119,7 +116,7 @@ def reservation_failures(
         match = RESERVATION_NAME.fullmatch(name)
         if match is None:
             failures.append(_name_failure(key, name or None))
-        elif region is not None and zone_region(match["zone"]) != region:
+        elif region is not None and match["region"] != region:
             failures.append(
                 (
                     key,

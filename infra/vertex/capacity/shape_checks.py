@@ -1,10 +1,5 @@
 """The rules of one machine shape, written once for every job kind and the stack's configuration: a
-machine's GPU (type, count, fit with its family: the facts of machines.py) and the values of a fallback entry.
-
-Every failure is (property, reason); `where` prefixes the property ("worker_pools[0]", "fallbacks[1]"; "":
-the job's own machine keys). The typed rules take a `Shape`; the dict forms skip a preview's unknown values
-and check the types a `Shape` assumes.
-"""
+machine's GPU (type, count, fit with its family: machines.py's facts) and a fallback entry's values."""
 
 from __future__ import annotations
 
@@ -27,6 +22,7 @@ from infra.vertex.capacity.machines import (
 from infra.vertex.capacity.placement import Shape, resolve
 from infra.vertex.capacity.reservations import parse_affinity, region_failures
 
+# (property, reason); `where` prefixes the property ("worker_pools[0]", "fallbacks[1]"; "": the job's own).
 Failures = list[tuple[str, str]]
 ACCELERATOR_TYPES = frozenset(
     name
@@ -68,10 +64,8 @@ def count_failures(where: str, count: object) -> Failures:
 
 
 def gpu_failures(where: str, machine_type: str | None, kind: str | None, count: int) -> Failures:
-    """A machine's GPU type, count and fit: the count without a type, an unknown type, a type without a
-    count, a family that cannot take the GPU (machines.FAMILY_ACCELERATORS), a GPU family without one, a
-    count its machine type does not take (machines.accelerator_counts, with N1's vCPU limits). No machine
-    type (None, ""): only the GPU's own rules."""
+    """A machine's GPU type, count and fit with its family and machine type (machines.FAMILY_ACCELERATORS,
+    accelerator_counts, N1's vCPU limits); no machine type (None, ""): only the GPU's own rules."""
     where = f"{where}." if where else ""
     if count and not kind:
         return [(f"{where}accelerator_type", f"accelerator_count is {count} but accelerator_type is not set")]

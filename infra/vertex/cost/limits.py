@@ -1,21 +1,11 @@
-"""Which shapes a job's price limits let it run on: the dollar cap and the hourly ceiling.
-
-- `max_cost_usd` (stack key maxCostUsd) holds only on a shape whose running time it can count: a shape with
-  no price (its own, or the on-demand bound of Spot/FLEX_START: pricing.shape_rate) is skipped when the job
-  is about to be submitted on it, like a shape without quota, unless `allow_unpriced_shapes`
-  (allowUnpricedShapes) says to run it uncounted.
-- `max_hourly_usd` (maxHourlyUsd; per job, and per fallback entry, which overrides the job's) skips a shape
-  whose hourly figure, every replica, is above it. A Spot or FLEX_START shape without a price of its own is
-  judged by its on-demand price, the sourced bound of what it costs; a shape with no figure at all cannot
-  be held to the ceiling and is skipped as unpriced (allowUnpricedShapes runs it).
-A chain left with no shape is a check failure that names the cheapest shape (`failures`).
-Only the vertex runner is limited: local runs bill nothing.
-"""
+"""Which shapes a job's price limits (maxCostUsd, maxHourlyUsd, allowUnpricedShapes) let it run on; a Spot
+or FLEX_START shape without its own price is judged by its on-demand bound. Local runs bill nothing."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from infra.dynamic.preview_inputs import is_unknown
@@ -43,7 +33,7 @@ class Verdict:
     key: str | None = None  # the provider input that skips it: max_hourly_usd or max_cost_usd
 
 
-def _home_index(fallbacks: int, index: int, chain: Sequence[Shape]) -> int:
+def home_index(fallbacks: int, index: int, chain: Sequence[Shape]) -> int:
     """The place in the home chain (0: the job, i: fallbacks[i - 1]) of chain[index], a shape that may be
     the home chain's moved to a fallback region (placement.chain_of: the home chain comes first)."""
     if index < 1 + fallbacks:
@@ -72,7 +62,7 @@ def ceiling_of(
     if top is None and all(entry.get("max_hourly_usd") is None for entry in fallbacks):
         return None  # no ceiling anywhere: no need to find the shape's entry
     entries: list[Mapping[str, Any]] = [{}, *fallbacks]
-    at = _home_index(len(fallbacks), index, chain)
+    at = home_index(len(fallbacks), index, chain)
     own = entries[at].get("max_hourly_usd") if at < len(entries) else None
     found = own if own is not None else top
     return None if found is None else float(found)
@@ -95,10 +85,7 @@ def verdict(
     (region, pools), strategy = placement.on_shape(props, shape, machines), shape.scheduling_strategy
     project = props.get("project")
     rate = pricing.shape_rate(region, pools, strategy, project)
-
-    def missing() -> list[str]:
-        return pricing.missing(region, pools, strategy, project)
-
+    missing = partial(pricing.missing, region, pools, strategy, project)
     if not limited(props):
         return Verdict(rate, tuple(missing()) if rate is None else ())
     capped = props.get("max_cost_usd") is not None
@@ -167,21 +154,13 @@ def chain_known(props: Mapping[str, Any]) -> bool:
     pools = props.get("worker_pools")
     return isinstance(pools, list) and all(
         isinstance(pool, Mapping)
-        and not any(
-            is_unknown(pool.get(k))
-            for k in ("machine_type", "accelerator_type", "accelerator_count", "replica_count")
-        )
+        and not any(is_unknown(pool.get(k)) for k in (*placement.MACHINE_KEYS, "replica_count"))
         for pool in pools
     )
 
 
-def _entries(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The fallback entries that are maps (a preview may not know the list, or an entry, yet)."""
-    fallbacks = props.get("fallbacks")
-    return [entry for entry in fallbacks if isinstance(entry, Mapping)] if isinstance(fallbacks, list) else []
-
-
 def _listed(value: Any) -> list[Any]:
+    """The list, else [] (a preview may not know it yet)."""
     return value if isinstance(value, list) else []
 
 
@@ -212,7 +191,10 @@ def value_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def failures(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[tuple[str, str]]:
     """The chain left with no shape under the limits, as one check failure naming the cheapest shape."""
-    ceilings = [props.get("max_hourly_usd")] + [entry.get("max_hourly_usd") for entry in _entries(props)]
+    fallbacks = _listed(props.get("fallbacks"))
+    ceilings = [props.get("max_hourly_usd")] + [
+        entry.get("max_hourly_usd") for entry in fallbacks if isinstance(entry, Mapping)
+    ]
     capped = props.get("max_cost_usd") is not None or any(c is not None for c in ceilings)
     if not limited(props) or not capped or not chain_known(props):
         return []

@@ -1,13 +1,5 @@
 """What a job may cost, said before it runs: each shape's hourly price, the worst case, the expected cost.
-
-`timeout_seconds` caps the running time of all attempts together (lifecycle/restarts.py), so the job's worst
-case is its dearest shape (its own or a fallback's) running that long, every replica billed. Prices are
-list prices from pricing.py, each in its shape's own region: an item without one is named, never guessed;
-a Spot or FLEX_START shape without a price of its own shows the same shape's on-demand price as an
-upper bound (pricing.shape_rate). A shape outside the bucket's region also says that its data is read across
-regions (storage_transfer.py), and whether its region offers its GPU where the cited table cannot say
-(gpu_regions.py).
-"""
+Worst case: the dearest shape for timeout_seconds, which caps all attempts (lifecycle/restarts.py)."""
 
 from __future__ import annotations
 
@@ -25,50 +17,35 @@ from infra.vertex.cost import limits, pricing, storage_transfer
 class ShapeCost:
     name: str  # "shape" or "fallback 1", ...
     machines: str  # e.g. "1 x n1-standard-8 + 1 x NVIDIA_TESLA_T4"
-    strategy: str
-    hourly: float | None
-    missing: tuple[str, ...]
-    rate: pricing.Rate | None = None  # what the cap counts: `hourly`, or the on-demand bound of Spot/FLEX
-    region: str = ""
-    shape: placement.Shape | None = None  # the chief's machine and how it is provisioned
-    replicas: int = 1  # machines of all pools together, which `hourly` pays for
+    shape: placement.Shape  # in its region: the chief's machine and how it is provisioned
+    replicas: int  # machines of all pools together, which `rate` pays for
+    rate: pricing.Rate | None  # what the cap counts: the price, or the on-demand bound of Spot/FLEX
+    missing: tuple[str, ...]  # what has no price, when `rate` is None
     skipped: str | None = None  # why the job's price limits skip this shape (cost/limits.py); None: in chain
     skip_key: str | None = None  # the input that skips it: max_hourly_usd or max_cost_usd
 
-    @property
-    def counted(self) -> float | None:
-        """The hourly figure the cap counts for this shape (its price, else the bound)."""
-        return None if self.rate is None else self.rate.usd
 
-
-def shape_name(index: int, props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> str:
+def shape_name(index: int, fallbacks: int, chain: Sequence[placement.Shape]) -> str:
     """`shape`, `fallback 1`, ...; the chain again in a fallback region: `fallback 1 in us-east4`."""
-    fallbacks = len(props.get("fallbacks") or [])
-    if index <= fallbacks:
-        return "shape" if index == 0 else f"fallback {index}"
-    chain = placement.shapes(props, machines)  # the home chain first (placement.chain_of)
-    at = chain[: 1 + fallbacks].index(replace(chain[index], region=str(props.get("region") or "")))
-    return f"{'shape' if at == 0 else f'fallback {at}'} in {chain[index].region}"
+    at = limits.home_index(fallbacks, index, chain)
+    name = "shape" if at == 0 else f"fallback {at}"
+    return name if index <= fallbacks else f"{name} in {chain[index].region}"
 
 
 def shape_costs(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[ShapeCost]:
-    project = props.get("project")
     costs = []
     chain = placement.shapes(props, machines)
     for index, shape in enumerate(chain):
-        (region, pools), strategy = placement.on_shape(props, shape, machines), shape.scheduling_strategy
+        region, pools = placement.on_shape(props, shape, machines)
         found = limits.verdict(props, index, shape, chain, machines)
         costs.append(
             ShapeCost(
-                shape_name(index, props, machines),
+                shape_name(index, len(props.get("fallbacks") or []), chain),
                 ", ".join(pool.machines() for pool in pools),
-                strategy,
-                pricing.shape_hourly(region, pools, strategy, project),
-                tuple(pricing.missing(region, pools, strategy, project)),
-                pricing.shape_rate(region, pools, strategy, project),
-                region,
                 replace(shape, region=region),
                 sum(pool.replica_count for pool in pools),
+                found.rate,
+                found.missing,
                 found.skipped,
                 found.key,
             )
@@ -76,44 +53,38 @@ def shape_costs(props: Mapping[str, Any], machines: Sequence[Pool] | None = None
     return costs
 
 
-def chain_hourly(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> list[float | None]:
-    """What the cap counts per hour on each shape the job may run on (the shapes its limits skip left out)."""
-    return [cost.counted for cost in shape_costs(props, machines) if cost.skipped is None]
+def dearest_hourly(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> float | None:
+    """What the cap counts per hour on the dearest shape the job may run on (the shapes its limits skip left
+    out); None when such a shape has no figure."""
+    rates = [cost.rate for cost in shape_costs(props, machines) if cost.skipped is None]
+    if not rates or None in rates:
+        return None
+    return max(rate.usd for rate in rates if rate is not None)
 
 
 def worst_case_usd(props: Mapping[str, Any], machines: Sequence[Pool] | None = None) -> float | None:
-    """The dearest shape the job may run on for timeout_seconds, every replica, at what the cap counts (a
-    price or an on-demand bound); None when such a shape has neither."""
-    hourly = chain_hourly(props, machines)
-    if not hourly or any(h is None for h in hourly):
-        return None
-    return round(max(h for h in hourly if h is not None) * float(props["timeout_seconds"]) / 3600.0, 2)
-
-
-def ran_shape_hourly(outputs: Mapping[str, Any]) -> float | None:
-    """Hourly figure of the shape a previous run used (its `placement` where recorded, else its own): its
-    price, else the on-demand bound."""
-    ran = outputs.get("placement")
-    primary = placement.primary_shape(outputs)
-    shape = placement.resolve(ran, primary) if ran else primary
-    region, pools = placement.on_shape(outputs, shape)
-    rate = pricing.shape_rate(region, pools, shape.scheduling_strategy, outputs.get("project"))
-    return None if rate is None else rate.usd
+    """The dearest shape the job may run on for timeout_seconds, every replica (dearest_hourly)."""
+    dearest = dearest_hourly(props, machines)
+    return None if dearest is None else round(dearest * float(props["timeout_seconds"]) / 3600.0, 2)
 
 
 def expected_line(outputs: Mapping[str, Any]) -> str | None:
-    """`expected USD 0.42: the previous run took 40m 10s at USD 0.62/h`, from a previous run's outputs."""
+    """`expected USD 0.42: the previous run took 40m 10s at USD 0.62/h`, from a previous run's outputs, at
+    what the cap counts on the shape it ran on (its `placement`, else its own)."""
     seconds = outputs.get("duration_seconds")
     if not isinstance(seconds, int | float) or not seconds or "worker_pools" not in outputs:
         return None
     if outputs.get("state") != "JOB_STATE_SUCCEEDED":  # a capped or failed run says nothing of a whole one
         return None
-    hourly = ran_shape_hourly(outputs)
-    if hourly is None:
+    ran, primary = outputs.get("placement"), placement.primary_shape(outputs)
+    shape = placement.resolve(ran, primary) if ran else primary
+    region, pools = placement.on_shape(outputs, shape)
+    rate = pricing.shape_rate(region, pools, shape.scheduling_strategy, outputs.get("project"))
+    if rate is None:
         return None
     return (
-        f"expected cost USD {hourly * seconds / 3600.0:.2f}: the previous run took {duration_text(seconds)} "
-        f"at USD {hourly:.2f}/h"
+        f"expected cost USD {rate.usd * seconds / 3600.0:.2f}: the previous run took "
+        f"{duration_text(seconds)} at USD {rate.usd:.2f}/h"
     )
 
 
@@ -125,7 +96,7 @@ def preview_lines(props: Mapping[str, Any], machines: Sequence[Pool] | None = No
     lines: list[str] = []
     costs = shape_costs(props, machines)
     for cost in costs:
-        head = f"cost of {cost.name}: {cost.machines} ({cost.strategy})"
+        head = f"cost of {cost.name}: {cost.machines} ({cost.shape.scheduling_strategy})"
         if cost.skipped is not None:
             key = limits.STACK_KEYS[cost.skip_key or "max_cost_usd"]
             lines.append(f"{head}: skipped ({key}): {cost.skipped}")
@@ -190,19 +161,16 @@ STUDY_CAP_LINE = (
 
 
 def study_worst_case_usd(props: Mapping[str, Any]) -> float | None:
-    """Every trial of max_trial_count running its timeout_seconds on the dearest shape it may run on, at
-    what the cap counts; None when such a shape has no figure."""
-    hourly = chain_hourly(props)
-    if not hourly or any(h is None for h in hourly):
+    """Every trial of max_trial_count running its timeout_seconds on the dearest shape (dearest_hourly)."""
+    dearest = dearest_hourly(props)
+    if dearest is None:
         return None
-    dearest = max(h for h in hourly if h is not None)
     return dearest * float(props["timeout_seconds"]) / 3600.0 * int(props["max_trial_count"])
 
 
 def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
     """The cost lines of a tuning job: a trial's hourly price on each shape it may run on, and the study's
-    worst case, every trial of max_trial_count running its timeout_seconds on the dearest shape (as a
-    CustomJob's worst case: trials x shape x time)."""
+    worst case (study_worst_case_usd)."""
     trials = props.get("max_trial_count")
     if props.get("runner") != "vertex" or not limits.chain_known(props) or not isinstance(trials, int):
         return []
@@ -210,7 +178,7 @@ def study_preview_lines(props: Mapping[str, Any]) -> list[str]:
     costs = shape_costs(props)
     for cost in costs:
         where = "" if cost.name == "shape" else f" on {cost.name}"
-        head = f"cost of a trial{where}: {cost.machines} ({cost.strategy})"
+        head = f"cost of a trial{where}: {cost.machines} ({cost.shape.scheduling_strategy})"
         if cost.skipped is not None:
             lines.append(f"{head}: skipped: {cost.skipped}")
         elif cost.rate is None:

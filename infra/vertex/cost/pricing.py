@@ -7,22 +7,18 @@ Where a price comes from, in order:
    google/cloud/billing/v1/cloud_catalog.proto documents them (google-cloud-billing 1.21.0, read 2026-11-22),
    say so: `service_regions` holds the job's region, `category.usage_type` is "OnDemand" (STANDARD) or
    "Preemptible" (SPOT), `pricing_expression.usage_unit` is "h" (cores, GPUs) or "GiBy.h" (memory), and the
-   description names training and the family or GPU model. The part (core, RAM, GPU) comes from
-   `category.resource_group` where it is "CPU", "RAM" or "GPU", else from Compute Engine's words in the
-   description ("N1 Predefined Instance Core", "Nvidia Tesla T4 GPU"). Commitment, prediction and Dynamic
-   Workload Scheduler (DWS, flex-start) SKUs never count, nor an "OnDemand" one worded Spot or preemptible.
-   Of tiered rates the dearest counts (past a free tier; the cautious rate of volume tiers).
-   Google documents no exact wording for Vertex's training SKUs, so a part that matches no SKU, or SKUs of
-   different prices, has no catalog price. A machine's price is its cores x the core price + its GiB x the
-   memory price (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
+   description names training and the family or GPU model (the part: `_is_part`; SKUs that never count:
+   _NOT_LIST_PARTS, _NOT_ON_DEMAND; of tiered rates the dearest: `_unit_usd`). Google documents no exact
+   wording for Vertex's training SKUs, so a part that matches no SKU, or SKUs of different prices, has no
+   catalog price. A machine's price is its cores x the core price + its GiB x the memory price
+   (MACHINE_SHAPES, Compute Engine's machine tables): a sum of published prices, no ratio.
 2. TABLE: figures from Vertex AI's price list, each with its page and the date it was read. Spot prices
    change up to monthly and none was read, so the table has no Spot figure.
-Prediction machines (a batch job's pool marked `prediction`: placement.PREDICTION_POOL; a deployed model's
-node) are billed at Vertex's prediction prices, never at a training price: the catalog's prediction SKUs, by
-the same rule as training's with the description naming online/batch prediction (PREDICTION_SKU_NAME, its
-sources below), else PREDICTION_TABLE (empty: no dated page holds the figures); else no price.
-Anything else (another region, FLEX_START, a3 machines, ...) has no price: `missing` names it, and
-`estimate_usd` gives None rather than a guess. Disk, network and storage are not included.
+Prediction machines (`Pool.prediction`: a batch job's, a deployed model's node) are billed at Vertex's
+prediction prices, never at a training price: the catalog's prediction SKUs, by the same rule as training's
+with the description naming online/batch prediction (PREDICTION_SKU_NAME, its sources below), else
+PREDICTION_TABLE (empty: no dated page holds the figures); else no price. Anything else (another region,
+FLEX_START, a3 machines, ...) has no price, never a guess. Disk, network and storage are not included.
 
 What the dollar cap counts (`shape_rate`): a shape's own price where one has a source; for a Spot or
 FLEX_START shape without one, the same shape's on-demand price in its region, marked as an upper bound. Google
@@ -93,14 +89,8 @@ PREDICTION_TABLE: dict[str, dict[str, float]] = {}
 
 
 def prediction_hourly(region: str, item: str, project: str | None = None) -> float | None:
-    """Node-hour price of a prediction machine type or accelerator in `region` (on demand): the catalog's
-    prediction SKUs, else PREDICTION_TABLE, else None."""
-    skus = Catalog.skus(project)
-    if skus is not None:
-        price = catalog_price(skus, region, item, "STANDARD", PREDICTION)
-        if price is not None:
-            return price
-    return PREDICTION_TABLE.get(region, {}).get(item)
+    """Node-hour price of a prediction machine type or accelerator in `region`, on demand (hourly_price)."""
+    return hourly_price(region, item, "STANDARD", project, PREDICTION)
 
 
 SPOT_PRICING_URL = "https://cloud.google.com/compute/docs/instances/spot#pricing"
@@ -207,8 +197,8 @@ def catalog_skus(skus: Sequence[billing_v1.Sku]) -> list[CatalogSku]:
 
 
 def _is_part(sku: CatalogSku, words: str, part: str) -> bool:
-    """The SKU prices `part` (core, ram, gpu) of what `words` name (a family, a GPU model): the part from
-    category.resource_group where it names one (CPU/RAM/GPU), else from the description's own word for it."""
+    """The SKU prices `part` (core, ram, gpu) of what `words` name: by category.resource_group (PART_GROUPS),
+    else by Compute Engine's words ("N1 Predefined Instance Core", "Nvidia Tesla T4 GPU")."""
     if sku.resource_group in PART_GROUPS.values():
         named = re.search(rf"\b{words}\b", sku.description, re.IGNORECASE)
         return bool(named) and sku.resource_group == PART_GROUPS[part]
@@ -298,16 +288,17 @@ def list_vertex_skus(project: str | None) -> list[billing_v1.Sku]:
 
 
 def hourly_price(
-    region: str, item: str, strategy: str | bool = "STANDARD", project: str | None = None
+    region: str, item: str, strategy: str | bool = "STANDARD", project: str | None = None, use: str = TRAINING
 ) -> float | None:
-    """Price per hour of one machine or one accelerator: the catalog's, else the table's, else None."""
+    """Price per hour of one machine or accelerator of `use`: the catalog's, else the cited table's (TABLE,
+    PREDICTION_TABLE), else None."""
     strategy = strategy_name(strategy)
     skus = Catalog.skus(project)
-    if skus is not None:
-        price = catalog_price(skus, region, item, strategy)
-        if price is not None:
-            return price
-    return TABLE.get((region, strategy), {}).get(item)
+    price = None if skus is None else catalog_price(skus, region, item, strategy, use)
+    if price is not None:
+        return price
+    table = TABLE.get((region, strategy), {}) if use == TRAINING else PREDICTION_TABLE.get(region, {})
+    return table.get(item)
 
 
 def prediction_source(region: str, pool: Pool, project: str | None = None) -> bool:
@@ -331,26 +322,14 @@ def pool_hourly(
 ) -> float | None:
     """Replicas x (machine + accelerators) per hour for one worker pool; None when any part has no price
     (a prediction pool: at prediction prices only)."""
-    predicting = pool.prediction
-    if predicting and pool.reserved:
-        return None  # billed at Compute Engine's prices plus a management fee (RESERVED_WHY)
-
-    def price(item: str) -> float | None:
-        if predicting:
-            return prediction_hourly(region, item, project) if strategy_name(strategy) == "STANDARD" else None
-        return hourly_price(region, item, strategy, project)
-
-    machine = price(pool.machine_type)
-    if machine is None:
+    if pool.prediction and (pool.reserved or strategy_name(strategy) != "STANDARD"):
+        return None  # reserved: Compute Engine's prices plus a management fee (RESERVED_WHY); no Spot figure
+    use = PREDICTION if pool.prediction else TRAINING
+    found = [hourly_price(region, item, strategy, project, use) for item in pool_items(pool)]
+    prices = [price for price in found if price is not None]
+    if len(prices) < len(found):
         return None
-    per_replica = machine
-    count = pool.accelerator_count
-    if count:
-        accelerator = price(pool.accelerator_type or "")
-        if accelerator is None:
-            return None
-        per_replica += count * accelerator
-    return pool.replica_count * per_replica
+    return pool.replica_count * (prices[0] + pool.accelerator_count * sum(prices[1:]))
 
 
 def shape_hourly(

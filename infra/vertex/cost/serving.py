@@ -2,10 +2,8 @@
 
 "You pay for each model deployed to an endpoint, even if no prediction is made. You must undeploy your model
 to stop incurring further charges." (Vertex AI pricing, https://cloud.google.com/vertex-ai/pricing, read
-2026-11-29). A node is one replica: its machine type and accelerators, at prediction prices
-(pricing.prediction_hourly: the Billing Catalog's prediction SKUs at preview and `up`, else
-pricing.PREDICTION_TABLE, empty while no Google page or copy of one holds the figures; never a training
-figure). No Spot prediction price has been read, so a Spot deployment has none.
+2026-11-29). A node is one replica, at prediction prices (pricing.prediction_hourly), never a training
+figure. No Spot prediction price has been read, so a Spot deployment has none.
 
 A month is bounded by its longest, 31 days of 24 hours (744 h): a calendar fact, so "monthly" is labelled
 "at most". The deployment has no end: `maxCostUsd` (a run's cap) does not apply; the budget and its kill

@@ -35,24 +35,14 @@ NORTH_AMERICA = frozenset(
 NORTH_AMERICA_USD_PER_GIB = 0.02
 
 
-def usd_per_gib(source: str, destination: str) -> float | None:
-    """The per-GiB rate of reading from `source` into `destination`, where the cited page gives one."""
-    if source == destination:
-        return 0.0
-    if source in NORTH_AMERICA and destination in NORTH_AMERICA:
-        return NORTH_AMERICA_USD_PER_GIB
-    return None
-
-
 def line(home: str | None, shape: Shape) -> str | None:
     """The preview line for a shape whose region is not `home`, the bucket's; None for a shape in it (or
     while a preview does not know the home region)."""
     if not shape.region or not home or shape.region == home:
         return None
-    rate = usd_per_gib(home, shape.region)
     billed = (
-        f"billed at USD {rate:.2f}/GiB"
-        if rate is not None
+        f"billed at USD {NORTH_AMERICA_USD_PER_GIB:.2f}/GiB"
+        if home in NORTH_AMERICA and shape.region in NORTH_AMERICA
         else "billed as inter-region data transfer per GiB (no figure for this pair here)"
     )
     return (
