@@ -15,8 +15,8 @@ from infra.dynamic.endpoints import client_kwargs
 from infra.vertex.capacity.placement import region_of, shape_from
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError, explain, with_retry
-from infra.vertex.lifecycle.status import ADOPTABLE_STATES, JobStatus, iso
-from infra.vertex.runners.submitted import custom_job_shape
+from infra.vertex.lifecycle.status import JobStatus, iso
+from infra.vertex.runners.submitted import adoptable, custom_job_shape
 
 # Deadline of each API call: a hung connection then surfaces as DEADLINE_EXCEEDED, which is retried.
 CALL_TIMEOUT_SECONDS = 60.0
@@ -129,12 +129,8 @@ class VertexRunner:
 
     def _find(self, key: str) -> JobStatus | None:
         request = self.LIST_REQUEST(parent=self.parent, filter=f'labels.{KEY_LABEL}="{key}"')
-        jobs = [
-            self._status(job) for job in self._method("list")(request=request, timeout=CALL_TIMEOUT_SECONDS)
-        ]
-        # The label is checked here too, in case the service ignores part of the filter.
-        matches = [j for j in jobs if j.labels.get(KEY_LABEL) == key and j.state in ADOPTABLE_STATES]
-        return max(matches, key=lambda j: j.create_time) if matches else None
+        jobs = self._method("list")(request=request, timeout=CALL_TIMEOUT_SECONDS)
+        return adoptable((self._status(job) for job in jobs), key)
 
     def find_by_key(self, key: str) -> JobStatus | None:
         return self._call(f"Listing {self.KIND}s labelled {KEY_LABEL}={key}", lambda: self._find(key))
