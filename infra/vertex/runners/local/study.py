@@ -22,8 +22,8 @@ import json
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from google.cloud import aiplatform_v1
 
@@ -31,7 +31,7 @@ from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus, now
 from infra.vertex.runners.local import search
 from infra.vertex.runners.local.runner import LocalRunner
-from infra.vertex.runners.local.supervisor import KILL_GRACE_SECONDS
+from infra.vertex.runners.local.supervisor import KILL_GRACE_SECONDS, write_json
 from infra.vertex.runners.trials import Trial, trial_line
 
 POLL_SECONDS = 0.2
@@ -42,11 +42,6 @@ TRIALS_FILE = "trials.json"
 METRIC_FILE = "hypertune/output.metrics"
 
 
-def trial_flags(point: search.Point) -> list[str]:
-    """How Vertex hands a trial its parameters: `--<parameter_id>=<value>` each."""
-    return [f"--{k}={v}" for k, v in point.items()]
-
-
 def trial_base(base: str, trial_id: str) -> str:
     return f"{base.rstrip('/')}/{trial_id}"
 
@@ -55,18 +50,16 @@ def trial_job(
     study: aiplatform_v1.HyperparameterTuningJob, trial_id: str, point: search.Point, base: str
 ) -> aiplatform_v1.CustomJob:
     """The CustomJob of one trial: the study's trial job spec with the trial's flags and output dir."""
+    into = trial_base(base, trial_id)
     job_spec = aiplatform_v1.CustomJobSpec(study.trial_job_spec)
-    job_spec.base_output_directory = aiplatform_v1.GcsDestination(
-        output_uri_prefix=trial_base(base, trial_id)
-    )
+    job_spec.base_output_directory = aiplatform_v1.GcsDestination(output_uri_prefix=into)
     env = [
         aiplatform_v1.EnvVar(name="CLOUD_ML_TRIAL_ID", value=trial_id),
-        aiplatform_v1.EnvVar(
-            name="CLOUD_ML_HP_METRIC_FILE", value=f"{trial_base(base, trial_id)}/{METRIC_FILE}"
-        ),
+        aiplatform_v1.EnvVar(name="CLOUD_ML_HP_METRIC_FILE", value=f"{into}/{METRIC_FILE}"),
     ]
     for pool in job_spec.worker_pool_specs:
-        pool.container_spec.args.extend(trial_flags(point))
+        # How Vertex hands a trial its parameters: `--<parameter_id>=<value>` each.
+        pool.container_spec.args.extend(f"--{k}={v}" for k, v in point.items())
         pool.container_spec.env.extend(env)
     return aiplatform_v1.CustomJob(display_name=f"{study.display_name}-trial-{trial_id}", job_spec=job_spec)
 
@@ -96,15 +89,8 @@ def finished_trial(trial: Trial, job: JobStatus, base: str, metric_id: str) -> T
         reason = f"trial job {job.state}: {_error_summary(job.error)}"
     elif metric is None:
         reason = f"the trial reported no {metric_id} (cloudml-hypertune metrics file)"
-    return Trial(
-        id=trial.id,
-        state="INFEASIBLE" if reason else "SUCCEEDED",
-        parameters=trial.parameters,
-        metric=metric,
-        start_time=trial.start_time,
-        end_time=job.end_time or now(),
-        reason=reason,
-    )
+    state = "INFEASIBLE" if reason else "SUCCEEDED"
+    return replace(trial, state=state, metric=metric, end_time=job.end_time or now(), reason=reason)
 
 
 def _error_summary(error: str) -> str:
@@ -133,11 +119,8 @@ class Study:
         return sorted([*self.done, *(t for t, _ in self.running.values())], key=lambda t: int(t.id))
 
     def write(self) -> None:
-        record: dict[str, Any] = {"trials": [t.to_output() for t in self.trials()], "error": self.error}
-        path = Path(self.base) / TRIALS_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=1))
-        tmp.replace(path)
+        record = {"trials": [t.to_output() for t in self.trials()], "error": self.error}
+        write_json(Path(self.base) / TRIALS_FILE, record)
 
     def _runner(self, trial_id: str) -> LocalRunner:
         return LocalRunner(trial_base(self.base, trial_id))
