@@ -18,7 +18,8 @@ from infra.vertex.serving_container import unservable
 
 
 def _registry(props: dict[str, Any]) -> ModelRegistry:
-    return ModelRegistry(props["project"], props["region"], model_spec.parent_name(props))
+    project, region = props["project"], props["region"]
+    return ModelRegistry(project, region, f"projects/{project}/locations/{region}/models/{props['model_id']}")
 
 
 def _outputs(props: dict[str, Any], version: VersionStatus) -> dict[str, Any]:
@@ -58,7 +59,8 @@ class ModelVersionProvider(SpecProvider):
             )
             self.log(props, f"uploaded {version.version_name}")
         # Also after an adoption: the interrupted create may have stopped between upload and aliases.
-        version = registry.move_aliases(version, model_spec.moved_aliases(props))
+        aliases = [a for a in props["version_aliases"] if a != model_spec.DEFAULT_ALIAS]
+        version = registry.move_aliases(version, aliases)
         self.log(props, f"registered {version.version_name} (aliases {', '.join(version.aliases)})")
         return CreateResult(version.version_name, _outputs(props, version))
 

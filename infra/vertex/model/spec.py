@@ -53,15 +53,6 @@ def model_key(props: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:40]
 
 
-def parent_name(props: Mapping[str, Any]) -> str:
-    return f"projects/{props['project']}/locations/{props['region']}/models/{props['model_id']}"
-
-
-def moved_aliases(props: Mapping[str, Any]) -> list[str]:
-    """The configured aliases, which the provider moves to the new version once it is uploaded."""
-    return [a for a in props["version_aliases"] if a != DEFAULT_ALIAS]
-
-
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(property, reason) for every input Vertex would refuse; unknown values (preview) pass."""
     failures: list[tuple[str, str]] = []
