@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from google.api_core import exceptions as gexc
 from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
@@ -122,7 +122,7 @@ class CloudJobLog:
     clock: Callable[[], float] = time.time
     position: LogPosition = field(init=False)
     calls: int = field(default=0, init=False)
-    _client: Any = field(default=None, init=False)
+    _client: LoggingServiceV2Client | None = field(default=None, init=False)
     _disabled: bool = field(default=False, init=False)
     _warned: bool = field(default=False, init=False)
     _failing: bool = field(default=False, init=False)
@@ -136,8 +136,7 @@ class CloudJobLog:
             self._client = LoggingServiceV2Client(
                 **client_kwargs(LoggingServiceV2GrpcTransport, LOGGING_ENDPOINT)
             )
-        client: LoggingServiceV2Client = self._client
-        return client
+        return self._client
 
     def read(self, final: bool = False) -> list[str]:
         if not final:

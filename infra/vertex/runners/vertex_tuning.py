@@ -25,7 +25,7 @@ class VertexTuningRunner(VertexRunner):
 
     def _status(self, job: aiplatform_v1.HyperparameterTuningJob) -> TuningStatus:
         metric_id = job.study_spec.metrics[0].metric_id if job.study_spec.metrics else ""
-        integers = trials.integer_ids(job.study_spec)
+        integers = frozenset(p.parameter_id for p in job.study_spec.parameters if "integer_value_spec" in p)
         return TuningStatus(
             **self._fields(job),
             trials=tuple(trials.from_proto(t, metric_id, integers) for t in job.trials),
