@@ -53,19 +53,16 @@ def batches(instances: Iterator[dict[str, Any]], size: int) -> Iterator[list[dic
         yield batch
 
 
-def request_instances(batch: list[dict[str, Any]], key_field: str) -> list[dict[str, Any]]:
-    """The instances as the container gets them: without the key field (InstanceConfig.key_field, "not
-    included in the transformed instances that is sent to the Model")."""
-    return [{name: value for name, value in instance.items() if name != key_field} for instance in batch]
-
-
 def predict_all(server: LocalServer, out: Path, instances_file: str, key_field: str) -> int:
     """Every instance through the server, request by request; the exit code (1: none was predicted)."""
     succeeded = failed = 0
     with open(out / RESULTS_FILE, "w") as results, open(out / ERRORS_FILE, "w") as errors:
         for batch in batches(read_instances(instances_file), BATCH_SIZE):
             keys = [instance.get(key_field) for instance in batch]
-            body = json.dumps({"instances": request_instances(batch, key_field)}).encode()
+            # Without the key field (InstanceConfig.key_field, "not included in the transformed instances that
+            # is sent to the Model").
+            sent = [{name: value for name, value in i.items() if name != key_field} for i in batch]
+            body = json.dumps({"instances": sent}).encode()
             try:
                 answers = server.post(body)
             except ServerError as exc:

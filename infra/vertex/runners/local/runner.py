@@ -65,23 +65,16 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
     for i, pool in enumerate(pools):
         container = pool.container_spec
         for index in range(pool.replica_count):
-            cluster_spec = {
-                "cluster": addresses,
-                "environment": "cloud",
-                "task": {"type": f"workerpool{i}", "index": index},
-                "job": job_spec,
-            }
-            tf_config = {
-                "cluster": tf_cluster,
-                "environment": "cloud",
-                "task": {"type": POOL_ROLES[i], "index": index},
-                "job": job_spec,
-            }
             env = {e.name: e.value for e in container.env}
             workdir = env.pop(WORKDIR_ENV, None)
             env.update(output_dirs(base_output_dir))
-            env["CLUSTER_SPEC"] = json.dumps(cluster_spec)
-            env["TF_CONFIG"] = json.dumps(tf_config)
+            # One layout: CLUSTER_SPEC names Vertex's pools, TF_CONFIG the roles TensorFlow knows.
+            for variable, cluster, task in (
+                ("CLUSTER_SPEC", addresses, f"workerpool{i}"),
+                ("TF_CONFIG", tf_cluster, POOL_ROLES[i]),
+            ):
+                spec = {"cluster": cluster, "environment": "cloud", "task": {"type": task, "index": index}}
+                env[variable] = json.dumps({**spec, "job": job_spec})
             plan.append(
                 {
                     "task": f"workerpool{i}-{index}",
