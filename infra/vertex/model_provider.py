@@ -1,8 +1,5 @@
 """ModelVersionProvider: the dynamic provider that registers a trained model as a Model Registry version.
-
-Pickled by reference into every stack's state: keep this module's path and the class name as they are.
-It holds no state; the registry client is made inside each method.
-"""
+Pickled by reference into every stack's state: keep this module's path and the class name as they are."""
 
 from __future__ import annotations
 

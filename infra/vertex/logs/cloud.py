@@ -1,15 +1,5 @@
-"""A Vertex job's own log lines from Cloud Logging, read incrementally: none twice, in order.
-
-How the reading works is gcloud's `ai-platform jobs stream-logs` (google-cloud-sdk,
-lib/googlecloudsdk/command_lib/logs/stream.py: LogPosition, ApiAccessor.GetLogs): filter on
-`resource.type="ml_job"` and `resource.labels.job_id`, a lower bound of (timestamp, insertId) past the last
-entry printed, and an upper bound a few seconds in the past because "it may take several seconds for a new
-log message to become visible". Cloud Logging returns `timestamp asc` entries with equal timestamps "in order
-of their insert_id values" (ListLogEntriesRequest.order_by), so the position never repeats one; an entry
-that becomes visible only after a later one was printed (more than the settle time late) is not shown.
-The replica comes from the entry's `resource.labels.task_name`, else `labels["ml.googleapis.com/task_name"]`
-(gcloud's command_lib/ml_engine/log_utils.py `_GetLabelAttributes` reads both): `workerpool0-0` etc.
-"""
+"""A Vertex job's own log lines from Cloud Logging, read incrementally (none twice, in order) as gcloud's
+`ai-platform jobs stream-logs` does (google-cloud-sdk, lib/googlecloudsdk/command_lib/logs/stream.py)."""
 
 from __future__ import annotations
 
@@ -31,13 +21,16 @@ from infra.dynamic.endpoints import client_kwargs
 from infra.vertex.capacity.placement import POOL_ROLES
 
 LOGGING_ENDPOINT = "logging.googleapis.com"
-# Entries younger than this are left for the next poll: Logging may still be indexing older ones.
+# Entries younger than this are left for the next poll: Logging may still be indexing older ones ("it may take
+# several seconds for a new log message to become visible", stream.py: LogPosition, ApiAccessor.GetLogs).
 SETTLE_SECONDS = 10.0
 # One call per poll reads at most this many entries (the API's maximum); the rest come with the next poll.
 PAGE_SIZE = 1000
 CALL_TIMEOUT_SECONDS = 30.0
 # After the job ends the rest is read page after page, up to this many calls.
 FINAL_PAGES = 10
+# The replica's name (`workerpool0-0` etc.) when the entry's `resource.labels.task_name` is missing (gcloud's
+# command_lib/ml_engine/log_utils.py `_GetLabelAttributes` reads both).
 TASK_LABEL = "ml.googleapis.com/task_name"
 # TensorFlow's C++ start-up lines that absl prints before it reads any setting: seen here with TF 2.21,
 # neither TF_CPP_MIN_LOG_LEVEL nor ABSL_MIN_LOG_LEVEL nor GLOG_minloglevel quiets them. Info level only:
@@ -90,6 +83,9 @@ def rfc3339(value: datetime.datetime) -> str:
     return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+# Cloud Logging returns `timestamp asc` entries with equal timestamps "in order of their insert_id values"
+# (ListLogEntriesRequest.order_by), so the position never repeats one; an entry that becomes visible only
+# after a later one was printed (more than the settle time late) is not shown.
 @dataclass
 class LogPosition:
     """The last entry printed: (timestamp, insertId); the next read starts strictly after it."""

@@ -1,7 +1,5 @@
 """Pure functions over the model-version provider's props: defaults, checks, key label and the Vertex Model.
-
-One parent model per stack (`model_id`); each trained model directory is uploaded as a new version of it.
-"""
+One parent model per stack (`model_id`); each trained model directory is uploaded as a new version of it."""
 
 from __future__ import annotations
 

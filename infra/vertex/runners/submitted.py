@@ -1,7 +1,5 @@
-"""What a submitted job carries, read back: the job to adopt by its key label, and its shape for
-JobStatus.shape, as a `placement` without its region: a CustomJob's chief MachineSpec and Scheduling.strategy,
-a BatchPredictionJob's machine (BatchDedicatedResources: no strategy, STANDARD; its reservation is not read
-back)."""
+"""What a submitted job carries, read back: its key label (the job to adopt) and its shape (JobStatus.shape:
+a `placement` without its region, from the chief's MachineSpec and Scheduling.strategy)."""
 
 from __future__ import annotations
 
@@ -43,6 +41,7 @@ def custom_job_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
 
 
 def batch_job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
+    # BatchDedicatedResources: no strategy, STANDARD; its reservation is not read back.
     return _machine(job.dedicated_resources.machine_spec, "STANDARD")
 
 

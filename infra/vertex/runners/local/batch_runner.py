@@ -1,6 +1,5 @@
 """Batch predictions on this machine: runners/local/batch.py as the one replica of a local CustomJob
-(wrapped.py); the status counts its output lines as Vertex's CompletionStats count instances: successful
-(answered), failed (an error), incomplete (not processed: the instances not yet in either file)."""
+(wrapped.py), its output lines counted as Vertex's CompletionStats count instances."""
 
 from __future__ import annotations
 

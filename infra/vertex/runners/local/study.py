@@ -1,20 +1,5 @@
-"""Runs one study's trials on this machine, as Vertex would, each as a local CustomJob (LocalRunner).
-
-Usage: python -m infra.vertex.runners.local.study <base output dir> <HyperparameterTuningJob as JSON>
-
-It runs as the one replica of a local job (so the LocalRunner's records, cancel and delete apply to the
-study) and writes <base>/trials.json after every change. Each trial:
-- gets its parameters as `--<parameter_id>=<value>` after the trial job's args, as Vertex passes them;
-- gets base_output_dir <base>/<trial id>/, so AIP_MODEL_DIR is <base>/<trial id>/model/ as on Vertex
-  (aiplatform_v1 CustomJobSpec.base_output_directory: "For CustomJob backing a Trial of
-  HyperparameterTuningJob: AIP_MODEL_DIR = <base_output_directory>/<trial_id>/model/");
-- reports its metric with cloudml-hypertune's file format (JSON lines, one per report). Its own file, named by
-  CLOUD_ML_HP_METRIC_FILE (the library's override of /tmp/hypertune/output.metrics), keeps parallel trials
-  apart. The last value reported for the study's metric is the trial's final measurement (Vertex's default
-  measurement selection, LAST_MEASUREMENT).
-A trial that fails, or ends without reporting the metric, is INFEASIBLE; when max_failed_trial_count of them
-are seen the study fails (0: only when no trial succeeds).
-"""
+"""One study's trials on this machine as Vertex runs them, each a local CustomJob, run as the one replica of a
+local job: python -m infra.vertex.runners.local.study <base output dir> <HyperparameterTuningJob as JSON>"""
 
 from __future__ import annotations
 
@@ -39,9 +24,15 @@ POLL_SECONDS = 0.2
 # waits that and a margin for each trial to say it ended.
 CANCEL_WAIT_SECONDS = KILL_GRACE_SECONDS + 10.0
 TRIALS_FILE = "trials.json"
+# cloudml-hypertune's file format (JSON lines, one per report), each trial's own file named by
+# CLOUD_ML_HP_METRIC_FILE (the library's override of /tmp/hypertune/output.metrics): parallel trials stay
+# apart.
 METRIC_FILE = "hypertune/output.metrics"
 
 
+# A trial's base_output_dir, so AIP_MODEL_DIR is <base>/<trial id>/model/ as on Vertex
+# (aiplatform_v1 CustomJobSpec.base_output_directory: "For CustomJob backing a Trial of
+# HyperparameterTuningJob: AIP_MODEL_DIR = <base_output_directory>/<trial_id>/model/").
 def trial_base(base: str, trial_id: str) -> str:
     return f"{base.rstrip('/')}/{trial_id}"
 
@@ -65,7 +56,8 @@ def trial_job(
 
 
 def reported_metric(path: Path, metric_id: str) -> float | None:
-    """The last value reported for `metric_id` in a cloudml-hypertune metrics file, or None."""
+    """The last value reported for `metric_id` in a cloudml-hypertune metrics file, or None: the trial's final
+    measurement (Vertex's default measurement selection, LAST_MEASUREMENT)."""
     try:
         lines = path.read_text().splitlines()
     except FileNotFoundError:

@@ -1,8 +1,5 @@
-"""Runs one local job's replicas and records its state, outliving the provider process that started it.
-
-Usage: python -m infra.vertex.runners.local.supervisor <job dir>
-(the LocalRunner writes <job dir>/job.json first)
-"""
+"""Runs one local job's replicas and records its state, outliving the provider process that started it:
+python -m infra.vertex.runners.local.supervisor <job dir> (the LocalRunner writes <job dir>/job.json first)"""
 
 from __future__ import annotations
 
