@@ -20,9 +20,8 @@ def _registry(props: dict[str, Any]) -> ModelRegistry:
 
 
 def _outputs(props: dict[str, Any], version: VersionStatus) -> dict[str, Any]:
-    inputs = {k: props[k] for k in model_spec.INPUTS if k in props}
     return {
-        **inputs,
+        **{k: props[k] for k in model_spec.INPUTS if k in props},
         "model_name": version.model_name,
         "version_id": version.version_id,
         "version_name": version.version_name,

@@ -71,10 +71,6 @@ def entry_text(entry: LogEntry) -> str:
     return json.dumps(payload, default=str) if payload else ""
 
 
-def entry_task(entry: LogEntry) -> str:
-    return entry.resource.labels.get("task_name") or entry.labels.get(TASK_LABEL, "")
-
-
 def rfc3339(value: datetime.datetime) -> str:
     """Nanosecond RFC 3339 when the value carries them (proto timestamps do), else microseconds."""
     rfc = getattr(value, "rfc3339", None)
@@ -187,6 +183,7 @@ class CloudJobLog:
         self._failing = False
         lines: list[str] = []
         for entry in entries:
-            lines += prefixed(replica_name(entry_task(entry)), entry_text(entry))
+            task = entry.resource.labels.get("task_name") or entry.labels.get(TASK_LABEL, "")
+            lines += prefixed(replica_name(task), entry_text(entry))
             self.position = LogPosition(rfc3339(entry.timestamp), entry.insert_id)
         return lines, len(entries) >= PAGE_SIZE

@@ -77,9 +77,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.append(("display_name", "display_name must be 1 to 128 characters"))
     if known("version_aliases"):
         for alias in props["version_aliases"]:
-            if is_unknown(alias):
-                continue
-            if not _ALIAS.fullmatch(str(alias)):
+            if not is_unknown(alias) and not _ALIAS.fullmatch(str(alias)):
                 failures.append(
                     (
                         "version_aliases",

@@ -49,11 +49,9 @@ def from_proto(trial: aiplatform_v1.Trial, metric_id: str, integers: frozenset[s
     parameters: dict[str, Value] = {}
     for parameter in trial.parameters:
         value = parameter.value
-        if isinstance(value, str):
-            parameters[parameter.parameter_id] = value
-        else:
-            number = float(value)
-            parameters[parameter.parameter_id] = int(number) if parameter.parameter_id in integers else number
+        if not isinstance(value, str):
+            value = int(value) if parameter.parameter_id in integers else float(value)
+        parameters[parameter.parameter_id] = value
     metrics = [m.value for m in trial.final_measurement.metrics if m.metric_id == metric_id]
     return Trial(
         id=trial.id,

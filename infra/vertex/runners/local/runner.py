@@ -20,7 +20,7 @@ from google.cloud import aiplatform_v1
 from infra.vertex.capacity.placement import POOL_ROLES, shape_from
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.output_files import output_dirs
-from infra.vertex.lifecycle.status import TERMINAL_STATES, JobStatus, now
+from infra.vertex.lifecycle.status import TERMINAL_STATES, JobStatus, now, seconds_between
 from infra.vertex.runners.local.supervisor import read_json, write_json
 from infra.vertex.runners.submitted import adoptable, custom_job_shape
 
@@ -143,7 +143,9 @@ class LocalRunner:
         state = status.get("state", "JOB_STATE_PENDING")
         error = status.get("error", "")
         cancelling = (job_dir / "cancel").exists()
-        launching = not (job_dir / "supervisor.pid").exists() and _age_seconds(record["create_time"]) < 60
+        launching = (
+            not (job_dir / "supervisor.pid").exists() and seconds_between(record["create_time"], "") < 60
+        )
         if state not in TERMINAL_STATES and not launching:
             if not _alive(_supervisor_pid(job_dir)):
                 # Re-read: the supervisor may have written its final state just before exiting.
@@ -195,10 +197,6 @@ class LocalRunner:
         if not status.terminal:
             raise JobError(f"Local job {name} is {status.state}; cancel it before deleting.")
         shutil.rmtree(self._dir(name), ignore_errors=True)
-
-
-def _age_seconds(iso_time: str) -> float:
-    return (datetime.datetime.now(datetime.UTC) - datetime.datetime.fromisoformat(iso_time)).total_seconds()
 
 
 def _supervisor_pid(job_dir: Path) -> int:

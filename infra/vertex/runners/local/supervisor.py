@@ -93,10 +93,9 @@ def supervise(job_dir: Path) -> str:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-    started = _now()
     status: dict[str, Any] = {
         "state": "JOB_STATE_RUNNING",
-        "start_time": started,
+        "start_time": _now(),
         "pids": {task: proc.pid for task, proc in procs.items()},
         "logs": {task: str(path) for task, path in logs.items()},
     }

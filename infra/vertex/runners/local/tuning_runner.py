@@ -18,13 +18,9 @@ STUDY_OVERHEAD_SECONDS = 300
 class LocalTuningRunner(WrappedLocalRunner):
     """Studies run by study.py under a LocalRunner."""
 
-    def __init__(self, base_output_dir: str):
-        super().__init__(base_output_dir)
-        self.trials_file = self.jobs.base / TRIALS_FILE
-
     def wrap(self, job: aiplatform_v1.HyperparameterTuningJob) -> aiplatform_v1.CustomJob:
         """The study's one replica; its timeout covers every wave of trials."""
-        self.trials_file.unlink(missing_ok=True)  # an earlier study's, in a reused output dir
+        (self.jobs.base / TRIALS_FILE).unlink(missing_ok=True)  # an earlier study's, in a reused output dir
         base = str(self.jobs.base)
         trial_timeout = int(job.trial_job_spec.scheduling.timeout.total_seconds())
         waves = -(-job.max_trial_count // job.parallel_trial_count)
@@ -37,7 +33,7 @@ class LocalTuningRunner(WrappedLocalRunner):
         )
 
     def status(self, status: JobStatus) -> TuningStatus:
-        record = read_json(self.trials_file)
+        record = read_json(self.jobs.base / TRIALS_FILE)
         trials = tuple(Trial(**row) for row in record.get("trials", []))
         # The study's own reason (too many failed trials) reads better than its process's exit code.
         error = (record.get("error") or status.error) if status.state != "JOB_STATE_SUCCEEDED" else ""
