@@ -3,6 +3,7 @@ replica of a local CustomJob (LocalBatchRunner): TensorFlow runs in the predicti
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Iterator
@@ -22,23 +23,12 @@ ERRORS_FILE = "prediction.errors_stats-00000-of-00001"
 BATCH_SIZE = 64
 
 
-def read_instances(path: str) -> Iterator[dict[str, Any]]:
-    """The instances of a JSONL file, one at a time."""
+def batches(path: str, size: int) -> Iterator[list[dict[str, Any]]]:
+    """The instances of a JSONL file, `size` at a time."""
     with open(path) as lines:
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)
-
-
-def batches(instances: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
-    for instance in instances:
-        batch.append(instance)
-        if len(batch) == size:
+        instances = (json.loads(line) for line in lines if line.strip())
+        while batch := list(itertools.islice(instances, size)):
             yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def predict_all(server: LocalServer, out: Path, instances_file: str, key_field: str) -> int:
@@ -48,7 +38,7 @@ def predict_all(server: LocalServer, out: Path, instances_file: str, key_field: 
     # `error` holding a google.rpc.Status' `code` and `message` (aiplatform_v1
     # BatchPredictionJob.InstanceConfig.key_field and OutputConfig.gcs_destination, read 2026-11-27).
     with open(out / RESULTS_FILE, "w") as results, open(out / ERRORS_FILE, "w") as errors:
-        for batch in batches(read_instances(instances_file), BATCH_SIZE):
+        for batch in batches(instances_file, BATCH_SIZE):
             keys = [instance.get(key_field) for instance in batch]
             # Without the key field (InstanceConfig.key_field, "not included in the transformed instances that
             # is sent to the Model").
