@@ -1,8 +1,5 @@
-"""BatchPredictionProvider: the Pulumi dynamic provider that runs a batch prediction and tears it down.
-
-Pickled by reference into every stack's state: keep this module's path and the class name as they are.
-It is the shared job lifecycle (infra/vertex/lifecycle/) with the BatchPredictionJob kind (batch/kind.py).
-"""
+"""BatchPredictionProvider: the shared job lifecycle with the BatchPredictionJob kind (batch/kind.py).
+Pickled by reference into every stack's state: keep this module's path and the class name as they are."""
 
 from __future__ import annotations
 

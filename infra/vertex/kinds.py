@@ -1,11 +1,5 @@
-"""The registry of the Vertex job kinds this project runs: one Kind each (lifecycle/kind.py:
-API kind, run.json kind, run folder, and everything the lifecycle asks of it).
-
-infra/guard/job_kinds.py stays the import-free table of what the kill switch and `make leftovers` list and
-cancel (it ships in the kill-switch function's source); every kind here names its row there by `api_kind`
-(tests/vertex/test_kind_contract.py ties the two). `infra.preflight` derives the permissions to test from a
-kind's `collection`, and `infra.runs` lists the runs under each `run_folder`.
-"""
+"""The Vertex job kinds this project runs, one Kind each (lifecycle/kind.py): `infra.preflight` tests each
+kind's `collection` permissions, `infra.runs` lists the runs under each `run_folder`."""
 
 from __future__ import annotations
 
@@ -24,6 +18,9 @@ __all__ = [
     "run_folders",
 ]
 
+# infra/guard/job_kinds.py stays the import-free table of what the kill switch and `make leftovers` list and
+# cancel (it ships in the kill-switch function's source); every kind here names its row there by `api_kind`
+# (tests/vertex/test_kind_contract.py ties the two).
 KINDS: tuple[Kind, ...] = (CUSTOM_JOB, TUNING_JOB, BATCH_PREDICTION_JOB)
 # The verbs of the shared lifecycle: submit, adopt by key label (list), watch (get), cancel and delete on
 # destroy (REST references of customJobs / hyperparameterTuningJobs / batchPredictionJobs, read 2026-11-26).

@@ -1,8 +1,5 @@
 """ModelVersionProvider: the dynamic provider that registers a trained model as a Model Registry version.
-
-Pickled by reference into every stack's state: keep this module's path and the class name as they are.
-It holds no state; the registry client is made inside each method.
-"""
+Pickled by reference into every stack's state: keep this module's path and the class name as they are."""
 
 from __future__ import annotations
 
@@ -18,13 +15,13 @@ from infra.vertex.serving_container import unservable
 
 
 def _registry(props: dict[str, Any]) -> ModelRegistry:
-    return ModelRegistry(props["project"], props["region"], model_spec.parent_name(props))
+    project, region = props["project"], props["region"]
+    return ModelRegistry(project, region, f"projects/{project}/locations/{region}/models/{props['model_id']}")
 
 
 def _outputs(props: dict[str, Any], version: VersionStatus) -> dict[str, Any]:
-    inputs = {k: props[k] for k in model_spec.INPUTS if k in props}
     return {
-        **inputs,
+        **{k: props[k] for k in model_spec.INPUTS if k in props},
         "model_name": version.model_name,
         "version_id": version.version_id,
         "version_name": version.version_name,
@@ -58,7 +55,8 @@ class ModelVersionProvider(SpecProvider):
             )
             self.log(props, f"uploaded {version.version_name}")
         # Also after an adoption: the interrupted create may have stopped between upload and aliases.
-        version = registry.move_aliases(version, model_spec.moved_aliases(props))
+        aliases = [a for a in props["version_aliases"] if a != model_spec.DEFAULT_ALIAS]
+        version = registry.move_aliases(version, aliases)
         self.log(props, f"registered {version.version_name} (aliases {', '.join(version.aliases)})")
         return CreateResult(version.version_name, _outputs(props, version))
 

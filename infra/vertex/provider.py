@@ -1,9 +1,5 @@
-"""CustomJobProvider: the Pulumi dynamic provider that runs a training job and tears it down.
-
-Pickled by reference into every stack's state: keep this module's path and the class name as they are.
-It is the shared job lifecycle (infra/vertex/lifecycle/) with the CustomJob kind (custom_job/kind.py); it
-holds no state, and runners (and their gRPC clients) are made inside each method.
-"""
+"""CustomJobProvider: the shared job lifecycle with the CustomJob kind (custom_job/kind.py).
+Pickled by reference into every stack's state: keep this module's path and the class name as they are."""
 
 from __future__ import annotations
 

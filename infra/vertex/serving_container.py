@@ -1,6 +1,5 @@
-"""The container Vertex runs a model in: the stack's serving image (serving/, `python -m serving`), on the
-port and routes the server listens on. The Model Registry version and a batch job's unmanaged model use it,
-and both refuse a model directory the server could not load before anything is uploaded or submitted."""
+"""The container Vertex runs a model in (a Model Registry version, a batch job's unmanaged model): the stack's
+serving image (serving/, `python -m serving`), and whether the server could load a model directory."""
 
 from __future__ import annotations
 
@@ -11,9 +10,9 @@ from serving import model_files, settings
 
 
 def container_spec(image_uri: str) -> aiplatform_v1.ModelContainerSpec:
-    """ModelContainerSpec for the serving image: Vertex sends health checks and predictions to the first
-    port and these routes, and tells the server so in AIP_HTTP_PORT, AIP_HEALTH_ROUTE and AIP_PREDICT_ROUTE
-    (aiplatform_v1 ModelContainerSpec: ports, predict_route, health_route, "Immutable."; read 2026-11-29)."""
+    # Vertex sends health checks and predictions to the first port and these routes, and tells the server so
+    # in AIP_HTTP_PORT, AIP_HEALTH_ROUTE and AIP_PREDICT_ROUTE (aiplatform_v1 ModelContainerSpec: ports,
+    # predict_route, health_route, "Immutable."; read 2026-11-29).
     return aiplatform_v1.ModelContainerSpec(
         image_uri=image_uri,
         ports=[aiplatform_v1.Port(container_port=settings.DEFAULT_PORT)],

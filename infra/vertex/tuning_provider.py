@@ -1,9 +1,5 @@
-"""TuningJobProvider: the Pulumi dynamic provider that runs a hyperparameter tuning study and tears it down.
-
-Pickled by reference into every stack's state: keep this module's path and the class name as they are.
-It is the shared job lifecycle (infra/vertex/lifecycle/) with the HyperparameterTuningJob kind
-(tuning/kind.py); it holds no state, and runners are made inside each method.
-"""
+"""TuningJobProvider: the shared job lifecycle with the HyperparameterTuningJob kind (tuning/kind.py).
+Pickled by reference into every stack's state: keep this module's path and the class name as they are."""
 
 from __future__ import annotations
 

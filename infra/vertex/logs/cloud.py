@@ -1,15 +1,5 @@
-"""A Vertex job's own log lines from Cloud Logging, read incrementally: none twice, in order.
-
-How the reading works is gcloud's `ai-platform jobs stream-logs` (google-cloud-sdk,
-lib/googlecloudsdk/command_lib/logs/stream.py: LogPosition, ApiAccessor.GetLogs): filter on
-`resource.type="ml_job"` and `resource.labels.job_id`, a lower bound of (timestamp, insertId) past the last
-entry printed, and an upper bound a few seconds in the past because "it may take several seconds for a new
-log message to become visible". Cloud Logging returns `timestamp asc` entries with equal timestamps "in order
-of their insert_id values" (ListLogEntriesRequest.order_by), so the position never repeats one; an entry
-that becomes visible only after a later one was printed (more than the settle time late) is not shown.
-The replica comes from the entry's `resource.labels.task_name`, else `labels["ml.googleapis.com/task_name"]`
-(gcloud's command_lib/ml_engine/log_utils.py `_GetLabelAttributes` reads both): `workerpool0-0` etc.
-"""
+"""A Vertex job's own log lines from Cloud Logging, read incrementally (none twice, in order) as gcloud's
+`ai-platform jobs stream-logs` does (google-cloud-sdk, lib/googlecloudsdk/command_lib/logs/stream.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +9,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from google.api_core import exceptions as gexc
 from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
@@ -31,13 +21,16 @@ from infra.dynamic.endpoints import client_kwargs
 from infra.vertex.capacity.placement import POOL_ROLES
 
 LOGGING_ENDPOINT = "logging.googleapis.com"
-# Entries younger than this are left for the next poll: Logging may still be indexing older ones.
+# Entries younger than this are left for the next poll: Logging may still be indexing older ones ("it may take
+# several seconds for a new log message to become visible", stream.py: LogPosition, ApiAccessor.GetLogs).
 SETTLE_SECONDS = 10.0
 # One call per poll reads at most this many entries (the API's maximum); the rest come with the next poll.
 PAGE_SIZE = 1000
 CALL_TIMEOUT_SECONDS = 30.0
 # After the job ends the rest is read page after page, up to this many calls.
 FINAL_PAGES = 10
+# The replica's name (`workerpool0-0` etc.) when the entry's `resource.labels.task_name` is missing (gcloud's
+# command_lib/ml_engine/log_utils.py `_GetLabelAttributes` reads both).
 TASK_LABEL = "ml.googleapis.com/task_name"
 # TensorFlow's C++ start-up lines that absl prints before it reads any setting: seen here with TF 2.21,
 # neither TF_CPP_MIN_LOG_LEVEL nor ABSL_MIN_LOG_LEVEL nor GLOG_minloglevel quiets them. Info level only:
@@ -78,10 +71,6 @@ def entry_text(entry: LogEntry) -> str:
     return json.dumps(payload, default=str) if payload else ""
 
 
-def entry_task(entry: LogEntry) -> str:
-    return entry.resource.labels.get("task_name") or entry.labels.get(TASK_LABEL, "")
-
-
 def rfc3339(value: datetime.datetime) -> str:
     """Nanosecond RFC 3339 when the value carries them (proto timestamps do), else microseconds."""
     rfc = getattr(value, "rfc3339", None)
@@ -90,6 +79,9 @@ def rfc3339(value: datetime.datetime) -> str:
     return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+# Cloud Logging returns `timestamp asc` entries with equal timestamps "in order of their insert_id values"
+# (ListLogEntriesRequest.order_by), so the position never repeats one; an entry that becomes visible only
+# after a later one was printed (more than the settle time late) is not shown.
 @dataclass
 class LogPosition:
     """The last entry printed: (timestamp, insertId); the next read starts strictly after it."""
@@ -122,7 +114,7 @@ class CloudJobLog:
     clock: Callable[[], float] = time.time
     position: LogPosition = field(init=False)
     calls: int = field(default=0, init=False)
-    _client: Any = field(default=None, init=False)
+    _client: LoggingServiceV2Client | None = field(default=None, init=False)
     _disabled: bool = field(default=False, init=False)
     _warned: bool = field(default=False, init=False)
     _failing: bool = field(default=False, init=False)
@@ -136,8 +128,7 @@ class CloudJobLog:
             self._client = LoggingServiceV2Client(
                 **client_kwargs(LoggingServiceV2GrpcTransport, LOGGING_ENDPOINT)
             )
-        client: LoggingServiceV2Client = self._client
-        return client
+        return self._client
 
     def read(self, final: bool = False) -> list[str]:
         if not final:
@@ -192,6 +183,7 @@ class CloudJobLog:
         self._failing = False
         lines: list[str] = []
         for entry in entries:
-            lines += prefixed(replica_name(entry_task(entry)), entry_text(entry))
+            task = entry.resource.labels.get("task_name") or entry.labels.get(TASK_LABEL, "")
+            lines += prefixed(replica_name(task), entry_text(entry))
             self.position = LogPosition(rfc3339(entry.timestamp), entry.insert_id)
         return lines, len(entries) >= PAGE_SIZE

@@ -177,18 +177,15 @@ class ModelRegistry:
         """Deletes this version only: DeleteModelVersion, or DeleteModel when it is the parent's last version
         (Vertex refuses to delete a model's only version). Gone already counts as done."""
         others = [v for v in self.versions() if v.version_id != version.version_id]
+        request: Callable[..., Any]
         if others:
-            name, what = version.version_name, f"Deleting model version {version.version_name}"
-            request: Callable[[], Any] = lambda: self.client.delete_model_version(  # noqa: E731
-                name=name, timeout=CALL_TIMEOUT_SECONDS
-            )
+            what, name = f"Deleting model version {version.version_name}", version.version_name
+            request = self.client.delete_model_version
         else:
             what = f"Deleting {version.model_name} (its last version, {version.version_id})"
-            request = lambda: self.client.delete_model(  # noqa: E731
-                name=version.model_name, timeout=CALL_TIMEOUT_SECONDS
-            )
+            name, request = version.model_name, self.client.delete_model
         try:
-            self._await(what, self._call(what, request))
+            self._await(what, self._call(what, lambda: request(name=name, timeout=CALL_TIMEOUT_SECONDS)))
         except ModelError as exc:
             if not isinstance(exc.api_error, gexc.NotFound):
                 raise

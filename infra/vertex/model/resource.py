@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import pulumi
 import pulumi.dynamic
@@ -29,11 +28,6 @@ class ModelVersionArgs:
     service_account: pulumi.Input[str] | None = None  # reads artifact_uri; unset: Vertex's service agent
 
 
-def to_props(args: ModelVersionArgs) -> dict[str, Any]:
-    """The provider's snake_case props (None values left out, as Pulumi would drop them)."""
-    return {k: v for k, v in vars(args).items() if v is not None}
-
-
 class ModelVersion(pulumi.dynamic.Resource, module="vertex", name="ModelVersion"):
     """One version of the stack's Vertex AI model; destroy deletes this version, never the others."""
 
@@ -45,5 +39,6 @@ class ModelVersion(pulumi.dynamic.Resource, module="vertex", name="ModelVersion"
     create_time: pulumi.Output[str]
 
     def __init__(self, name: str, args: ModelVersionArgs, opts: pulumi.ResourceOptions | None = None):
-        outputs = dict.fromkeys(model_spec.OUTPUTS)
-        super().__init__(ModelVersionProvider(), name, {**to_props(args), **outputs}, opts)
+        # None values left out, as Pulumi would drop them.
+        props = {k: v for k, v in vars(args).items() if v is not None}
+        super().__init__(ModelVersionProvider(), name, {**props, **dict.fromkeys(model_spec.OUTPUTS)}, opts)

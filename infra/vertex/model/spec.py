@@ -1,7 +1,5 @@
 """Pure functions over the model-version provider's props: defaults, checks, key label and the Vertex Model.
-
-One parent model per stack (`model_id`); each trained model directory is uploaded as a new version of it.
-"""
+One parent model per stack (`model_id`); each trained model directory is uploaded as a new version of it."""
 
 from __future__ import annotations
 
@@ -53,15 +51,6 @@ def model_key(props: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:40]
 
 
-def parent_name(props: Mapping[str, Any]) -> str:
-    return f"projects/{props['project']}/locations/{props['region']}/models/{props['model_id']}"
-
-
-def moved_aliases(props: Mapping[str, Any]) -> list[str]:
-    """The configured aliases, which the provider moves to the new version once it is uploaded."""
-    return [a for a in props["version_aliases"] if a != DEFAULT_ALIAS]
-
-
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(property, reason) for every input Vertex would refuse; unknown values (preview) pass."""
     failures: list[tuple[str, str]] = []
@@ -88,9 +77,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         failures.append(("display_name", "display_name must be 1 to 128 characters"))
     if known("version_aliases"):
         for alias in props["version_aliases"]:
-            if is_unknown(alias):
-                continue
-            if not _ALIAS.fullmatch(str(alias)):
+            if not is_unknown(alias) and not _ALIAS.fullmatch(str(alias)):
                 failures.append(
                     (
                         "version_aliases",

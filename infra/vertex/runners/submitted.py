@@ -1,15 +1,26 @@
-"""The shape a submitted job carries, read back from its request for JobStatus.shape, as a `placement`
-without its region: a CustomJob's chief MachineSpec and Scheduling.strategy, a BatchPredictionJob's
-machine (BatchDedicatedResources: no strategy, STANDARD; its reservation is not read back)."""
+"""What a submitted job carries, read back: its key label (the job to adopt) and its shape (JobStatus.shape:
+a `placement` without its region, from the chief's MachineSpec and Scheduling.strategy)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from google.cloud import aiplatform_v1
 
 from infra.vertex.capacity.machines import STRATEGIES
 from infra.vertex.capacity.reservations import Reservation
+from infra.vertex.lifecycle.checks import KEY_LABEL
+from infra.vertex.lifecycle.status import ADOPTABLE_STATES, JobStatus
+
+
+def adoptable(jobs: Iterable[JobStatus | None], key: str) -> JobStatus | None:
+    """The newest live or succeeded job labelled `key` (checked here too, in case a service ignores part of
+    its list filter)."""
+    matches = [
+        j for j in jobs if j is not None and j.labels.get(KEY_LABEL) == key and j.state in ADOPTABLE_STATES
+    ]
+    return max(matches, key=lambda j: j.create_time) if matches else None
 
 
 def custom_job_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
@@ -30,6 +41,7 @@ def custom_job_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
 
 
 def batch_job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
+    # BatchDedicatedResources: no strategy, STANDARD; its reservation is not read back.
     return _machine(job.dedicated_resources.machine_spec, "STANDARD")
 
 

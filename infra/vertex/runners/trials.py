@@ -43,21 +43,15 @@ class TuningStatus(JobStatus):
     trials: tuple[Trial, ...] = field(default_factory=tuple)
 
 
-def integer_ids(study: aiplatform_v1.StudySpec) -> frozenset[str]:
-    """Parameters Vertex reports as doubles that are whole numbers by definition (INTEGER)."""
-    return frozenset(p.parameter_id for p in study.parameters if "integer_value_spec" in p)
-
-
 def from_proto(trial: aiplatform_v1.Trial, metric_id: str, integers: frozenset[str]) -> Trial:
-    """A Vertex Trial: number_value for INTEGER/DOUBLE/DISCRETE, string_value for CATEGORICAL."""
+    """A Vertex Trial: number_value for INTEGER/DOUBLE/DISCRETE (`integers` are whole numbers by definition,
+    reported as doubles), string_value for CATEGORICAL."""
     parameters: dict[str, Value] = {}
     for parameter in trial.parameters:
         value = parameter.value
-        if isinstance(value, str):
-            parameters[parameter.parameter_id] = value
-        else:
-            number = float(value)
-            parameters[parameter.parameter_id] = int(number) if parameter.parameter_id in integers else number
+        if not isinstance(value, str):
+            value = int(value) if parameter.parameter_id in integers else float(value)
+        parameters[parameter.parameter_id] = value
     metrics = [m.value for m in trial.final_measurement.metrics if m.metric_id == metric_id]
     return Trial(
         id=trial.id,

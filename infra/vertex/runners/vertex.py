@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import concurrent.futures
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import grpc
 from google.api_core import exceptions as gexc
@@ -14,13 +15,14 @@ from infra.dynamic.endpoints import client_kwargs
 from infra.vertex.capacity.placement import region_of, shape_from
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError, explain, with_retry
-from infra.vertex.lifecycle.status import ADOPTABLE_STATES, JobStatus, iso
-from infra.vertex.runners.submitted import custom_job_shape
+from infra.vertex.lifecycle.status import JobStatus, iso
+from infra.vertex.runners.submitted import adoptable, custom_job_shape
 
 # Deadline of each API call: a hung connection then surfaces as DEADLINE_EXCEEDED, which is retried.
 CALL_TIMEOUT_SECONDS = 60.0
 # How long delete waits for Vertex's long-running delete operation.
 DELETE_WAIT_SECONDS = 300.0
+T = TypeVar("T")
 _CODE_NAMES = {code.value[0]: code.name for code in grpc.StatusCode}
 
 
@@ -70,19 +72,34 @@ class VertexRunner:
             "start_time": iso(job.start_time),
             "end_time": iso(job.end_time),
             "labels": dict(job.labels),
+            "shape": shape_from(self._shape(job), region_of(job.name) or ""),
         }
 
-    def _status(self, job: aiplatform_v1.CustomJob) -> JobStatus:
-        return JobStatus(
-            **self._fields(job), shape=shape_from(custom_job_shape(job), region_of(job.name) or "")
-        )
+    def _shape(self, job: aiplatform_v1.CustomJob) -> dict[str, Any]:
+        return custom_job_shape(job)
 
-    def _call(self, what: str, call: Any) -> Any:
+    def _status(self, job: aiplatform_v1.CustomJob) -> JobStatus:
+        return JobStatus(**self._fields(job))
+
+    def _call(self, what: str, call: Callable[[], T]) -> T:
         try:
             return with_retry(call, what, self.first_retry_delay)
         except gexc.GoogleAPICallError as exc:
             # From None: the host prints the whole exception chain; the explanation keeps the cause's text.
             raise explain(exc, what, self.project, self.region) from None
+
+    def _on(
+        self, verb: str, what: str, name: str, gone: tuple[type[Exception], ...] = (gexc.NotFound,)
+    ) -> Any:
+        """`verb` on the job `name`: the API's answer, or None when the API refused it with one of `gone`."""
+        try:
+            return self._call(
+                f"{what} {name}", lambda: self._method(verb)(name=name, timeout=CALL_TIMEOUT_SECONDS)
+            )
+        except JobError as exc:
+            if isinstance(exc.api_error, gone):
+                return None
+            raise
 
     def _method(self, verb: str) -> Any:
         return getattr(self.client, f"{verb}_{self.METHOD}{'s' if verb == 'list' else ''}")
@@ -107,57 +124,25 @@ class VertexRunner:
         return created if isinstance(created, JobStatus) else self._status(created)
 
     def get(self, name: str) -> JobStatus | None:
-        try:
-            return self._status(
-                self._call(
-                    f"Reading {name}",
-                    lambda: self._method("get")(name=name, timeout=CALL_TIMEOUT_SECONDS),
-                )
-            )
-        except JobError as exc:
-            if isinstance(exc.api_error, gexc.NotFound):
-                return None
-            raise
+        job = self._on("get", "Reading", name)
+        return None if job is None else self._status(job)
 
     def _find(self, key: str) -> JobStatus | None:
         request = self.LIST_REQUEST(parent=self.parent, filter=f'labels.{KEY_LABEL}="{key}"')
-        jobs = [
-            self._status(job) for job in self._method("list")(request=request, timeout=CALL_TIMEOUT_SECONDS)
-        ]
-        # The label is checked here too, in case the service ignores part of the filter.
-        matches = [j for j in jobs if j.labels.get(KEY_LABEL) == key and j.state in ADOPTABLE_STATES]
-        return max(matches, key=lambda j: j.create_time) if matches else None
+        jobs = self._method("list")(request=request, timeout=CALL_TIMEOUT_SECONDS)
+        return adoptable((self._status(job) for job in jobs), key)
 
     def find_by_key(self, key: str) -> JobStatus | None:
-        found: JobStatus | None = self._call(
-            f"Listing {self.KIND}s labelled {KEY_LABEL}={key}", lambda: self._find(key)
-        )
-        return found
+        return self._call(f"Listing {self.KIND}s labelled {KEY_LABEL}={key}", lambda: self._find(key))
 
     def cancel(self, name: str) -> None:
-        try:
-            self._call(
-                f"Cancelling {name}",
-                lambda: self._method("cancel")(name=name, timeout=CALL_TIMEOUT_SECONDS),
-            )
-        except JobError as exc:
-            # NotFound: nothing to stop. FailedPrecondition: already terminal or already cancelling.
-            if not isinstance(exc.api_error, gexc.NotFound | gexc.FailedPrecondition):
-                raise
+        # NotFound: nothing to stop. FailedPrecondition: already terminal or already cancelling.
+        self._on("cancel", "Cancelling", name, (gexc.NotFound, gexc.FailedPrecondition))
 
     def delete(self, name: str) -> None:
-        try:
-            operation = self._call(
-                f"Deleting {name}",
-                lambda: self._method("delete")(name=name, timeout=CALL_TIMEOUT_SECONDS),
-            )
-        except JobError as exc:
-            if not isinstance(exc.api_error, gexc.NotFound):
-                raise
+        operation = self._on("delete", "Deleting", name)
+        if operation is None:
             return
-        self._await_deletion(name, operation)
-
-    def _await_deletion(self, name: str, operation: Any) -> None:
         try:
             operation.result(timeout=DELETE_WAIT_SECONDS)
         except (concurrent.futures.TimeoutError, gexc.RetryError):

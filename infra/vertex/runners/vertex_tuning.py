@@ -3,9 +3,10 @@ error explanations, adoption and deletion, pointed at the tuning job's methods."
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.cloud import aiplatform_v1
 
-from infra.vertex.capacity.placement import region_of, shape_from
 from infra.vertex.runners import trials
 from infra.vertex.runners.submitted import custom_job_shape
 from infra.vertex.runners.trials import TuningStatus
@@ -19,14 +20,13 @@ class VertexTuningRunner(VertexRunner):
     METHOD = "hyperparameter_tuning_job"
     LIST_REQUEST = aiplatform_v1.ListHyperparameterTuningJobsRequest
 
+    def _shape(self, job: aiplatform_v1.HyperparameterTuningJob) -> dict[str, Any]:
+        return custom_job_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec))  # the trials' shape
+
     def _status(self, job: aiplatform_v1.HyperparameterTuningJob) -> TuningStatus:
         metric_id = job.study_spec.metrics[0].metric_id if job.study_spec.metrics else ""
-        integers = trials.integer_ids(job.study_spec)
+        integers = frozenset(p.parameter_id for p in job.study_spec.parameters if "integer_value_spec" in p)
         return TuningStatus(
             **self._fields(job),
-            shape=shape_from(  # the trials' shape
-                custom_job_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec)),
-                region_of(job.name) or "",
-            ),
             trials=tuple(trials.from_proto(t, metric_id, integers) for t in job.trials),
         )

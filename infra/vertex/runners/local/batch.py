@@ -1,26 +1,9 @@
-"""A batch prediction on this machine, as Vertex runs one with the stack's serving image: the prediction
-server (`python -m serving`, serving/) started on the job's model directory, the job's JSONL instances sent to
-its predict route in requests of 64 with `key_field` taken out of each, and the answers written where and as
-Vertex writes them.
-
-- Files: `prediction.results-00000-of-00001` and, for instances whose request failed,
-  `prediction.errors_stats-00000-of-00001` in the job's prediction directory: the names Google's samples
-  read for a TensorFlow-serving model (vertex-ai-samples notebooks/official/custom/
-  sdk-custom-image-classification-batch.ipynb, "a file named prediction.results-xxxx-of-xxxx"; read
-  2026-11-27).
-- Lines: with `key_field` set, {"key": ..., "prediction": ...}, the instance left out; a failed instance:
-  its key and an `error` holding a google.rpc.Status' `code` and `message` (aiplatform_v1
-  BatchPredictionJob.InstanceConfig.key_field and OutputConfig.gcs_destination, read 2026-11-27).
-- Requests: `batch_size` instances each, 64 by default (ManualBatchTuningParameters.batch_size, "The
-  default value is 64"); a request that fails fails every instance in it. An image the model cannot read
-  is answered alone, with its `error` (serving/model.py), so it fails nothing else.
-
-Run as the one replica of a local CustomJob (LocalBatchRunner), so the LocalRunner's records, supervisor,
-cancel and delete serve it. TensorFlow runs in the server's process only.
-"""
+"""A batch prediction on this machine as Vertex runs one with the stack's serving image, run as the one
+replica of a local CustomJob (LocalBatchRunner): TensorFlow runs in the prediction server's process only."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Iterator
@@ -29,43 +12,38 @@ from typing import Any
 
 from serving.client import LocalServer, ServerError
 
+# The names Google's samples read for a TensorFlow-serving model (vertex-ai-samples notebooks/official/custom/
+# sdk-custom-image-classification-batch.ipynb, "a file named prediction.results-xxxx-of-xxxx"; read
+# 2026-11-27); the errors file holds the instances whose request failed.
 RESULTS_FILE = "prediction.results-00000-of-00001"
 ERRORS_FILE = "prediction.errors_stats-00000-of-00001"
+# Instances per request (ManualBatchTuningParameters.batch_size, "The default value is 64"); a request that
+# fails fails every instance in it. An image the model cannot read is answered alone, with its `error`
+# (serving/model.py), so it fails nothing else.
 BATCH_SIZE = 64
 
 
-def read_instances(path: str) -> Iterator[dict[str, Any]]:
-    """The instances of a JSONL file, one at a time."""
+def batches(path: str, size: int) -> Iterator[list[dict[str, Any]]]:
+    """The instances of a JSONL file, `size` at a time."""
     with open(path) as lines:
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)
-
-
-def batches(instances: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
-    for instance in instances:
-        batch.append(instance)
-        if len(batch) == size:
+        instances = (json.loads(line) for line in lines if line.strip())
+        while batch := list(itertools.islice(instances, size)):
             yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def request_instances(batch: list[dict[str, Any]], key_field: str) -> list[dict[str, Any]]:
-    """The instances as the container gets them: without the key field (InstanceConfig.key_field, "not
-    included in the transformed instances that is sent to the Model")."""
-    return [{name: value for name, value in instance.items() if name != key_field} for instance in batch]
 
 
 def predict_all(server: LocalServer, out: Path, instances_file: str, key_field: str) -> int:
     """Every instance through the server, request by request; the exit code (1: none was predicted)."""
     succeeded = failed = 0
+    # Lines: {"key": ..., "prediction": ...}, the instance left out; a failed instance: its key and an
+    # `error` holding a google.rpc.Status' `code` and `message` (aiplatform_v1
+    # BatchPredictionJob.InstanceConfig.key_field and OutputConfig.gcs_destination, read 2026-11-27).
     with open(out / RESULTS_FILE, "w") as results, open(out / ERRORS_FILE, "w") as errors:
-        for batch in batches(read_instances(instances_file), BATCH_SIZE):
+        for batch in batches(instances_file, BATCH_SIZE):
             keys = [instance.get(key_field) for instance in batch]
-            body = json.dumps({"instances": request_instances(batch, key_field)}).encode()
+            # Without the key field (InstanceConfig.key_field, "not included in the transformed instances that
+            # is sent to the Model").
+            sent = [{name: value for name, value in i.items() if name != key_field} for i in batch]
+            body = json.dumps({"instances": sent}).encode()
             try:
                 answers = server.post(body)
             except ServerError as exc:

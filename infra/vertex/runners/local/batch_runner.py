@@ -1,6 +1,5 @@
 """Batch predictions on this machine: runners/local/batch.py as the one replica of a local CustomJob
-(wrapped.py); the status counts its output lines as Vertex's CompletionStats count instances: successful
-(answered), failed (an error), incomplete (not processed: the instances not yet in either file)."""
+(wrapped.py), its output lines counted as Vertex's CompletionStats count instances."""
 
 from __future__ import annotations
 
@@ -28,18 +27,6 @@ def predictions_dir(job: aiplatform_v1.BatchPredictionJob) -> str:
     return f"{base}/prediction-{job.display_name}-{stamp}"
 
 
-def wrapper_job(job: aiplatform_v1.BatchPredictionJob, into: str) -> aiplatform_v1.CustomJob:
-    """A local CustomJob on the batch job's machine whose one replica runs the prediction."""
-    args = [
-        into,
-        job.unmanaged_container_model.artifact_uri,
-        job.input_config.gcs_source.uris[0],
-        job.instance_config.key_field,
-    ]
-    machine = job.dedicated_resources.machine_spec
-    return one_replica_job(job, BATCH_MODULE, args, SUPERVISOR_TIMEOUT_SECONDS, machine)
-
-
 def _lines(path: Path) -> int:
     try:
         return sum(1 for line in path.read_text().splitlines() if line.strip())
@@ -51,7 +38,15 @@ class LocalBatchRunner(WrappedLocalRunner):
     """Batch predictions run by batch.py under a LocalRunner."""
 
     def wrap(self, job: aiplatform_v1.BatchPredictionJob) -> aiplatform_v1.CustomJob:
-        return wrapper_job(job, predictions_dir(job))
+        """The prediction's one replica, on the batch job's machine."""
+        args = [
+            predictions_dir(job),
+            job.unmanaged_container_model.artifact_uri,
+            job.input_config.gcs_source.uris[0],
+            job.instance_config.key_field,
+        ]
+        machine = job.dedicated_resources.machine_spec
+        return one_replica_job(job, BATCH_MODULE, args, SUPERVISOR_TIMEOUT_SECONDS, machine)
 
     def status(self, status: JobStatus) -> BatchStatus:
         record = json.loads((job_dir(str(self.jobs.base), status.name) / "job.json").read_text())

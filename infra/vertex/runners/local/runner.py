@@ -18,11 +18,11 @@ from typing import Any
 from google.cloud import aiplatform_v1
 
 from infra.vertex.capacity.placement import POOL_ROLES, shape_from
-from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.output_files import output_dirs
-from infra.vertex.lifecycle.status import ADOPTABLE_STATES, TERMINAL_STATES, JobStatus, now
-from infra.vertex.runners.submitted import custom_job_shape
+from infra.vertex.lifecycle.status import TERMINAL_STATES, JobStatus, now, seconds_between
+from infra.vertex.runners.local.supervisor import read_json, write_json
+from infra.vertex.runners.submitted import adoptable, custom_job_shape
 
 LOCAL_PREFIX = "local/"
 LOCAL_RECORDS = ".vertex-training-local"
@@ -65,23 +65,16 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
     for i, pool in enumerate(pools):
         container = pool.container_spec
         for index in range(pool.replica_count):
-            cluster_spec = {
-                "cluster": addresses,
-                "environment": "cloud",
-                "task": {"type": f"workerpool{i}", "index": index},
-                "job": job_spec,
-            }
-            tf_config = {
-                "cluster": tf_cluster,
-                "environment": "cloud",
-                "task": {"type": POOL_ROLES[i], "index": index},
-                "job": job_spec,
-            }
             env = {e.name: e.value for e in container.env}
             workdir = env.pop(WORKDIR_ENV, None)
             env.update(output_dirs(base_output_dir))
-            env["CLUSTER_SPEC"] = json.dumps(cluster_spec)
-            env["TF_CONFIG"] = json.dumps(tf_config)
+            # One layout: CLUSTER_SPEC names Vertex's pools, TF_CONFIG the roles TensorFlow knows.
+            for variable, cluster, task in (
+                ("CLUSTER_SPEC", addresses, f"workerpool{i}"),
+                ("TF_CONFIG", tf_cluster, POOL_ROLES[i]),
+            ):
+                spec = {"cluster": cluster, "environment": "cloud", "task": {"type": task, "index": index}}
+                env[variable] = json.dumps({**spec, "job": job_spec})
             plan.append(
                 {
                     "task": f"workerpool{i}-{index}",
@@ -124,8 +117,8 @@ class LocalRunner:
             "cwd": os.getcwd(),
             "replicas": replica_plan(job, str(self.base)),
         }
-        _write_json(job_dir / "job.json", record)
-        _write_json(job_dir / "status.json", {"state": "JOB_STATE_PENDING"})
+        write_json(job_dir / "job.json", record)
+        write_json(job_dir / "status.json", {"state": "JOB_STATE_PENDING"})
         with open(job_dir / "supervisor.log", "ab") as log:
             supervisor = subprocess.Popen(
                 [sys.executable, "-m", "infra.vertex.runners.local.supervisor", str(job_dir)],
@@ -146,15 +139,17 @@ class LocalRunner:
             record = json.loads((job_dir / "job.json").read_text())
         except FileNotFoundError:
             return None
-        status = _read_json(job_dir / "status.json")
+        status = read_json(job_dir / "status.json")
         state = status.get("state", "JOB_STATE_PENDING")
         error = status.get("error", "")
         cancelling = (job_dir / "cancel").exists()
-        launching = not (job_dir / "supervisor.pid").exists() and _age_seconds(record["create_time"]) < 60
+        launching = (
+            not (job_dir / "supervisor.pid").exists() and seconds_between(record["create_time"], "") < 60
+        )
         if state not in TERMINAL_STATES and not launching:
             if not _alive(_supervisor_pid(job_dir)):
                 # Re-read: the supervisor may have written its final state just before exiting.
-                status = _read_json(job_dir / "status.json")
+                status = read_json(job_dir / "status.json")
                 state = status.get("state", state)
                 if state not in TERMINAL_STATES:
                     state = "JOB_STATE_CANCELLED" if cancelling else "JOB_STATE_FAILED"
@@ -176,13 +171,8 @@ class LocalRunner:
     def find_by_key(self, key: str) -> JobStatus | None:
         if not self.records.is_dir():
             return None
-        found = [self.get(LOCAL_PREFIX + d.name) for d in self.records.iterdir() if (d / "job.json").exists()]
-        matches = [
-            s
-            for s in found
-            if s is not None and s.labels.get(KEY_LABEL) == key and s.state in ADOPTABLE_STATES
-        ]
-        return max(matches, key=lambda s: s.create_time) if matches else None
+        jobs = (self.get(LOCAL_PREFIX + d.name) for d in self.records.iterdir() if (d / "job.json").exists())
+        return adoptable(jobs, key)
 
     def cancel(self, name: str) -> None:
         status = self.get(name)
@@ -196,7 +186,7 @@ class LocalRunner:
         if supervisor > 0:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(supervisor, signal.SIGTERM)
-        for pid in _read_json(job_dir / "status.json").get("pids", {}).values():
+        for pid in read_json(job_dir / "status.json").get("pids", {}).values():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGTERM)
 
@@ -207,24 +197,6 @@ class LocalRunner:
         if not status.terminal:
             raise JobError(f"Local job {name} is {status.state}; cancel it before deleting.")
         shutil.rmtree(self._dir(name), ignore_errors=True)
-
-
-def _write_json(path: Path, value: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(value, indent=1))
-    tmp.replace(path)
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        found: dict[str, Any] = json.loads(path.read_text())
-        return found
-    except (FileNotFoundError, json.JSONDecodeError):
-        return {}
-
-
-def _age_seconds(iso_time: str) -> float:
-    return (datetime.datetime.now(datetime.UTC) - datetime.datetime.fromisoformat(iso_time)).total_seconds()
 
 
 def _supervisor_pid(job_dir: Path) -> int:

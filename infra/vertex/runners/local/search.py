@@ -1,8 +1,5 @@
-"""The local runner's suggestions over a Vertex StudySpec's parameters: grid, or random with a seed.
-
-Vertex's default algorithm (Bayesian optimization) has no offline twin: the local runner searches at random
-for it, and says so.
-"""
+"""The local runner's suggestions over a Vertex StudySpec's parameters: grid, or random with a seed (also for
+Vertex's default algorithm, Bayesian optimization, which has no offline twin; the local runner says so)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
-"""Runs one study's trials on this machine, as Vertex would, each as a local CustomJob (LocalRunner).
-
-Usage: python -m infra.vertex.runners.local.study <base output dir> <HyperparameterTuningJob as JSON>
-
-It runs as the one replica of a local job (so the LocalRunner's records, cancel and delete apply to the
-study) and writes <base>/trials.json after every change. Each trial:
-- gets its parameters as `--<parameter_id>=<value>` after the trial job's args, as Vertex passes them;
-- gets base_output_dir <base>/<trial id>/, so AIP_MODEL_DIR is <base>/<trial id>/model/ as on Vertex
-  (aiplatform_v1 CustomJobSpec.base_output_directory: "For CustomJob backing a Trial of
-  HyperparameterTuningJob: AIP_MODEL_DIR = <base_output_directory>/<trial_id>/model/");
-- reports its metric with cloudml-hypertune's file format (JSON lines, one per report). Its own file, named by
-  CLOUD_ML_HP_METRIC_FILE (the library's override of /tmp/hypertune/output.metrics), keeps parallel trials
-  apart. The last value reported for the study's metric is the trial's final measurement (Vertex's default
-  measurement selection, LAST_MEASUREMENT).
-A trial that fails, or ends without reporting the metric, is INFEASIBLE; when max_failed_trial_count of them
-are seen the study fails (0: only when no trial succeeds).
-"""
+"""One study's trials on this machine as Vertex runs them, each a local CustomJob, run as the one replica of a
+local job: python -m infra.vertex.runners.local.study <base output dir> <HyperparameterTuningJob as JSON>"""
 
 from __future__ import annotations
 
@@ -22,8 +7,8 @@ import json
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from google.cloud import aiplatform_v1
 
@@ -31,7 +16,7 @@ from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.status import JobStatus, now
 from infra.vertex.runners.local import search
 from infra.vertex.runners.local.runner import LocalRunner
-from infra.vertex.runners.local.supervisor import KILL_GRACE_SECONDS
+from infra.vertex.runners.local.supervisor import KILL_GRACE_SECONDS, write_json
 from infra.vertex.runners.trials import Trial, trial_line
 
 POLL_SECONDS = 0.2
@@ -39,14 +24,15 @@ POLL_SECONDS = 0.2
 # waits that and a margin for each trial to say it ended.
 CANCEL_WAIT_SECONDS = KILL_GRACE_SECONDS + 10.0
 TRIALS_FILE = "trials.json"
+# cloudml-hypertune's file format (JSON lines, one per report), each trial's own file named by
+# CLOUD_ML_HP_METRIC_FILE (the library's override of /tmp/hypertune/output.metrics): parallel trials stay
+# apart.
 METRIC_FILE = "hypertune/output.metrics"
 
 
-def trial_flags(point: search.Point) -> list[str]:
-    """How Vertex hands a trial its parameters: `--<parameter_id>=<value>` each."""
-    return [f"--{k}={v}" for k, v in point.items()]
-
-
+# A trial's base_output_dir, so AIP_MODEL_DIR is <base>/<trial id>/model/ as on Vertex
+# (aiplatform_v1 CustomJobSpec.base_output_directory: "For CustomJob backing a Trial of
+# HyperparameterTuningJob: AIP_MODEL_DIR = <base_output_directory>/<trial_id>/model/").
 def trial_base(base: str, trial_id: str) -> str:
     return f"{base.rstrip('/')}/{trial_id}"
 
@@ -55,24 +41,23 @@ def trial_job(
     study: aiplatform_v1.HyperparameterTuningJob, trial_id: str, point: search.Point, base: str
 ) -> aiplatform_v1.CustomJob:
     """The CustomJob of one trial: the study's trial job spec with the trial's flags and output dir."""
+    into = trial_base(base, trial_id)
     job_spec = aiplatform_v1.CustomJobSpec(study.trial_job_spec)
-    job_spec.base_output_directory = aiplatform_v1.GcsDestination(
-        output_uri_prefix=trial_base(base, trial_id)
-    )
+    job_spec.base_output_directory = aiplatform_v1.GcsDestination(output_uri_prefix=into)
     env = [
         aiplatform_v1.EnvVar(name="CLOUD_ML_TRIAL_ID", value=trial_id),
-        aiplatform_v1.EnvVar(
-            name="CLOUD_ML_HP_METRIC_FILE", value=f"{trial_base(base, trial_id)}/{METRIC_FILE}"
-        ),
+        aiplatform_v1.EnvVar(name="CLOUD_ML_HP_METRIC_FILE", value=f"{into}/{METRIC_FILE}"),
     ]
     for pool in job_spec.worker_pool_specs:
-        pool.container_spec.args.extend(trial_flags(point))
+        # How Vertex hands a trial its parameters: `--<parameter_id>=<value>` each.
+        pool.container_spec.args.extend(f"--{k}={v}" for k, v in point.items())
         pool.container_spec.env.extend(env)
     return aiplatform_v1.CustomJob(display_name=f"{study.display_name}-trial-{trial_id}", job_spec=job_spec)
 
 
 def reported_metric(path: Path, metric_id: str) -> float | None:
-    """The last value reported for `metric_id` in a cloudml-hypertune metrics file, or None."""
+    """The last value reported for `metric_id` in a cloudml-hypertune metrics file, or None: the trial's final
+    measurement (Vertex's default measurement selection, LAST_MEASUREMENT)."""
     try:
         lines = path.read_text().splitlines()
     except FileNotFoundError:
@@ -96,15 +81,8 @@ def finished_trial(trial: Trial, job: JobStatus, base: str, metric_id: str) -> T
         reason = f"trial job {job.state}: {_error_summary(job.error)}"
     elif metric is None:
         reason = f"the trial reported no {metric_id} (cloudml-hypertune metrics file)"
-    return Trial(
-        id=trial.id,
-        state="INFEASIBLE" if reason else "SUCCEEDED",
-        parameters=trial.parameters,
-        metric=metric,
-        start_time=trial.start_time,
-        end_time=job.end_time or now(),
-        reason=reason,
-    )
+    state = "INFEASIBLE" if reason else "SUCCEEDED"
+    return replace(trial, state=state, metric=metric, end_time=job.end_time or now(), reason=reason)
 
 
 def _error_summary(error: str) -> str:
@@ -133,11 +111,8 @@ class Study:
         return sorted([*self.done, *(t for t, _ in self.running.values())], key=lambda t: int(t.id))
 
     def write(self) -> None:
-        record: dict[str, Any] = {"trials": [t.to_output() for t in self.trials()], "error": self.error}
-        path = Path(self.base) / TRIALS_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=1))
-        tmp.replace(path)
+        record = {"trials": [t.to_output() for t in self.trials()], "error": self.error}
+        write_json(Path(self.base) / TRIALS_FILE, record)
 
     def _runner(self, trial_id: str) -> LocalRunner:
         return LocalRunner(trial_base(self.base, trial_id))

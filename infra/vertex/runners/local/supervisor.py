@@ -1,8 +1,5 @@
-"""Runs one local job's replicas and records its state, outliving the provider process that started it.
-
-Usage: python -m infra.vertex.runners.local.supervisor <job dir>
-(the LocalRunner writes <job dir>/job.json first)
-"""
+"""Runs one local job's replicas and records its state, outliving the provider process that started it:
+python -m infra.vertex.runners.local.supervisor <job dir> (the LocalRunner writes <job dir>/job.json first)"""
 
 from __future__ import annotations
 
@@ -27,10 +24,19 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat()
 
 
-def _write_status(job_dir: Path, status: dict[str, Any]) -> None:
-    tmp = job_dir / "status.tmp"
-    tmp.write_text(json.dumps(status, indent=1))
-    tmp.replace(job_dir / "status.json")
+def write_json(path: Path, value: dict[str, Any]) -> None:
+    """Whole or not at all: a reader in another process never sees half a record."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value, indent=1))
+    tmp.replace(path)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        found: dict[str, Any] = json.loads(path.read_text())
+        return found
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
 
 
 def _tail(path: Path, lines: int = 15) -> str:
@@ -87,14 +93,13 @@ def supervise(job_dir: Path) -> str:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-    started = _now()
     status: dict[str, Any] = {
         "state": "JOB_STATE_RUNNING",
-        "start_time": started,
+        "start_time": _now(),
         "pids": {task: proc.pid for task, proc in procs.items()},
         "logs": {task: str(path) for task, path in logs.items()},
     }
-    _write_status(job_dir, status)
+    write_json(job_dir / "status.json", status)
     deadline = time.monotonic() + record["timeout_seconds"]
     chief = record["replicas"][0]["task"]
     chief_done_at: float | None = None
@@ -120,7 +125,7 @@ def supervise(job_dir: Path) -> str:
                 break
         time.sleep(POLL_SECONDS)
     _stop(procs)
-    _write_status(job_dir, {**status, "state": state, "error": error, "end_time": _now()})
+    write_json(job_dir / "status.json", {**status, "state": state, "error": error, "end_time": _now()})
     return state
 
 

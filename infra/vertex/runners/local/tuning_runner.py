@@ -3,12 +3,11 @@ LocalRunner's records, supervisor, cancel and delete serve the study; its trials
 
 from __future__ import annotations
 
-import json
-
 from google.cloud import aiplatform_v1
 
 from infra.vertex.lifecycle.status import JobStatus
 from infra.vertex.runners.local.study import TRIALS_FILE
+from infra.vertex.runners.local.supervisor import read_json
 from infra.vertex.runners.local.wrapped import WrappedLocalRunner, one_replica_job
 from infra.vertex.runners.trials import Trial, TuningStatus
 
@@ -16,35 +15,25 @@ from infra.vertex.runners.trials import Trial, TuningStatus
 STUDY_OVERHEAD_SECONDS = 300
 
 
-def study_job(job: aiplatform_v1.HyperparameterTuningJob, base: str) -> aiplatform_v1.CustomJob:
-    """A local CustomJob whose one replica runs the study; its timeout covers every wave of trials."""
-    trial_timeout = int(job.trial_job_spec.scheduling.timeout.total_seconds())
-    waves = -(-job.max_trial_count // job.parallel_trial_count)
-    return one_replica_job(
-        job,
-        "infra.vertex.runners.local.study",
-        [base, aiplatform_v1.HyperparameterTuningJob.to_json(job, indent=None)],
-        waves * trial_timeout + STUDY_OVERHEAD_SECONDS,
-        base=base,
-    )
-
-
 class LocalTuningRunner(WrappedLocalRunner):
     """Studies run by study.py under a LocalRunner."""
 
-    def __init__(self, base_output_dir: str):
-        super().__init__(base_output_dir)
-        self.trials_file = self.jobs.base / TRIALS_FILE
-
     def wrap(self, job: aiplatform_v1.HyperparameterTuningJob) -> aiplatform_v1.CustomJob:
-        self.trials_file.unlink(missing_ok=True)  # an earlier study's, in a reused output dir
-        return study_job(job, str(self.jobs.base))
+        """The study's one replica; its timeout covers every wave of trials."""
+        (self.jobs.base / TRIALS_FILE).unlink(missing_ok=True)  # an earlier study's, in a reused output dir
+        base = str(self.jobs.base)
+        trial_timeout = int(job.trial_job_spec.scheduling.timeout.total_seconds())
+        waves = -(-job.max_trial_count // job.parallel_trial_count)
+        return one_replica_job(
+            job,
+            "infra.vertex.runners.local.study",
+            [base, aiplatform_v1.HyperparameterTuningJob.to_json(job, indent=None)],
+            waves * trial_timeout + STUDY_OVERHEAD_SECONDS,
+            base=base,
+        )
 
     def status(self, status: JobStatus) -> TuningStatus:
-        try:
-            record = json.loads(self.trials_file.read_text())
-        except (FileNotFoundError, json.JSONDecodeError):
-            record = {}
+        record = read_json(self.jobs.base / TRIALS_FILE)
         trials = tuple(Trial(**row) for row in record.get("trials", []))
         # The study's own reason (too many failed trials) reads better than its process's exit code.
         error = (record.get("error") or status.error) if status.state != "JOB_STATE_SUCCEEDED" else ""

@@ -1,6 +1,5 @@
-"""A job kind run here as the one replica of a local CustomJob (a study, a batch prediction): the
-LocalRunner's records, supervisor, cancel and delete serve it; the kind says what the replica runs and what
-its status adds (its trials, its predictions)."""
+"""A job kind run here as the one replica of a local CustomJob (a study, a batch prediction), so the
+LocalRunner's records, supervisor, cancel and delete serve it."""
 
 from __future__ import annotations
 
