@@ -144,12 +144,7 @@ def job_key(props: Mapping[str, Any]) -> str:
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped."""
     failures = checks.common_failures(props, "base_output_dir", ("spot", "restart_on_worker_restart", "wait"))
-    runner = props.get("runner")
-
-    def known(key: str) -> bool:
-        return key in props and not is_unknown(props[key])
-
-    if known("max_restarts"):
+    if not is_unknown(props.get("max_restarts")):  # absent: the default, valid
         failures.extend(restarts.validation_failures(props))
     failures.extend(_strategy_failures(props))
     failures.extend(_region_failures(props))
@@ -169,7 +164,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         for index, pool in enumerate(pools)
         # A whole pool still unknown during preview is skipped.
         if not (is_unknown(pool) and not isinstance(pool, Mapping))
-        for failure in _pool_failures(index, pool, require_command=runner == "local")
+        for failure in _pool_failures(index, pool, require_command=props.get("runner") == "local")
     ]
     # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief). Where a GPU is
     # offered is not checked: Vertex judges at submission (capacity/gpu_regions.py warns at preview). A chain
@@ -328,8 +323,7 @@ def _pool_failures(index: int, pool: Any, require_command: bool) -> list[tuple[s
 
 
 def build_job(training: Training, key: str) -> aiplatform_v1.CustomJob:
-    """The CustomJob of a job's typed request on its shape (the lifecycle's Placed.body), labelled with the
-    job's key."""
+    """The CustomJob of a request on its shape (the lifecycle's Placed.body), labelled with the job's key."""
     common = training.common
     labels = {**common.labels, KEY_LABEL: key}
     return aiplatform_v1.CustomJob(
@@ -347,16 +341,16 @@ def custom_job_spec(training: Training) -> aiplatform_v1.CustomJobSpec:
     )
     if training.scheduling_strategy == "FLEX_START" and common.max_wait_seconds is not None:
         scheduling.max_wait_duration = duration_pb2.Duration(seconds=common.max_wait_seconds)
-    found = aiplatform_v1.CustomJobSpec(
+    experiment, run = link.names() if (link := training.link) is not None else ("", "")
+    return aiplatform_v1.CustomJobSpec(
         worker_pool_specs=[_pool_spec(pool) for pool in training.worker_pools],
         scheduling=scheduling,
         service_account=common.service_account,
         base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=common.output_dir),
         tensorboard=common.tensorboard,
+        experiment=experiment,
+        experiment_run=run,
     )
-    link = training.link
-    found.experiment, found.experiment_run = link.names() if link is not None else ("", "")
-    return found
 
 
 def _pool_spec(pool: WorkerPool) -> aiplatform_v1.WorkerPoolSpec:
@@ -413,8 +407,7 @@ class WorkerPool:
 @dataclass(frozen=True)
 class Training:
     """A CustomJob's whole request (JobRequest.body), typed: its worker pools, scheduling and experiment link
-    beside the common part (identity, output directory, TensorBoard, FLEX_START wait); `on(shape)` puts it on
-    one shape of its chain."""
+    beside the common part; `on(shape)` puts it on one shape of its chain."""
 
     common: Common
     worker_pools: tuple[WorkerPool, ...]
