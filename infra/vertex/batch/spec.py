@@ -1,17 +1,4 @@
-"""Pure functions over a batch prediction's props: defaults, validation, key and the BatchPredictionJob.
-
-Field behaviours are aiplatform_v1's (google/cloud/aiplatform/v1/batch_prediction_job.proto, as the pinned
-google-cloud-aiplatform documents them, read 2026-11-26 and 2026-11-27): exactly one of `model` and
-`unmanaged_container_model`; `input_config.instances_format` one of the model's supported formats: here
-`jsonl`, one object per image (instances.py), with `InstanceConfig.instance_type` "object" ("For `jsonl`,
-each line of the JSONL input must be an object") and `key_field` "key", so each output line names its image
-and carries no image bytes; no `excluded_fields`: a field named there is not sent to the Model, and the
-model needs the bytes (InstanceConfig); `output_config.gcs_destination` gets a new directory
-`prediction-<model-display-name>-<job-create-time>` (OutputInfo.gcs_output_directory); and
-BatchDedicatedResources' `machine_spec` ("Required. Immutable."), `starting_replica_count` and
-`max_replica_count` ("The default value is 10"; both Immutable). There is no running-time cap in the request:
-the provider cancels a job that runs past timeout_seconds (kind.py).
-"""
+"""Pure functions over a batch prediction's props: defaults, validation, key and the BatchPredictionJob."""
 
 from __future__ import annotations
 
@@ -97,7 +84,16 @@ DEFAULTS: dict[str, Any] = {
     "accelerator_count": 0,
     "starting_replica_count": 1,
 }
-# What Vertex reads: one JSON object per image (instances.py), keyed by its URI.
+# Field behaviours are aiplatform_v1's (google/cloud/aiplatform/v1/batch_prediction_job.proto, as the pinned
+# google-cloud-aiplatform documents them, read 2026-11-26 and 2026-11-27): exactly one of `model` and
+# `unmanaged_container_model`; `input_config.instances_format` one of the model's supported formats: here
+# `jsonl`, one object per image keyed by its URI (instances.py), with `InstanceConfig.instance_type` "object"
+# ("For `jsonl`, each line of the JSONL input must be an object") and `key_field` "key", so each output line
+# names its image and carries no image bytes; no `excluded_fields`: a field named there is not sent to the
+# Model, and the model needs the bytes (InstanceConfig); `output_config.gcs_destination` gets a new directory
+# `prediction-<model-display-name>-<job-create-time>` (OutputInfo.gcs_output_directory); and
+# BatchDedicatedResources' `machine_spec` ("Required. Immutable."), `starting_replica_count` and
+# `max_replica_count` ("The default value is 10"; both Immutable). No running-time cap: kind.py's.
 INSTANCES_FORMAT = "jsonl"
 INSTANCE_TYPE = "object"
 PREDICTIONS_FORMAT = "jsonl"
@@ -161,10 +157,10 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _fallback_failures(where: str, entry: Any, primary: placement.Shape) -> list[tuple[str, str]]:
     """One fallback entry: its form here, then machines.fallback_failures on its shape (placement.resolve)."""
-    if not isinstance(entry, Mapping) or set(entry) - set(FALLBACK_KEYS):
-        return [] if is_unknown(entry) else [(where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}")]
     if is_unknown(entry):
         return []
+    if not isinstance(entry, Mapping) or set(entry) - set(FALLBACK_KEYS):
+        return [(where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}")]
     bad, shape = fallback_shape(where, entry, primary)
     if shape is None:
         return bad
