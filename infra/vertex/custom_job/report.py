@@ -69,12 +69,7 @@ def summary_line(outcome: Outcome[TrainingOutputs], ran: Placed) -> str:
         parts.append(" ".join(f"{k} {v:.4f}" for k, v in shown.items()))
     cost = own.estimated_cost_usd
     if cost is not None:
-        kind = ran.strategy
-        if own.estimated_cost_bound:
-            words = pricing.bound_words(kind) if kind in pricing.BELOW_ON_DEMAND else "on-demand prices"
-            parts.append(f"estimated cost at most USD {cost:.2f} ({words})")
-        else:
-            parts.append(f"estimated cost USD {cost:.2f} ({kind} list prices)")
+        parts.append(cost_words(cost, own.estimated_cost_bound, ran.strategy))
         capped = cost_cap.summary(outcome)
         if capped:
             parts.append(capped)
@@ -82,3 +77,11 @@ def summary_line(outcome: Outcome[TrainingOutputs], ran: Placed) -> str:
         unpriced = pricing.missing(ran.region or "", ran.pools, ran.strategy)
         parts.append(f"no cost estimate (no price for {', '.join(unpriced) or 'an item'})")
     return "; ".join(parts)
+
+
+def cost_words(cost: float, bound: bool | None, strategy: str) -> str:
+    """An estimate as a closing line says it: at most an on-demand bound, or at the shape's list prices."""
+    if bound:
+        words = pricing.bound_words(strategy) if strategy in pricing.BELOW_ON_DEMAND else "on-demand prices"
+        return f"estimated cost at most USD {cost:.2f} ({words})"
+    return f"estimated cost USD {cost:.2f} ({strategy} list prices)"
