@@ -106,9 +106,7 @@ _MODEL = re.compile(r"(?:projects/[^/@]+/locations/([^/@]+)/models/)?([A-Za-z0-9
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
     """Props with the defaults filled in; max_replica_count defaults to starting_replica_count (so the job
     bills no more machines than it starts with unless asked)."""
-    out = {k: checks.whole_numbers_as_int(v) for k, v in props.items() if v is not None}
-    for key, value in DEFAULTS.items():
-        out.setdefault(key, value)
+    out = {**DEFAULTS, **{k: checks.whole_numbers_as_int(v) for k, v in props.items() if v is not None}}
     out.setdefault("max_replica_count", out["starting_replica_count"])
     return out
 

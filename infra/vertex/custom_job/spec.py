@@ -123,8 +123,7 @@ def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
         out["scheduling_strategy"] = spot if is_unknown(spot) else placement.default_strategy(out)
     elif "spot" not in out and not is_unknown(out["scheduling_strategy"]):
         out["spot"] = out["scheduling_strategy"] == "SPOT"
-    for key, value in DEFAULTS.items():
-        out.setdefault(key, value)
+    out = {**DEFAULTS, **out}
     pools = out.get("worker_pools")
     if isinstance(pools, list):
         out["worker_pools"] = [
