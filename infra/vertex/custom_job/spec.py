@@ -17,6 +17,7 @@ from infra.vertex.cost import limits
 from infra.vertex.custom_job import chain, experiments
 from infra.vertex.lifecycle import checks, restarts
 from infra.vertex.lifecycle.checks import KEY_LABEL
+from infra.vertex.lifecycle.props import SHARED_OUTPUTS
 from infra.vertex.lifecycle.request import Common
 
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
@@ -76,20 +77,12 @@ INPUTS = (
     "image_sources",
 )
 OUTPUTS = (
-    "job_name",
-    "state",
-    "console_url",
+    *SHARED_OUTPUTS,
     "model_dir",
-    "create_time",
-    "start_time",
-    "end_time",
-    "error",
     "duration_seconds",
     "estimated_cost_usd",
     "estimated_cost_bound",
     "metrics",
-    "placement",
-    "attempts",
     "cost_cap_reached",
 )
 DEFAULTS: dict[str, Any] = {
