@@ -118,8 +118,11 @@ def job_key(props: Mapping[str, Any]) -> str:
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped.
     The machine, replica and image rules are machines.py's, on the values read here."""
-    failures = checks.common_failures(props, "output_dir")
-    failures += _model_failures(props) + _images_failures(props) + _replica_failures(props)
+    failures = checks.common_failures(props, "output_dir") + _model_failures(props)
+    images, runner = props.get("images"), str(props.get("runner"))
+    if not is_unknown(images):
+        failures += machines.images_failures(images if isinstance(images, str) else "", runner)
+    failures += _replica_failures(props)
     machine = props.get("machine_type")
     if not is_unknown(machine) and (bad := machines.machine_type_failures(machine)):
         return failures + bad
@@ -210,13 +213,6 @@ def _model_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not local and not is_unknown(image) and not (isinstance(image, str) and image):
         return [("serving_image", "serving_image (the image that serves artifact_uri) is required with it")]
     return []
-
-
-def _images_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    images = props.get("images")
-    if is_unknown(images):
-        return []
-    return machines.images_failures(images if isinstance(images, str) else "", str(props.get("runner")))
 
 
 def _replica_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -285,9 +285,7 @@ def _pool_failures(index: int, pool: Any, require_command: bool) -> list[tuple[s
                 (f"{where}.replica_count", f"replica_count must be a positive integer, not {replicas!r}")
             )
     for key in ("machine_type", "image_uri"):
-        if key in pool and is_unknown(pool[key]):
-            continue
-        if not isinstance(pool.get(key), str) or not pool[key]:
+        if not is_unknown(pool.get(key)) and (not isinstance(pool.get(key), str) or not pool[key]):
             failures.append((f"{where}.{key}", f"{where}.{key} is required"))
     if known("command") and (
         not isinstance(pool["command"], list) or (require_command and not pool["command"])

@@ -86,10 +86,6 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     return failures + _study_failures(props)
 
 
-def _known(props: Mapping[str, Any], key: str) -> bool:
-    return key in props and not is_unknown(props[key])
-
-
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -100,7 +96,7 @@ def _study_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not is_unknown(metric) and (not isinstance(metric, str) or not _ID.fullmatch(metric)):
         failures.append(("metric_id", f"metric_id must be the reported metric's name, not {metric!r}"))
     for key, allowed in (("goal", GOALS), ("algorithm", tuple(ALGORITHMS))):
-        if _known(props, key) and props[key] not in allowed:
+        if key in props and not is_unknown(props[key]) and props[key] not in allowed:
             failures.append((key, f"{key} must be one of {', '.join(allowed)}, not {props[key]!r}"))
     counts: dict[str, int] = {}
     for key, minimum in (("max_trial_count", 1), ("parallel_trial_count", 1), ("max_failed_trial_count", 0)):
