@@ -23,8 +23,7 @@ def machine_type_failures(machine_type: object) -> Failures:
 
 def primary_failures(shape: Shape) -> Failures:
     """The job's own shape: its machine's GPU fit, then its reservation in its region."""
-    failures = machine_failures("", shape)
-    return failures + reservation_failures(
+    return machine_failures("", shape) + reservation_failures(
         "reservation_affinity", shape.reservation, shape.region or None, STRATEGY
     )
 

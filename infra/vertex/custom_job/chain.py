@@ -46,8 +46,7 @@ def chain_failures(chain: Chain, refused: Sequence[Failures] = ()) -> Failures:
 def primary_failures(chain: Chain) -> Failures:
     """The job's own shape: FLEX_START's rules (named scheduling_strategy) and its reservation."""
     primary = chain.primary
-    failures = flex_start_failures("scheduling_strategy", primary, chain)
-    return failures + reservation_failures(
+    return flex_start_failures("scheduling_strategy", primary, chain) + reservation_failures(
         "reservation_affinity", primary.reservation, primary.region or None, primary.scheduling_strategy
     )
 

@@ -121,9 +121,9 @@ class TuningJobKind(Kind[tuning_spec.Study, StudyOutputs]):
         """Trials, the best one, and duration and cost: the trials of this study, at its shape."""
         top = best(_trials(status), placed.request.body.goal)
         seconds = self.running_seconds(status)
-        # At the trials' shape in its own region; Spot/FLEX_START without a price of their own at the
-        # on-demand bound (pricing.shape_rate), said as a bound.
-        rate = placed.rate if placed.request.on_vertex else None
+        # At the trials' shape in its own region (None off Vertex); Spot/FLEX_START without a price of their
+        # own at the on-demand bound (pricing.shape_rate), said as a bound.
+        rate = placed.rate
         return StudyOutputs(
             trials=[t.to_output() for t in _trials(status)],
             best_trial=top.id if top else "",
