@@ -119,14 +119,13 @@ def _get_or_create(
     client: aiplatform_v1.MetadataServiceClient, parent: str, context_id: str, context: aiplatform_v1.Context
 ) -> tuple[aiplatform_v1.Context, bool]:
     """The context, made when missing (ALREADY_EXISTS after a race counts as found); True: made now."""
-    try:
-        return client.get_context(name=f"{parent}/contexts/{context_id}"), False
-    except gexc.NotFound:
-        pass
+    name = f"{parent}/contexts/{context_id}"
+    with contextlib.suppress(gexc.NotFound):
+        return client.get_context(name=name), False
     try:
         return client.create_context(parent=parent, context=context, context_id=context_id), True
     except gexc.AlreadyExists:
-        return client.get_context(name=f"{parent}/contexts/{context_id}"), False
+        return client.get_context(name=name), False
 
 
 def _ensure_store(client: aiplatform_v1.MetadataServiceClient, project: str, region: str) -> None:
