@@ -1,17 +1,4 @@
-"""The batch prediction's input: one JSON line per image, its URI as the key and its bytes as {"b64": ...}.
-
-Why JSON lines and not a file list: with `instances_format: file-list` Vertex sends each file as
-{"b64": ...} and its output lines carry only that instance, in no guaranteed order
-(googleapis/python-aiplatform#1166), and `InstanceConfig.key_field` "must be JSONL with objects at each line,
-CSV, BigQuery or TfRecord" (google/cloud/aiplatform/v1/batch_prediction_job.proto, read 2026-11-27). With
-`key_field`, "the values identified by the key field is not included in the transformed instances that is
-sent to the Model ... the output will only include the value of the key field, in a field named `key`":
-every output line is {"key": <image URI>, "prediction": ...}, without the image's bytes.
-
-Size: a line is the image's size x 4/3 (base64) plus its URI and about 40 bytes of JSON. The file is
-written one image at a time (never the whole data set in memory): to a local file, or for gs:// to a
-temporary file uploaded at the end (google-cloud-storage's upload_from_filename streams it from disk).
-"""
+"""The batch prediction's input: one JSON line per image, its URI as the key and its bytes as {"b64": ...}."""
 
 from __future__ import annotations
 
@@ -24,7 +11,13 @@ from pathlib import Path
 
 from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-storage has no py.typed
 
-# InstanceConfig.key_field: the field that names the image, returned as `key` in each output line.
+# Why JSON lines and not a file list: with `instances_format: file-list` Vertex sends each file as
+# {"b64": ...} and its output lines carry only that instance, in no guaranteed order
+# (googleapis/python-aiplatform#1166), and `InstanceConfig.key_field` "must be JSONL with objects at each
+# line, CSV, BigQuery or TfRecord" (google/cloud/aiplatform/v1/batch_prediction_job.proto, read 2026-11-27).
+# With `key_field`, "the values identified by the key field is not included in the transformed instances
+# that is sent to the Model ... the output will only include the value of the key field, in a field named
+# `key`": every output line is {"key": <image URI>, "prediction": ...}, without the image's bytes.
 KEY_FIELD = "key"
 # The exported model's input (trainer/export.py BYTES_INPUT): TF Serving's row format maps an instance
 # object's fields to the signature's inputs by name and decodes {"b64": ...} into the string's bytes.
@@ -48,8 +41,8 @@ def _reader(images: list[str]) -> Iterable[tuple[str, bytes]]:
 
 
 def write_instances(images: list[str], target: str) -> int:
-    """Write the instances of `images` to `target` (a local path or gs://), one image in memory at a time;
-    returns the bytes written."""
+    """Write the instances of `images` to `target` (a local path or gs://), one image in memory at a time
+    (a line: the image's size x 4/3, base64, plus its URI and about 40 bytes of JSON); returns the bytes."""
     local = not target.startswith("gs://")
     folder = Path(target).expanduser().parent if local else None
     if folder is not None:
@@ -65,6 +58,7 @@ def write_instances(images: list[str], target: str) -> int:
         else:
             bucket, _, name = target.removeprefix("gs://").partition("/")
             blob = storage.Client().bucket(bucket).blob(name)
+            # google-cloud-storage's upload_from_filename streams it from disk.
             blob.upload_from_filename(partial, content_type="application/jsonl")
         return size
     finally:

@@ -1,10 +1,5 @@
-"""The BatchPredictionJob as a kind of the shared lifecycle: a model classifying a bucket of images.
-
-Only what differs from the other kinds is here: the request (spec.py), the keyed instances file Vertex
-reads the images from (instances.py, written before each submission), its running-time cap (enforced by the
-provider: the request has none), its outputs and closing line. Placement across fallback shapes, adoption,
-the dollar cap, cancel and delete, run.json: the lifecycle's.
-"""
+"""The BatchPredictionJob as a kind of the shared lifecycle: a model classifying a bucket of images (only what
+differs from the other kinds: its instances file, its running-time cap, its outputs and closing line)."""
 
 from __future__ import annotations
 
@@ -66,9 +61,8 @@ class BatchPredictionKind(Kind[spec.Inputs, BatchOutputs]):
     )
 
     def before_submit(self, placed: Placed[spec.Inputs], say: Callable[[str], None]) -> None:
-        """The instances Vertex reads (instances_format jsonl, instances.py): every JPEG/PNG under `images`,
-        one line each with its URI as the key, in output_dir; first, a model directory the prediction
-        server could not load is refused, naming what it lacks."""
+        """Refuse a model directory the prediction server could not load, then write the instances Vertex
+        reads (instances.py): every JPEG/PNG under `images`, one line each, in output_dir."""
         inputs = placed.body
         if inputs.artifact_uri and (reason := unservable(inputs.artifact_uri)):
             raise JobError(f"{self.noun} {placed.request.common.display_name}: {reason}")

@@ -1,11 +1,5 @@
-"""A batch prediction's machines, replicas and images, on typed values: spec.py `validate` runs these rules on
-the values it reads from the props, the stack's configuration (infra/config/batch_prediction.py) on the
-shapes it builds from its `batchPrediction` keys. Every failure is (property, reason), the property as the
-BatchPredictionJob names it ("max_replica_count", "fallbacks[0].region").
-
-A batch prediction's shapes are STANDARD (BatchDedicatedResources has no scheduling) and stay in the job's
-region (SAME_REGION_DOC).
-"""
+"""A batch prediction's machine, replica and image rules on typed values, run by spec.py `validate` and by the
+stack's configuration (infra/config/batch_prediction.py); each failure names its BatchPredictionJob field."""
 
 from __future__ import annotations
 
@@ -17,7 +11,7 @@ from infra.vertex.lifecycle.checks import whole_number_value_failures
 # "Your input and output must also be in the same region or multi-region as your model." (Vertex AI, Get
 # batch predictions from a custom trained model, Limitations and requirements, read 2026-11-27.)
 SAME_REGION_DOC = "https://cloud.google.com/vertex-ai/docs/predictions/get-batch-predictions"
-STRATEGY = "STANDARD"
+STRATEGY = "STANDARD"  # BatchDedicatedResources has no scheduling
 
 
 def machine_type_failures(machine_type: object) -> Failures:
@@ -29,37 +23,32 @@ def machine_type_failures(machine_type: object) -> Failures:
 
 def primary_failures(shape: Shape) -> Failures:
     """The job's own shape: its machine's GPU fit, then its reservation in its region."""
-    failures = machine_failures("", shape)
-    return failures + reservation_failures(
+    return machine_failures("", shape) + reservation_failures(
         "reservation_affinity", shape.reservation, shape.region or None, STRATEGY
     )
 
 
 def fallback_failures(where: str, shape: Shape, home: str | None, own_reservation: bool) -> Failures:
-    """A resolved fallback (placement.resolve): a region other than the job's, its machine's GPU fit (named
-    by the entry) and the reservation it names (`own_reservation`; an inherited one is the job's, checked
-    there)."""
-    failures = other_region_failures(where, shape.region, home)
+    """A resolved fallback (placement.resolve): no other region, its machine's GPU fit (named by the entry)
+    and the reservation it names (`own_reservation`; an inherited one is the job's, checked there)."""
+    failures: Failures = []
+    if home and shape.region and shape.region != home:
+        # The job's images, instances file and output stay in the home region's bucket, and Google requires
+        # them in the model's (the job's) region.
+        failures.append(
+            (
+                f"{where}.region",
+                f"{where}.region {shape.region} differs from the job's region {home}: a batch prediction's "
+                f"input and output must be in the same region as its model ({SAME_REGION_DOC}), and they are "
+                f"in {home}'s bucket. Drop the region from this fallback (other machines in the same region "
+                "are fine), or run a separate batch prediction in that region with its own images, output "
+                "and model there",
+            )
+        )
     failures += [(where, reason) for _key, reason in machine_failures(where, shape)]
     if own_reservation:
         failures += reservation_failures(where, shape.reservation, shape.region or home or None, STRATEGY)
     return failures
-
-
-def other_region_failures(where: str, region: str, home: str | None) -> Failures:
-    """A fallback region for batch prediction is refused: the job's images, instances file and output stay
-    in the home region's bucket, and Google requires them in the model's (the job's) region."""
-    if not home or not region or region == home:
-        return []
-    return [
-        (
-            f"{where}.region",
-            f"{where}.region {region} differs from the job's region {home}: a batch prediction's input and "
-            f"output must be in the same region as its model ({SAME_REGION_DOC}), and they are in {home}'s "
-            "bucket. Drop the region from this fallback (other machines in the same region are fine), or run "
-            "a separate batch prediction in that region with its own images, output and model there",
-        )
-    ]
 
 
 def replica_failures(starting: object, most: object) -> Failures:

@@ -1,13 +1,5 @@
-"""A batch prediction's output read back: one row per image (its URI or path, top class, probability, every
-class, or why it failed), from the files Vertex writes and the local runner writes alike.
-
-Result lines are {"key": <image>, "prediction": {...}} (instances.py: `key_field`); the prediction is the
-exported model's batch signature in TF Serving's row format: `top_class`, `classes` and `probabilities`
-(most probable first) and `error` ("" or why the image could not be read: trainer/export.py). Error lines
-are {"key": <image>, "error": {"code", "message"}} (aiplatform_v1 OutputConfig.gcs_destination: failed
-instances "followed by an additional `error` field which as value has google.rpc.Status containing only
-`code` and `message` fields", read 2026-11-27).
-"""
+"""A batch prediction's output read back: one row per image (its classes, or why it failed), from the files
+Vertex writes and the local runner writes alike."""
 
 from __future__ import annotations
 
@@ -21,6 +13,12 @@ from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-s
 
 from infra.vertex.lifecycle.output_files import subdirectories
 
+# Result lines are {"key": <image>, "prediction": {...}} (instances.py: `key_field`); the prediction is the
+# exported model's batch signature in TF Serving's row format: `top_class`, `classes` and `probabilities`
+# (most probable first) and `error` ("" or why the image could not be read: trainer/export.py). Error lines
+# are {"key": <image>, "error": {"code", "message"}} (aiplatform_v1 OutputConfig.gcs_destination: failed
+# instances "followed by an additional `error` field which as value has google.rpc.Status containing only
+# `code` and `message` fields", read 2026-11-27).
 RESULTS_PREFIX = "prediction.results-"
 ERRORS_PREFIX = "prediction.errors_stats-"
 PREDICTIONS_PREFIX = "prediction-"  # Vertex's directory per job: prediction-<model>-<create time>

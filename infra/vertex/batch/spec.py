@@ -1,17 +1,4 @@
-"""Pure functions over a batch prediction's props: defaults, validation, key and the BatchPredictionJob.
-
-Field behaviours are aiplatform_v1's (google/cloud/aiplatform/v1/batch_prediction_job.proto, as the pinned
-google-cloud-aiplatform documents them, read 2026-11-26 and 2026-11-27): exactly one of `model` and
-`unmanaged_container_model`; `input_config.instances_format` one of the model's supported formats: here
-`jsonl`, one object per image (instances.py), with `InstanceConfig.instance_type` "object" ("For `jsonl`,
-each line of the JSONL input must be an object") and `key_field` "key", so each output line names its image
-and carries no image bytes; no `excluded_fields`: a field named there is not sent to the Model, and the
-model needs the bytes (InstanceConfig); `output_config.gcs_destination` gets a new directory
-`prediction-<model-display-name>-<job-create-time>` (OutputInfo.gcs_output_directory); and
-BatchDedicatedResources' `machine_spec` ("Required. Immutable."), `starting_replica_count` and
-`max_replica_count` ("The default value is 10"; both Immutable). There is no running-time cap in the request:
-the provider cancels a job that runs past timeout_seconds (kind.py).
-"""
+"""Pure functions over a batch prediction's props: defaults, validation, key and the BatchPredictionJob."""
 
 from __future__ import annotations
 
@@ -97,7 +84,16 @@ DEFAULTS: dict[str, Any] = {
     "accelerator_count": 0,
     "starting_replica_count": 1,
 }
-# What Vertex reads: one JSON object per image (instances.py), keyed by its URI.
+# Field behaviours are aiplatform_v1's (google/cloud/aiplatform/v1/batch_prediction_job.proto, as the pinned
+# google-cloud-aiplatform documents them, read 2026-11-26 and 2026-11-27): exactly one of `model` and
+# `unmanaged_container_model`; `input_config.instances_format` one of the model's supported formats: here
+# `jsonl`, one object per image keyed by its URI (instances.py), with `InstanceConfig.instance_type` "object"
+# ("For `jsonl`, each line of the JSONL input must be an object") and `key_field` "key", so each output line
+# names its image and carries no image bytes; no `excluded_fields`: a field named there is not sent to the
+# Model, and the model needs the bytes (InstanceConfig); `output_config.gcs_destination` gets a new directory
+# `prediction-<model-display-name>-<job-create-time>` (OutputInfo.gcs_output_directory); and
+# BatchDedicatedResources' `machine_spec` ("Required. Immutable."), `starting_replica_count` and
+# `max_replica_count` ("The default value is 10"; both Immutable). No running-time cap: kind.py's.
 INSTANCES_FORMAT = "jsonl"
 INSTANCE_TYPE = "object"
 PREDICTIONS_FORMAT = "jsonl"
@@ -110,9 +106,7 @@ _MODEL = re.compile(r"(?:projects/[^/@]+/locations/([^/@]+)/models/)?([A-Za-z0-9
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
     """Props with the defaults filled in; max_replica_count defaults to starting_replica_count (so the job
     bills no more machines than it starts with unless asked)."""
-    out = {k: checks.whole_numbers_as_int(v) for k, v in props.items() if v is not None}
-    for key, value in DEFAULTS.items():
-        out.setdefault(key, value)
+    out = {**DEFAULTS, **{k: checks.whole_numbers_as_int(v) for k, v in props.items() if v is not None}}
     out.setdefault("max_replica_count", out["starting_replica_count"])
     return out
 
@@ -124,8 +118,11 @@ def job_key(props: Mapping[str, Any]) -> str:
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped.
     The machine, replica and image rules are machines.py's, on the values read here."""
-    failures = checks.common_failures(props, "output_dir")
-    failures += _model_failures(props) + _images_failures(props) + _replica_failures(props)
+    failures = checks.common_failures(props, "output_dir") + _model_failures(props)
+    images, runner = props.get("images"), str(props.get("runner"))
+    if not is_unknown(images):
+        failures += machines.images_failures(images if isinstance(images, str) else "", runner)
+    failures += _replica_failures(props)
     machine = props.get("machine_type")
     if not is_unknown(machine) and (bad := machines.machine_type_failures(machine)):
         return failures + bad
@@ -161,10 +158,10 @@ def _shape_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _fallback_failures(where: str, entry: Any, primary: placement.Shape) -> list[tuple[str, str]]:
     """One fallback entry: its form here, then machines.fallback_failures on its shape (placement.resolve)."""
-    if not isinstance(entry, Mapping) or set(entry) - set(FALLBACK_KEYS):
-        return [] if is_unknown(entry) else [(where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}")]
     if is_unknown(entry):
         return []
+    if not isinstance(entry, Mapping) or set(entry) - set(FALLBACK_KEYS):
+        return [(where, f"{where} must be a map of {', '.join(FALLBACK_KEYS)}")]
     bad, shape = fallback_shape(where, entry, primary)
     if shape is None:
         return bad
@@ -216,13 +213,6 @@ def _model_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not local and not is_unknown(image) and not (isinstance(image, str) and image):
         return [("serving_image", "serving_image (the image that serves artifact_uri) is required with it")]
     return []
-
-
-def _images_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    images = props.get("images")
-    if is_unknown(images):
-        return []
-    return machines.images_failures(images if isinstance(images, str) else "", str(props.get("runner")))
 
 
 def _replica_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:

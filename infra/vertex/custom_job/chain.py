@@ -1,11 +1,5 @@
-"""A training job's capacity rules on typed values: the chain of shapes (each one's reservation, machine and
-Dynamic Workload Scheduler fit), the FLEX_START wait, the fallback regions and the capacity deadline.
-
-spec.py `validate` runs them on the shapes it reads from the props; the stack's configuration
-(infra/config/capacity.py) on the shapes it builds from its keys; a study's trials are CustomJobs and share
-them (tuning/spec.py). Every failure is (property, reason), the
-property as the CustomJob names it ("fallbacks[1]", "scheduling_strategy").
-"""
+"""A training job's (and its trials') capacity rules on typed values, run by spec.py `validate` and by the
+stack's configuration (infra/config/capacity.py); each failure names the CustomJob's field."""
 
 from __future__ import annotations
 
@@ -52,8 +46,7 @@ def chain_failures(chain: Chain, refused: Sequence[Failures] = ()) -> Failures:
 def primary_failures(chain: Chain) -> Failures:
     """The job's own shape: FLEX_START's rules (named scheduling_strategy) and its reservation."""
     primary = chain.primary
-    failures = flex_start_failures("scheduling_strategy", primary, chain)
-    return failures + reservation_failures(
+    return flex_start_failures("scheduling_strategy", primary, chain) + reservation_failures(
         "reservation_affinity", primary.reservation, primary.region or None, primary.scheduling_strategy
     )
 
@@ -67,9 +60,8 @@ def fallback_failures(where: str, shape: Shape, chain: Chain) -> Failures:
 
 
 def flex_start_failures(where: str, shape: Shape, chain: Chain) -> Failures:
-    """Dynamic Workload Scheduler's requirements (FLEX_START_ACCELERATORS' source) for the job on `shape`:
-    its GPU, one machine configuration in every pool (placement.shaped_pools gives the chief and every GPU
-    pool the shape's machine; the kept CPU pools keep theirs) and the timeout."""
+    """Dynamic Workload Scheduler's requirements (FLEX_START_ACCELERATORS' source) for the job on `shape`: its
+    GPU, one machine configuration in every pool (the kept CPU pools keep theirs) and the timeout."""
     if shape.scheduling_strategy != "FLEX_START":
         return []
     doc = f"see {placement.DWS_DOC}"

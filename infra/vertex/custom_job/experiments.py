@@ -1,19 +1,14 @@
 """Vertex AI Experiments: one experiment per stack, one experiment run per training job, made as Google's SDK
-makes them, so the console's Experiments view compares the stack's runs.
+makes them, so the console's Experiments view compares the stack's runs."""
 
-What google-cloud-aiplatform does (metadata/experiment_resources.py `Experiment.get_or_create`,
-metadata/experiment_run_resource.py `ExperimentRun.create`, jobs.py `CustomJob.submit`; read 2026-11-25):
-the project's `default` MetadataStore is got or created; the experiment is a Context of schema
-`system.Experiment` whose id is the experiment name; a run is a Context of schema `system.ExperimentRun` with
-id `<experiment>-<run>`, metadata `_params`, `_metrics`, `_state`, added to the experiment as a child
-context (AddContextChildren); the CustomJob names both contexts in `job_spec.experiment` / `experiment_run`.
-When the job ends the SDK sets the run's `_state`; `end_run` does that and fills `_params` (the chief's
-arguments) and `_metrics` (metrics.json's numbers) so the console compares the runs.
-Permissions (MetadataService reference, e.g. contexts.create needs `aiplatform.contexts.create`): the identity
-running Pulumi creates them and already holds roles/aiplatform.user (infra/bootstrap/roles.py); the job's own
-identity needs nothing more, since the trainer itself writes nothing to the experiment.
-The client is made per call through endpoints.py (VERTEX_AI_EMULATOR_HOST, else the regional endpoint).
-"""
+# As google-cloud-aiplatform makes them (metadata/experiment_resources.py `Experiment.get_or_create`,
+# metadata/experiment_run_resource.py `ExperimentRun.create`, jobs.py `CustomJob.submit`; read 2026-11-25):
+# the `default` MetadataStore, the experiment and its runs as Contexts (a run a child of its experiment),
+# named by the CustomJob's `job_spec.experiment` / `experiment_run`; the SDK sets a run's `_state` when the
+# job ends (end_run). Permissions (MetadataService reference, e.g. contexts.create needs
+# `aiplatform.contexts.create`): the identity running Pulumi creates them and already holds
+# roles/aiplatform.user (infra/bootstrap/roles.py); the job's own identity needs nothing more, since the
+# trainer itself writes nothing to the experiment.
 
 from __future__ import annotations
 
@@ -88,17 +83,17 @@ def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     experiment, run = props.get("experiment"), props.get("experiment_run")
     if is_unknown(experiment) or is_unknown(run):
         return []  # a preview: checked again with the values
-    failures = []
     if experiment is not None and (not isinstance(experiment, str) or not CONTEXT_ID.fullmatch(experiment)):
         reason = f"experiment must be 4-128 lowercase letters, digits or dashes, not {experiment!r}"
         return [("experiment", reason)]  # the run's name is checked against a valid one
+    failures = []
     if run is not None and not experiment:
         failures.append(("experiment_run", "experiment_run needs experiment"))
+    # A valid experiment and a run of these characters make a valid context id, if it fits the SDK's limit.
     elif run is not None and (
         not isinstance(run, str)
-        or not CONTEXT_ID.fullmatch(run_context_id(str(experiment), run) if run else "")
-        or len(run_context_id(str(experiment), run)) > MAX_RUN_CONTEXT_ID
         or not re.fullmatch(r"[a-z0-9-]+", run)
+        or len(run_context_id(str(experiment), run)) > MAX_RUN_CONTEXT_ID
     ):
         failures.append(
             (
@@ -124,14 +119,13 @@ def _get_or_create(
     client: aiplatform_v1.MetadataServiceClient, parent: str, context_id: str, context: aiplatform_v1.Context
 ) -> tuple[aiplatform_v1.Context, bool]:
     """The context, made when missing (ALREADY_EXISTS after a race counts as found); True: made now."""
-    try:
-        return client.get_context(name=f"{parent}/contexts/{context_id}"), False
-    except gexc.NotFound:
-        pass
+    name = f"{parent}/contexts/{context_id}"
+    with contextlib.suppress(gexc.NotFound):
+        return client.get_context(name=name), False
     try:
         return client.create_context(parent=parent, context=context, context_id=context_id), True
     except gexc.AlreadyExists:
-        return client.get_context(name=f"{parent}/contexts/{context_id}"), False
+        return client.get_context(name=name), False
 
 
 def _ensure_store(client: aiplatform_v1.MetadataServiceClient, project: str, region: str) -> None:
@@ -170,9 +164,8 @@ def _ensure(project: str, region: str, experiment: str, run: str | None, say: Ca
             display_name=experiment,
             schema_title=EXPERIMENT_SCHEMA,
             schema_version=SCHEMA_VERSION,
-            metadata={
-                "experiment_deleted": False
-            },  # the SDK's EXPERIMENT_METADATA: the console filters on it
+            # The SDK's EXPERIMENT_METADATA: the console filters on it.
+            metadata={"experiment_deleted": False},
         ),
     )
     if experiment_context.schema_title != EXPERIMENT_SCHEMA:
@@ -250,8 +243,7 @@ def end_run(
     try:
         client = _client(link.region)
         context = client.get_context(name=run_name)
-        metadata = dict(context.metadata)
-        metadata.update({"_params": dict(params), "_metrics": metrics, "_state": state})
+        metadata = {**dict(context.metadata), "_params": dict(params), "_metrics": metrics, "_state": state}
         _update_metadata(client, context, metadata)
     except Exception as exc:  # the experiment is a view of the run: it never fails it
         warn(f"could not update experiment run {run_name}: {type(exc).__name__}: {exc}")

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from infra.dynamic.polling import duration_text
 from infra.vertex.cost import pricing
-from infra.vertex.custom_job.metrics import read_metrics
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import spend
 from infra.vertex.lifecycle.outcome import Outcome, Ran
-from infra.vertex.lifecycle.output_files import model_dir
+from infra.vertex.lifecycle.output_files import join, model_dir, read_text
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
+
+METRICS_FILE = "metrics.json"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,10 +28,16 @@ class TrainingOutputs(Ran):
     metrics: dict[str, Any] | None = None
 
 
+def read_metrics(directory: str) -> dict[str, Any] | None:
+    """metrics.json in a model directory (a local path, or gs:// via Storage); None: the job wrote none."""
+    text = read_text(join(directory, METRICS_FILE))
+    value = None if text is None else json.loads(text)
+    return value if isinstance(value, dict) else None
+
+
 def run_outputs(placed: Placed, status: JobStatus, warn: Callable[[str], None]) -> TrainingOutputs:
-    """duration_seconds (all attempts), estimated_cost_usd (Vertex, list prices, each attempt at its shape:
-    the figure the dollar cap counts, spend.py; absent when some running time has no price), metrics
-    (succeeded). `placed`: the request on the shape the job `status` runs on."""
+    """The outputs of the job `status` on `placed`'s shape: running time (all attempts), cost at list prices
+    as the dollar cap counts it (spend.py; None when some time has no price), metrics once it succeeded."""
     models = model_dir(placed.request.common.output_dir)
     total = spend.spent(placed.rate, status) if placed.request.on_vertex else None
     metrics = None
@@ -61,12 +69,7 @@ def summary_line(outcome: Outcome[TrainingOutputs], ran: Placed) -> str:
         parts.append(" ".join(f"{k} {v:.4f}" for k, v in shown.items()))
     cost = own.estimated_cost_usd
     if cost is not None:
-        kind = ran.strategy
-        if own.estimated_cost_bound:
-            words = pricing.bound_words(kind) if kind in pricing.BELOW_ON_DEMAND else "on-demand prices"
-            parts.append(f"estimated cost at most USD {cost:.2f} ({words})")
-        else:
-            parts.append(f"estimated cost USD {cost:.2f} ({kind} list prices)")
+        parts.append(cost_words(cost, own.estimated_cost_bound, ran.strategy))
         capped = cost_cap.summary(outcome)
         if capped:
             parts.append(capped)
@@ -74,3 +77,11 @@ def summary_line(outcome: Outcome[TrainingOutputs], ran: Placed) -> str:
         unpriced = pricing.missing(ran.region or "", ran.pools, ran.strategy)
         parts.append(f"no cost estimate (no price for {', '.join(unpriced) or 'an item'})")
     return "; ".join(parts)
+
+
+def cost_words(cost: float, bound: bool | None, strategy: str) -> str:
+    """An estimate as a closing line says it: at most an on-demand bound, or at the shape's list prices."""
+    if bound:
+        words = pricing.bound_words(strategy) if strategy in pricing.BELOW_ON_DEMAND else "on-demand prices"
+        return f"estimated cost at most USD {cost:.2f} ({words})"
+    return f"estimated cost USD {cost:.2f} ({strategy} list prices)"

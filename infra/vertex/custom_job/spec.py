@@ -17,6 +17,7 @@ from infra.vertex.cost import limits
 from infra.vertex.custom_job import chain, experiments
 from infra.vertex.lifecycle import checks, restarts
 from infra.vertex.lifecycle.checks import KEY_LABEL
+from infra.vertex.lifecycle.props import SHARED_OUTPUTS
 from infra.vertex.lifecycle.request import Common
 
 # Inputs that change in place; every other input changes what the job computes, so it replaces the job.
@@ -76,20 +77,12 @@ INPUTS = (
     "image_sources",
 )
 OUTPUTS = (
-    "job_name",
-    "state",
-    "console_url",
+    *SHARED_OUTPUTS,
     "model_dir",
-    "create_time",
-    "start_time",
-    "end_time",
-    "error",
     "duration_seconds",
     "estimated_cost_usd",
     "estimated_cost_bound",
     "metrics",
-    "placement",
-    "attempts",
     "cost_cap_reached",
 )
 DEFAULTS: dict[str, Any] = {
@@ -123,8 +116,7 @@ def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
         out["scheduling_strategy"] = spot if is_unknown(spot) else placement.default_strategy(out)
     elif "spot" not in out and not is_unknown(out["scheduling_strategy"]):
         out["spot"] = out["scheduling_strategy"] == "SPOT"
-    for key, value in DEFAULTS.items():
-        out.setdefault(key, value)
+    out = {**DEFAULTS, **out}
     pools = out.get("worker_pools")
     if isinstance(pools, list):
         out["worker_pools"] = [
@@ -144,12 +136,7 @@ def job_key(props: Mapping[str, Any]) -> str:
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped."""
     failures = checks.common_failures(props, "base_output_dir", ("spot", "restart_on_worker_restart", "wait"))
-    runner = props.get("runner")
-
-    def known(key: str) -> bool:
-        return key in props and not is_unknown(props[key])
-
-    if known("max_restarts"):
+    if not is_unknown(props.get("max_restarts")):  # absent: the default, valid
         failures.extend(restarts.validation_failures(props))
     failures.extend(_strategy_failures(props))
     failures.extend(_region_failures(props))
@@ -169,7 +156,7 @@ def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
         for index, pool in enumerate(pools)
         # A whole pool still unknown during preview is skipped.
         if not (is_unknown(pool) and not isinstance(pool, Mapping))
-        for failure in _pool_failures(index, pool, require_command=runner == "local")
+        for failure in _pool_failures(index, pool, require_command=props.get("runner") == "local")
     ]
     # Shapes are checked on pools that are themselves valid (a fallback reshapes the chief). Where a GPU is
     # offered is not checked: Vertex judges at submission (capacity/gpu_regions.py warns at preview). A chain
@@ -298,9 +285,7 @@ def _pool_failures(index: int, pool: Any, require_command: bool) -> list[tuple[s
                 (f"{where}.replica_count", f"replica_count must be a positive integer, not {replicas!r}")
             )
     for key in ("machine_type", "image_uri"):
-        if key in pool and is_unknown(pool[key]):
-            continue
-        if not isinstance(pool.get(key), str) or not pool[key]:
+        if not is_unknown(pool.get(key)) and (not isinstance(pool.get(key), str) or not pool[key]):
             failures.append((f"{where}.{key}", f"{where}.{key} is required"))
     if known("command") and (
         not isinstance(pool["command"], list) or (require_command and not pool["command"])
@@ -328,8 +313,7 @@ def _pool_failures(index: int, pool: Any, require_command: bool) -> list[tuple[s
 
 
 def build_job(training: Training, key: str) -> aiplatform_v1.CustomJob:
-    """The CustomJob of a job's typed request on its shape (the lifecycle's Placed.body), labelled with the
-    job's key."""
+    """The CustomJob of a request on its shape (the lifecycle's Placed.body), labelled with the job's key."""
     common = training.common
     labels = {**common.labels, KEY_LABEL: key}
     return aiplatform_v1.CustomJob(
@@ -347,16 +331,16 @@ def custom_job_spec(training: Training) -> aiplatform_v1.CustomJobSpec:
     )
     if training.scheduling_strategy == "FLEX_START" and common.max_wait_seconds is not None:
         scheduling.max_wait_duration = duration_pb2.Duration(seconds=common.max_wait_seconds)
-    found = aiplatform_v1.CustomJobSpec(
+    experiment, run = link.names() if (link := training.link) is not None else ("", "")
+    return aiplatform_v1.CustomJobSpec(
         worker_pool_specs=[_pool_spec(pool) for pool in training.worker_pools],
         scheduling=scheduling,
         service_account=common.service_account,
         base_output_directory=aiplatform_v1.GcsDestination(output_uri_prefix=common.output_dir),
         tensorboard=common.tensorboard,
+        experiment=experiment,
+        experiment_run=run,
     )
-    link = training.link
-    found.experiment, found.experiment_run = link.names() if link is not None else ("", "")
-    return found
 
 
 def _pool_spec(pool: WorkerPool) -> aiplatform_v1.WorkerPoolSpec:
@@ -413,8 +397,7 @@ class WorkerPool:
 @dataclass(frozen=True)
 class Training:
     """A CustomJob's whole request (JobRequest.body), typed: its worker pools, scheduling and experiment link
-    beside the common part (identity, output directory, TensorBoard, FLEX_START wait); `on(shape)` puts it on
-    one shape of its chain."""
+    beside the common part; `on(shape)` puts it on one shape of its chain."""
 
     common: Common
     worker_pools: tuple[WorkerPool, ...]

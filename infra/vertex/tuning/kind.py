@@ -10,7 +10,7 @@ from infra.dynamic.polling import duration_text
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.cost import pricing
+from infra.vertex.custom_job.report import cost_words
 from infra.vertex.lifecycle import error_classes, waiting
 from infra.vertex.lifecycle.kind import Kind, Ticker
 from infra.vertex.lifecycle.outcome import Outcome, Ran
@@ -31,7 +31,7 @@ class TrialReporter:
     seen: tuple[Trial, ...] = field(default_factory=tuple)
 
     def tick(self, status: JobStatus) -> None:
-        trials = status.trials if isinstance(status, TuningStatus) else ()
+        trials = _trials(status)
         for trial in newly_finished(self.seen, trials):
             self.say(trial_line(trial, self.metric_id))
         self.seen = trials
@@ -121,9 +121,9 @@ class TuningJobKind(Kind[tuning_spec.Study, StudyOutputs]):
         """Trials, the best one, and duration and cost: the trials of this study, at its shape."""
         top = best(_trials(status), placed.request.body.goal)
         seconds = self.running_seconds(status)
-        # At the trials' shape in its own region; Spot/FLEX_START without a price of their own at the
-        # on-demand bound (pricing.shape_rate), said as a bound.
-        rate = placed.rate if placed.request.on_vertex else None
+        # At the trials' shape in its own region (None off Vertex); Spot/FLEX_START without a price of their
+        # own at the on-demand bound (pricing.shape_rate), said as a bound.
+        rate = placed.rate
         return StudyOutputs(
             trials=[t.to_output() for t in _trials(status)],
             best_trial=top.id if top else "",
@@ -149,10 +149,7 @@ class TuningJobKind(Kind[tuning_spec.Study, StudyOutputs]):
         cost = own.estimated_cost_usd
         if cost is not None:
             strategy = outcome.placement["scheduling_strategy"]
-            if own.estimated_cost_bound:
-                parts.append(f"estimated cost at most USD {cost:.2f} ({pricing.bound_words(strategy)})")
-            else:
-                parts.append(f"estimated cost USD {cost:.2f} ({strategy} list prices)")
+            parts.append(cost_words(cost, own.estimated_cost_bound, strategy))
         return "; ".join(parts)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:

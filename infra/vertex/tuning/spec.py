@@ -1,9 +1,5 @@
-"""Pure functions over a tuning job's props: defaults, validation, key and the Vertex HyperparameterTuningJob.
-
-The trial job is a CustomJob: its props are spec.py's (pools, identity, output dir, scheduling), validated and
-built by spec.py; this module adds the study (metric, goal, algorithm, parameters, trial counts).
-Parameter types, scale types and algorithms are aiplatform_v1's StudySpec names.
-"""
+"""Pure functions over a tuning job's props: defaults, validation, key and the Vertex HyperparameterTuningJob;
+the trial job is a CustomJob (custom_job/spec.py), the study's names are aiplatform_v1 StudySpec's."""
 
 from __future__ import annotations
 
@@ -72,10 +68,7 @@ MAX_DISCRETE_VALUES = 1000
 
 def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
     """The CustomJob defaults for the trial job, then the study's."""
-    out = spec.with_defaults(props)
-    for key, value in DEFAULTS.items():
-        out.setdefault(key, value)
-    return out
+    return {**DEFAULTS, **spec.with_defaults(props)}
 
 
 def job_key(props: Mapping[str, Any]) -> str:
@@ -85,17 +78,12 @@ def job_key(props: Mapping[str, Any]) -> str:
 
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped."""
-    trial = {k: v for k, v in props.items() if k not in STUDY_INPUTS}
-    unsupported = [
-        (key, f"{key} applies to a CustomJob, not to a tuning job's trials; remove it")
-        for key in ("max_cost_usd",)
-        if props.get(key) not in (None, [])
-    ]
-    return spec.validate(trial) + unsupported + _study_failures(props)
-
-
-def _known(props: Mapping[str, Any], key: str) -> bool:
-    return key in props and not is_unknown(props[key])
+    failures = spec.validate({k: v for k, v in props.items() if k not in STUDY_INPUTS})
+    if props.get("max_cost_usd") not in (None, []):
+        failures.append(
+            ("max_cost_usd", "max_cost_usd applies to a CustomJob, not to a tuning job's trials; remove it")
+        )
+    return failures + _study_failures(props)
 
 
 def _count(value: Any) -> bool:
@@ -104,25 +92,20 @@ def _count(value: Any) -> bool:
 
 def _study_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     failures: list[tuple[str, str]] = []
-    if _known(props, "metric_id") or "metric_id" not in props:
-        metric = props.get("metric_id")
-        if not isinstance(metric, str) or not _ID.fullmatch(metric):
-            failures.append(("metric_id", f"metric_id must be the reported metric's name, not {metric!r}"))
-    if _known(props, "goal") and props["goal"] not in GOALS:
-        failures.append(("goal", f"goal must be one of {', '.join(GOALS)}, not {props['goal']!r}"))
-    if _known(props, "algorithm") and props["algorithm"] not in ALGORITHMS:
-        failures.append(
-            ("algorithm", f"algorithm must be one of {', '.join(ALGORITHMS)}, not {props['algorithm']!r}")
-        )
+    metric = props.get("metric_id")
+    if not is_unknown(metric) and (not isinstance(metric, str) or not _ID.fullmatch(metric)):
+        failures.append(("metric_id", f"metric_id must be the reported metric's name, not {metric!r}"))
+    for key, allowed in (("goal", GOALS), ("algorithm", tuple(ALGORITHMS))):
+        if key in props and not is_unknown(props[key]) and props[key] not in allowed:
+            failures.append((key, f"{key} must be one of {', '.join(allowed)}, not {props[key]!r}"))
     counts: dict[str, int] = {}
     for key, minimum in (("max_trial_count", 1), ("parallel_trial_count", 1), ("max_failed_trial_count", 0)):
-        if not _known(props, key) and key in props:
+        if key in props and is_unknown(props[key]):
             continue
-        value = props.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            failures.append((key, f"{key} must be a whole number >= {minimum}, not {value!r}"))
+        if bad := checks.whole_number_value_failures(key, props.get(key), minimum):
+            failures += bad
         else:
-            counts[key] = value
+            counts[key] = props[key]
     if counts.get("parallel_trial_count", 0) > counts.get("max_trial_count", 10**9):
         failures.append(
             (
