@@ -132,14 +132,12 @@ def replaces(olds: Mapping[str, Any], changed: list[str]) -> list[str]:
 def cancel(
     status: JobStatus,
     placed: Placed,
-    cancel_job: Callable[[str], None],
-    wait: Callable[[JobStatus], JobStatus],
+    cancel_and_wait: Callable[[JobStatus], JobStatus],
     say: Callable[[str], None],
 ) -> JobStatus:
     """Cancel a job whose cost reached its cap and wait until it is terminal."""
     say(f"{status.name}: running cost reached max_cost_usd USD {cap_usd(placed):.2f}; cancelling it")
-    cancel_job(status.name)
-    ended = wait(status)
+    ended = cancel_and_wait(status)
     if not ended.terminal:
         raise JobError(
             f"Job {status.name} reached max_cost_usd and was cancelled, but is still {ended.state}; check "

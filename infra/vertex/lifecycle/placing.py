@@ -73,10 +73,8 @@ def _resubmit(kind: Kind, runner: Runner, ended: JobStatus, placed: Placed, say:
 
 
 def wait_shape(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> ShapeResult:
-    """Wait for one shape's job; resubmit a resumable job on this shape after a preemption while running.
-
-    Moves on (no error raised) after a stockout, a quota failure or a queue timeout; raises for any other end.
-    """
+    """Wait for one shape's job, resubmitted on this shape after a preemption while running (resumable); move
+    on (no error raised) after a stockout, a quota failure or a queue timeout; raise for any other end."""
     records: list[AttemptRecord] = []
 
     def record(ended: JobStatus, reason: str) -> None:
@@ -90,29 +88,25 @@ def wait_shape(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, sa
         try:
             status = waiting.wait_attempt(kind, runner, status, placed, say)
         except QueueTimeout as exc:
-            ended = exc.queued
-            record(ended, f"did not start within {waiting.queue_limit_name(placed)}; cancelled")
-            return ShapeResult(records, ended, move_on=True, error=exc)
+            record(exc.queued, f"did not start within {waiting.queue_limit_name(placed)}; cancelled")
+            return ShapeResult(records, exc.queued, move_on=True, error=exc)
         if status.state == "JOB_STATE_SUCCEEDED":
             record(status, "")
             return ShapeResult(records, status)
         if cost_cap.stopped(placed, status):
             record(status, "running cost reached max_cost_usd; cancelled")
             return ShapeResult(records, status)
-        if kind.resumable and restarts.may_restart(placed.request.max_restarts, status):
-            record(status, f"preempted while running: {status.error}")
-            resubmitted = _resubmit(kind, runner, status, placed, say)
-            if resubmitted is not None:
-                status = resubmitted
-                continue
-            raise _with(waiting.failure(kind, placed, status), records)
-        if waiting.never_started(placed, status):
-            record(status, waiting.flex_start_reason(placed, status))
-        else:
-            record(status, kind.ended_reason(status))
-        if waiting.gave_way(kind, status, placed):
-            return ShapeResult(records, status, move_on=True, error=waiting.failure(kind, placed, status))
-        raise _with(waiting.failure(kind, placed, status), records)
+        if not (kind.resumable and restarts.may_restart(placed.request.max_restarts, status)):
+            record(status, waiting.flex_start_reason(placed, status) or kind.ended_reason(status))
+            if waiting.gave_way(kind, status, placed):
+                return ShapeResult(records, status, move_on=True, error=waiting.failure(kind, placed, status))
+            break
+        record(status, f"preempted while running: {status.error}")
+        resubmitted = _resubmit(kind, runner, status, placed, say)
+        if resubmitted is None:
+            break
+        status = resubmitted
+    raise _with(waiting.failure(kind, placed, status), records)
 
 
 def _verdict(placed: Placed) -> limits.Verdict:
@@ -128,28 +122,22 @@ def _verdict(placed: Placed) -> limits.Verdict:
     return limits.judged(top, capped, request.allow_unpriced_shapes, strategy, placed.rate, missing)
 
 
+def _skip(placed: Placed, reason: str, error: JobError) -> ShapeResult:
+    """A shape given way without a job: its SKIPPED record, and the error if it was the only shape."""
+    record = AttemptRecord(placed.index, placed.shape, "", "SKIPPED", reason)
+    return ShapeResult([record], move_on=True, error=error)
+
+
 def _skipped(kind: Kind, placed: Placed) -> ShapeResult | None:
     """A shape the price limits rule out (its reason names the key: the move line says key, shape and why),
     or one the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
-    request = placed.request
     found_limit = _verdict(placed)
     if found_limit.skipped is not None:
         reason = limits.skip_reason(found_limit)
-        return ShapeResult(
-            [AttemptRecord(placed.index, placed.shape, "", "SKIPPED", reason)],
-            move_on=True,
-            error=JobError(
-                f"{kind.noun} {request.common.display_name}: {placed.shape.where()} skipped: {reason}"
-            ),
-        )
+        where = f"{kind.noun} {placed.request.common.display_name}: {placed.shape.where()}"
+        return _skip(placed, reason, JobError(f"{where} skipped: {reason}"))
     found = quota_shortfall(kind, placed)
-    if found is None:
-        return None
-    return ShapeResult(
-        [AttemptRecord(placed.index, placed.shape, "", "SKIPPED", found.reason)],
-        move_on=True,
-        error=JobError(found.message),
-    )
+    return None if found is None else _skip(placed, found.reason, JobError(found.message))
 
 
 def quota_shortfall(kind: Kind, placed: Placed) -> Shortfall | None:
@@ -181,10 +169,6 @@ def _with(error: JobError, records: list[AttemptRecord]) -> JobError:
     return error
 
 
-def _exhausted(message: str, last: list[JobStatus], tried: list[AttemptRecord]) -> JobError:
-    return _with(JobError(message, status=last[0] if last else None), tried)
-
-
 def place(
     kind: Kind, request: JobRequest, adopted: JobStatus | None, say: Say
 ) -> tuple[JobStatus, list[AttemptRecord], Placed]:
@@ -196,13 +180,13 @@ def place(
     job and every attempt's record.
     """
     pending = adopted
-    last: list[JobStatus] = []  # the last job that ended: the run an exhausted chain records
-    on: list[Placed] = []  # the request on the shape of the last attempt
+    last: JobStatus | None = None  # the last job that ended: the run an exhausted chain records
+    on: Placed | None = None  # the request on the shape of the last attempt
     spent = restarts.Attempt.of(adopted) if adopted is not None else restarts.Attempt(1, 0)
     carried = spend.Carried(0, 0)  # the cost of the attempts before the next submission
 
     def run(index: int, shape: Shape) -> ShapeResult:
-        nonlocal pending, spent, carried
+        nonlocal pending, spent, carried, last, on
         status, pending = pending, None
         if status is None:
             placed = request.on(shape, index)
@@ -222,37 +206,29 @@ def place(
                 reason = _refusal(kind, exc)
                 if reason is None:
                     raise
-                return ShapeResult(
-                    [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=exc
-                )
+                return _skip(placed, reason, exc)
         else:
             # Adopted: its own shape, whatever the chain says, in the region its name says.
             placed = request.on(attempts.job_shape(status, request)[1], index)
             runner = kind.runner(request, request.job_region(status.name))
-        on[:] = [placed]
+        on = placed
         if not request.wait:
             return ShapeResult([attempts.current_record(request, status)], status)
         result = wait_shape(kind, runner, status, placed, say)
-        last[:] = [result.status] if result.status is not None else last
+        last = result.status or last
         if kind.resumable and result.status is not None:
             spent = restarts.Attempt(1, int(restarts.Attempt.of(result.status).total_seconds(result.status)))
             carried = spend.after(placed.rate, result.status)
         return result
 
+    def exhausted(tried: list[AttemptRecord]) -> JobError:
+        advice = kind.capacity_advice(request)
+        message = attempts.exhausted_message(request, tried, kind.noun, kind.quota_words(), advice)
+        return _with(JobError(message, status=last), tried)
+
     start = 0 if adopted is None else attempts.resume_index(adopted, request)
     _index, result, records = attempts.try_shapes(
-        request.chain,
-        start,
-        run,
-        say,
-        lambda tried: _exhausted(
-            attempts.exhausted_message(
-                request, tried, kind.noun, kind.quota_words(), kind.capacity_advice(request)
-            ),
-            last,
-            tried,
-        ),
-        attempts.Deadline.of(request),
+        request.chain, start, run, say, exhausted, attempts.Deadline.of(request)
     )
-    assert result.status is not None  # a shape that did not give way ran a job
-    return result.status, records, on[0]
+    assert result.status is not None and on is not None  # a shape that did not give way ran a job
+    return result.status, records, on

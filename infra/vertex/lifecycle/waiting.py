@@ -154,24 +154,22 @@ def gave_way(kind: Kind, status: JobStatus, placed: Placed | None = None) -> boo
     """Ended for want of machines (a stockout, after Vertex's own retries), of quota, of a GPU not offered
     there, or expired before it ever ran; with the shape it ran on (`placed`), also a FLEX_START job that
     ended any way without starting (never_started): another shape may run."""
-    failed = status.state == "JOB_STATE_FAILED"
-    expired = status.state == "JOB_STATE_EXPIRED" and not status.start_time
-    quota = failed and error_classes.is_quota(status.error)
-    refused = failed and error_classes.not_offered(status.error) and not status.start_time
-    flex = placed is not None and never_started(placed, status)
+    failed, started = status.state == "JOB_STATE_FAILED", bool(status.start_time)
     return (
         restarts.lost_capacity(status)
-        or quota
-        or refused
-        or expired
-        or flex
+        or (failed and error_classes.is_quota(status.error))
+        or (failed and error_classes.not_offered(status.error) and not started)
+        or (status.state == "JOB_STATE_EXPIRED" and not started)
+        or (placed is not None and never_started(placed, status))
         or kind.gave_way_as_a_whole(status)
     )
 
 
 def flex_start_reason(placed: Placed, status: JobStatus) -> str:
-    """The attempt's reason for a FLEX_START job that ended without starting: no machines within its wait,
-    never the trainer's failure."""
+    """The attempt's reason for a FLEX_START job that ended without starting (never_started): no machines
+    within its wait, never the trainer's failure; "" for any other end."""
+    if not never_started(placed, status):
+        return ""
     said = f" ({status.error})" if status.error else ""
     return (
         f"Dynamic Workload Scheduler found no machines within {queue_limit_name(placed)}: the job ended "
@@ -247,13 +245,7 @@ def wait_attempt(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, 
         )
         status = poll(runner, status, interval, until, say, ticker)
         if not status.terminal and cost_cap.reached(placed, status):
-            return cost_cap.cancel(
-                status,
-                placed,
-                runner.cancel,
-                lambda s: poll(runner, s, interval, time.time() + CANCEL_WAIT_SECONDS, say),
-                say,
-            )
+            return cost_cap.cancel(status, placed, lambda s: cancel_and_wait(runner, s, interval, say), say)
         if not status.terminal and time.time() >= deadline(kind, status, placed):
             raise _cancel_overrun(kind, runner, status, placed, say)
     return status
