@@ -68,11 +68,13 @@ def whole_number_value_failures(key: str, value: object, minimum: int) -> Failur
     return []
 
 
+def _positive_failures(key: str, value: object, what: str = "a positive number") -> Failures:
+    """`value` (of `key`) that is not a positive number; `what`: how the message names one."""
+    return [] if _positive(value) else [(key, f"{key} must be {what}, not {value!r}")]
+
+
 def timeout_failures(value: object) -> Failures:
-    """A timeout_seconds that is not a positive number."""
-    if not _positive(value):
-        return [("timeout_seconds", f"timeout_seconds must be a positive number, not {value!r}")]
-    return []
+    return _positive_failures("timeout_seconds", value)
 
 
 def seconds_value_failures(key: str, value: object, zero: str) -> Failures:
@@ -121,24 +123,20 @@ def common_failures(
         failures.append(
             ("timeout_seconds", "timeout_seconds is required: the hard cap on the job's run time")
         )
-    if _known(props, "queue_timeout_seconds") and not _positive(props["queue_timeout_seconds"]):
-        queue = props["queue_timeout_seconds"]
-        failures.append(
-            ("queue_timeout_seconds", f"queue_timeout_seconds must be a positive number, not {queue!r}")
+    if _known(props, "queue_timeout_seconds"):
+        failures.extend(_positive_failures("queue_timeout_seconds", props["queue_timeout_seconds"]))
+    if _known(props, "poll_interval_seconds"):
+        failures.extend(
+            _positive_failures("poll_interval_seconds", props["poll_interval_seconds"], "positive")
         )
-    if _known(props, "poll_interval_seconds") and not _positive(props["poll_interval_seconds"]):
-        poll = props["poll_interval_seconds"]
-        failures.append(("poll_interval_seconds", f"poll_interval_seconds must be positive, not {poll!r}"))
     for flag in flags:
         if _known(props, flag) and not isinstance(props[flag], bool):
             failures.append((flag, f"{flag} must be true or false, not {props[flag]!r}"))
     if _known(props, "labels"):
         failures.extend(label_failures(props["labels"]))
-    cap = props.get("max_cost_usd")
-    if _known(props, "max_cost_usd") and not _positive(cap):
-        failures.append(
-            ("max_cost_usd", f"max_cost_usd must be a positive number of US dollars, not {cap!r}")
-        )
+    if _known(props, "max_cost_usd"):
+        dollars = "a positive number of US dollars"
+        failures.extend(_positive_failures("max_cost_usd", props["max_cost_usd"], dollars))
     region = props.get("region")
     if isinstance(region, str) and region:
         failures.extend(reservations.region_failures("region", region))

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from google.cloud import aiplatform_v1
 
@@ -90,10 +88,3 @@ def resubmission(job: aiplatform_v1.CustomJob, attempt: Attempt, remaining: int)
     again.labels[ATTEMPT_LABEL] = attempt.label
     again.job_spec.scheduling.timeout = datetime.timedelta(seconds=remaining)
     return again
-
-
-def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    value = props.get("max_restarts", DEFAULT_MAX_RESTARTS)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return [("max_restarts", f"max_restarts must be a whole number >= 0, not {value!r}")]
-    return []
