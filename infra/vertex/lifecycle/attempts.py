@@ -106,7 +106,6 @@ def exhausted_message(
 ) -> str:
     """One paragraph when every shape gave way: each attempt with its reason, how many passes round the chain
     were made (capacity_deadline_seconds), and what to do (`advice`; default: a training job's options)."""
-    project = request.project
     passes = max((r.passes for r in records), default=1)
     where: list[str | None] = list(dict.fromkeys(r.shape.region for r in records if r.shape.region))
     where = where or [request.region]
@@ -122,33 +121,18 @@ def exhausted_message(
         if passes > 1
         else ""
     )
+    advice = advice or (  # a training job's (or study's) options
+        f"request {quotas} for these shapes at {quota_page(request.project)} (new projects start at 0; Spot "
+        "and FLEX_START use the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other "
+        "machines or on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for "
+        f"{', '.join(sorted(FLEX_START_ACCELERATORS))}; {DWS_DOC}), allow a longer wait "
+        "(queueTimeoutSeconds, maxWaitSeconds), add regions (stack config key `fallbackRegions`), keep "
+        "trying for longer (capacityDeadlineSeconds), or point the job at a reservation "
+        "(reservationAffinity; docs/training-job-resource.md)."
+    )
     return (
         f"{kind} {request.common.display_name} could not get machines in {', '.join(map(str, where))}: every "
-        f"shape was tried.{rounds} {tried}. What to do: " + (advice or training_advice(quotas, project))
-    )
-
-
-def training_advice(quotas: str, project: object) -> str:
-    """What a training job (or study) that could not get machines can do."""
-    return (
-        f"request {quotas} for these "
-        f"shapes at {quota_page(project)} (new projects start at 0; Spot and FLEX_START use "
-        "the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "
-        "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for "
-        f"{', '.join(sorted(FLEX_START_ACCELERATORS))}; {DWS_DOC}), allow a longer wait "
-        "(queueTimeoutSeconds, maxWaitSeconds), "
-        "add regions (stack config key `fallbackRegions`), keep trying for longer "
-        "(capacityDeadlineSeconds), or point the job at a reservation (reservationAffinity; "
-        "docs/training-job-resource.md)."
-    )
-
-
-def still_live_message(status: JobStatus, waited_seconds: float, kind: str = "Training job") -> str:
-    """Why no other shape is tried: the job cancelled at its queue limit has not ended yet."""
-    return (
-        f"{kind} {status.name} was cancelled at its queue limit but is still {status.state} "
-        f"{waited_seconds:.0f}s later, so no other shape was submitted (two jobs would share its checkpoints "
-        f"and both be billed). Check {status.console_url}; once it has ended, run `pulumi up` again."
+        f"shape was tried.{rounds} {tried}. What to do: {advice}"
     )
 
 

@@ -61,11 +61,11 @@ def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
 
 def explain(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) -> JobError:
     """A JobError telling the user what the permanent API error means and what to do about it."""
+    return JobError(_explanation(exc, what, project, region), exc)
+
+
+def _explanation(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) -> str:
     message = exc.message or str(exc)
-    return JobError(_explanation(exc, message, what, project, region), exc)
-
-
-def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project: str, region: str) -> str:
     if is_rate_limit(exc):
         return (
             f"{what} was rate limited {retries.RETRY_ATTEMPTS} times in a row (429 RESOURCE_EXHAUSTED): "

@@ -75,7 +75,7 @@ class Outcome(Generic[OwnT]):
         """The outcome an engine's outputs dict of a job of `kind` holds (this or an earlier version's)."""
         return cls(
             inputs={k: outputs[k] for k in kind.input_names if k in outputs},
-            status=JobStatus(**{attr: str(outputs.get(key) or "") for key, attr in SHARED.items()}),
+            status=JobStatus(**_shared(outputs)),
             own=kind.outputs_type.stored(outputs),
             placement=outputs.get("placement") or {},
             attempts=tuple(outputs.get("attempts") or ()),
@@ -98,3 +98,7 @@ class Outcome(Generic[OwnT]):
             "attempts": [dict(a) for a in self.attempts],
             **self.own.as_outputs(),
         }
+
+
+def _shared(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    return {attr: str(outputs.get(key) or "") for key, attr in SHARED.items()}

@@ -157,10 +157,9 @@ class JobRequest(Generic[B]):
     def ceilings(self) -> tuple[float | None, ...]:
         """Each shape's hourly ceiling, in chain order: its fallback entry's max_hourly_usd, else the job's
         (cost/limits.py ceiling_of); None: no ceiling."""
-        chain = self.chain
         return tuple(
-            limits.ceiling_of(self.max_hourly_usd, self.fallbacks, index, chain)
-            for index in range(len(chain))
+            limits.ceiling_of(self.max_hourly_usd, self.fallbacks, index, self.chain)
+            for index in range(len(self.chain))
         )
 
     @cached_property

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from infra.dynamic.polling import poll_until
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import quota_page
-from infra.vertex.lifecycle import attempts, error_classes, restarts
 from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import error_classes, restarts
 from infra.vertex.lifecycle.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.lifecycle.kind import Kind, Runner, Ticker
 from infra.vertex.lifecycle.request import Placed
@@ -182,11 +182,6 @@ def queue_limit_name(placed: Placed) -> str:
     return f"{key}={queue_limit_seconds(placed)}"
 
 
-def _wait_key(placed: Placed) -> str:
-    """The stack config key that sets how long this job may wait to start."""
-    return "maxWaitSeconds" if placed.flex_start else "queueTimeoutSeconds"
-
-
 def _machines(pool: Pool) -> str:
     kind = pool.accelerator_type
     gpus = f" + {pool.accelerator_count} x {kind}" if kind else ""
@@ -203,6 +198,7 @@ def overrun_message(kind: Kind, placed: Placed, status: JobStatus) -> str:
         )
     pools = ", ".join(_machines(pool) for pool in placed.pools)
     project, spot = placed.request.project, placed.spot
+    wait_key = "maxWaitSeconds" if placed.flex_start else "queueTimeoutSeconds"  # the stack config key
     return (
         f"{job} did not start within {queue_limit_name(placed)} and was "
         f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
@@ -211,7 +207,7 @@ def overrun_message(kind: Kind, placed: Placed, status: JobStatus) -> str:
         f"{quota_page(project)}, try other regions (stack "
         "config key fallbackRegions)"
         f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "
-        f"a longer wait with the stack config key {_wait_key(placed)}. Details: {status.console_url}"
+        f"a longer wait with the stack config key {wait_key}. Details: {status.console_url}"
     )
 
 
@@ -226,7 +222,12 @@ def _cancel_overrun(kind: Kind, runner: Runner, status: JobStatus, placed: Place
     ended = cancel_and_wait(runner, status, placed.request.poll_interval_seconds, say)
     if not ended.terminal:
         # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
-        return JobError(attempts.still_live_message(ended, CANCEL_WAIT_SECONDS, kind.noun))
+        return JobError(
+            f"{kind.noun} {ended.name} was cancelled at its queue limit but is still {ended.state} "
+            f"{CANCEL_WAIT_SECONDS:.0f}s later, so no other shape was submitted (two jobs would share its "
+            f"checkpoints and both be billed). Check {ended.console_url}; once it has ended, run `pulumi up` "
+            "again."
+        )
     if ended.start_time:  # it may have started between the last poll and the cancel
         return JobError(overrun_message(kind, placed, ended), status=ended)
     return QueueTimeout(overrun_message(kind, placed, ended), ended)
