@@ -1,10 +1,5 @@
-"""The attempts of one job across its chain of shapes: the loop that tries them, the records it keeps, and
-the lines and paragraph it says.
-
-`try_shapes` asks a caller-supplied `run` to place each shape in turn and moves on while a shape gives way (no
-quota, a stockout, still queued at its deadline); with `capacity_deadline_seconds` it goes round the whole
-chain again after a backoff until the deadline. The records are the contract's `attempts` outputs.
-"""
+"""The attempts of one job across its chain of shapes: the loop that tries them (`try_shapes`), the records it
+keeps (the contract's `attempts` outputs), and the lines and paragraph it says."""
 
 from __future__ import annotations
 
@@ -33,9 +28,8 @@ BACKOFF_JITTER = 0.2
 
 
 def job_shape(status: JobStatus, request: JobRequest) -> tuple[int, Shape]:
-    """The shape a job ran on, from the job itself (its region from its resource name, else the home
-    region); the index is its attempt label's (which shape of the chain it was submitted as). Only a job that
-    carries no shape is looked up by that index in the current chain."""
+    """The shape a job ran on, from the job itself (else the home region), and its attempt label's index;
+    only a job that carries no shape is looked up by that index in the current chain."""
     chain = request.chain
     index = min(Attempt.of(status).shape, len(chain) - 1)
     found = status.shape
@@ -70,10 +64,8 @@ class AttemptRecord:
 
 @dataclass
 class ShapeResult:
-    """What running one shape gave: its records, the last job's status, and whether to try the next shape.
-
-    `error` is what to raise when this shape's failure is final, or when it was the only shape.
-    """
+    """What running one shape gave: its records, the last job's status, whether to try the next shape, and
+    the `error` to raise when this shape's failure is final, or when it was the only shape."""
 
     records: list[AttemptRecord]
     status: JobStatus | None = None
@@ -161,8 +153,8 @@ class Deadline:
     draw: Callable[[float, float], float] = random.uniform
 
     @classmethod
-    def of(cls, request: JobRequest, **kwargs: Any) -> Deadline:
-        return cls(request.capacity_deadline_seconds, **kwargs)
+    def of(cls, request: JobRequest) -> Deadline:
+        return cls(request.capacity_deadline_seconds)
 
 
 def try_shapes(
@@ -173,15 +165,9 @@ def try_shapes(
     exhausted: Callable[[list[AttemptRecord]], Exception],
     deadline: Deadline | None = None,
 ) -> tuple[int, ShapeResult, list[AttemptRecord]]:
-    """Run chain[start:] in order until a shape does not give way; return its index, result and all records.
-
-    Shapes run one at a time: `run` returns only once its job has ended or given way, so two jobs are never
-    live. When every shape gave way and `deadline` leaves time, the chain is run again from its first shape
-    after backoff_seconds (one line per pass), while the next pass can start before the deadline.
-    A final failure raises that shape's error; so does a chain of one shape that gave way on a single pass
-    (nothing else was tried); otherwise giving way on every shape raises `exhausted(records)` (each record
-    carries its pass number: exhausted_message counts them).
-    """
+    """Run chain[start:] in order until a shape does not give way; return its index, result and all records;
+    while `deadline` leaves time, go round the whole chain again after backoff_seconds."""
+    # One shape at a time: `run` returns once its job has ended or given way, so two jobs are never live.
     deadline = deadline or Deadline()
     ends = deadline.clock() + deadline.seconds
     records: list[AttemptRecord] = []
@@ -206,6 +192,7 @@ def try_shapes(
         say(pass_line(passes, len(chain) - start, gap, left))
         deadline.sleep(gap)
         start = 0
+    # A chain of one shape that gave way on one pass raises that shape's own error: nothing else was tried.
     if passes == 1 and len(chain) - start == 1 and result.error is not None:
         result.error.records = records
         raise result.error

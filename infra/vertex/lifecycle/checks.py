@@ -1,9 +1,5 @@
-"""The checks every job kind runs on its props before anything is created, and the key label.
-
-A kind's spec module calls `common_failures` with where its output goes, then adds its own checks; every
-failure is (property, reason), and a preview's unknown values are skipped. The messages name the property so
-a stack error can name the config key.
-"""
+"""The checks every job kind runs on its props before anything is created, and the key label. A failure is
+(property, reason), so that a stack error can name the config key; a preview's unknown values are skipped."""
 
 from __future__ import annotations
 

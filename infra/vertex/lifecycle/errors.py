@@ -19,11 +19,8 @@ T = TypeVar("T")
 
 
 class JobError(ProviderError):
-    """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request.
-
-    `status`: the job that ended without succeeding (terminal), when there is one, and `records` every
-    attempt that led there (attempts.AttemptRecord): the run is recorded before the error is raised.
-    """
+    """A job failed, was cancelled, expired or overran; or the API refused a request. `status`: the job that
+    ended, if any; `records`: every attempt that led there (the run is recorded before it is raised)."""
 
     def __init__(
         self,

@@ -1,6 +1,5 @@
-"""The dynamic provider of every Vertex job kind (provider.py, tuning_provider.py, batch_provider.py: `kind`
-set, pickled by reference): the boundary, where the engine's props are parsed once into a JobRequest and the
-engine's outputs are made once from an Outcome."""
+"""The dynamic provider of every job kind (provider.py, tuning_provider.py, batch_provider.py: pickled by
+reference, `kind` set): the boundary, where props are parsed once and outputs made once from an Outcome."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""A job's output directories, and small files in them, on a local path or gs:// (Cloud Storage, honouring
-STORAGE_EMULATOR_HOST).
-
-The storage client is made per call and never kept: the providers hold no clients between calls, and the
-`infra.runs` command reads with the caller's Application Default Credentials.
-"""
+"""A job's output directories, and small files in them, on a local path or gs:// (STORAGE_EMULATOR_HOST too).
+A storage client is made per call: providers hold no clients, and `infra.runs` reads with the caller's ADC."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
 """Placing a job of any kind: its primary shape, else each fallback in turn; a Spot preemption resubmits it.
-
-A shape whose quota cannot hold the job, or that the job's price limits rule out (no price under a dollar
-cap, above its hourly ceiling: cost/limits.py), is skipped without a request, and one Vertex refuses to
-create (its quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that
-stocks out, hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives
-way to the next shape (attempts.try_shapes). Each move is one stderr line; when every shape gave way, one
-paragraph. Never two live jobs: the next shape is submitted only once the last job is terminal.
-"""
+Never two live jobs: the next shape is submitted only once the last job is terminal."""
 
 from __future__ import annotations
 
@@ -150,9 +143,8 @@ def quota_shortfall(kind: Kind, placed: Placed) -> Shortfall | None:
 
 
 def _refusal(kind: Kind, exc: JobError) -> str | None:
-    """Why Vertex refused to create the job on this shape when another shape may be accepted: a training
-    quota, or the shape's GPU not offered there (Vertex judges where a GPU is offered, not our dated table:
-    capacity/gpu_regions.py); None for any other refusal (it is final)."""
+    """Why Vertex refused the job on this shape when another may be accepted (a training quota, its GPU not
+    offered there: Vertex judges that, not our dated table capacity/gpu_regions.py); None: final."""
     api = exc.api_error
     if api is None:
         return None
@@ -172,13 +164,8 @@ def _with(error: JobError, records: list[AttemptRecord]) -> JobError:
 def place(
     kind: Kind, request: JobRequest, adopted: JobStatus | None, say: Say
 ) -> tuple[JobStatus, list[AttemptRecord], Placed]:
-    """Run the job on its primary shape, else on each fallback in turn (from an adopted job's shape on), in
-    the shape's own region; round the whole chain again until capacity_deadline_seconds.
-
-    Without `wait`, the first job submitted is the answer. Each attempt places the request on its shape once
-    (request.on): everything that attempt does reads that one Placed, and the last one is returned with the
-    job and every attempt's record.
-    """
+    """Run the job on each shape of its chain in turn (from an adopted job's shape on) until one does not give
+    way; return its job (without `wait`: the first submitted), every attempt's record and its Placed."""
     pending = adopted
     last: JobStatus | None = None  # the last job that ended: the run an exhausted chain records
     on: Placed | None = None  # the request on the shape of the last attempt

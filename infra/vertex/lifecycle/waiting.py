@@ -85,10 +85,8 @@ def poll(
     say: Say,
     ticker: Ticker | None = None,
 ) -> JobStatus:
-    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr.
-
-    `ticker` prints the job's new log lines, heartbeat or finished trials after each poll.
-    """
+    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr, and
+    `ticker` the job's new log lines, heartbeat or finished trials after each poll."""
 
     def read(before: JobStatus) -> JobStatus:
         current = runner.get(before.name)
@@ -118,11 +116,11 @@ def poll(
 def failure(kind: Kind, placed: Placed, status: JobStatus) -> JobError:
     """The error for a job that ended without succeeding: its error, the kind's details, a hint, the link."""
     error = status.error or "no error message was reported"
-    hint = ""
     request = placed.request
-    if request.on_vertex:
-        where = placed.region or ""
-        hint = job_failure_hint(error, request.project or "", where, placed.spot, kind.quota_words())
+    project, region = request.project or "", placed.region or ""
+    hint = (
+        job_failure_hint(error, project, region, placed.spot, kind.quota_words()) if request.on_vertex else ""
+    )
     return JobError(
         f"{kind.noun} {status.name} ({request.common.display_name}) ended {status.state}: {error}"
         f"{kind.failure_details(status)} {hint + ' ' if hint else ''}Details and logs: {status.console_url}",
@@ -151,9 +149,8 @@ def never_started(placed: Placed, status: JobStatus) -> bool:
 
 
 def gave_way(kind: Kind, status: JobStatus, placed: Placed | None = None) -> bool:
-    """Ended for want of machines (a stockout, after Vertex's own retries), of quota, of a GPU not offered
-    there, or expired before it ever ran; with the shape it ran on (`placed`), also a FLEX_START job that
-    ended any way without starting (never_started): another shape may run."""
+    """Ended for want of machines (a stockout, after Vertex's own retries), quota or a GPU offered there, or
+    expired before it ran; with `placed`, also a FLEX_START job that never started: another shape may run."""
     failed, started = status.state == "JOB_STATE_FAILED", bool(status.start_time)
     return (
         restarts.lost_capacity(status)
