@@ -1,13 +1,12 @@
 """The dollar cap of a job (`max_cost_usd`): when its running cost reaches the cap, the job is cancelled.
 
-Running cost = every attempt's running time at the list price of the shape it ran on (spend.py, prices
-from pricing.py): what Vertex bills for machines, not disk or storage. Nothing bills while
-a job is queued. The cancelled job's checkpoints stay in its output directory, so `pulumi up` with a larger
-cap replaces it with a job that resumes from them; the new cap is a fresh allowance for the new run (what the
-capped run spent is not subtracted). A shape without a price is not run under a cap (limits.py skips it)
-unless allow_unpriced_shapes, and then its time is not counted (check and submit_note say so); a Spot or
-FLEX_START shape without a price of its own counts at the same shape's on-demand price, an upper bound
-(pricing.shape_rate), so the cap holds on it and may stop it early, never late.
+Running cost = every attempt's running time at the list price of the shape it ran on (spend.py, prices from
+pricing.py): what Vertex bills for machines, not disk or storage; nothing bills while a job is queued. The
+cancelled job's checkpoints stay in its output directory, so `pulumi up` with a larger cap replaces it with a
+job that resumes from them; the new cap is a fresh allowance. A shape without a price is not run under a cap
+(limits.py skips it) unless allow_unpriced_shapes, and then its time is not counted (check and submit_note say
+so); a Spot or FLEX_START shape without a price of its own counts at the same shape's on-demand price, an
+upper bound (pricing.shape_rate): the cap may stop it early, never late.
 """
 
 from __future__ import annotations

@@ -1,19 +1,18 @@
 """Submitting a job again when Spot preemption took its machines while it ran, boundedly.
 
-What Vertex does (cloud.google.com/vertex-ai/docs/training/understanding-training-service, "Restart
-workers during the training job"): a worker whose VM goes away is restarted on another VM; a worker that keeps
-dying is restarted up to 5 times, then the whole job is retried up to 3 times and finally fails. For Spot VMs
+What Vertex does (cloud.google.com/vertex-ai/docs/training/understanding-training-service, "Restart workers
+during the training job"): a worker whose VM goes away is restarted on another VM; a worker that keeps dying
+is restarted up to 5 times, then the whole job is retried up to 3 times and finally fails. For Spot VMs
 (cloud.google.com/vertex-ai/docs/predictions/use-spot-vms, "Preemption handling"): "When Spot VMs are
 preempted, the ... job fails with a STOCKOUT error". So a preemption that Vertex does not absorb ends the job
-FAILED with a stockout/preemption message. A job that had started (it has a start_time) is submitted again
-on the same shape, and resumes from the checkpoint directory because it has the same base_output_dir. A job
-that never started stocked out: Vertex already retried it, so the provider moves to the next shape instead
-(placement.py).
+FAILED with a stockout/preemption message. A job that had started (it has a start_time) is submitted again on
+the same shape, and resumes from the checkpoint directory because it has the same base_output_dir. A job that
+never started stocked out: Vertex already retried it, so placing.py moves it to the next shape.
 
 Every attempt carries the job's key label (so an interrupted `pulumi up` adopts the live attempt; failed ones
 are never adoptable) and ATTEMPT_LABEL = "<attempt on this shape>-<running seconds of the earlier attempts>"
-plus "-<shape index>" on a fallback shape, so the total running time and the shape survive a provider
-restart without any other record.
+plus "-<shape index>" on a fallback shape, so the total running time and the shape survive a provider restart
+without any other record.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""run.json: what a finished training job or study was, kept beside its outputs so every run stays comparable.
+"""run.json: what a finished job was, kept beside its outputs so every run stays comparable.
 
-`record` is a pure function of what the job ended with (outcome.py); `keep` writes it into the run's output
-directory (local or gs://) and never fails the job: a write error is one warning line.
 What a record leaves out, on purpose: every pool's `env` (a user may pass a token there) and the other pools'
 args (the chief's say what was trained). The runtime service account is kept: it is an identity's name, not a
 credential, and says who ran the job.
