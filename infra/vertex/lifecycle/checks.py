@@ -146,13 +146,9 @@ def label_failures(
     if not isinstance(labels, Mapping):
         return [("labels", "labels must be a map of strings")]
     failures = []
-    if len(labels) > MAX_LABELS - len(reserved):
-        failures.append(
-            (
-                "labels",
-                f"at most {MAX_LABELS - len(reserved)} labels (the provider adds {', '.join(reserved)})",
-            )
-        )
+    most = MAX_LABELS - len(reserved)
+    if len(labels) > most:
+        failures.append(("labels", f"at most {most} labels (the provider adds {', '.join(reserved)})"))
     for key, value in labels.items():
         if is_unknown(value):
             continue

@@ -126,9 +126,7 @@ def job_failure_hint(
         else ""
     )
     return (
-        f"This looks like missing quota or capacity for the job's machines in {region}: check "
-        f"{quotas} at "
-        f"{quota_page(project)} and request more, or try "
-        "other regions (stack config key fallbackRegions) or a smaller machine / fewer accelerators."
-        f"{spot_hint}"
+        f"This looks like missing quota or capacity for the job's machines in {region}: check {quotas} at "
+        f"{quota_page(project)} and request more, or try other regions (stack config key fallbackRegions) or "
+        f"a smaller machine / fewer accelerators.{spot_hint}"
     )

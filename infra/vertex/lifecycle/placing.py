@@ -61,8 +61,7 @@ def _resubmit(kind: Kind, runner: Runner, ended: JobStatus, placed: Placed, say:
         f"resumes from the checkpoints in {request.common.output_dir}"
     )
     time.sleep(delay)
-    carried = spend.after(placed.rate, ended)
-    return submit(kind, runner, placed, attempt, carried, say)
+    return submit(kind, runner, placed, attempt, spend.after(placed.rate, ended), say)
 
 
 def wait_shape(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> ShapeResult:

@@ -197,12 +197,10 @@ def overrun_message(kind: Kind, placed: Placed, status: JobStatus) -> str:
     project, spot = placed.request.project, placed.spot
     wait_key = "maxWaitSeconds" if placed.flex_start else "queueTimeoutSeconds"  # the stack config key
     return (
-        f"{job} did not start within {queue_limit_name(placed)} and was "
-        f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
-        f"region {placed.region}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
-        f"Fix: request {kind.quota_words()} at "
-        f"{quota_page(project)}, try other regions (stack "
-        "config key fallbackRegions)"
+        f"{job} did not start within {queue_limit_name(placed)} and was cancelled (now {status.state}). "
+        f"Likely cause: no free quota for {pools} in project {project}, region {placed.region}"
+        f"{' or no Spot VM capacity there (spot: true)' if spot else ''}. Fix: request {kind.quota_words()} "
+        f"at {quota_page(project)}, try other regions (stack config key fallbackRegions)"
         f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "
         f"a longer wait with the stack config key {wait_key}. Details: {status.console_url}"
     )
