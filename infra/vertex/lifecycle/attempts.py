@@ -30,12 +30,10 @@ BACKOFF_JITTER = 0.2
 def job_shape(status: JobStatus, request: JobRequest) -> tuple[int, Shape]:
     """The shape a job ran on, from the job itself (else the home region), and its attempt label's index;
     only a job that carries no shape is looked up by that index in the current chain."""
-    chain = request.chain
-    index = min(Attempt.of(status).shape, len(chain) - 1)
-    found = status.shape
-    if found is None:
-        return index, chain[index]
-    return index, replace(found, region=found.region or request.home)
+    index = min(Attempt.of(status).shape, len(request.chain) - 1)
+    if status.shape is None:
+        return index, request.chain[index]
+    return index, replace(status.shape, region=status.shape.region or request.home)
 
 
 def resume_index(status: JobStatus, request: JobRequest) -> int:

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from infra.dynamic.polling import duration_text
-from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import restarts, spend
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.outcome import Outcome
@@ -64,8 +63,7 @@ def submit_note(placed: Placed, carried: spend.Carried) -> str | None:
             "has really spent the cap"
         )
     if found is None:
-        region, project = placed.region or "", placed.request.project
-        missing = pricing.missing(region, placed.pools, placed.strategy, project)
+        missing = placed.unpriced_items()
         return (
             f"max_cost_usd USD {cap:.2f} is not enforced while the job runs on this shape: no price for "
             f"{', '.join(missing) or 'an item'} (its running time is not counted toward the cap)"

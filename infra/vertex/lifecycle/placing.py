@@ -10,7 +10,7 @@ from google.api_core import exceptions as gexc
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import Shortfall, shortfall
-from infra.vertex.cost import limits, pricing
+from infra.vertex.cost import limits
 from infra.vertex.lifecycle import attempts, error_classes, restarts, spend, waiting
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult
@@ -107,11 +107,9 @@ def _verdict(placed: Placed) -> limits.Verdict:
     request = placed.request
     if not request.on_vertex:
         return limits.Verdict(None, ())  # a local run bills nothing (and must not look for a price catalog)
-    region, pools, strategy = placed.region or "", placed.pools, placed.strategy
-    missing = lambda: pricing.missing(region, pools, strategy, request.project)  # noqa: E731
-    capped = request.max_cost_usd is not None
-    top = request.ceilings[placed.index]
-    return limits.judged(top, capped, request.allow_unpriced_shapes, strategy, placed.rate, missing)
+    capped, top = request.max_cost_usd is not None, request.ceilings[placed.index]
+    allowed = request.allow_unpriced_shapes
+    return limits.judged(top, capped, allowed, placed.strategy, placed.rate, placed.unpriced_items)
 
 
 def _skip(placed: Placed, reason: str, error: JobError) -> ShapeResult:

@@ -233,3 +233,7 @@ class Placed(Generic[B]):
         if not self.request.on_vertex:
             return None
         return pricing.shape_rate(self.region or "", self.pools, self.strategy, self.request.project)
+
+    def unpriced_items(self) -> list[str]:
+        """The items of this shape's machines that have no price (pricing.missing)."""
+        return pricing.missing(self.region or "", self.pools, self.strategy, self.request.project)

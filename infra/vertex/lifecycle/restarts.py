@@ -66,8 +66,7 @@ class Attempt:
 
 def may_restart(allowed: int, ended: JobStatus) -> bool:
     """A job that ran, then lost its machines, within `allowed` restarts (max_restarts) on this shape."""
-    started = bool(ended.start_time)
-    return started and lost_capacity(ended) and Attempt.of(ended).number <= allowed
+    return bool(ended.start_time) and lost_capacity(ended) and Attempt.of(ended).number <= allowed
 
 
 def remaining_seconds(timeout_seconds: float, attempt: Attempt) -> int:

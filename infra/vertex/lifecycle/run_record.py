@@ -61,12 +61,11 @@ def record(outcome: Outcome[Any], kind: RecordKind) -> dict[str, Any]:
     """The run.json of a job of `kind` that ended with `outcome`."""
     outputs = outcome.as_outputs()
     chief = (outputs.get("worker_pools") or [{}])[0]
-    keys = RUN_OUTPUTS + kind.record_outputs
     return {
         "record_version": RECORD_VERSION,
         "kind": kind.record_kind,
         "stack": (outputs.get("labels") or {}).get(STACK_LABEL, ""),
-        **{k: outputs[k] for k in keys if outputs.get(k) is not None},
+        **{k: outputs[k] for k in RUN_OUTPUTS + kind.record_outputs if outputs.get(k) is not None},
         "image": chief.get("image_uri", ""),
         "command": list(chief.get("command") or []),
         "args": [str(arg) for arg in chief.get("args") or []],

@@ -46,8 +46,7 @@ def queue_limit_seconds(placed: Placed) -> float:
 def queue_deadline_seconds(placed: Placed) -> float:
     """When the provider cancels a job that has not started, after its creation: its queue limit, plus
     grace for FLEX_START, so that Vertex, not the provider, ends a Dynamic Workload Scheduler wait."""
-    grace = FLEX_START_WAIT_GRACE_SECONDS if placed.flex_start else 0.0
-    return queue_limit_seconds(placed) + grace
+    return queue_limit_seconds(placed) + (FLEX_START_WAIT_GRACE_SECONDS if placed.flex_start else 0.0)
 
 
 class QueueTimeout(JobError):
