@@ -70,11 +70,8 @@ def wait_shape(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, sa
     records: list[AttemptRecord] = []
 
     def record(ended: JobStatus, reason: str) -> None:
-        records.append(
-            AttemptRecord(
-                placed.index, placed.shape, ended.name, ended.state, reason, kind.running_seconds(ended)
-            )
-        )
+        seconds = kind.running_seconds(ended)
+        records.append(AttemptRecord(placed.index, placed.shape, ended.name, ended.state, reason, seconds))
 
     while True:
         try:

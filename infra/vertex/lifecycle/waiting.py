@@ -179,8 +179,7 @@ def queue_limit_name(placed: Placed) -> str:
 
 
 def _machines(pool: Pool) -> str:
-    kind = pool.accelerator_type
-    gpus = f" + {pool.accelerator_count} x {kind}" if kind else ""
+    gpus = f" + {pool.accelerator_count} x {pool.accelerator_type}" if pool.accelerator_type else ""
     return f"{pool.replica_count} x {pool.machine_type}{gpus}"
 
 
