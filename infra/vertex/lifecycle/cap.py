@@ -79,10 +79,9 @@ def submit_note(placed: Placed, carried: spend.Carried) -> str | None:
 def paragraph(placed: Placed, status: JobStatus) -> str:
     """The one paragraph that says the cap stopped the job, what it spent and how to go on."""
     total, carried = spend.spent(placed.rate, status), spend.Carried.of(status)
-    seconds = Attempt.of(status).total_seconds(status)
-    earlier = ""
-    if carried.attempts:
-        earlier = f"USD {carried.usd:.2f} for {carried.attempts} earlier attempt(s), then "
+    earlier = (
+        f"USD {carried.usd:.2f} for {carried.attempts} earlier attempt(s), then " if carried.attempts else ""
+    )
     rate = placed.rate.text() if placed.rate is not None else "no list price"
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
     counted = "at most " if total.bound else ""
@@ -100,7 +99,7 @@ def paragraph(placed: Placed, status: JobStatus) -> str:
         f"running cost reached max_cost_usd USD {request.max_cost_usd:.2f}: {counted}USD {total.usd:.2f} at "
         f"list prices ({earlier}"
         f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "
-        f"{duration_text(seconds)} of running time over {total.attempts} "
+        f"{duration_text(Attempt.of(status).total_seconds(status))} of running time over {total.attempts} "
         f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). {kept}, with the new cap as a "
         f"fresh allowance. Details and logs: {status.console_url}"
     )

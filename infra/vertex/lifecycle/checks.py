@@ -52,9 +52,7 @@ def _positive(value: Any) -> bool:
 def whole_number_failures(props: Mapping[str, Any], key: str, minimum: int) -> Failures:
     """A given `key` that is not a whole number >= minimum."""
     value = props.get(key)
-    if value is None or is_unknown(value):
-        return []
-    return whole_number_value_failures(key, value, minimum)
+    return [] if value is None or is_unknown(value) else whole_number_value_failures(key, value, minimum)
 
 
 def whole_number_value_failures(key: str, value: object, minimum: int) -> Failures:

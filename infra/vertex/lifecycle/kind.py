@@ -78,9 +78,8 @@ class Kind(Generic[B, OwnT]):
     # The prop that holds the job's own output directory: its local runner's records and its run.json go
     # there, never anywhere else.
     output_key: ClassVar[str]
-    # The quota family that capacity messages tell users to raise ("custom_model_training": the
-    # aiplatform.googleapis.com/custom_model_training_* quotas); None: no documented quota id, so no
-    # pre-check and messages name the project's Vertex AI quotas page only.
+    # The quotas capacity messages tell users to raise ("custom_model_training": aiplatform.googleapis.com/
+    # custom_model_training_*); None: no documented quota id, so no pre-check and only the quotas page named.
     quota_family: ClassVar[str | None] = "custom_model_training"
     # A new attempt continues the same run from its checkpoints: its running time and cost carry over, and a
     # running job that Spot preemption ended is submitted again on its shape (restarts.py).

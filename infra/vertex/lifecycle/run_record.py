@@ -1,9 +1,6 @@
-"""run.json: what a finished job was, kept beside its outputs so every run stays comparable.
-
-What a record leaves out, on purpose: every pool's `env` (a user may pass a token there) and the other pools'
-args (the chief's say what was trained). The runtime service account is kept: it is an identity's name, not a
-credential, and says who ran the job.
-"""
+"""run.json: what a finished job was, kept beside its outputs so every run stays comparable. Left out on
+purpose: every pool's `env` (a user may pass a token there) and the other pools' args (the chief's say what
+was trained); kept: the runtime service account, an identity's name (not a credential): who ran it."""
 
 from __future__ import annotations
 
