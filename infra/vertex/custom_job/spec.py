@@ -136,8 +136,7 @@ def job_key(props: Mapping[str, Any]) -> str:
 def validate(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with the (defaulted) props as (property, reason); unknown preview values are skipped."""
     failures = checks.common_failures(props, "base_output_dir", ("spot", "restart_on_worker_restart", "wait"))
-    if not is_unknown(props.get("max_restarts")):  # absent: the default, valid
-        failures.extend(restarts.validation_failures(props))
+    failures.extend(checks.whole_number_failures(props, "max_restarts", 0))
     failures.extend(_strategy_failures(props))
     failures.extend(_region_failures(props))
     failures.extend(experiments.validation_failures(props))

@@ -1,10 +1,5 @@
-"""The attempts of one job across its chain of shapes: the loop that tries them, the records it keeps, and
-the lines and paragraph it says.
-
-`try_shapes` asks a caller-supplied `run` to place each shape in turn and moves on while a shape gives way (no
-quota, a stockout, still queued at its deadline); with `capacity_deadline_seconds` it goes round the whole
-chain again after a backoff until the deadline. The records are the contract's `attempts` outputs.
-"""
+"""The attempts of one job across its chain of shapes: the loop that tries them (`try_shapes`), the records it
+keeps (the contract's `attempts` outputs), and the lines and paragraph it says."""
 
 from __future__ import annotations
 
@@ -33,15 +28,12 @@ BACKOFF_JITTER = 0.2
 
 
 def job_shape(status: JobStatus, request: JobRequest) -> tuple[int, Shape]:
-    """The shape a job ran on, from the job itself (its region from its resource name, else the home
-    region); the index is its attempt label's (which shape of the chain it was submitted as). Only a job that
-    carries no shape is looked up by that index in the current chain."""
-    chain = request.chain
-    index = min(Attempt.of(status).shape, len(chain) - 1)
-    found = status.shape
-    if found is None:
-        return index, chain[index]
-    return index, replace(found, region=found.region or request.home)
+    """The shape a job ran on, from the job itself (else the home region), and its attempt label's index;
+    only a job that carries no shape is looked up by that index in the current chain."""
+    index = min(Attempt.of(status).shape, len(request.chain) - 1)
+    if status.shape is None:
+        return index, request.chain[index]
+    return index, replace(status.shape, region=status.shape.region or request.home)
 
 
 def resume_index(status: JobStatus, request: JobRequest) -> int:
@@ -70,10 +62,8 @@ class AttemptRecord:
 
 @dataclass
 class ShapeResult:
-    """What running one shape gave: its records, the last job's status, and whether to try the next shape.
-
-    `error` is what to raise when this shape's failure is final, or when it was the only shape.
-    """
+    """What running one shape gave: its records, the last job's status, whether to try the next shape, and
+    the `error` to raise when this shape's failure is final, or when it was the only shape."""
 
     records: list[AttemptRecord]
     status: JobStatus | None = None
@@ -106,7 +96,6 @@ def exhausted_message(
 ) -> str:
     """One paragraph when every shape gave way: each attempt with its reason, how many passes round the chain
     were made (capacity_deadline_seconds), and what to do (`advice`; default: a training job's options)."""
-    project = request.project
     passes = max((r.passes for r in records), default=1)
     where: list[str | None] = list(dict.fromkeys(r.shape.region for r in records if r.shape.region))
     where = where or [request.region]
@@ -122,33 +111,18 @@ def exhausted_message(
         if passes > 1
         else ""
     )
+    advice = advice or (  # a training job's (or study's) options
+        f"request {quotas} for these shapes at {quota_page(request.project)} (new projects start at 0; Spot "
+        "and FLEX_START use the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other "
+        "machines or on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for "
+        f"{', '.join(sorted(FLEX_START_ACCELERATORS))}; {DWS_DOC}), allow a longer wait "
+        "(queueTimeoutSeconds, maxWaitSeconds), add regions (stack config key `fallbackRegions`), keep "
+        "trying for longer (capacityDeadlineSeconds), or point the job at a reservation "
+        "(reservationAffinity; docs/training-job-resource.md)."
+    )
     return (
         f"{kind} {request.common.display_name} could not get machines in {', '.join(map(str, where))}: every "
-        f"shape was tried.{rounds} {tried}. What to do: " + (advice or training_advice(quotas, project))
-    )
-
-
-def training_advice(quotas: str, project: object) -> str:
-    """What a training job (or study) that could not get machines can do."""
-    return (
-        f"request {quotas} for these "
-        f"shapes at {quota_page(project)} (new projects start at 0; Spot and FLEX_START use "
-        "the Preemptible quotas), add fallbacks (stack config key `fallbacks`) with other machines or "
-        "on-demand VMs, use FLEX_START (Dynamic Workload Scheduler: the job waits in a queue for "
-        f"{', '.join(sorted(FLEX_START_ACCELERATORS))}; {DWS_DOC}), allow a longer wait "
-        "(queueTimeoutSeconds, maxWaitSeconds), "
-        "add regions (stack config key `fallbackRegions`), keep trying for longer "
-        "(capacityDeadlineSeconds), or point the job at a reservation (reservationAffinity; "
-        "docs/training-job-resource.md)."
-    )
-
-
-def still_live_message(status: JobStatus, waited_seconds: float, kind: str = "Training job") -> str:
-    """Why no other shape is tried: the job cancelled at its queue limit has not ended yet."""
-    return (
-        f"{kind} {status.name} was cancelled at its queue limit but is still {status.state} "
-        f"{waited_seconds:.0f}s later, so no other shape was submitted (two jobs would share its checkpoints "
-        f"and both be billed). Check {status.console_url}; once it has ended, run `pulumi up` again."
+        f"shape was tried.{rounds} {tried}. What to do: {advice}"
     )
 
 
@@ -177,8 +151,8 @@ class Deadline:
     draw: Callable[[float, float], float] = random.uniform
 
     @classmethod
-    def of(cls, request: JobRequest, **kwargs: Any) -> Deadline:
-        return cls(request.capacity_deadline_seconds, **kwargs)
+    def of(cls, request: JobRequest) -> Deadline:
+        return cls(request.capacity_deadline_seconds)
 
 
 def try_shapes(
@@ -189,15 +163,9 @@ def try_shapes(
     exhausted: Callable[[list[AttemptRecord]], Exception],
     deadline: Deadline | None = None,
 ) -> tuple[int, ShapeResult, list[AttemptRecord]]:
-    """Run chain[start:] in order until a shape does not give way; return its index, result and all records.
-
-    Shapes run one at a time: `run` returns only once its job has ended or given way, so two jobs are never
-    live. When every shape gave way and `deadline` leaves time, the chain is run again from its first shape
-    after backoff_seconds (one line per pass), while the next pass can start before the deadline.
-    A final failure raises that shape's error; so does a chain of one shape that gave way on a single pass
-    (nothing else was tried); otherwise giving way on every shape raises `exhausted(records)` (each record
-    carries its pass number: exhausted_message counts them).
-    """
+    """Run chain[start:] in order until a shape does not give way; return its index, result and all records;
+    while `deadline` leaves time, go round the whole chain again after backoff_seconds."""
+    # One shape at a time: `run` returns once its job has ended or given way, so two jobs are never live.
     deadline = deadline or Deadline()
     ends = deadline.clock() + deadline.seconds
     records: list[AttemptRecord] = []
@@ -222,6 +190,7 @@ def try_shapes(
         say(pass_line(passes, len(chain) - start, gap, left))
         deadline.sleep(gap)
         start = 0
+    # A chain of one shape that gave way on one pass raises that shape's own error: nothing else was tried.
     if passes == 1 and len(chain) - start == 1 and result.error is not None:
         result.error.records = records
         raise result.error

@@ -1,13 +1,12 @@
 """The dollar cap of a job (`max_cost_usd`): when its running cost reaches the cap, the job is cancelled.
 
-Running cost = every attempt's running time at the list price of the shape it ran on (spend.py, prices
-from pricing.py): what Vertex bills for machines, not disk or storage. Nothing bills while
-a job is queued. The cancelled job's checkpoints stay in its output directory, so `pulumi up` with a larger
-cap replaces it with a job that resumes from them; the new cap is a fresh allowance for the new run (what the
-capped run spent is not subtracted). A shape without a price is not run under a cap (limits.py skips it)
-unless allow_unpriced_shapes, and then its time is not counted (check and submit_note say so); a Spot or
-FLEX_START shape without a price of its own counts at the same shape's on-demand price, an upper bound
-(pricing.shape_rate), so the cap holds on it and may stop it early, never late.
+Running cost = every attempt's running time at the list price of the shape it ran on (spend.py, prices from
+pricing.py): what Vertex bills for machines, not disk or storage; nothing bills while a job is queued. The
+cancelled job's checkpoints stay in its output directory, so `pulumi up` with a larger cap replaces it with a
+job that resumes from them; the new cap is a fresh allowance. A shape without a price is not run under a cap
+(limits.py skips it) unless allow_unpriced_shapes, and then its time is not counted (check and submit_note say
+so); a Spot or FLEX_START shape without a price of its own counts at the same shape's on-demand price, an
+upper bound (pricing.shape_rate): the cap may stop it early, never late.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from infra.dynamic.polling import duration_text
-from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import restarts, spend
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.outcome import Outcome
@@ -33,27 +31,17 @@ _TOLERANCE_USD = 1e-9
 QUEUED_RECHECK_SECONDS = 60.0
 
 
-def cap_usd(placed: Placed) -> float | None:
-    """The dollar cap (None without one, or on the local runner, which bills nothing)."""
-    return placed.request.max_cost_usd
-
-
-def spent_usd(placed: Placed, status: JobStatus) -> float:
-    """What every attempt so far cost at its own shape's list price (spend.py); unpriced time not counted."""
-    return spend.spent(placed.rate, status).usd
-
-
 def reached(placed: Placed, status: JobStatus) -> bool:
-    cap = cap_usd(placed)
-    return cap is not None and spent_usd(placed, status) >= cap - _TOLERANCE_USD
+    cap = placed.request.max_cost_usd
+    return cap is not None and spend.spent(placed.rate, status).usd >= cap - _TOLERANCE_USD
 
 
 def reach_time(placed: Placed, status: JobStatus) -> float:
     """When the running attempt's cost reaches the cap (wall clock); inf without a cap or a price."""
-    cap, hourly = cap_usd(placed), None if placed.rate is None else placed.rate.usd
+    cap, hourly = placed.request.max_cost_usd, None if placed.rate is None else placed.rate.usd
     if cap is None or status.terminal:
         return math.inf
-    left = cap - spent_usd(placed, status)
+    left = cap - spend.spent(placed.rate, status).usd
     if left <= _TOLERANCE_USD:
         return time.time()
     if not hourly:
@@ -65,7 +53,7 @@ def reach_time(placed: Placed, status: JobStatus) -> float:
 
 def submit_note(placed: Placed, carried: spend.Carried) -> str | None:
     """The one line that says what the cap cannot count on this shape, when a job is submitted on it."""
-    cap = cap_usd(placed)
+    cap = placed.request.max_cost_usd
     if cap is None:
         return None
     found = placed.rate
@@ -75,8 +63,7 @@ def submit_note(placed: Placed, carried: spend.Carried) -> str | None:
             "has really spent the cap"
         )
     if found is None:
-        region, project = placed.region or "", placed.request.project
-        missing = pricing.missing(region, placed.pools, placed.strategy, project)
+        missing = placed.unpriced_items()
         return (
             f"max_cost_usd USD {cap:.2f} is not enforced while the job runs on this shape: no price for "
             f"{', '.join(missing) or 'an item'} (its running time is not counted toward the cap)"
@@ -92,16 +79,15 @@ def submit_note(placed: Placed, carried: spend.Carried) -> str | None:
 def paragraph(placed: Placed, status: JobStatus) -> str:
     """The one paragraph that says the cap stopped the job, what it spent and how to go on."""
     total, carried = spend.spent(placed.rate, status), spend.Carried.of(status)
-    hourly = placed.rate
-    seconds = Attempt.of(status).total_seconds(status)
-    earlier = ""
-    if carried.attempts:
-        earlier = f"USD {carried.usd:.2f} for {carried.attempts} earlier attempt(s), then "
-    rate = hourly.text() if hourly is not None else "no list price"
+    earlier = (
+        f"USD {carried.usd:.2f} for {carried.attempts} earlier attempt(s), then " if carried.attempts else ""
+    )
+    rate = placed.rate.text() if placed.rate is not None else "no list price"
     unpriced = "; running time with no price is not counted" if total.unpriced else ""
     counted = "at most " if total.bound else ""
-    where, what = placed.request.common.output_dir, placed.request.kind.noun
-    if placed.request.kind.resumable:  # a training job: it resumes from its checkpoints
+    request = placed.request
+    where = request.common.output_dir
+    if request.kind.resumable:  # a training job: it resumes from its checkpoints
         kept = (
             f"Its checkpoints stay in {output_dirs(where)['AIP_CHECKPOINT_DIR']}: "
             "`pulumi up` with a larger maxCostUsd starts it again from them"
@@ -109,11 +95,11 @@ def paragraph(placed: Placed, status: JobStatus) -> str:
     else:  # a study or a batch prediction: no checkpoints, its output so far stays
         kept = f"What it wrote so far stays under {where}: `pulumi up` with a larger maxCostUsd runs it again"
     return (
-        f"{what} {status.name} ({placed.request.common.display_name}) was cancelled because its running cost "
-        f"reached max_cost_usd USD {cap_usd(placed):.2f}: {counted}USD {total.usd:.2f} at list prices "
-        f"({earlier}"
+        f"{request.kind.noun} {status.name} ({request.common.display_name}) was cancelled because its "
+        f"running cost reached max_cost_usd USD {request.max_cost_usd:.2f}: {counted}USD {total.usd:.2f} at "
+        f"list prices ({earlier}"
         f"{rate} for {duration_text(restarts.running_seconds(status))} on this shape{unpriced}), "
-        f"{duration_text(seconds)} of running time over {total.attempts} "
+        f"{duration_text(Attempt.of(status).total_seconds(status))} of running time over {total.attempts} "
         f"attempt{'s' if total.attempts > 1 else ''} (now {status.state}). {kept}, with the new cap as a "
         f"fresh allowance. Details and logs: {status.console_url}"
     )
@@ -132,14 +118,13 @@ def replaces(olds: Mapping[str, Any], changed: list[str]) -> list[str]:
 def cancel(
     status: JobStatus,
     placed: Placed,
-    cancel_job: Callable[[str], None],
-    wait: Callable[[JobStatus], JobStatus],
+    cancel_and_wait: Callable[[JobStatus], JobStatus],
     say: Callable[[str], None],
 ) -> JobStatus:
     """Cancel a job whose cost reached its cap and wait until it is terminal."""
-    say(f"{status.name}: running cost reached max_cost_usd USD {cap_usd(placed):.2f}; cancelling it")
-    cancel_job(status.name)
-    ended = wait(status)
+    cap = placed.request.max_cost_usd
+    say(f"{status.name}: running cost reached max_cost_usd USD {cap:.2f}; cancelling it")
+    ended = cancel_and_wait(status)
     if not ended.terminal:
         raise JobError(
             f"Job {status.name} reached max_cost_usd and was cancelled, but is still {ended.state}; check "

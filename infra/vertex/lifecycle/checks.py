@@ -1,9 +1,5 @@
-"""The checks every job kind runs on its props before anything is created, and the key label.
-
-A kind's spec module calls `common_failures` with where its output goes, then adds its own checks; every
-failure is (property, reason), and a preview's unknown values are skipped. The messages name the property so
-a stack error can name the config key.
-"""
+"""The checks every job kind runs on its props before anything is created, and the key label. A failure is
+(property, reason), so that a stack error can name the config key; a preview's unknown values are skipped."""
 
 from __future__ import annotations
 
@@ -56,9 +52,7 @@ def _positive(value: Any) -> bool:
 def whole_number_failures(props: Mapping[str, Any], key: str, minimum: int) -> Failures:
     """A given `key` that is not a whole number >= minimum."""
     value = props.get(key)
-    if value is None or is_unknown(value):
-        return []
-    return whole_number_value_failures(key, value, minimum)
+    return [] if value is None or is_unknown(value) else whole_number_value_failures(key, value, minimum)
 
 
 def whole_number_value_failures(key: str, value: object, minimum: int) -> Failures:
@@ -68,11 +62,13 @@ def whole_number_value_failures(key: str, value: object, minimum: int) -> Failur
     return []
 
 
+def _positive_failures(key: str, value: object, what: str = "a positive number") -> Failures:
+    """`value` (of `key`) that is not a positive number; `what`: how the message names one."""
+    return [] if _positive(value) else [(key, f"{key} must be {what}, not {value!r}")]
+
+
 def timeout_failures(value: object) -> Failures:
-    """A timeout_seconds that is not a positive number."""
-    if not _positive(value):
-        return [("timeout_seconds", f"timeout_seconds must be a positive number, not {value!r}")]
-    return []
+    return _positive_failures("timeout_seconds", value)
 
 
 def seconds_value_failures(key: str, value: object, zero: str) -> Failures:
@@ -121,24 +117,20 @@ def common_failures(
         failures.append(
             ("timeout_seconds", "timeout_seconds is required: the hard cap on the job's run time")
         )
-    if _known(props, "queue_timeout_seconds") and not _positive(props["queue_timeout_seconds"]):
-        queue = props["queue_timeout_seconds"]
-        failures.append(
-            ("queue_timeout_seconds", f"queue_timeout_seconds must be a positive number, not {queue!r}")
+    if _known(props, "queue_timeout_seconds"):
+        failures.extend(_positive_failures("queue_timeout_seconds", props["queue_timeout_seconds"]))
+    if _known(props, "poll_interval_seconds"):
+        failures.extend(
+            _positive_failures("poll_interval_seconds", props["poll_interval_seconds"], "positive")
         )
-    if _known(props, "poll_interval_seconds") and not _positive(props["poll_interval_seconds"]):
-        poll = props["poll_interval_seconds"]
-        failures.append(("poll_interval_seconds", f"poll_interval_seconds must be positive, not {poll!r}"))
     for flag in flags:
         if _known(props, flag) and not isinstance(props[flag], bool):
             failures.append((flag, f"{flag} must be true or false, not {props[flag]!r}"))
     if _known(props, "labels"):
         failures.extend(label_failures(props["labels"]))
-    cap = props.get("max_cost_usd")
-    if _known(props, "max_cost_usd") and not _positive(cap):
-        failures.append(
-            ("max_cost_usd", f"max_cost_usd must be a positive number of US dollars, not {cap!r}")
-        )
+    if _known(props, "max_cost_usd"):
+        dollars = "a positive number of US dollars"
+        failures.extend(_positive_failures("max_cost_usd", props["max_cost_usd"], dollars))
     region = props.get("region")
     if isinstance(region, str) and region:
         failures.extend(reservations.region_failures("region", region))
@@ -152,13 +144,9 @@ def label_failures(
     if not isinstance(labels, Mapping):
         return [("labels", "labels must be a map of strings")]
     failures = []
-    if len(labels) > MAX_LABELS - len(reserved):
-        failures.append(
-            (
-                "labels",
-                f"at most {MAX_LABELS - len(reserved)} labels (the provider adds {', '.join(reserved)})",
-            )
-        )
+    most = MAX_LABELS - len(reserved)
+    if len(labels) > most:
+        failures.append(("labels", f"at most {most} labels (the provider adds {', '.join(reserved)})"))
     for key, value in labels.items():
         if is_unknown(value):
             continue

@@ -1,8 +1,6 @@
 """Why a job or a request ended, from its error text: quota, no capacity, preemption, or something else.
-
-One table for every wording Vertex AI and Compute Engine use, each row with its source (read 2026-11-25), so
-the lifecycle (give way, resubmit), the failure hints, the cost report and the fake services agree.
-"""
+One table for every wording Vertex AI and Compute Engine use, each row with its source (read 2026-11-25),
+so the lifecycle (give way, resubmit), the failure hints, the cost report and the fake services agree."""
 
 from __future__ import annotations
 

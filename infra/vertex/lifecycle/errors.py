@@ -19,11 +19,8 @@ T = TypeVar("T")
 
 
 class JobError(ProviderError):
-    """A training job failed, was cancelled, expired or overran its timeout; or the API refused a request.
-
-    `status`: the job that ended without succeeding (terminal), when there is one, and `records` every
-    attempt that led there (attempts.AttemptRecord): the run is recorded before the error is raised.
-    """
+    """A job failed, was cancelled, expired or overran; or the API refused a request. `status`: the job that
+    ended, if any; `records`: every attempt that led there (the run is recorded before it is raised)."""
 
     def __init__(
         self,
@@ -61,11 +58,11 @@ def with_retry(call: Callable[[], T], what: str, first_delay: float) -> T:
 
 def explain(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) -> JobError:
     """A JobError telling the user what the permanent API error means and what to do about it."""
+    return JobError(_explanation(exc, what, project, region), exc)
+
+
+def _explanation(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) -> str:
     message = exc.message or str(exc)
-    return JobError(_explanation(exc, message, what, project, region), exc)
-
-
-def _explanation(exc: gexc.GoogleAPICallError, message: str, what: str, project: str, region: str) -> str:
     if is_rate_limit(exc):
         return (
             f"{what} was rate limited {retries.RETRY_ATTEMPTS} times in a row (429 RESOURCE_EXHAUSTED): "
@@ -129,9 +126,7 @@ def job_failure_hint(
         else ""
     )
     return (
-        f"This looks like missing quota or capacity for the job's machines in {region}: check "
-        f"{quotas} at "
-        f"{quota_page(project)} and request more, or try "
-        "other regions (stack config key fallbackRegions) or a smaller machine / fewer accelerators."
-        f"{spot_hint}"
+        f"This looks like missing quota or capacity for the job's machines in {region}: check {quotas} at "
+        f"{quota_page(project)} and request more, or try other regions (stack config key fallbackRegions) or "
+        f"a smaller machine / fewer accelerators.{spot_hint}"
     )

@@ -1,6 +1,5 @@
-"""The dynamic provider of every Vertex job kind (provider.py, tuning_provider.py, batch_provider.py: `kind`
-set, pickled by reference): the boundary, where the engine's props are parsed once into a JobRequest and the
-engine's outputs are made once from an Outcome."""
+"""The dynamic provider of every job kind (provider.py, tuning_provider.py, batch_provider.py: pickled by
+reference, `kind` set): the boundary, where props are parsed once and outputs made once from an Outcome."""
 
 from __future__ import annotations
 
@@ -68,10 +67,9 @@ class JobProvider(SpecProvider):
         request = placed.request
         current = current_record(request, status)
         found = [r.as_output() for r in records] if records else carried_attempts(stored or {}, current)
-        props = request.props
         own = self.kind.outputs(placed, status, self._say(request))
         outcome = Outcome(
-            inputs={k: props[k] for k in self.kind.spec.INPUTS if k in props},
+            inputs={k: request.props[k] for k in self.kind.spec.INPUTS if k in request.props},
             status=status,
             own=replace(own, cost_cap_reached=True) if cost_cap.stopped(placed, status) else own,
             placement=current.shape.as_dict(),
@@ -113,8 +111,7 @@ class JobProvider(SpecProvider):
         adopted = self._adoptable(request)
         if adopted is not None:
             say(f"adopting {adopted.name} ({adopted.state}), started earlier with the same inputs")
-            index, shape = attempts.job_shape(adopted, request)
-            note = cost_cap.submit_note(request.on(shape, index), spend.Carried.of(adopted))
+            note = cost_cap.submit_note(self._on_job(request, adopted), spend.Carried.of(adopted))
             if note:
                 say(note)
         try:

@@ -48,10 +48,8 @@ BodyT = TypeVar("BodyT", bound=Body)
 
 
 class KindSpec(Protocol[BodyT]):
-    """What a kind's spec (its props module: custom_job/spec.py, ...) gives the lifecycle and the
-    provider: its inputs, defaults, checks and key over the engine's dict, its whole typed request (`body`)
-    and the Vertex request of that body on a shape (`build_job`). mypy checks each kind's module
-    against it."""
+    """What a kind's spec module (custom_job/spec.py, ...) gives: inputs, defaults, checks and key over the
+    engine's dict, its typed request (`body`) and its Vertex request (`build_job`); mypy checks them."""
 
     @property
     def INPUTS(self) -> tuple[str, ...]: ...
@@ -65,9 +63,8 @@ class KindSpec(Protocol[BodyT]):
 
 
 class Kind(Generic[B, OwnT]):
-    """One Vertex job kind, over its request's body type `B` and its own outputs' type `OwnT`; a subclass
-    sets the class attributes and overrides the hooks that differ. (infra/guard/job_kinds.py's `JobKind` is
-    a row of the kill switch's table: another thing.)"""
+    """One Vertex job kind over its body type `B` and own outputs' type `OwnT`: a subclass sets the class
+    attributes, overrides the hooks that differ. (infra/guard/job_kinds.py's `JobKind` is another thing.)"""
 
     # An instance annotation, not ClassVar: a kind's class body assigns its spec module, which mypy checks
     # against KindSpec[B].
@@ -81,9 +78,8 @@ class Kind(Generic[B, OwnT]):
     # The prop that holds the job's own output directory: its local runner's records and its run.json go
     # there, never anywhere else.
     output_key: ClassVar[str]
-    # The quota family that capacity messages tell users to raise ("custom_model_training": the
-    # aiplatform.googleapis.com/custom_model_training_* quotas); None: no documented quota id, so no
-    # pre-check and messages name the project's Vertex AI quotas page only.
+    # The quotas capacity messages tell users to raise ("custom_model_training": aiplatform.googleapis.com/
+    # custom_model_training_*); None: no documented quota id, so no pre-check and only the quotas page named.
     quota_family: ClassVar[str | None] = "custom_model_training"
     # A new attempt continues the same run from its checkpoints: its running time and cost carry over, and a
     # running job that Spot preemption ended is submitted again on its shape (restarts.py).

@@ -27,9 +27,8 @@ SPARSE = frozenset({"estimated_cost_usd", "estimated_cost_bound", "cost_cap_reac
 
 @dataclass(frozen=True, kw_only=True)
 class Ran:
-    """The kind's own outputs that every kind has (its running time; its cost at list prices, None when not
-    on Vertex or partly unpriced, and whether that is a bound; whether the dollar cap stopped it). A kind's
-    outputs type adds its fields, named as its outputs."""
+    """The kind's own outputs that every kind has (estimated_cost_usd: None off Vertex or partly unpriced); a
+    kind's outputs type adds its fields, named as its outputs."""
 
     duration_seconds: float = 0.0
     estimated_cost_usd: float | None = None

@@ -1,9 +1,5 @@
-"""A job's output directories, and small files in them, on a local path or gs:// (Cloud Storage, honouring
-STORAGE_EMULATOR_HOST).
-
-The storage client is made per call and never kept: the providers hold no clients between calls, and the
-`infra.runs` command reads with the caller's Application Default Credentials.
-"""
+"""A job's output directories, and small files in them, on a local path or gs:// (STORAGE_EMULATOR_HOST too).
+A storage client is made per call: providers hold no clients, and `infra.runs` reads with the caller's ADC."""
 
 from __future__ import annotations
 
@@ -13,9 +9,10 @@ from pathlib import Path
 from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-storage has no py.typed
 
 
-def _split(uri: str) -> tuple[str, str]:
+def _split(uri: str, folder: bool = False) -> tuple[str, str]:
+    """gs://bucket/name as (bucket, name); a `folder`'s name ends with "/" ("" at the bucket's root)."""
     bucket, _, name = uri.removeprefix("gs://").partition("/")
-    return bucket, name
+    return bucket, (name.rstrip("/") + "/" if name.strip("/") else "") if folder else name
 
 
 def model_dir(base_output_dir: str) -> str:
@@ -62,8 +59,7 @@ def write_text(uri: str, text: str, content_type: str = "application/json") -> N
 def subdirectories(uri: str) -> list[str]:
     """The directories directly under `uri` (full paths or gs:// URIs, no trailing slash); [] when absent."""
     if uri.startswith("gs://"):
-        bucket, prefix = _split(uri)
-        prefix = prefix.rstrip("/") + "/" if prefix.strip("/") else ""
+        bucket, prefix = _split(uri, folder=True)
         pages = storage.Client().list_blobs(bucket, prefix=prefix, delimiter="/")
         for _page in pages.pages:  # `prefixes` fills in as the pages are read
             pass
@@ -77,8 +73,7 @@ def subdirectories(uri: str) -> list[str]:
 def missing_files(directory: str, names: tuple[str, ...]) -> list[str]:
     """Which of `names` (relative paths) are not files under `directory`, a gs:// URI or a local folder."""
     if directory.startswith("gs://"):
-        bucket, prefix = _split(directory)
-        prefix = prefix.rstrip("/") + "/" if prefix.strip("/") else ""
+        bucket, prefix = _split(directory, folder=True)
         client = storage.Client()
         return [name for name in names if not client.bucket(bucket).blob(prefix + name).exists()]
     root = Path(directory).expanduser()

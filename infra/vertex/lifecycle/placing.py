@@ -1,12 +1,5 @@
 """Placing a job of any kind: its primary shape, else each fallback in turn; a Spot preemption resubmits it.
-
-A shape whose quota cannot hold the job, or that the job's price limits rule out (no price under a dollar
-cap, above its hourly ceiling: cost/limits.py), is skipped without a request, and one Vertex refuses to
-create (its quota, or its GPU not offered there) is skipped with Vertex's answer; with `wait`, a job that
-stocks out, hits a quota, is still queued at its deadline, or (FLEX_START) ends without ever starting gives
-way to the next shape (attempts.try_shapes). Each move is one stderr line; when every shape gave way, one
-paragraph. Never two live jobs: the next shape is submitted only once the last job is terminal.
-"""
+Never two live jobs: the next shape is submitted only once the last job is terminal."""
 
 from __future__ import annotations
 
@@ -17,7 +10,7 @@ from google.api_core import exceptions as gexc
 from infra.vertex.capacity import placement
 from infra.vertex.capacity.placement import Shape
 from infra.vertex.capacity.quotas import Shortfall, shortfall
-from infra.vertex.cost import limits, pricing
+from infra.vertex.cost import limits
 from infra.vertex.lifecycle import attempts, error_classes, restarts, spend, waiting
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle.attempts import AttemptRecord, ShapeResult
@@ -68,51 +61,41 @@ def _resubmit(kind: Kind, runner: Runner, ended: JobStatus, placed: Placed, say:
         f"resumes from the checkpoints in {request.common.output_dir}"
     )
     time.sleep(delay)
-    carried = spend.after(placed.rate, ended)
-    return submit(kind, runner, placed, attempt, carried, say)
+    return submit(kind, runner, placed, attempt, spend.after(placed.rate, ended), say)
 
 
 def wait_shape(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, say: Say) -> ShapeResult:
-    """Wait for one shape's job; resubmit a resumable job on this shape after a preemption while running.
-
-    Moves on (no error raised) after a stockout, a quota failure or a queue timeout; raises for any other end.
-    """
+    """Wait for one shape's job, resubmitted on this shape after a preemption while running (resumable); move
+    on (no error raised) after a stockout, a quota failure or a queue timeout; raise for any other end."""
     records: list[AttemptRecord] = []
 
     def record(ended: JobStatus, reason: str) -> None:
-        records.append(
-            AttemptRecord(
-                placed.index, placed.shape, ended.name, ended.state, reason, kind.running_seconds(ended)
-            )
-        )
+        seconds = kind.running_seconds(ended)
+        records.append(AttemptRecord(placed.index, placed.shape, ended.name, ended.state, reason, seconds))
 
     while True:
         try:
             status = waiting.wait_attempt(kind, runner, status, placed, say)
         except QueueTimeout as exc:
-            ended = exc.queued
-            record(ended, f"did not start within {waiting.queue_limit_name(placed)}; cancelled")
-            return ShapeResult(records, ended, move_on=True, error=exc)
+            record(exc.queued, f"did not start within {waiting.queue_limit_name(placed)}; cancelled")
+            return ShapeResult(records, exc.queued, move_on=True, error=exc)
         if status.state == "JOB_STATE_SUCCEEDED":
             record(status, "")
             return ShapeResult(records, status)
         if cost_cap.stopped(placed, status):
             record(status, "running cost reached max_cost_usd; cancelled")
             return ShapeResult(records, status)
-        if kind.resumable and restarts.may_restart(placed.request.max_restarts, status):
-            record(status, f"preempted while running: {status.error}")
-            resubmitted = _resubmit(kind, runner, status, placed, say)
-            if resubmitted is not None:
-                status = resubmitted
-                continue
-            raise _with(waiting.failure(kind, placed, status), records)
-        if waiting.never_started(placed, status):
-            record(status, waiting.flex_start_reason(placed, status))
-        else:
-            record(status, kind.ended_reason(status))
-        if waiting.gave_way(kind, status, placed):
-            return ShapeResult(records, status, move_on=True, error=waiting.failure(kind, placed, status))
-        raise _with(waiting.failure(kind, placed, status), records)
+        if not (kind.resumable and restarts.may_restart(placed.request.max_restarts, status)):
+            record(status, waiting.flex_start_reason(placed, status) or kind.ended_reason(status))
+            if waiting.gave_way(kind, status, placed):
+                return ShapeResult(records, status, move_on=True, error=waiting.failure(kind, placed, status))
+            break
+        record(status, f"preempted while running: {status.error}")
+        resubmitted = _resubmit(kind, runner, status, placed, say)
+        if resubmitted is None:
+            break
+        status = resubmitted
+    raise _with(waiting.failure(kind, placed, status), records)
 
 
 def _verdict(placed: Placed) -> limits.Verdict:
@@ -121,35 +104,27 @@ def _verdict(placed: Placed) -> limits.Verdict:
     request = placed.request
     if not request.on_vertex:
         return limits.Verdict(None, ())  # a local run bills nothing (and must not look for a price catalog)
-    region, pools, strategy = placed.region or "", placed.pools, placed.strategy
-    missing = lambda: pricing.missing(region, pools, strategy, request.project)  # noqa: E731
-    capped = request.max_cost_usd is not None
-    top = request.ceilings[placed.index]
-    return limits.judged(top, capped, request.allow_unpriced_shapes, strategy, placed.rate, missing)
+    capped, top = request.max_cost_usd is not None, request.ceilings[placed.index]
+    allowed = request.allow_unpriced_shapes
+    return limits.judged(top, capped, allowed, placed.strategy, placed.rate, placed.unpriced_items)
+
+
+def _skip(placed: Placed, reason: str, error: JobError) -> ShapeResult:
+    """A shape given way without a job: its SKIPPED record, and the error if it was the only shape."""
+    record = AttemptRecord(placed.index, placed.shape, "", "SKIPPED", reason)
+    return ShapeResult([record], move_on=True, error=error)
 
 
 def _skipped(kind: Kind, placed: Placed) -> ShapeResult | None:
     """A shape the price limits rule out (its reason names the key: the move line says key, shape and why),
     or one the quota pre-check says cannot run here (its quota is too small), as a skipped attempt."""
-    request = placed.request
     found_limit = _verdict(placed)
     if found_limit.skipped is not None:
         reason = limits.skip_reason(found_limit)
-        return ShapeResult(
-            [AttemptRecord(placed.index, placed.shape, "", "SKIPPED", reason)],
-            move_on=True,
-            error=JobError(
-                f"{kind.noun} {request.common.display_name}: {placed.shape.where()} skipped: {reason}"
-            ),
-        )
+        where = f"{kind.noun} {placed.request.common.display_name}: {placed.shape.where()}"
+        return _skip(placed, reason, JobError(f"{where} skipped: {reason}"))
     found = quota_shortfall(kind, placed)
-    if found is None:
-        return None
-    return ShapeResult(
-        [AttemptRecord(placed.index, placed.shape, "", "SKIPPED", found.reason)],
-        move_on=True,
-        error=JobError(found.message),
-    )
+    return None if found is None else _skip(placed, found.reason, JobError(found.message))
 
 
 def quota_shortfall(kind: Kind, placed: Placed) -> Shortfall | None:
@@ -162,9 +137,8 @@ def quota_shortfall(kind: Kind, placed: Placed) -> Shortfall | None:
 
 
 def _refusal(kind: Kind, exc: JobError) -> str | None:
-    """Why Vertex refused to create the job on this shape when another shape may be accepted: a training
-    quota, or the shape's GPU not offered there (Vertex judges where a GPU is offered, not our dated table:
-    capacity/gpu_regions.py); None for any other refusal (it is final)."""
+    """Why Vertex refused the job on this shape when another may be accepted (a training quota, its GPU not
+    offered there: Vertex judges that, not our dated table capacity/gpu_regions.py); None: final."""
     api = exc.api_error
     if api is None:
         return None
@@ -181,28 +155,19 @@ def _with(error: JobError, records: list[AttemptRecord]) -> JobError:
     return error
 
 
-def _exhausted(message: str, last: list[JobStatus], tried: list[AttemptRecord]) -> JobError:
-    return _with(JobError(message, status=last[0] if last else None), tried)
-
-
 def place(
     kind: Kind, request: JobRequest, adopted: JobStatus | None, say: Say
 ) -> tuple[JobStatus, list[AttemptRecord], Placed]:
-    """Run the job on its primary shape, else on each fallback in turn (from an adopted job's shape on), in
-    the shape's own region; round the whole chain again until capacity_deadline_seconds.
-
-    Without `wait`, the first job submitted is the answer. Each attempt places the request on its shape once
-    (request.on): everything that attempt does reads that one Placed, and the last one is returned with the
-    job and every attempt's record.
-    """
+    """Run the job on each shape of its chain in turn (from an adopted job's shape on) until one does not give
+    way; return its job (without `wait`: the first submitted), every attempt's record and its Placed."""
     pending = adopted
-    last: list[JobStatus] = []  # the last job that ended: the run an exhausted chain records
-    on: list[Placed] = []  # the request on the shape of the last attempt
+    last: JobStatus | None = None  # the last job that ended: the run an exhausted chain records
+    on: Placed | None = None  # the request on the shape of the last attempt
     spent = restarts.Attempt.of(adopted) if adopted is not None else restarts.Attempt(1, 0)
     carried = spend.Carried(0, 0)  # the cost of the attempts before the next submission
 
     def run(index: int, shape: Shape) -> ShapeResult:
-        nonlocal pending, spent, carried
+        nonlocal pending, spent, carried, last, on
         status, pending = pending, None
         if status is None:
             placed = request.on(shape, index)
@@ -222,37 +187,29 @@ def place(
                 reason = _refusal(kind, exc)
                 if reason is None:
                     raise
-                return ShapeResult(
-                    [AttemptRecord(index, shape, "", "SKIPPED", reason)], move_on=True, error=exc
-                )
+                return _skip(placed, reason, exc)
         else:
             # Adopted: its own shape, whatever the chain says, in the region its name says.
             placed = request.on(attempts.job_shape(status, request)[1], index)
             runner = kind.runner(request, request.job_region(status.name))
-        on[:] = [placed]
+        on = placed
         if not request.wait:
             return ShapeResult([attempts.current_record(request, status)], status)
         result = wait_shape(kind, runner, status, placed, say)
-        last[:] = [result.status] if result.status is not None else last
+        last = result.status or last
         if kind.resumable and result.status is not None:
             spent = restarts.Attempt(1, int(restarts.Attempt.of(result.status).total_seconds(result.status)))
             carried = spend.after(placed.rate, result.status)
         return result
 
+    def exhausted(tried: list[AttemptRecord]) -> JobError:
+        advice = kind.capacity_advice(request)
+        message = attempts.exhausted_message(request, tried, kind.noun, kind.quota_words(), advice)
+        return _with(JobError(message, status=last), tried)
+
     start = 0 if adopted is None else attempts.resume_index(adopted, request)
     _index, result, records = attempts.try_shapes(
-        request.chain,
-        start,
-        run,
-        say,
-        lambda tried: _exhausted(
-            attempts.exhausted_message(
-                request, tried, kind.noun, kind.quota_words(), kind.capacity_advice(request)
-            ),
-            last,
-            tried,
-        ),
-        attempts.Deadline.of(request),
+        request.chain, start, run, say, exhausted, attempts.Deadline.of(request)
     )
-    assert result.status is not None  # a shape that did not give way ran a job
-    return result.status, records, on[0]
+    assert result.status is not None and on is not None  # a shape that did not give way ran a job
+    return result.status, records, on

@@ -3,6 +3,8 @@ kind's defaulted props, and the outputs `JobProvider.outputs` gives every kind."
 
 from __future__ import annotations
 
+from infra.vertex.lifecycle.outcome import SHARED
+
 # What every kind's `with_defaults` fills in (or its check requires): JobRequest.parse reads them.
 REQUIRED = frozenset(
     {
@@ -16,14 +18,4 @@ REQUIRED = frozenset(
     }
 )
 # The outputs job_provider.py gives every kind (a kind's OUTPUTS adds its own: model_dir, trials, ...).
-SHARED_OUTPUTS = (
-    "job_name",
-    "state",
-    "console_url",
-    "create_time",
-    "start_time",
-    "end_time",
-    "error",
-    "placement",
-    "attempts",
-)
+SHARED_OUTPUTS = (*SHARED, "placement", "attempts")

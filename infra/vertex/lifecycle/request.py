@@ -77,9 +77,8 @@ B = TypeVar("B", bound=Body, default=Body, covariant=True)
 
 @dataclass(frozen=True)
 class JobRequest(Generic[B]):
-    """What every kind's job asks for (the shared fields, typed), its whole request (`body`, typed by its
-    kind's spec), its chain of shapes and its key label, computed once; `props` is the kind's (defaulted)
-    request as the engine sent it: read by the chain and ceiling derivations, the key and the outputs."""
+    """What every kind's job asks for, parsed once: the shared fields, the kind's typed `body`, its chain and
+    key label; `props`: the defaulted request as the engine sent it (read for the key and the outputs)."""
 
     props: Mapping[str, Any] = field(repr=False)
     body: B  # the kind's whole request (its spec's `body`): pools, container, identity, its own inputs
@@ -157,10 +156,9 @@ class JobRequest(Generic[B]):
     def ceilings(self) -> tuple[float | None, ...]:
         """Each shape's hourly ceiling, in chain order: its fallback entry's max_hourly_usd, else the job's
         (cost/limits.py ceiling_of); None: no ceiling."""
-        chain = self.chain
         return tuple(
-            limits.ceiling_of(self.max_hourly_usd, self.fallbacks, index, chain)
-            for index in range(len(chain))
+            limits.ceiling_of(self.max_hourly_usd, self.fallbacks, index, self.chain)
+            for index in range(len(self.chain))
         )
 
     @cached_property
@@ -230,9 +228,12 @@ class Placed(Generic[B]):
 
     @cached_property
     def rate(self) -> pricing.Rate | None:
-        """What an hour of this shape counts (all pools and replicas, in its region): its list price, or the
-        on-demand bound of an unpriced Spot/FLEX_START shape (pricing.shape_rate); None without a price, and
-        on the local runner, which bills nothing (and must not look for a price catalog)."""
+        """An hour of this shape (all pools, its region) at list price, or the on-demand bound of an unpriced
+        Spot/FLEX_START shape (pricing.shape_rate); None unpriced, or locally (no price catalog looked up)."""
         if not self.request.on_vertex:
             return None
         return pricing.shape_rate(self.region or "", self.pools, self.strategy, self.request.project)
+
+    def unpriced_items(self) -> list[str]:
+        """The items of this shape's machines that have no price (pricing.missing)."""
+        return pricing.missing(self.region or "", self.pools, self.strategy, self.request.project)

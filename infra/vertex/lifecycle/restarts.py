@@ -1,28 +1,25 @@
 """Submitting a job again when Spot preemption took its machines while it ran, boundedly.
 
-What Vertex does (cloud.google.com/vertex-ai/docs/training/understanding-training-service, "Restart
-workers during the training job"): a worker whose VM goes away is restarted on another VM; a worker that keeps
-dying is restarted up to 5 times, then the whole job is retried up to 3 times and finally fails. For Spot VMs
+What Vertex does (cloud.google.com/vertex-ai/docs/training/understanding-training-service, "Restart workers
+during the training job"): a worker whose VM goes away is restarted on another VM; a worker that keeps dying
+is restarted up to 5 times, then the whole job is retried up to 3 times and finally fails. For Spot VMs
 (cloud.google.com/vertex-ai/docs/predictions/use-spot-vms, "Preemption handling"): "When Spot VMs are
 preempted, the ... job fails with a STOCKOUT error". So a preemption that Vertex does not absorb ends the job
-FAILED with a stockout/preemption message. A job that had started (it has a start_time) is submitted again
-on the same shape, and resumes from the checkpoint directory because it has the same base_output_dir. A job
-that never started stocked out: Vertex already retried it, so the provider moves to the next shape instead
-(placement.py).
+FAILED with a stockout/preemption message. A job that had started (it has a start_time) is submitted again on
+the same shape, and resumes from the checkpoint directory because it has the same base_output_dir. A job that
+never started stocked out: Vertex already retried it, so placing.py moves it to the next shape.
 
 Every attempt carries the job's key label (so an interrupted `pulumi up` adopts the live attempt; failed ones
 are never adoptable) and ATTEMPT_LABEL = "<attempt on this shape>-<running seconds of the earlier attempts>"
-plus "-<shape index>" on a fallback shape, so the total running time and the shape survive a provider
-restart without any other record.
+plus "-<shape index>" on a fallback shape, so the total running time and the shape survive a provider restart
+without any other record.
 """
 
 from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from google.cloud import aiplatform_v1
 
@@ -69,8 +66,7 @@ class Attempt:
 
 def may_restart(allowed: int, ended: JobStatus) -> bool:
     """A job that ran, then lost its machines, within `allowed` restarts (max_restarts) on this shape."""
-    started = bool(ended.start_time)
-    return started and lost_capacity(ended) and Attempt.of(ended).number <= allowed
+    return bool(ended.start_time) and lost_capacity(ended) and Attempt.of(ended).number <= allowed
 
 
 def remaining_seconds(timeout_seconds: float, attempt: Attempt) -> int:
@@ -90,10 +86,3 @@ def resubmission(job: aiplatform_v1.CustomJob, attempt: Attempt, remaining: int)
     again.labels[ATTEMPT_LABEL] = attempt.label
     again.job_spec.scheduling.timeout = datetime.timedelta(seconds=remaining)
     return again
-
-
-def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
-    value = props.get("max_restarts", DEFAULT_MAX_RESTARTS)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return [("max_restarts", f"max_restarts must be a whole number >= 0, not {value!r}")]
-    return []

@@ -1,11 +1,6 @@
-"""run.json: what a finished training job or study was, kept beside its outputs so every run stays comparable.
-
-`record` is a pure function of what the job ended with (outcome.py); `keep` writes it into the run's output
-directory (local or gs://) and never fails the job: a write error is one warning line.
-What a record leaves out, on purpose: every pool's `env` (a user may pass a token there) and the other pools'
-args (the chief's say what was trained). The runtime service account is kept: it is an identity's name, not a
-credential, and says who ran the job.
-"""
+"""run.json: what a finished job was, kept beside its outputs so every run stays comparable. Left out on
+purpose: every pool's `env` (a user may pass a token there) and the other pools' args (the chief's say what
+was trained); kept: the runtime service account, an identity's name (not a credential): who ran it."""
 
 from __future__ import annotations
 
@@ -63,12 +58,11 @@ def record(outcome: Outcome[Any], kind: RecordKind) -> dict[str, Any]:
     """The run.json of a job of `kind` that ended with `outcome`."""
     outputs = outcome.as_outputs()
     chief = (outputs.get("worker_pools") or [{}])[0]
-    keys = RUN_OUTPUTS + kind.record_outputs
     return {
         "record_version": RECORD_VERSION,
         "kind": kind.record_kind,
         "stack": (outputs.get("labels") or {}).get(STACK_LABEL, ""),
-        **{k: outputs[k] for k in keys if outputs.get(k) is not None},
+        **{k: outputs[k] for k in RUN_OUTPUTS + kind.record_outputs if outputs.get(k) is not None},
         "image": chief.get("image_uri", ""),
         "command": list(chief.get("command") or []),
         "args": [str(arg) for arg in chief.get("args") or []],

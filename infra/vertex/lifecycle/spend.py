@@ -1,12 +1,11 @@
 """The money a job's attempts spent, at the shape each one ran on.
 
 Each attempt after the first carries SPENT_LABEL = "<cents>-<attempts>[-unpriced][-bound]": the list-price
-cost of the attempts before it (cents), how many there were, whether one of them ran on a shape with no price
-(its time is then not counted: no shape is ever priced at another shape's rate), and whether some of it was
-counted at the on-demand bound of a Spot or FLEX_START shape (pricing.shape_rate). So an attempt's cost so far
-is what it carries plus its own running time at its own shape's price, and a fresh provider process (an
-adopted job, read, update) knows it from the job alone. The dollar cap (cap.py) and the
-`estimated_cost_usd` output both use `spent`.
+cost of the attempts before it, how many there were, whether one of them ran on a shape with no price (its
+time is then not counted: no shape is ever priced at another shape's rate), and whether some of it was counted
+at the on-demand bound of a Spot or FLEX_START shape (pricing.shape_rate). So a fresh provider process (an
+adopted job, read, update) knows an attempt's cost so far from the job alone; the dollar cap and
+`estimated_cost_usd` both use `spent`.
 """
 
 from __future__ import annotations

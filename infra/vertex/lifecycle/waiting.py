@@ -10,8 +10,8 @@ from collections.abc import Callable
 from infra.dynamic.polling import poll_until
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import quota_page
-from infra.vertex.lifecycle import attempts, error_classes, restarts
 from infra.vertex.lifecycle import cap as cost_cap
+from infra.vertex.lifecycle import error_classes, restarts
 from infra.vertex.lifecycle.errors import JobError, JobGone, job_failure_hint
 from infra.vertex.lifecycle.kind import Kind, Runner, Ticker
 from infra.vertex.lifecycle.request import Placed
@@ -46,8 +46,7 @@ def queue_limit_seconds(placed: Placed) -> float:
 def queue_deadline_seconds(placed: Placed) -> float:
     """When the provider cancels a job that has not started, after its creation: its queue limit, plus
     grace for FLEX_START, so that Vertex, not the provider, ends a Dynamic Workload Scheduler wait."""
-    grace = FLEX_START_WAIT_GRACE_SECONDS if placed.flex_start else 0.0
-    return queue_limit_seconds(placed) + grace
+    return queue_limit_seconds(placed) + (FLEX_START_WAIT_GRACE_SECONDS if placed.flex_start else 0.0)
 
 
 class QueueTimeout(JobError):
@@ -85,10 +84,8 @@ def poll(
     say: Say,
     ticker: Ticker | None = None,
 ) -> JobStatus:
-    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr.
-
-    `ticker` prints the job's new log lines, heartbeat or finished trials after each poll.
-    """
+    """Poll with backoff until the job is terminal or `until` passes; report state changes on stderr, and
+    `ticker` the job's new log lines, heartbeat or finished trials after each poll."""
 
     def read(before: JobStatus) -> JobStatus:
         current = runner.get(before.name)
@@ -118,11 +115,11 @@ def poll(
 def failure(kind: Kind, placed: Placed, status: JobStatus) -> JobError:
     """The error for a job that ended without succeeding: its error, the kind's details, a hint, the link."""
     error = status.error or "no error message was reported"
-    hint = ""
     request = placed.request
-    if request.on_vertex:
-        where = placed.region or ""
-        hint = job_failure_hint(error, request.project or "", where, placed.spot, kind.quota_words())
+    project, region = request.project or "", placed.region or ""
+    hint = (
+        job_failure_hint(error, project, region, placed.spot, kind.quota_words()) if request.on_vertex else ""
+    )
     return JobError(
         f"{kind.noun} {status.name} ({request.common.display_name}) ended {status.state}: {error}"
         f"{kind.failure_details(status)} {hint + ' ' if hint else ''}Details and logs: {status.console_url}",
@@ -151,27 +148,24 @@ def never_started(placed: Placed, status: JobStatus) -> bool:
 
 
 def gave_way(kind: Kind, status: JobStatus, placed: Placed | None = None) -> bool:
-    """Ended for want of machines (a stockout, after Vertex's own retries), of quota, of a GPU not offered
-    there, or expired before it ever ran; with the shape it ran on (`placed`), also a FLEX_START job that
-    ended any way without starting (never_started): another shape may run."""
-    failed = status.state == "JOB_STATE_FAILED"
-    expired = status.state == "JOB_STATE_EXPIRED" and not status.start_time
-    quota = failed and error_classes.is_quota(status.error)
-    refused = failed and error_classes.not_offered(status.error) and not status.start_time
-    flex = placed is not None and never_started(placed, status)
+    """Ended for want of machines (a stockout, after Vertex's own retries), quota or a GPU offered there, or
+    expired before it ran; with `placed`, also a FLEX_START job that never started: another shape may run."""
+    failed, started = status.state == "JOB_STATE_FAILED", bool(status.start_time)
     return (
         restarts.lost_capacity(status)
-        or quota
-        or refused
-        or expired
-        or flex
+        or (failed and error_classes.is_quota(status.error))
+        or (failed and error_classes.not_offered(status.error) and not started)
+        or (status.state == "JOB_STATE_EXPIRED" and not started)
+        or (placed is not None and never_started(placed, status))
         or kind.gave_way_as_a_whole(status)
     )
 
 
 def flex_start_reason(placed: Placed, status: JobStatus) -> str:
-    """The attempt's reason for a FLEX_START job that ended without starting: no machines within its wait,
-    never the trainer's failure."""
+    """The attempt's reason for a FLEX_START job that ended without starting (never_started): no machines
+    within its wait, never the trainer's failure; "" for any other end."""
+    if not never_started(placed, status):
+        return ""
     said = f" ({status.error})" if status.error else ""
     return (
         f"Dynamic Workload Scheduler found no machines within {queue_limit_name(placed)}: the job ended "
@@ -184,14 +178,8 @@ def queue_limit_name(placed: Placed) -> str:
     return f"{key}={queue_limit_seconds(placed)}"
 
 
-def _wait_key(placed: Placed) -> str:
-    """The stack config key that sets how long this job may wait to start."""
-    return "maxWaitSeconds" if placed.flex_start else "queueTimeoutSeconds"
-
-
 def _machines(pool: Pool) -> str:
-    kind = pool.accelerator_type
-    gpus = f" + {pool.accelerator_count} x {kind}" if kind else ""
+    gpus = f" + {pool.accelerator_count} x {pool.accelerator_type}" if pool.accelerator_type else ""
     return f"{pool.replica_count} x {pool.machine_type}{gpus}"
 
 
@@ -205,15 +193,14 @@ def overrun_message(kind: Kind, placed: Placed, status: JobStatus) -> str:
         )
     pools = ", ".join(_machines(pool) for pool in placed.pools)
     project, spot = placed.request.project, placed.spot
+    wait_key = "maxWaitSeconds" if placed.flex_start else "queueTimeoutSeconds"  # the stack config key
     return (
-        f"{job} did not start within {queue_limit_name(placed)} and was "
-        f"cancelled (now {status.state}). Likely cause: no free quota for {pools} in project {project}, "
-        f"region {placed.region}{' or no Spot VM capacity there (spot: true)' if spot else ''}. "
-        f"Fix: request {kind.quota_words()} at "
-        f"{quota_page(project)}, try other regions (stack "
-        "config key fallbackRegions)"
+        f"{job} did not start within {queue_limit_name(placed)} and was cancelled (now {status.state}). "
+        f"Likely cause: no free quota for {pools} in project {project}, region {placed.region}"
+        f"{' or no Spot VM capacity there (spot: true)' if spot else ''}. Fix: request {kind.quota_words()} "
+        f"at {quota_page(project)}, try other regions (stack config key fallbackRegions)"
         f"{', set spot: false' if spot else ''}, add fallback shapes (stack config key fallbacks), or allow "
-        f"a longer wait with the stack config key {_wait_key(placed)}. Details: {status.console_url}"
+        f"a longer wait with the stack config key {wait_key}. Details: {status.console_url}"
     )
 
 
@@ -228,7 +215,12 @@ def _cancel_overrun(kind: Kind, runner: Runner, status: JobStatus, placed: Place
     ended = cancel_and_wait(runner, status, placed.request.poll_interval_seconds, say)
     if not ended.terminal:
         # Another shape would run beside it, on the same checkpoints and bill: stop here instead.
-        return JobError(attempts.still_live_message(ended, CANCEL_WAIT_SECONDS, kind.noun))
+        return JobError(
+            f"{kind.noun} {ended.name} was cancelled at its queue limit but is still {ended.state} "
+            f"{CANCEL_WAIT_SECONDS:.0f}s later, so no other shape was submitted (two jobs would share its "
+            f"checkpoints and both be billed). Check {ended.console_url}; once it has ended, run `pulumi up` "
+            "again."
+        )
     if ended.start_time:  # it may have started between the last poll and the cancel
         return JobError(overrun_message(kind, placed, ended), status=ended)
     return QueueTimeout(overrun_message(kind, placed, ended), ended)
@@ -247,13 +239,7 @@ def wait_attempt(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, 
         )
         status = poll(runner, status, interval, until, say, ticker)
         if not status.terminal and cost_cap.reached(placed, status):
-            return cost_cap.cancel(
-                status,
-                placed,
-                runner.cancel,
-                lambda s: poll(runner, s, interval, time.time() + CANCEL_WAIT_SECONDS, say),
-                say,
-            )
+            return cost_cap.cancel(status, placed, lambda s: cancel_and_wait(runner, s, interval, say), say)
         if not status.terminal and time.time() >= deadline(kind, status, placed):
             raise _cancel_overrun(kind, runner, status, placed, say)
     return status
