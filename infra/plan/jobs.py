@@ -31,7 +31,9 @@ class PlannedShape:
     replicas: int  # machines of this shape, which hourly_usd pays for together
     hourly_usd: float | None
     bound: bool  # hourly_usd is the on-demand price bounding a Spot/FLEX_START shape without its own
-    missing: tuple[str, ...]  # what has no sourced price, e.g. `NVIDIA_L4 (us-central1, SPOT)`
+    missing: tuple[
+        str, ...
+    ]  # when hourly_usd is None: what has no sourced price, e.g. `NVIDIA_L4 (us-central1, SPOT)`
     skipped: str | None = None  # why the job's price limits skip it (cost/limits.py); None: in the chain
     skip_key: str | None = None  # the stack key that skips it: maxCostUsd or maxHourlyUsd
 
@@ -78,8 +80,6 @@ class PlannedJob:
 
 def _shape(cost: ShapeCost, local: bool) -> PlannedShape:
     shape = cost.shape
-    if shape is None:
-        raise ValueError(f"{cost.name} has no shape")  # shape_costs always sets it
     hourly: float | None
     if local:
         hourly, bound = 0.0, False

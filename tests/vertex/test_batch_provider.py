@@ -395,3 +395,19 @@ def test_an_unknown_incomplete_count_is_said_so(provider):
     assert "0 failed, an unknown number incomplete" in provider.kind.summary(
         Outcome.stored(outs, provider.kind), on_shape
     )
+
+
+def test_a_reserved_batch_job_ends_with_no_figure_where_an_unreserved_one_has_one(
+    fake_vertex, images, provider, monkeypatch, capsys
+):
+    """A machine that may take a reservation is billed at Compute Engine's prices plus a fee, not at
+    prediction prices: the job's outputs, refresh and closing line give no figure, though its machine has
+    a prediction price (the reservation is read back from the job's MachineSpec)."""
+    monkeypatch.setitem(pricing.PREDICTION_TABLE, REGION, {"n1-standard-4": TEST_NODE_HOUR_USD})
+    assert "estimated_cost_usd" in create(provider).outs
+    created = create(provider, reservation_affinity={"type": "ANY_RESERVATION"}, display_name="reserved")
+    assert "estimated_cost_usd" not in created.outs
+    assert created.outs["placement"]["reservation_affinity"] == {"type": "ANY_RESERVATION"}
+    assert "no cost estimate" in capsys.readouterr().err
+    read = provider.read(created.id, created.outs).outs
+    assert "estimated_cost_usd" not in read and read["placement"] == created.outs["placement"]

@@ -325,11 +325,12 @@ def pool_hourly(
     if pool.prediction and (pool.reserved or strategy_name(strategy) != "STANDARD"):
         return None  # reserved: Compute Engine's prices plus a management fee (RESERVED_WHY); no Spot figure
     use = PREDICTION if pool.prediction else TRAINING
-    found = [hourly_price(region, item, strategy, project, use) for item in pool_items(pool)]
-    prices = [price for price in found if price is not None]
-    if len(prices) < len(found):
+    machine = hourly_price(region, pool.machine_type, strategy, project, use)
+    gpu = pool.accelerator_type or ""
+    accelerator = hourly_price(region, gpu, strategy, project, use) if pool.accelerator_count else 0.0
+    if machine is None or accelerator is None:
         return None
-    return pool.replica_count * (prices[0] + pool.accelerator_count * sum(prices[1:]))
+    return pool.replica_count * (machine + pool.accelerator_count * accelerator)
 
 
 def shape_hourly(
@@ -399,6 +400,14 @@ def bound_words(strategy: str) -> str:
     """Why the on-demand figure bounds a Spot or FLEX_START shape, with the page that says so."""
     kind = "Spot" if strategy == "SPOT" else "FLEX_START"
     return f"on-demand price; {kind} is billed below it, {BELOW_ON_DEMAND[strategy]}, read {BOUND_READ}"
+
+
+def cost_words(cost: float, bound: bool | None, strategy: str) -> str:
+    """An estimate as a closing line says it: at most an on-demand bound, or at the shape's list prices."""
+    if bound:
+        words = bound_words(strategy) if strategy in BELOW_ON_DEMAND else "on-demand prices"
+        return f"estimated cost at most USD {cost:.2f} ({words})"
+    return f"estimated cost USD {cost:.2f} ({strategy} list prices)"
 
 
 def shape_rate(

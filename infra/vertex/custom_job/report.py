@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from infra.dynamic.polling import duration_text
 from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import spend
-from infra.vertex.lifecycle.outcome import Outcome, Ran
+from infra.vertex.lifecycle.outcome import SPARSE, Outcome, Ran
 from infra.vertex.lifecycle.output_files import join, model_dir, read_text
 from infra.vertex.lifecycle.request import Placed
 from infra.vertex.lifecycle.restarts import Attempt
@@ -25,7 +25,7 @@ class TrainingOutputs(Ran):
     """A training job's own outputs: its model directory and, once it succeeded, its metrics."""
 
     model_dir: str = ""
-    metrics: dict[str, Any] | None = None
+    metrics: dict[str, Any] | None = field(default=None, metadata=SPARSE)
 
 
 def read_metrics(directory: str) -> dict[str, Any] | None:
@@ -69,7 +69,7 @@ def summary_line(outcome: Outcome[TrainingOutputs], ran: Placed) -> str:
         parts.append(" ".join(f"{k} {v:.4f}" for k, v in shown.items()))
     cost = own.estimated_cost_usd
     if cost is not None:
-        parts.append(cost_words(cost, own.estimated_cost_bound, ran.strategy))
+        parts.append(pricing.cost_words(cost, own.estimated_cost_bound, ran.strategy))
         capped = cost_cap.summary(outcome)
         if capped:
             parts.append(capped)
@@ -77,11 +77,3 @@ def summary_line(outcome: Outcome[TrainingOutputs], ran: Placed) -> str:
         unpriced = pricing.missing(ran.region or "", ran.pools, ran.strategy)
         parts.append(f"no cost estimate (no price for {', '.join(unpriced) or 'an item'})")
     return "; ".join(parts)
-
-
-def cost_words(cost: float, bound: bool | None, strategy: str) -> str:
-    """An estimate as a closing line says it: at most an on-demand bound, or at the shape's list prices."""
-    if bound:
-        words = pricing.bound_words(strategy) if strategy in pricing.BELOW_ON_DEMAND else "on-demand prices"
-        return f"estimated cost at most USD {cost:.2f} ({words})"
-    return f"estimated cost USD {cost:.2f} ({strategy} list prices)"

@@ -21,8 +21,9 @@ SHARED = {
     "end_time": "end_time",
     "error": "error",
 }
-# Outputs absent, not empty, while unknown or not reached (as every earlier version wrote them).
-SPARSE = frozenset({"estimated_cost_usd", "estimated_cost_bound", "cost_cap_reached", "metrics"})
+# A field's metadata for an output absent, not empty, while unknown or not reached (as every earlier
+# version wrote it).
+SPARSE = {"sparse": True}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,9 +32,9 @@ class Ran:
     kind's outputs type adds its fields, named as its outputs."""
 
     duration_seconds: float = 0.0
-    estimated_cost_usd: float | None = None
-    estimated_cost_bound: bool = False
-    cost_cap_reached: bool = False
+    estimated_cost_usd: float | None = field(default=None, metadata=SPARSE)
+    estimated_cost_bound: bool = field(default=False, metadata=SPARSE)
+    cost_cap_reached: bool = field(default=False, metadata=SPARSE)
 
     @classmethod
     def stored(cls, outputs: Mapping[str, Any]) -> Self:
@@ -41,8 +42,10 @@ class Ran:
         return cls(**{f.name: outputs[f.name] for f in fields(cls) if outputs.get(f.name) is not None})
 
     def as_outputs(self) -> dict[str, Any]:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {k: v for k, v in values.items() if k not in SPARSE or (v is not None and v is not False)}
+        values = [(f, getattr(self, f.name)) for f in fields(self)]
+        return {
+            f.name: v for f, v in values if not f.metadata.get("sparse") or (v is not None and v is not False)
+        }
 
 
 # Default Ran: code that reads any kind's outcome (run.json, the dollar cap) sees what every kind has.

@@ -12,7 +12,9 @@ from google.cloud import storage  # type: ignore[attr-defined]  # google-cloud-s
 def _split(uri: str, folder: bool = False) -> tuple[str, str]:
     """gs://bucket/name as (bucket, name); a `folder`'s name ends with "/" ("" at the bucket's root)."""
     bucket, _, name = uri.removeprefix("gs://").partition("/")
-    return bucket, (name.rstrip("/") + "/" if name.strip("/") else "") if folder else name
+    if folder:
+        name = name.rstrip("/") + "/" if name.strip("/") else ""
+    return bucket, name
 
 
 def model_dir(base_output_dir: str) -> str:

@@ -29,28 +29,28 @@ def custom_job_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
     pools = job.job_spec.worker_pool_specs
     if strategy not in STRATEGIES or not pools:
         return {}
-    machine = pools[0].machine_spec
-    found = _machine(machine, strategy)
-    affinity = machine.reservation_affinity
-    kind = affinity.reservation_affinity_type.name
-    if kind != "TYPE_UNSPECIFIED":
-        found["reservation_affinity"] = Reservation(
-            kind, affinity.values[0] if affinity.values else ""
-        ).as_dict()
-    return found
+    return _machine(pools[0].machine_spec, strategy)
 
 
 def batch_job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
-    # BatchDedicatedResources: no strategy, STANDARD; its reservation is not read back.
+    # BatchDedicatedResources has no strategy: STANDARD.
     return _machine(job.dedicated_resources.machine_spec, "STANDARD")
 
 
 def _machine(machine: aiplatform_v1.MachineSpec, strategy: str) -> dict[str, Any]:
     count = int(machine.accelerator_count)
     kind = machine.accelerator_type.name if count else ""
-    return {
+    found: dict[str, Any] = {
         "machine_type": machine.machine_type,
         "accelerator_type": kind,
         "accelerator_count": count,
         "scheduling_strategy": strategy,
     }
+    # The reservation too: the shape an attempt was priced on is the one read back (a reserved machine has
+    # no sourced price, pricing.RESERVED_WHY).
+    affinity = machine.reservation_affinity
+    if affinity.reservation_affinity_type.name != "TYPE_UNSPECIFIED":
+        found["reservation_affinity"] = Reservation(
+            affinity.reservation_affinity_type.name, affinity.values[0] if affinity.values else ""
+        ).as_dict()
+    return found

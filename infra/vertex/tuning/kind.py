@@ -10,7 +10,7 @@ from infra.dynamic.polling import duration_text
 from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import trials_at_once
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.custom_job.report import cost_words
+from infra.vertex.cost import pricing
 from infra.vertex.lifecycle import error_classes, waiting
 from infra.vertex.lifecycle.kind import Kind, Ticker
 from infra.vertex.lifecycle.outcome import Outcome, Ran
@@ -149,7 +149,7 @@ class TuningJobKind(Kind[tuning_spec.Study, StudyOutputs]):
         cost = own.estimated_cost_usd
         if cost is not None:
             strategy = outcome.placement["scheduling_strategy"]
-            parts.append(cost_words(cost, own.estimated_cost_bound, strategy))
+            parts.append(pricing.cost_words(cost, own.estimated_cost_bound, strategy))
         return "; ".join(parts)
 
     def preview_lines(self, props: dict[str, Any]) -> list[str]:

@@ -69,12 +69,8 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
             workdir = env.pop(WORKDIR_ENV, None)
             env.update(output_dirs(base_output_dir))
             # One layout: CLUSTER_SPEC names Vertex's pools, TF_CONFIG the roles TensorFlow knows.
-            for variable, cluster, task in (
-                ("CLUSTER_SPEC", addresses, f"workerpool{i}"),
-                ("TF_CONFIG", tf_cluster, POOL_ROLES[i]),
-            ):
-                spec = {"cluster": cluster, "environment": "cloud", "task": {"type": task, "index": index}}
-                env[variable] = json.dumps({**spec, "job": job_spec})
+            env["CLUSTER_SPEC"] = _cluster_json(addresses, f"workerpool{i}", index, job_spec)
+            env["TF_CONFIG"] = _cluster_json(tf_cluster, POOL_ROLES[i], index, job_spec)
             plan.append(
                 {
                     "task": f"workerpool{i}-{index}",
@@ -84,6 +80,11 @@ def replica_plan(job: aiplatform_v1.CustomJob, base_output_dir: str) -> list[dic
                 }
             )
     return plan
+
+
+def _cluster_json(cluster: dict[str, list[str]], task: str, index: int, job_spec: str) -> str:
+    spec = {"cluster": cluster, "environment": "cloud", "task": {"type": task, "index": index}}
+    return json.dumps({**spec, "job": job_spec})
 
 
 def job_dir(base_output_dir: str, job_name: str) -> Path:
