@@ -1,5 +1,4 @@
-"""Pure functions over the deployment provider's props: defaults, checks, the deterministic DeployedModel id
-and the DeployedModel that DeployModel takes.
+"""The deployment provider's props: defaults, checks, the deterministic DeployedModel id, the DeployedModel.
 
 Facts (google/cloud/aiplatform/v1 endpoint.proto, machine_resources.proto, googleapis f8291d2b89f0, read
 2026-11-29): `DeployedModel.id` is "Immutable ... 1-10 characters, and valid characters are /[0-9]/"; a
