@@ -1,17 +1,15 @@
-"""DeploymentProvider: the dynamic provider that serves a Model Registry version on a Vertex AI endpoint.
+"""DeploymentProvider: serves a Model Registry version on a Vertex AI endpoint. Pickled by reference into
+every stack's state: keep this module's path and the class name as they are.
 
-Pickled by reference into every stack's state: keep this module's path and the class name as they are.
-It holds no state; the EndpointService client is made inside each method (VERTEX_AI_EMULATOR_HOST honoured).
-
-Update or replace: a new model version (a retraining) or any other change to the DeployedModel replaces it,
-because every field of a DeployedModel is Immutable or is the model itself (endpoint.proto,
-machine_resources.proto) and its id is the resource's id. The replacement is created before the old one is
-deleted (Pulumi's default order): its DeployModel takes all the traffic in the same call, then the old one,
-left with none, is undeployed: no moment without a serving model, and the quota holds both for that time.
+Every change but the waits (a retraining too) replaces the DeployedModel: each of its fields is Immutable or
+is the model itself (endpoint.proto, machine_resources.proto) and its id is the resource's id. The replacement
+is created first (Pulumi's default order) and its DeployModel takes all the traffic; then the old one, left
+with none, is undeployed: no moment without a serving model, and the quota holds both for that time.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
@@ -22,14 +20,9 @@ from infra.vertex.deployment import spec as deployment_spec
 from infra.vertex.deployment.service import Deployed, Endpoints
 
 
-def _endpoints(props: dict[str, Any], log: Any) -> Endpoints:
-    return Endpoints(props["project"], props["region"], say=log)
-
-
 def _outputs(props: dict[str, Any], deployed: Deployed) -> dict[str, Any]:
-    inputs = {k: props[k] for k in deployment_spec.INPUTS if k in props}
     return {
-        **inputs,
+        **{k: props[k] for k in deployment_spec.INPUTS if k in props},
         "deployed_model_id": deployed.deployed_model_id,
         "model_version_id": deployed.model_version_id,
         "traffic_percent": deployed.traffic_percent,
@@ -41,7 +34,7 @@ def _outputs(props: dict[str, Any], deployed: Deployed) -> dict[str, Any]:
 
 class DeploymentProvider(SpecProvider):
     """Create = DeployModel with all traffic (or adopt the same id); read refreshes; delete = UndeployModel
-    with a traffic split that removes it; every change but the waits replaces (see the module)."""
+    with a traffic split that removes it; every change but the waits replaces."""
 
     spec = deployment_spec
     log_format = "endpoint {endpoint}"
@@ -55,17 +48,16 @@ class DeploymentProvider(SpecProvider):
             "maxCostUsd does not apply (a deployment has no end): the budget and its kill switch are its cap",
         ]
 
-    def _say(self, props: dict[str, Any]) -> Any:
-        return lambda line: self.log(props, line)
+    def _endpoints(self, props: dict[str, Any]) -> Endpoints:
+        # Made as each method starts: its deadline counts from now.
+        deadline = time.time() + props["timeout_seconds"]
+        say = functools.partial(self.log, props)
+        return Endpoints(props["project"], props["region"], say, deadline, props["poll_interval_seconds"])
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         props = deployment_spec.with_defaults(props)
-        deadline = time.time() + props["timeout_seconds"]
-        deployed = _endpoints(props, self._say(props)).deploy(
-            props["endpoint"],
-            deployment_spec.build_deployed_model(props),
-            deadline,
-            props["poll_interval_seconds"],
+        deployed = self._endpoints(props).deploy(
+            props["endpoint"], deployment_spec.build_deployed_model(props)
         )
         self.log(
             props,
@@ -78,22 +70,18 @@ class DeploymentProvider(SpecProvider):
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         # Only IN_PLACE_INPUTS reach here (diff replaces on the rest): nothing remote changes.
         news = deployment_spec.with_defaults(news)
-        outs = {**olds, **{k: news[k] for k in deployment_spec.IN_PLACE_INPUTS if k in news}}
-        return UpdateResult(outs)
+        return UpdateResult({**olds, **{k: news[k] for k in deployment_spec.IN_PLACE_INPUTS if k in news}})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         props = deployment_spec.with_defaults(props)
-        deployed = _endpoints(props, self._say(props)).find(props["endpoint"], props["deployed_model_id"])
+        deployed = self._endpoints(props).find(props["endpoint"], props["deployed_model_id"])
         if deployed is None:
             return ReadResult("", {})
         return ReadResult(id_, _outputs(props, deployed))
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         props = deployment_spec.with_defaults(props)
-        deadline = time.time() + props["timeout_seconds"]
-        gone = not _endpoints(props, self._say(props)).undeploy(
-            props["endpoint"], props["deployed_model_id"], deadline, props["poll_interval_seconds"]
-        )
+        gone = not self._endpoints(props).undeploy(props["endpoint"], props["deployed_model_id"])
         self.log(
             props,
             f"DeployedModel {props['deployed_model_id']} "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi.dynamic
@@ -36,11 +35,6 @@ class DeploymentArgs:
     allow_unpriced_shapes: bool | None = None  # deploy without a sourced price under max_hourly_usd
 
 
-def to_props(args: DeploymentArgs) -> dict[str, Any]:
-    """The provider's snake_case props (None values left out, as Pulumi would drop them)."""
-    return {k: v for k, v in vars(args).items() if v is not None}
-
-
 class Deployment(pulumi.dynamic.Resource, module="vertex", name="Deployment"):
     """One model version serving on an endpoint; destroy undeploys it (its nodes stop billing)."""
 
@@ -52,5 +46,7 @@ class Deployment(pulumi.dynamic.Resource, module="vertex", name="Deployment"):
     console_url: pulumi.Output[str]
 
     def __init__(self, name: str, args: DeploymentArgs, opts: pulumi.ResourceOptions | None = None):
+        # The provider's snake_case props, None values left out as Pulumi would drop them.
+        props = {k: v for k, v in vars(args).items() if v is not None}
         outputs = dict.fromkeys(deployment_spec.OUTPUTS)
-        super().__init__(DeploymentProvider(), name, {**to_props(args), **outputs}, opts)
+        super().__init__(DeploymentProvider(), name, {**props, **outputs}, opts)

@@ -4,7 +4,6 @@ read, deploy with all traffic, undeploy with a traffic split that removes it, wa
 from __future__ import annotations
 
 import concurrent.futures
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from infra.guard.deployed_models import traffic_without
 
 T = TypeVar("T")
 CALL_TIMEOUT_SECONDS = 60.0
+FIRST_RETRY_DELAY_SECONDS = 1.0
 # A line on stderr this often while an operation runs and nothing else is said.
 HEARTBEAT_SECONDS = 60.0
 
@@ -40,80 +40,50 @@ class Deployed:
     model_version_id: str
     traffic_percent: int
     available_replicas: int
-    min_replicas: int
-    max_replicas: int
-    machine_type: str
-    accelerator_type: str
-    accelerator_count: int
-    spot: bool
     create_time: str
-
-
-def _iso(stamp: Any) -> str:
-    return stamp.isoformat() if stamp else ""
 
 
 def deployed_models(endpoint: aiplatform_v1.Endpoint) -> list[Deployed]:
     """Every model deployed on `endpoint`, oldest first."""
     split = dict(endpoint.traffic_split)
-    out = []
-    for d in endpoint.deployed_models:
-        resources, machine = d.dedicated_resources, d.dedicated_resources.machine_spec
-        accelerator = machine.accelerator_type.name if machine.accelerator_type else ""
-        out.append(
-            Deployed(
-                endpoint=endpoint.name,
-                deployed_model_id=d.id,
-                model=d.model,
-                model_version_id=d.model_version_id,
-                traffic_percent=split.get(d.id, 0),
-                available_replicas=d.status.available_replica_count,
-                min_replicas=resources.min_replica_count,
-                max_replicas=resources.max_replica_count,
-                machine_type=machine.machine_type,
-                accelerator_type="" if accelerator == "ACCELERATOR_TYPE_UNSPECIFIED" else accelerator,
-                accelerator_count=machine.accelerator_count,
-                spot=resources.spot,
-                create_time=_iso(d.create_time),
-            )
+    out = [
+        Deployed(
+            endpoint=endpoint.name,
+            deployed_model_id=d.id,
+            model=d.model,
+            model_version_id=d.model_version_id,
+            traffic_percent=split.get(d.id, 0),
+            available_replicas=d.status.available_replica_count,
+            create_time=d.create_time.isoformat() if d.create_time else "",
         )
+        for d in endpoint.deployed_models
+    ]
     return sorted(out, key=lambda d: d.create_time)
 
 
-def endpoint_client(region: str) -> aiplatform_v1.EndpointServiceClient:
-    return aiplatform_v1.EndpointServiceClient(
-        **client_kwargs(EndpointServiceGrpcTransport, f"{region}-aiplatform.googleapis.com")
-    )
-
-
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 class Endpoints:
-    """The deployed models of endpoints in one project and region; `say` gets progress lines."""
+    """The deployed models of endpoints in one project and region; `say` gets progress lines, operations
+    are polled every `interval` seconds at first and end with an error past `deadline` (a wall-clock time)."""
 
     def __init__(
-        self,
-        project: str,
-        region: str,
-        say: Callable[[str], None] = _say,
-        first_retry_delay: float = 1.0,
+        self, project: str, region: str, say: Callable[[str], None], deadline: float, interval: float
     ):
         self.project, self.region, self.say = project, region, say
-        self.first_retry_delay = first_retry_delay
+        self.deadline, self.interval = deadline, interval
         self._client: aiplatform_v1.EndpointServiceClient | None = None
 
     @property
     def client(self) -> aiplatform_v1.EndpointServiceClient:
         if self._client is None:
-            self._client = endpoint_client(self.region)
+            self._client = aiplatform_v1.EndpointServiceClient(
+                **client_kwargs(EndpointServiceGrpcTransport, f"{self.region}-aiplatform.googleapis.com")
+            )
         return self._client
 
     def _call(self, what: str, call: Callable[[], T]) -> T:
         try:
             return retries.with_retry(
-                call, what, self.first_retry_delay, error=DeploymentError, service="Vertex AI"
+                call, what, FIRST_RETRY_DELAY_SECONDS, error=DeploymentError, service="Vertex AI"
             )
         except gexc.GoogleAPICallError as exc:
             raise DeploymentError(explain(exc, what, self.project, self.region), exc) from None
@@ -136,9 +106,7 @@ class Endpoints:
         matches = [d for d in deployed_models(found) if d.deployed_model_id == deployed_id] if found else []
         return matches[0] if matches else None
 
-    def deploy(
-        self, endpoint: str, model: aiplatform_v1.DeployedModel, deadline: float, interval: float
-    ) -> Deployed:
+    def deploy(self, endpoint: str, model: aiplatform_v1.DeployedModel) -> Deployed:
         """Deploys `model` with all the endpoint's traffic (DeployModel, "0": 100) and waits for it; adopts
         the same id when an interrupted `up` deployed it, or waits for that deploy while it still runs."""
         existing = self.find(endpoint, model.id)
@@ -161,15 +129,27 @@ class Endpoints:
                 raise
             # An interrupted `up` started this very deploy (same id): wait for it rather than deploy twice.
             self.say(f"DeployedModel {model.id} is being deployed already (an interrupted `up`): waiting")
-            return self._await_appearance(endpoint, model.id, deadline, interval)
+            appeared = poll_until(
+                self.find(endpoint, model.id),
+                lambda _before: self.find(endpoint, model.id),
+                lambda now: now is not None,
+                self.deadline,
+                self.interval,
+            )
+            if appeared is None:
+                raise DeploymentError(
+                    f"DeployedModel {model.id} was still being deployed to {endpoint} at the deadline; "
+                    "run `pulumi up` again."
+                ) from None
+            return appeared
         self.say(f"deploying {model.model} as DeployedModel {model.id} ({operation.operation.name})")
-        self._await(what, operation, deadline, interval)
+        self._await(what, operation)
         found = self.find(endpoint, model.id)
         if found is None:
             raise DeploymentError(f"{what}: the operation ended but DeployedModel {model.id} is not there.")
         return found
 
-    def undeploy(self, endpoint: str, deployed_id: str, deadline: float, interval: float) -> bool:
+    def undeploy(self, endpoint: str, deployed_id: str) -> bool:
         """Undeploys it, moving its traffic away in the same call; False when it was gone already."""
         current = self.get(endpoint)
         ids = [d.deployed_model_id for d in deployed_models(current)] if current else []
@@ -191,11 +171,11 @@ class Endpoints:
             if isinstance(exc.api_error, gexc.NotFound):
                 return False
             raise
-        self._await(what, operation, deadline, interval)
+        self._await(what, operation)
         return True
 
-    def _await(self, what: str, operation: Any, deadline: float, interval: float) -> Any:
-        """The operation's result, polled with a heartbeat line; an error past `deadline`."""
+    def _await(self, what: str, operation: Any) -> Any:
+        """The operation's result, polled with a heartbeat line; an error past the deadline."""
         started = last = time.time()
 
         def read(done: bool) -> bool:
@@ -205,7 +185,7 @@ class Endpoints:
                 self.say(f"still {what[0].lower()}{what[1:]} after {int(last - started)}s")
             return bool(operation.done())
 
-        finished = poll_until(bool(operation.done()), read, bool, deadline, interval)
+        finished = poll_until(bool(operation.done()), read, bool, self.deadline, self.interval)
         if not finished:
             raise DeploymentError(
                 f"{what}: Vertex AI accepted the request but its operation {operation.operation.name} had "
@@ -218,23 +198,6 @@ class Endpoints:
             raise DeploymentError(f"{what}: the operation's result could not be read; retry.") from None
         except gexc.GoogleAPICallError as exc:
             raise DeploymentError(explain(exc, what, self.project, self.region), exc) from None
-
-    def _await_appearance(
-        self, endpoint: str, deployed_id: str, deadline: float, interval: float
-    ) -> Deployed:
-        found = poll_until(
-            self.find(endpoint, deployed_id),
-            lambda _before: self.find(endpoint, deployed_id),
-            lambda now: now is not None,
-            deadline,
-            interval,
-        )
-        if found is None:
-            raise DeploymentError(
-                f"DeployedModel {deployed_id} was still being deployed to {endpoint} at the deadline; "
-                "run `pulumi up` again."
-            )
-        return found
 
 
 def explain(exc: gexc.GoogleAPICallError, what: str, project: str, region: str) -> str:

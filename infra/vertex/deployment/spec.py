@@ -1,5 +1,4 @@
-"""Pure functions over the deployment provider's props: defaults, checks, the deterministic DeployedModel id
-and the DeployedModel that DeployModel takes.
+"""The deployment provider's props: defaults, checks, the deterministic DeployedModel id, the DeployedModel.
 
 Facts (google/cloud/aiplatform/v1 endpoint.proto, machine_resources.proto, googleapis f8291d2b89f0, read
 2026-11-29): `DeployedModel.id` is "Immutable ... 1-10 characters, and valid characters are /[0-9]/"; a
@@ -29,15 +28,17 @@ from infra.vertex.cost.serving import ServingCost, serving_cost
 Failures = list[tuple[str, str]]
 ENDPOINT_NAME = re.compile(r"projects/[^/]+/locations/(?P<region>[^/]+)/endpoints/[^/]+")
 MODEL_VERSION = re.compile(r"projects/[^/]+/locations/(?P<region>[^/]+)/models/[^/@]+@[^/@]+")
+# The inputs that name a resource in a region: their pattern, and the form a refusal asks for.
+NAMED = (
+    ("endpoint", ENDPOINT_NAME, "must be projects/P/locations/R/endpoints/E"),
+    ("model", MODEL_VERSION, "must name one version: projects/P/locations/R/models/M@VERSION"),
+)
 
-# How long create waits for DeployModel's operation (image pull, model load, replicas up) and for an
-# in-flight one of an interrupted `up`; Vertex gives no bound, so ours is generous.
-DEFAULT_TIMEOUT_SECONDS = 3600
 # What the provider does, not what it serves: changing these changes nothing remote. The price limits are
 # checked (check, preview) but never make a new DeployedModel.
 IN_PLACE_INPUTS = ("timeout_seconds", "poll_interval_seconds", "max_hourly_usd", "allow_unpriced_shapes")
-# The DeployedModel's own inputs: a change to any is a new DeployedModel (each field is Immutable or the model
-# itself), so diff replaces, and the replacement is deployed beside this one before this one is undeployed.
+# The DeployedModel's own inputs: a change to any is a new DeployedModel, so diff replaces (why, and in what
+# order: deployment_provider.py).
 DEPLOYED_INPUTS = (
     "project",
     "region",
@@ -65,12 +66,12 @@ OUTPUTS = (
 DEFAULTS: dict[str, Any] = {
     "accelerator_count": 0,
     "spot": False,
-    "timeout_seconds": DEFAULT_TIMEOUT_SECONDS,
+    # How long create waits for DeployModel's operation (image pull, model load, replicas up) and for an
+    # in-flight one of an interrupted `up`; Vertex gives no bound, so ours is generous.
+    "timeout_seconds": 3600,
     "poll_interval_seconds": 15.0,
     "allow_unpriced_shapes": False,
 }
-
-
 # Counts: the engine hands numbers over as floats (protobuf Struct), Vertex takes int32.
 WHOLE_NUMBERS = ("accelerator_count", "min_replica_count", "max_replica_count", "timeout_seconds")
 
@@ -124,18 +125,10 @@ def validate(props: Mapping[str, Any]) -> Failures:
         isinstance(hourly, bool) or not isinstance(hourly, int | float) or hourly <= 0
     ):
         failures.append(("max_hourly_usd", f"max_hourly_usd must be a positive number, not {hourly!r}"))
-    if known("endpoint") and not ENDPOINT_NAME.fullmatch(str(props["endpoint"])):
-        failures.append(
-            ("endpoint", f"endpoint {props['endpoint']!r} must be projects/P/locations/R/endpoints/E")
-        )
-    if known("model") and not MODEL_VERSION.fullmatch(str(props["model"])):
-        failures.append(
-            (
-                "model",
-                f"model {props['model']!r} must name one version: projects/P/locations/R/models/M@VERSION",
-            )
-        )
-    for key, pattern in (("endpoint", ENDPOINT_NAME), ("model", MODEL_VERSION)):
+    for key, pattern, form in NAMED:
+        if known(key) and not pattern.fullmatch(str(props[key])):
+            failures.append((key, f"{key} {props[key]!r} {form}"))
+    for key, pattern, _ in NAMED:
         match = pattern.fullmatch(str(props.get(key))) if known(key) else None
         if match and known("region") and match["region"] != props["region"]:
             where = f"{key} is in {match['region']}"
