@@ -14,7 +14,7 @@ from infra.vertex.capacity.placement import DWS_DOC, Shape
 from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.request import JobRequest
-from infra.vertex.lifecycle.restarts import Attempt, running_seconds
+from infra.vertex.lifecycle.restarts import Attempt
 from infra.vertex.lifecycle.status import JobStatus
 
 # Going round the whole chain again (capacity_deadline_seconds): the gap before pass n+1 grows from 60 s by
@@ -45,15 +45,13 @@ def resume_index(status: JobStatus, request: JobRequest) -> int:
 
 @dataclass(frozen=True)
 class AttemptRecord:
-    """One submitted job (or one shape skipped without a job): the contract's `attempts` entry, plus the
-    running seconds that its cost is computed from."""
+    """One submitted job (or one shape skipped without a job): the contract's `attempts` entry."""
 
     shape_index: int
     shape: Shape
     job_name: str
     state: str
     reason: str
-    seconds: float = 0.0
     passes: int = 1  # which pass round the chain it was made in (try_shapes sets it)
 
     def as_output(self) -> dict[str, Any]:
@@ -200,7 +198,7 @@ def try_shapes(
 def current_record(request: JobRequest, status: JobStatus) -> AttemptRecord:
     """The attempt a status is, on the shape the job itself carries (job_shape)."""
     index, shape = job_shape(status, request)
-    return AttemptRecord(index, shape, status.name, status.state, "", running_seconds(status))
+    return AttemptRecord(index, shape, status.name, status.state, "")
 
 
 def carried_attempts(stored: dict[str, Any], current: AttemptRecord) -> list[dict[str, Any]]:

@@ -45,10 +45,6 @@ def _known(props: Mapping[str, Any], key: str) -> bool:
     return key in props and not is_unknown(props[key])
 
 
-def _positive(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float) and value > 0
-
-
 def whole_number_failures(props: Mapping[str, Any], key: str, minimum: int) -> Failures:
     """A given `key` that is not a whole number >= minimum."""
     value = props.get(key)
@@ -64,7 +60,9 @@ def whole_number_value_failures(key: str, value: object, minimum: int) -> Failur
 
 def _positive_failures(key: str, value: object, what: str = "a positive number") -> Failures:
     """`value` (of `key`) that is not a positive number; `what`: how the message names one."""
-    return [] if _positive(value) else [(key, f"{key} must be {what}, not {value!r}")]
+    if not isinstance(value, bool) and isinstance(value, int | float) and value > 0:
+        return []
+    return [(key, f"{key} must be {what}, not {value!r}")]
 
 
 def timeout_failures(value: object) -> Failures:

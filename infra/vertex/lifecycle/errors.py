@@ -108,9 +108,7 @@ def _explanation(exc: gexc.GoogleAPICallError, what: str, project: str, region: 
     return f"{what} failed ({code_name(exc)}): {message}"
 
 
-def job_failure_hint(
-    error: str, project: str, region: str, spot: bool, quotas: str = "the custom_model_training quotas"
-) -> str:
+def job_failure_hint(error: str, project: str, region: str, spot: bool, quotas: str) -> str:
     """What to do when a job failed because Vertex could not get its machines (quota, capacity, stockout)."""
     if not error_classes.wants_machines(error):
         return ""

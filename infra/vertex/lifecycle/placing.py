@@ -70,8 +70,7 @@ def wait_shape(kind: Kind, runner: Runner, status: JobStatus, placed: Placed, sa
     records: list[AttemptRecord] = []
 
     def record(ended: JobStatus, reason: str) -> None:
-        seconds = kind.running_seconds(ended)
-        records.append(AttemptRecord(placed.index, placed.shape, ended.name, ended.state, reason, seconds))
+        records.append(AttemptRecord(placed.index, placed.shape, ended.name, ended.state, reason))
 
     while True:
         try:

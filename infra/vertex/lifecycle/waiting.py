@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 
 from infra.dynamic.polling import poll_until
-from infra.vertex.capacity.placement import Pool
 from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.lifecycle import cap as cost_cap
 from infra.vertex.lifecycle import error_classes, restarts
@@ -178,11 +177,6 @@ def queue_limit_name(placed: Placed) -> str:
     return f"{key}={queue_limit_seconds(placed)}"
 
 
-def _machines(pool: Pool) -> str:
-    gpus = f" + {pool.accelerator_count} x {pool.accelerator_type}" if pool.accelerator_type else ""
-    return f"{pool.replica_count} x {pool.machine_type}{gpus}"
-
-
 def overrun_message(kind: Kind, placed: Placed, status: JobStatus) -> str:
     """Why a live job was cancelled: it never started within its queue limit, or ran too long."""
     job = f"{kind.noun} {status.name} ({placed.request.common.display_name})"
@@ -191,7 +185,7 @@ def overrun_message(kind: Kind, placed: Placed, status: JobStatus) -> str:
             f"{job} ran past {kind.overrun_limit(placed)} and was cancelled (now {status.state}). "
             f"Details and logs: {status.console_url}"
         )
-    pools = ", ".join(_machines(pool) for pool in placed.pools)
+    pools = ", ".join(pool.machines() for pool in placed.pools)
     project, spot = placed.request.project, placed.spot
     wait_key = "maxWaitSeconds" if placed.flex_start else "queueTimeoutSeconds"  # the stack config key
     return (

@@ -29,15 +29,10 @@ def custom_job_shape(job: aiplatform_v1.CustomJob) -> dict[str, Any]:
     pools = job.job_spec.worker_pool_specs
     if strategy not in STRATEGIES or not pools:
         return {}
-    return _machine(pools[0].machine_spec, strategy)
+    return machine_shape(pools[0].machine_spec, strategy)
 
 
-def batch_job_shape(job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
-    # BatchDedicatedResources has no strategy: STANDARD.
-    return _machine(job.dedicated_resources.machine_spec, "STANDARD")
-
-
-def _machine(machine: aiplatform_v1.MachineSpec, strategy: str) -> dict[str, Any]:
+def machine_shape(machine: aiplatform_v1.MachineSpec, strategy: str) -> dict[str, Any]:
     count = int(machine.accelerator_count)
     kind = machine.accelerator_type.name if count else ""
     found: dict[str, Any] = {

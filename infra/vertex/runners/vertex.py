@@ -61,8 +61,8 @@ class VertexRunner:
             f"?project={self.project}"
         )
 
-    def _fields(self, job: Any) -> dict[str, Any]:
-        """What a status of any job kind reads from the job (they share these proto fields)."""
+    def _fields(self, job: Any, shape: dict[str, Any]) -> dict[str, Any]:
+        """What a status of any job kind reads from the job (they share these proto fields), on `shape`."""
         return {
             "name": job.name,
             "state": job.state.name,
@@ -72,14 +72,11 @@ class VertexRunner:
             "start_time": iso(job.start_time),
             "end_time": iso(job.end_time),
             "labels": dict(job.labels),
-            "shape": shape_from(self._shape(job), region_of(job.name) or ""),
+            "shape": shape_from(shape, region_of(job.name) or ""),
         }
 
-    def _shape(self, job: aiplatform_v1.CustomJob) -> dict[str, Any]:
-        return custom_job_shape(job)
-
     def _status(self, job: aiplatform_v1.CustomJob) -> JobStatus:
-        return JobStatus(**self._fields(job))
+        return JobStatus(**self._fields(job, custom_job_shape(job)))
 
     def _call(self, what: str, call: Callable[[], T]) -> T:
         try:

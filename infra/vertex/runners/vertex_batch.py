@@ -3,12 +3,10 @@ error explanations, adoption and deletion, pointed at the batch prediction metho
 
 from __future__ import annotations
 
-from typing import Any
-
 from google.cloud import aiplatform_v1
 
 from infra.vertex.runners.batch_status import STATS, BatchStatus
-from infra.vertex.runners.submitted import batch_job_shape
+from infra.vertex.runners.submitted import machine_shape
 from infra.vertex.runners.vertex import VertexRunner
 
 
@@ -20,13 +18,11 @@ class VertexBatchRunner(VertexRunner):
     LIST_REQUEST = aiplatform_v1.ListBatchPredictionJobsRequest
     JOB_TYPE = "batch-predictions"  # python-aiplatform jobs.py: BatchPredictionJob._job_type
 
-    def _shape(self, job: aiplatform_v1.BatchPredictionJob) -> dict[str, Any]:
-        return batch_job_shape(job)
-
     def _status(self, job: aiplatform_v1.BatchPredictionJob) -> BatchStatus:
         stats = job.completion_stats
         return BatchStatus(
-            **self._fields(job),
+            # BatchDedicatedResources has no strategy: STANDARD.
+            **self._fields(job, machine_shape(job.dedicated_resources.machine_spec, "STANDARD")),
             predictions_dir=job.output_info.gcs_output_directory,
             completion_stats={key: int(getattr(stats, key)) for key in STATS},
         )

@@ -3,8 +3,6 @@ error explanations, adoption and deletion, pointed at the tuning job's methods."
 
 from __future__ import annotations
 
-from typing import Any
-
 from google.cloud import aiplatform_v1
 
 from infra.vertex.runners import trials
@@ -20,13 +18,11 @@ class VertexTuningRunner(VertexRunner):
     METHOD = "hyperparameter_tuning_job"
     LIST_REQUEST = aiplatform_v1.ListHyperparameterTuningJobsRequest
 
-    def _shape(self, job: aiplatform_v1.HyperparameterTuningJob) -> dict[str, Any]:
-        return custom_job_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec))  # the trials' shape
-
     def _status(self, job: aiplatform_v1.HyperparameterTuningJob) -> TuningStatus:
         metric_id = job.study_spec.metrics[0].metric_id if job.study_spec.metrics else ""
         integers = frozenset(p.parameter_id for p in job.study_spec.parameters if "integer_value_spec" in p)
         return TuningStatus(
-            **self._fields(job),
+            # The trials' shape.
+            **self._fields(job, custom_job_shape(aiplatform_v1.CustomJob(job_spec=job.trial_job_spec))),
             trials=tuple(trials.from_proto(t, metric_id, integers) for t in job.trials),
         )
