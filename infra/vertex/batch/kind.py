@@ -16,7 +16,7 @@ from infra.vertex.batch import instances, results, spec
 from infra.vertex.capacity.quotas import quota_page
 from infra.vertex.cost import limits
 from infra.vertex.cost import preview as cost_preview
-from infra.vertex.lifecycle import spend, waiting
+from infra.vertex.lifecycle import restarts, spend, waiting
 from infra.vertex.lifecycle.errors import JobError
 from infra.vertex.lifecycle.kind import Kind
 from infra.vertex.lifecycle.outcome import Outcome, Ran
@@ -99,7 +99,7 @@ class BatchPredictionKind(Kind[spec.Inputs, BatchOutputs]):
         return BatchOutputs(
             predictions_dir=found.predictions_dir,
             completion_stats=self.counted(found, say),
-            duration_seconds=round(self.running_seconds(status), 1),
+            duration_seconds=round(restarts.running_seconds(status), 1),
             estimated_cost_usd=spend.spent(placed.rate, status).known_usd
             if placed.request.on_vertex
             else None,

@@ -140,10 +140,6 @@ class Kind(Generic[B, OwnT]):
         """The running-time limit a cancelled overrun went past, as a message names it."""
         raise NotImplementedError
 
-    def running_seconds(self, status: JobStatus) -> float:
-        """Machine time this job (one attempt) ran: what it bills."""
-        return restarts.running_seconds(status)
-
     def ended_reason(self, status: JobStatus) -> str:
         """Why a job that did not succeed ended, for its attempt record."""
         return status.error or status.state

@@ -86,10 +86,6 @@ class TuningJobKind(Kind[tuning_spec.Study, StudyOutputs]):
             f"timeout_seconds={timeout}, plus {grace:.0f}s grace each"
         )
 
-    def running_seconds(self, status: JobStatus) -> float:
-        """Machine time of all trials together (what the study bills), not the study's wall-clock time."""
-        return sum(t.running_seconds() for t in _trials(status))
-
     def ended_reason(self, status: JobStatus) -> str:
         """The study's error, and the first failed trial's reason (where a stockout shows)."""
         failed = [t for t in _failed(status) if t.reason]
@@ -120,7 +116,8 @@ class TuningJobKind(Kind[tuning_spec.Study, StudyOutputs]):
     ) -> StudyOutputs:
         """Trials, the best one, and duration and cost: the trials of this study, at its shape."""
         top = best(_trials(status), placed.request.body.goal)
-        seconds = self.running_seconds(status)
+        # Machine time of all trials together (what the study bills), not the study's wall-clock time.
+        seconds = sum(t.running_seconds() for t in _trials(status))
         # At the trials' shape in its own region (None off Vertex); Spot/FLEX_START without a price of their
         # own at the on-demand bound (pricing.shape_rate), said as a bound.
         rate = placed.rate
