@@ -1,7 +1,7 @@
 """`python -m infra.leftovers --stack NAME [--json] [--cancel] [--all-regions]`: list what of the stack still
 bills, one line each with its cost and the command that removes it; exit 0 (nothing bills), 1 (something
-bills) or 2 (something could not be read, named). `--cancel` cancels the live jobs, waits until each has
-stopped, and lists again; it never deletes storage.
+bills) or 2 (something could not be read, named). `--cancel` cancels the live jobs, `--undeploy` undeploys the
+deployed models; each waits until they stopped and lists again; neither deletes storage.
 """
 
 from __future__ import annotations
@@ -184,6 +184,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--cancel", action="store_true", help="cancel the live jobs found, wait until they stop, list again"
     )
     parser.add_argument(
+        "--undeploy",
+        action="store_true",
+        help="undeploy the stack's deployed models found, wait until they are gone, list again",
+    )
+    parser.add_argument(
         "--all-regions",
         action="store_true",
         help="look in every Vertex AI region (jobs started by an older config), not only the config's",
@@ -233,19 +238,27 @@ def unknown(args: argparse.Namespace, entry: str, line: str) -> int:
 def run(cfg: StackConfig, name: str, args: argparse.Namespace, say: Say) -> int:
     """List (and with --cancel, cancel and list again); print the report; the exit code."""
     result = scan(cfg, name, args.all_regions)
-    if args.cancel and not result.blocked:
+    if (args.cancel or args.undeploy) and not result.blocked:
         report(result, say)
         try:
-            cancel(result, say)
+            if args.cancel:
+                cancel(result, say)
+            if args.undeploy and cfg.is_local:
+                say("nothing to undeploy: the local stack deploys no model")
+            elif args.undeploy:
+                endpoints.undeploy(StackId(cfg.gcp_project or "", name, cfg.stack), result.regions, say)
         except Exception as exc:  # never a traceback: the listing after says what is still live
-            say(f"cancelling stopped early ({type(exc).__name__}: {exc})")
+            say(f"stopping ended early ({type(exc).__name__}: {exc})")
         result = scan(cfg, name, args.all_regions)
-        say("After cancelling:")
+        done = [
+            word for word, asked in (("cancelling", args.cancel), ("undeploying", args.undeploy)) if asked
+        ]
+        say(f"After {' and '.join(done)}:")
     if args.json:
         print(json.dumps(result.as_json(), indent=2, sort_keys=True))
     else:
         report(result, say)
-    if args.cancel:
+    if args.cancel or args.undeploy:
         storage = [item for item in result.found.items if not item.live_job]
         if storage:
             say("Nothing was deleted; to remove what is left:")

@@ -5,13 +5,16 @@ prediction prices (infra/vertex/cost/serving.py) or "no sourced price", and the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 
 from google.cloud import aiplatform_v1
 
+from infra.dynamic import polling
 from infra.guard import deployed_models
 from infra.guard.deployed_models import Served
 from infra.guard.live_jobs import StackId
+from infra.leftovers import vertex_jobs
 from infra.leftovers.items import Found, Item
 from infra.vertex.cost.serving import serving_cost
 
@@ -42,7 +45,7 @@ def item(served: Served, project: str | None = None) -> Item:
     whose = "" if served.endpoint_labelled else ", deployed by hand"
     return Item(
         kind="DeployedModel",
-        name=f"{served.endpoint}/deployedModels/{served.deployed_model_id} ({served.model}{whose})",
+        name=f"{_deployed_name(served)} ({served.model}{whose})",
         region=served.region,
         state=(
             f"{served.available_replicas} up of {served.min_replicas}-{served.max_replicas} replicas, "
@@ -83,3 +86,48 @@ def find(
     found.items += [endpoint_item(name) for name in listed.labelled if name not in serving]
     found.cannot_tell += [f"endpoints ({where}: {error})" for where, error in listed.unlisted.items()]
     return found
+
+
+def undeploy(
+    stack: StackId,
+    regions: Iterable[str],
+    say: Callable[[str], None],
+    client_factory: ClientFactory = deployed_models.make_endpoint_client,
+) -> None:
+    """Undeploy every deployed model of the stack found (the kill switch's listing and undeploy), then wait as
+    long as for jobs until none of them is listed (UndeployModel is a long-running operation)."""
+    wait_seconds = vertex_jobs.CANCEL_WAIT_SECONDS
+    asked: list[deployed_models.UndeployResult] = []
+    listed = deployed_models.list_served(
+        stack,
+        regions,
+        client_factory,
+        lambda client, served: asked.extend(deployed_models.undeploy_all(client, served)),
+    )
+    for where, error in listed.unlisted.items():
+        say(f"could not list endpoints ({where}: {error})")
+    for result in asked:
+        reason = f" ({result.reason})" if result.outcome == "failed" else ""
+        say(f"{result.outcome}: {_deployed_name(result.served)}{reason}")
+    leaving = {_deployed_name(r.served) for r in asked if r.outcome == "undeploying"}
+    if not asked:
+        say("no deployed model to undeploy")
+    if not leaving:
+        return
+    say(f"waiting up to {wait_seconds:.0f} s for {len(leaving)} deployed model(s) to be undeployed")
+
+    def still(before: set[str]) -> set[str]:
+        now = deployed_models.list_served(stack, regions, client_factory)
+        if now.unlisted:  # a region not read is read again next round; the listing after says the rest
+            return before
+        return leaving & {_deployed_name(one) for one in now.served}
+
+    left = polling.poll_until(
+        still(leaving), still, lambda left: not left, time.time() + wait_seconds, vertex_jobs.POLL_SECONDS
+    )
+    for name in sorted(left):
+        say(f"still deployed: {name}")
+
+
+def _deployed_name(served: Served) -> str:
+    return f"{served.endpoint}/deployedModels/{served.deployed_model_id}"

@@ -4,8 +4,8 @@ Requests and responses are the library's own proto-plus types, so the real `Endp
 through `VERTEX_AI_EMULATOR_HOST`. As google/cloud/aiplatform/v1/endpoint_service.proto, endpoint.proto and
 machine_resources.proto say (googleapis f8291d2b89f0, read 2026-11-29):
 - DeployModel and UndeployModel are long-running operations; what they change happens when the operation ends
-  (here after `operation_polls` GetOperation calls or GetEndpoint reads of its endpoint, which stand for the
-  time passing, or `operations.finish_all()`).
+  (here after `operation_polls` GetOperation calls or GetEndpoint or ListEndpoints reads of its endpoint,
+  which stand for the time passing, or `operations.finish_all()`).
 - `DeployedModel.id` is 1-10 digits (generated when unset); `"0"` in a DeployModel's `traffic_split` names the
   model being deployed; a non-empty `traffic_split` overwrites the endpoint's and must add up to 100; an empty
   one leaves it as it is (Endpoint.traffic_split: "must add up to 100, or map must be empty").
@@ -147,11 +147,14 @@ class FakeEndpointService(FakeService):
 
     def _list(self, request: aiplatform_v1.ListEndpointsRequest) -> aiplatform_v1.ListEndpointsResponse:
         matches = filters.labels_filter(request.filter) if request.filter else (lambda _e: True)
-        found = [
-            aiplatform_v1.Endpoint(e)
+        listed = [
+            e
             for name, e in sorted(self.endpoints.items())
             if name.startswith(request.parent + "/endpoints/") and matches(e)
         ]
+        for endpoint in listed:
+            self.operations.tick(endpoint.name)  # as a GetEndpoint: time passes between reads
+        found = [aiplatform_v1.Endpoint(e) for e in listed]
         page, token = page_of(found, request.page_token, request.page_size, 100)
         return aiplatform_v1.ListEndpointsResponse(endpoints=page, next_page_token=token)
 

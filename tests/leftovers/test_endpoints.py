@@ -95,3 +95,42 @@ def test_an_endpoint_listing_that_fails_is_named_and_exits_2(
     code, report = cloud.json(capsys)
     assert code == 2
     assert any(entry.startswith(f"endpoints ({HOME} list_endpoints:") for entry in report["cannot_tell"])
+
+
+def test_undeploy_stops_every_deployed_model_of_the_stack_and_lists_again(
+    cloud: Cloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--undeploy` undeploys what the listing found (the kill switch's undeploy: traffic moved off each model
+    first), waits until none is listed, and lists again: nothing bills; another stack's model stays."""
+    own = cloud.endpoints.add_endpoint(f"{parent(HOME)}/endpoints/1", LABELS).name
+    deploy(cloud, own, f"{parent(HOME)}/models/vertex-training-{STACK}@1")
+    deploy(cloud, own, f"{parent(HOME)}/models/vertex-training-{STACK}@2")  # takes all the traffic
+    by_hand = cloud.endpoints.add_endpoint(f"{parent(FALLBACK)}/endpoints/2").name
+    hand_id = deploy(cloud, by_hand, f"projects/12345/locations/{FALLBACK}/models/vertex-training-{STACK}@1")
+    other = cloud.endpoints.add_endpoint(f"{parent(HOME)}/endpoints/3", OTHER).name
+    other_id = deploy(cloud, other, "m@1")
+
+    assert cloud.leftovers("--undeploy") == 0
+    out = capsys.readouterr().out
+    assert out.count("undeploying: ") == 3 and f"undeploying: {by_hand}/deployedModels/{hand_id}" in out
+    after = out.split("After undeploying:")[1]
+    assert "DeployedModel" not in after and "nothing bills" in after
+    assert cloud.endpoints.deployed(own) == {} and cloud.endpoints.deployed(by_hand) == {}
+    assert list(cloud.endpoints.deployed(other)) == [other_id]
+
+
+def test_undeploy_waits_until_the_operations_end(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    """UndeployModel is a long-running operation: the model is listed until it ends (here after two reads
+    of its endpoint), and the command waits for that before it lists again."""
+    own = cloud.endpoints.add_endpoint(f"{parent(HOME)}/endpoints/1", LABELS).name
+    deploy(cloud, own, f"{parent(HOME)}/models/vertex-training-{STACK}@1")
+    cloud.endpoints.operation_polls = 2
+    assert cloud.leftovers("--undeploy") == 0
+    out = capsys.readouterr().out
+    assert "waiting up to 600 s for 1 deployed model(s) to be undeployed" in out
+    assert "still deployed" not in out and cloud.endpoints.deployed(own) == {}
+
+
+def test_undeploy_with_nothing_deployed_says_so(cloud: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cloud.leftovers("--undeploy") == 0
+    assert "no deployed model to undeploy" in capsys.readouterr().out
