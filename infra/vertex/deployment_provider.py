@@ -1,10 +1,11 @@
 """DeploymentProvider: serves a Model Registry version on a Vertex AI endpoint. Pickled by reference into
 every stack's state: keep this module's path and the class name as they are.
 
-Every change but the waits (a retraining too) replaces the DeployedModel: each of its fields is Immutable or
-is the model itself (endpoint.proto, machine_resources.proto) and its id is the resource's id. The replacement
-is created first (Pulumi's default order) and its DeployModel takes all the traffic; then the old one, left
-with none, is undeployed: no moment without a serving model, and the quota holds both for that time.
+A change of replica counts scales the DeployedModel in place (MutateDeployedModel). Every other change but
+the waits (a retraining too) replaces it: each of its other fields is Immutable or is the model itself
+(endpoint.proto, machine_resources.proto) and its id is the resource's id. The replacement is created first
+(Pulumi's default order) and its DeployModel takes all the traffic; then the old one, left with none, is
+undeployed: no moment without a serving model, and the quota holds both for that time.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pulumi.dynamic import CreateResult, ReadResult, UpdateResult
 
 from infra.dynamic.base import SpecProvider
 from infra.vertex.deployment import spec as deployment_spec
-from infra.vertex.deployment.service import Deployed, Endpoints
+from infra.vertex.deployment.service import Deployed, DeploymentError, Endpoints
 
 
 def _outputs(props: dict[str, Any], deployed: Deployed) -> dict[str, Any]:
@@ -33,8 +34,8 @@ def _outputs(props: dict[str, Any], deployed: Deployed) -> dict[str, Any]:
 
 
 class DeploymentProvider(SpecProvider):
-    """Create = DeployModel with all traffic (or adopt the same id); read refreshes; delete = UndeployModel
-    with a traffic split that removes it; every change but the waits replaces."""
+    """Create = DeployModel with all traffic (or adopt the same id); read refreshes; update scales replicas;
+    delete = UndeployModel with a traffic split that removes it; other changes but the waits replace."""
 
     spec = deployment_spec
     log_format = "endpoint {endpoint}"
@@ -68,9 +69,21 @@ class DeploymentProvider(SpecProvider):
         return CreateResult(id_, _outputs(props, deployed))
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        # Only IN_PLACE_INPUTS reach here (diff replaces on the rest): nothing remote changes.
-        news = deployment_spec.with_defaults(news)
-        return UpdateResult({**olds, **{k: news[k] for k in deployment_spec.IN_PLACE_INPUTS if k in news}})
+        # Only IN_PLACE_INPUTS reach here (diff replaces on the rest): the replica counts change remotely.
+        news, before = deployment_spec.with_defaults(news), deployment_spec.with_defaults(olds)
+        kept = {**olds, **{k: news[k] for k in deployment_spec.IN_PLACE_INPUTS if k in news}}
+        if all(before.get(k) == news.get(k) for k in deployment_spec.REPLICA_INPUTS):
+            return UpdateResult(kept)
+        deployed = self._endpoints(news).scale(
+            news["endpoint"], olds["deployed_model_id"], news["min_replica_count"], news["max_replica_count"]
+        )
+        if deployed is None:
+            raise DeploymentError(
+                f"DeployedModel {olds['deployed_model_id']} is no longer on {news['endpoint']}; run `pulumi "
+                "refresh`, then `pulumi up` to deploy the model again."
+            )
+        self.log(news, f"DeployedModel {deployed.deployed_model_id} scaled: {deployed.available_replicas} up")
+        return UpdateResult({**kept, **_outputs(news, deployed)})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         props = deployment_spec.with_defaults(props)

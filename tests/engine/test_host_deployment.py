@@ -1,7 +1,7 @@
 """The real dynamic-provider host runs the Deployment provider against the fake EndpointService and Model
 Registry (the real EndpointServiceClient), on inputs the Python SDK serialized: preview, up, refresh, a
-retraining (a replacement: the new version takes all traffic, then the old one is undeployed), destroy, and
-adoption after an interrupted up."""
+retraining (a replacement: the new version takes all traffic, then the old one is undeployed), a replica
+change (scaled in place), destroy, and adoption after an interrupted up."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def recorded(version: str, *, preview: bool = False, **extra: Any) -> struct_pb2
                 endpoint=account.email.apply(lambda _: ENDPOINT),
                 model=account.email.apply(lambda _: f"{MODEL}@{version}"),
                 machine_type="n1-standard-2",
-                min_replica_count=1,
-                max_replica_count=2,
+                min_replica_count=extra.pop("min_replica_count", 1),
+                max_replica_count=extra.pop("max_replica_count", 2),
                 display_name="vertex-training-dev",
                 poll_interval_seconds=0.05,
                 **extra,
@@ -111,12 +111,25 @@ def test_up_refresh_retrain_and_destroy(start_host, fake: FakeEndpointService) -
     assert plain(updated.properties)["timeout_seconds"] == 60
     assert plain(updated.properties)["deployed_model_id"] == second_id and len(fake.calls) == calls
 
+    # More replicas: scaled in place (MutateDeployedModel), the same DeployedModel keeps all the traffic.
+    wider = host.check(recorded("2", timeout_seconds=60, max_replica_count=4), olds=updated.properties).inputs
+    assert list(host.diff(second.id, updated.properties, wider).replaces) == []
+    scaled = host.update(second.id, updated.properties, wider)
+    assert [method for method, _ in fake.calls[calls:]].count("MutateDeployedModel") == 1
+    resources = fake.deployed(ENDPOINT)[second_id].dedicated_resources
+    assert (resources.min_replica_count, resources.max_replica_count) == (1, 4)
+    assert plain(scaled.properties)["max_replica_count"] == 4
+    assert plain(scaled.properties)["deployed_model_id"] == second_id and fake.traffic(ENDPOINT) == {
+        second_id: 100
+    }
+    assert "scaled" in host.stderr()
+
     # Destroy: the last model goes with its traffic; nothing bills.
-    host.delete(second.id, second.properties)
+    host.delete(second.id, scaled.properties)
     assert fake.deployed(ENDPOINT) == {} and fake.traffic(ENDPOINT) == {}
     assert fake.models.deployed == set()
-    assert host.read(second.id, second.properties).id == ""
-    host.delete(second.id, second.properties)  # gone already counts as done
+    assert host.read(second.id, scaled.properties).id == ""
+    host.delete(second.id, scaled.properties)  # gone already counts as done
     assert "undeployed: its nodes no longer bill" in host.stderr()
 
 

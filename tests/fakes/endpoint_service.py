@@ -16,6 +16,9 @@ machine_resources.proto say (googleapis f8291d2b89f0, read 2026-11-29):
 - ListEndpoints filters `labels.key="value"` (and `!=`); DeleteEndpoint is not served (the native resource
   owns the endpoint). A second DeployModel with an id that exists or is being deployed is ALREADY_EXISTS, as
   AIP-133 (https://google.aip.dev/133) says of a create with a taken id: the proto does not name the code.
+- MutateDeployedModel changes "only" min_replica_count, max_replica_count (and autoscaling and logging fields,
+  not served here) of a deployed model, named by an update_mask relative to the DeployedModel (AIP-161); a
+  long-running operation.
 With `models` (a FakeModelService served beside this one) a deployed version must exist, and it is kept in
 `models.deployed` while it serves, so the Model Registry refuses to delete it.
 """
@@ -39,6 +42,8 @@ from tests.fakes.operations import Operations
 SERVICE = "google.cloud.aiplatform.v1.EndpointService"
 _ENDPOINT = re.compile(r"projects/[^/]+/locations/[^/]+/endpoints/[^/]+")
 _DEPLOYED_ID = re.compile(r"[0-9]{1,10}")
+# The mutable fields this fake serves, as masks relative to the DeployedModel (the proto lists them).
+MUTABLE_PATHS = frozenset({"dedicated_resources.min_replica_count", "dedicated_resources.max_replica_count"})
 
 
 def _now() -> datetime.datetime:
@@ -89,6 +94,7 @@ class FakeEndpointService(FakeService):
                 ),
                 "DeployModel": (self._deploy, aiplatform_v1.DeployModelRequest, op),
                 "UndeployModel": (self._undeploy, aiplatform_v1.UndeployModelRequest, op),
+                "MutateDeployedModel": (self._mutate, aiplatform_v1.MutateDeployedModelRequest, op),
             },
         )
 
@@ -251,6 +257,42 @@ class FakeEndpointService(FakeService):
         )
         return self.operations.start_operation(
             endpoint.name, metadata, aiplatform_v1.UndeployModelResponse(), self.operation_polls, finish
+        )
+
+    def _mutate(self, request: aiplatform_v1.MutateDeployedModelRequest) -> operations_pb2.Operation:
+        endpoint = self._endpoint(request.endpoint)
+        wanted = request.deployed_model
+        found = [d for d in endpoint.deployed_models if d.id == wanted.id]
+        if not found:
+            raise Abort(
+                grpc.StatusCode.NOT_FOUND,
+                f"DeployedModel {wanted.id} does not exist in Endpoint {endpoint.name}.",
+            )
+        paths = list(request.update_mask.paths)
+        if not paths or any(path not in MUTABLE_PATHS for path in paths):
+            raise Abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"update_mask {paths}: a field that cannot be mutated (mutable: {sorted(MUTABLE_PATHS)}).",
+            )
+        resources = aiplatform_v1.DedicatedResources(found[0].dedicated_resources)
+        for path in paths:
+            field = path.rsplit(".", 1)[1]
+            setattr(resources, field, getattr(wanted.dedicated_resources, field))
+        if resources.min_replica_count < 1 or resources.max_replica_count < resources.min_replica_count:
+            raise Abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "min_replica_count must be >= 1 and max_replica_count >= min_replica_count.",
+            )
+
+        def finish() -> None:
+            found[0].dedicated_resources = resources
+
+        metadata = aiplatform_v1.MutateDeployedModelOperationMetadata(
+            generic_metadata=aiplatform_v1.GenericOperationMetadata(create_time=_now())
+        )
+        response = aiplatform_v1.MutateDeployedModelResponse(deployed_model=found[0])
+        return self.operations.start_operation(
+            endpoint.name, metadata, response, self.operation_polls, finish
         )
 
     def _serving(self, model: str, version_id: str, serving: bool) -> None:

@@ -128,3 +128,34 @@ def test_list_filters_on_labels(fake, client) -> None:
     )
     assert [e.name for e in found] == [ENDPOINT]
     assert len(list(client.list_endpoints(parent=LOCATION))) == 2
+
+
+def test_mutate_changes_only_the_replica_counts_the_mask_names(fake, client) -> None:
+    """MutateDeployedModel: "Only the following fields can be mutated: min_replica_count ...,
+    max_replica_count ..." (endpoint_service.proto); a long-running operation; the mask is relative to the
+    DeployedModel."""
+    deploy(client, "1", "11", {"0": 100})
+
+    def mutate(paths: list[str], deployed_id: str = "11", low: int = 2, high: int = 3):
+        resources = aiplatform_v1.DedicatedResources(
+            machine_spec=aiplatform_v1.MachineSpec(machine_type="n1-standard-8"),
+            min_replica_count=low,
+            max_replica_count=high,
+        )
+        return client.mutate_deployed_model(
+            endpoint=ENDPOINT,
+            deployed_model=aiplatform_v1.DeployedModel(id=deployed_id, dedicated_resources=resources),
+            update_mask={"paths": paths},
+        )
+
+    operation = mutate(["dedicated_resources.max_replica_count"])
+    operation.result(timeout=10)
+    resources = fake.deployed(ENDPOINT)["11"].dedicated_resources
+    assert (resources.min_replica_count, resources.max_replica_count) == (1, 3)  # min was not in the mask
+    assert resources.machine_spec.machine_type == "n1-standard-2"
+    with pytest.raises(gexc.InvalidArgument):
+        mutate(["dedicated_resources.machine_spec"])
+    with pytest.raises(gexc.InvalidArgument):
+        mutate(["dedicated_resources.min_replica_count"], low=5)  # above max 3
+    with pytest.raises(gexc.NotFound):
+        mutate(["dedicated_resources.max_replica_count"], deployed_id="99")

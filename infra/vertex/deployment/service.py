@@ -1,5 +1,6 @@
 """A deployed model on an endpoint, through Vertex AI's EndpointServiceClient (regional, or the emulator):
-read, deploy with all traffic, undeploy with a traffic split that removes it, waiting on each operation."""
+read, deploy with all traffic, scale in place, undeploy with a traffic split that removes it, waiting on each
+operation."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any, TypeVar
 from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.endpoint_service.transports import EndpointServiceGrpcTransport
+from google.protobuf import field_mask_pb2
 
 from infra.dynamic import retries
 from infra.dynamic.endpoints import client_kwargs
@@ -24,6 +26,11 @@ CALL_TIMEOUT_SECONDS = 60.0
 FIRST_RETRY_DELAY_SECONDS = 1.0
 # A line on stderr this often while an operation runs and nothing else is said.
 HEARTBEAT_SECONDS = 60.0
+# MutateDeployedModel's update mask for the replica counts, relative to the DeployedModel (AIP-161 field
+# masks). MutateDeployedModelRequest.deployed_model: "Only the following fields can be mutated:
+# min_replica_count ..., max_replica_count ..." (though IMMUTABLE for other methods); a long-running
+# operation (endpoint_service.proto, machine_resources.proto; googleapis f8291d2b89, read 2026-11-29).
+REPLICA_MASK = ("dedicated_resources.min_replica_count", "dedicated_resources.max_replica_count")
 
 
 class DeploymentError(ProviderError):
@@ -173,6 +180,31 @@ class Endpoints:
             raise
         self._await(what, operation)
         return True
+
+    def scale(self, endpoint: str, deployed_id: str, min_replicas: int, max_replicas: int) -> Deployed | None:
+        """Changes its replica counts in place (MutateDeployedModel: "Only the following fields can be
+        mutated: min_replica_count, max_replica_count ..."); None when it is gone."""
+        what = f"Scaling DeployedModel {deployed_id} on {endpoint} to {min_replicas}-{max_replicas} replicas"
+        resources = aiplatform_v1.DedicatedResources(
+            min_replica_count=min_replicas, max_replica_count=max_replicas
+        )
+        try:
+            operation = self._call(
+                what,
+                lambda: self.client.mutate_deployed_model(
+                    endpoint=endpoint,
+                    deployed_model=aiplatform_v1.DeployedModel(id=deployed_id, dedicated_resources=resources),
+                    update_mask=field_mask_pb2.FieldMask(paths=list(REPLICA_MASK)),
+                    timeout=CALL_TIMEOUT_SECONDS,
+                ),
+            )
+        except DeploymentError as exc:
+            if isinstance(exc.api_error, gexc.NotFound):
+                return None
+            raise
+        self.say(f"{what[0].lower()}{what[1:]} ({operation.operation.name})")
+        self._await(what, operation)
+        return self.find(endpoint, deployed_id)
 
     def _await(self, what: str, operation: Any) -> Any:
         """The operation's result, polled with a heartbeat line; an error past the deadline."""

@@ -36,9 +36,12 @@ NAMED = (
 
 # What the provider does, not what it serves: changing these changes nothing remote. The price limits are
 # checked (check, preview) but never make a new DeployedModel.
-IN_PLACE_INPUTS = ("timeout_seconds", "poll_interval_seconds", "max_hourly_usd", "allow_unpriced_shapes")
-# The DeployedModel's own inputs: a change to any is a new DeployedModel, so diff replaces (why, and in what
-# order: deployment_provider.py).
+PROVIDER_INPUTS = ("timeout_seconds", "poll_interval_seconds", "max_hourly_usd", "allow_unpriced_shapes")
+# Changed on the DeployedModel as it serves (MutateDeployedModel: deployment/service.py `scale`).
+REPLICA_INPUTS = ("min_replica_count", "max_replica_count")
+IN_PLACE_INPUTS = (*PROVIDER_INPUTS, *REPLICA_INPUTS)
+# The DeployedModel's own inputs, which name its id: a change to any but the replica counts is a new
+# DeployedModel, so diff replaces (why, and in what order: deployment_provider.py).
 DEPLOYED_INPUTS = (
     "project",
     "region",
@@ -54,7 +57,7 @@ DEPLOYED_INPUTS = (
     "reservation_affinity",
     "service_account",
 )
-INPUTS = (*DEPLOYED_INPUTS, *IN_PLACE_INPUTS)
+INPUTS = (*DEPLOYED_INPUTS, *PROVIDER_INPUTS)
 OUTPUTS = (
     "deployed_model_id",
     "model_version_id",
