@@ -15,7 +15,7 @@ from infra.guard import deployed_models
 from infra.guard.deployed_models import Served
 from infra.guard.live_jobs import StackId
 from infra.leftovers import vertex_jobs
-from infra.leftovers.items import Found, Item
+from infra.leftovers.items import DEPLOYED_MODEL, Found, Item
 from infra.vertex.cost.serving import serving_cost
 
 ClientFactory = Callable[[str], aiplatform_v1.EndpointServiceClient]
@@ -44,7 +44,7 @@ def item(served: Served, project: str | None = None) -> Item:
     )
     whose = "" if served.endpoint_labelled else ", deployed by hand"
     return Item(
-        kind="DeployedModel",
+        kind=DEPLOYED_MODEL,
         name=f"{_deployed_name(served)} ({served.model}{whose})",
         region=served.region,
         state=(

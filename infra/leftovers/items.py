@@ -10,6 +10,7 @@ from infra.leftovers.prices import usd_text
 
 # Exit codes (the contract): nothing bills, something bills, something could not be read.
 NOTHING_BILLS, SOMETHING_BILLS, CANNOT_TELL = 0, 1, 2
+DEPLOYED_MODEL = "DeployedModel"  # an Item's kind that bills every hour until undeployed (endpoints.py)
 
 
 @dataclass(frozen=True)
@@ -79,14 +80,20 @@ def summary(stack: str, found: Found) -> str:
     billing = [i for i in found.items if i.bills]
     free = [i for i in found.items if not i.bills]
     jobs = [i for i in billing if i.live_job]
-    priced = [i.monthly_usd for i in billing if i.monthly_usd is not None and not i.live_job]
-    unpriced = [i for i in billing if i.monthly_usd is None and not i.live_job]
+    served = [i for i in billing if i.kind == DEPLOYED_MODEL]
+    stored = [i for i in billing if i not in jobs and i not in served]
+    priced = [i.monthly_usd for i in stored if i.monthly_usd is not None]
+    unpriced = [i for i in stored if i.monthly_usd is None]
     parts = []
     if billing:
         what = [f"{len(jobs)} live job(s) billing by the hour{_hourly(jobs)}"] if jobs else []
-        monthly = len(billing) - len(jobs)
+        if served:
+            what.append(
+                f"{len(served)} deployed model(s) billing every hour{_hourly(served)} (--undeploy stops them)"
+            )
+        monthly = len(stored)
         if monthly:
-            bound = "at most " if any(i.monthly_is_bound for i in billing if i.monthly_usd) else ""
+            bound = "at most " if any(i.monthly_is_bound for i in stored if i.monthly_usd) else ""
             total = f"{bound}{usd_text(sum(priced))}/month where priced" if priced else "no sourced price"
             extra = f", {len(unpriced)} with no sourced price" if priced and unpriced else ""
             what.append(f"{monthly} billing by the month ({total}{extra})")

@@ -49,6 +49,8 @@ def test_a_model_deployed_by_hand_and_the_stacks_endpoint_are_listed_with_the_un
     assert cloud.leftovers() == 1
     text = capsys.readouterr().out
     assert "gcloud ai endpoints undeploy-model 2" in text and "DeployedModel" in text
+    closing = f"Stack {STACK}: 2 still bill: 2 deployed model(s) billing every hour (--undeploy stops them)"
+    assert f"{closing}, 1 free." in text
 
 
 def test_a_sourced_prediction_price_gives_the_hourly_figure(
