@@ -240,15 +240,19 @@ def run(cfg: StackConfig, name: str, args: argparse.Namespace, say: Say) -> int:
     result = scan(cfg, name, args.all_regions)
     if (args.cancel or args.undeploy) and not result.blocked:
         report(result, say)
-        try:
-            if args.cancel:
-                cancel(result, say)
-            if args.undeploy and cfg.is_local:
-                say("nothing to undeploy: the local stack deploys no model")
-            elif args.undeploy:
-                endpoints.undeploy(StackId(cfg.gcp_project or "", name, cfg.stack), result.regions, say)
-        except Exception as exc:  # never a traceback: the listing after says what is still live
-            say(f"stopping ended early ({type(exc).__name__}: {exc})")
+        steps: list[tuple[str, Callable[[], None]]] = []
+        if args.cancel:
+            steps.append(("cancelling", lambda: cancel(result, say)))
+        if args.undeploy and cfg.is_local:
+            say("nothing to undeploy: the local stack deploys no model")
+        elif args.undeploy:
+            stack = StackId(cfg.gcp_project or "", name, cfg.stack)
+            steps.append(("undeploying", lambda: endpoints.undeploy(stack, result.regions, say)))
+        for step, run_step in steps:
+            try:
+                run_step()
+            except Exception as exc:  # never a traceback: the listing after says what is still live
+                say(f"{step} stopped early ({type(exc).__name__}: {exc})")
         result = scan(cfg, name, args.all_regions)
         done = [
             word for word, asked in (("cancelling", args.cancel), ("undeploying", args.undeploy)) if asked

@@ -5,6 +5,7 @@ prediction prices (infra/vertex/cost/serving.py) or "no sourced price", and the 
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable
 
@@ -94,9 +95,31 @@ def undeploy(
     say: Callable[[str], None],
     client_factory: ClientFactory = deployed_models.make_endpoint_client,
 ) -> None:
-    """Undeploy every deployed model of the stack found (the kill switch's listing and undeploy), then wait as
-    long as for jobs until none of them is listed (UndeployModel is a long-running operation)."""
-    wait_seconds = vertex_jobs.CANCEL_WAIT_SECONDS
+    """Undeploy every deployed model of the stack found (the kill switch's listing and undeploy) and wait,
+    as long as for jobs, until none is listed (UndeployModel is a long-running operation); one refused while
+    another left its endpoint (the service finishing that first) is asked again once that one is gone."""
+    deadline = time.time() + vertex_jobs.CANCEL_WAIT_SECONDS
+    for round_ in itertools.count():
+        listed, asked = _ask(stack, regions, client_factory)
+        for where, error in listed.unlisted.items():
+            say(f"could not list endpoints ({where}: {error})")
+        if not asked and round_ == 0:
+            say("no deployed model to undeploy")
+        for result in asked:
+            reason = f" ({result.reason})" if result.outcome == "failed" else ""
+            say(f"{result.outcome}: {_deployed_name(result.served)}{reason}")
+        leaving = {_deployed_name(r.served) for r in asked if r.outcome == "undeploying"}
+        if not leaving or not _gone(stack, regions, client_factory, leaving, deadline, say):
+            return
+        if not any(r.outcome == "failed" for r in asked) or time.time() >= deadline:
+            return
+        say("asking again for the refused ones, now that the others left their endpoints")
+
+
+def _ask(
+    stack: StackId, regions: Iterable[str], client_factory: ClientFactory
+) -> tuple[deployed_models.Found, list[deployed_models.UndeployResult]]:
+    """Lists the stack's deployed models, region by region, and asks Vertex to undeploy each found."""
     asked: list[deployed_models.UndeployResult] = []
     listed = deployed_models.list_served(
         stack,
@@ -104,17 +127,19 @@ def undeploy(
         client_factory,
         lambda client, served: asked.extend(deployed_models.undeploy_all(client, served)),
     )
-    for where, error in listed.unlisted.items():
-        say(f"could not list endpoints ({where}: {error})")
-    for result in asked:
-        reason = f" ({result.reason})" if result.outcome == "failed" else ""
-        say(f"{result.outcome}: {_deployed_name(result.served)}{reason}")
-    leaving = {_deployed_name(r.served) for r in asked if r.outcome == "undeploying"}
-    if not asked:
-        say("no deployed model to undeploy")
-    if not leaving:
-        return
-    say(f"waiting up to {wait_seconds:.0f} s for {len(leaving)} deployed model(s) to be undeployed")
+    return listed, asked
+
+
+def _gone(
+    stack: StackId,
+    regions: Iterable[str],
+    client_factory: ClientFactory,
+    leaving: set[str],
+    deadline: float,
+    say: Callable[[str], None],
+) -> bool:
+    """Waits until none of `leaving` is listed, or the deadline; says which are still deployed then."""
+    say(f"waiting up to {max(deadline - time.time(), 0):.0f} s for {len(leaving)} deployed model(s) to go")
 
     def still(before: set[str]) -> set[str]:
         now = deployed_models.list_served(stack, regions, client_factory)
@@ -123,10 +148,11 @@ def undeploy(
         return leaving & {_deployed_name(one) for one in now.served}
 
     left = polling.poll_until(
-        still(leaving), still, lambda left: not left, time.time() + wait_seconds, vertex_jobs.POLL_SECONDS
+        still(leaving), still, lambda left: not left, deadline, vertex_jobs.POLL_SECONDS
     )
     for name in sorted(left):
         say(f"still deployed: {name}")
+    return not left
 
 
 def _deployed_name(served: Served) -> str:

@@ -16,9 +16,9 @@ machine_resources.proto say (googleapis f8291d2b89f0, read 2026-11-29):
 - ListEndpoints filters `labels.key="value"` (and `!=`); DeleteEndpoint is not served (the native resource
   owns the endpoint). A second DeployModel with an id that exists or is being deployed is ALREADY_EXISTS, as
   AIP-133 (https://google.aip.dev/133) says of a create with a taken id: the proto does not name the code.
-- MutateDeployedModel changes "only" min_replica_count, max_replica_count (and autoscaling and logging fields,
-  not served here) of a deployed model, named by an update_mask relative to the DeployedModel (AIP-161); a
-  long-running operation.
+- MutateDeployedModel changes "only" min_replica_count, max_replica_count (and required_replica_count,
+  autoscaling_metric_specs and container logging, not served here) of a deployed model, named by an
+  update_mask relative to the DeployedModel (AIP-161); a long-running operation.
 With `models` (a FakeModelService served beside this one) a deployed version must exist, and it is kept in
 `models.deployed` while it serves, so the Model Registry refuses to delete it.
 """
@@ -290,7 +290,9 @@ class FakeEndpointService(FakeService):
         metadata = aiplatform_v1.MutateDeployedModelOperationMetadata(
             generic_metadata=aiplatform_v1.GenericOperationMetadata(create_time=_now())
         )
-        response = aiplatform_v1.MutateDeployedModelResponse(deployed_model=found[0])
+        mutated = aiplatform_v1.DeployedModel(found[0])
+        mutated.dedicated_resources = resources
+        response = aiplatform_v1.MutateDeployedModelResponse(deployed_model=mutated)
         return self.operations.start_operation(
             endpoint.name, metadata, response, self.operation_polls, finish
         )

@@ -111,10 +111,14 @@ def test_undeploy_stops_every_deployed_model_of_the_stack_and_lists_again(
     hand_id = deploy(cloud, by_hand, f"projects/12345/locations/{FALLBACK}/models/vertex-training-{STACK}@1")
     other = cloud.endpoints.add_endpoint(f"{parent(HOME)}/endpoints/3", OTHER).name
     other_id = deploy(cloud, other, "m@1")
+    # Operations take two reads: the model with the traffic is refused while the other still leaves its
+    # endpoint, and asked again once it is gone.
+    cloud.endpoints.operation_polls = 2
 
     assert cloud.leftovers("--undeploy") == 0
     out = capsys.readouterr().out
     assert out.count("undeploying: ") == 3 and f"undeploying: {by_hand}/deployedModels/{hand_id}" in out
+    assert "still has 100% of the traffic" in out and "asking again for the refused ones" in out
     after = out.split("After undeploying:")[1]
     assert "DeployedModel" not in after and "nothing bills" in after
     assert cloud.endpoints.deployed(own) == {} and cloud.endpoints.deployed(by_hand) == {}
@@ -129,7 +133,7 @@ def test_undeploy_waits_until_the_operations_end(cloud: Cloud, capsys: pytest.Ca
     cloud.endpoints.operation_polls = 2
     assert cloud.leftovers("--undeploy") == 0
     out = capsys.readouterr().out
-    assert "waiting up to 600 s for 1 deployed model(s) to be undeployed" in out
+    assert "waiting up to 600 s for 1 deployed model(s) to go" in out
     assert "still deployed" not in out and cloud.endpoints.deployed(own) == {}
 
 

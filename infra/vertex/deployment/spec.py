@@ -7,7 +7,8 @@ DeployedModel carries no labels, so the id is what finds ours again after an int
 be greater than or equal to 1", `max_replica_count` (Immutable) defaults to it and is what quota is charged on
 ("max_replica_count * number of cores ... * number of GPUs per replica"); `spot` is Optional;
 `MachineSpec.reservation_affinity` is "Optional. Immutable.". Spot VMs cannot consume reservations (Compute
-Engine "Consume reservations", Limitations, as capacity/reservations.py cites).
+Engine "Consume reservations", Limitations, as capacity/reservations.py cites). MutateDeployedModel may still
+change the replica counts of a deployed model (endpoint_service.proto; deployment/service.py `scale`).
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def with_defaults(props: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def deployed_model_id(props: Mapping[str, Any]) -> str:
-    """Ten digits (no leading zero) from the DeployedModel's inputs: the same inputs name the same id."""
+    """Ten digits (no leading zero) from the inputs it is deployed with: the same inputs name the same id
+    (a scale in place keeps the id it had: the stored outputs hold it)."""
     props = with_defaults(props)  # 1 and 1.0 (as the engine sends it) name the same id
     inputs = {k: props[k] for k in DEPLOYED_INPUTS if k in props}
     canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
