@@ -23,11 +23,13 @@ from infra.vertex.batch.resource import RESOURCE_TYPE as BATCH_JOB
 from infra.vertex.batch.resource import BatchPrediction, BatchPredictionArgs
 from infra.vertex.custom_job.resource import RESOURCE_TYPE as CUSTOM_JOB
 from infra.vertex.custom_job.resource import CustomJobArgs, WorkerPool
+from infra.vertex.deployment.resource import RESOURCE_TYPE as DEPLOYMENT
+from infra.vertex.deployment.resource import Deployment, DeploymentArgs
 from infra.vertex.model.resource import RESOURCE_TYPE as MODEL_VERSION
 from infra.vertex.model.resource import ModelVersion, ModelVersionArgs
 from infra.vertex.tuning.resource import RESOURCE_TYPE as TUNING_JOB
 from infra.vertex.tuning.resource import HyperparameterTuningJob, Parameter, StudyArgs
-from tests.compat.services import BATCH_OUTPUT_DIR, BYTES_EXPORT, IMAGES, MODEL_DIR
+from tests.compat.services import BATCH_OUTPUT_DIR, BYTES_EXPORT, ENDPOINT, IMAGES, MODEL_DIR
 from tests.engine.inputs import IMAGE, PROJECT, REGION, JobShape, recorded
 from tests.fakes.pulumi_mocks import run_program
 
@@ -244,6 +246,24 @@ def _batch(local: bool, **extra: Any) -> Callable[[Path, dict[str, Any]], struct
     return inputs
 
 
+def _deployment(_base: Path, changes: dict[str, Any]) -> struct_pb2.Struct:
+    """The stack's model version serving on its endpoint (the endpoint held by the fakes)."""
+
+    def program() -> Any:
+        args = DeploymentArgs(
+            project=PROJECT,
+            region=REGION,
+            endpoint=ENDPOINT,
+            model=f"projects/{PROJECT}/locations/{REGION}/models/vertex-training-dev@1",
+            machine_type="n1-standard-2",
+            display_name="vertex-training-dev",
+            **{"min_replica_count": 1, "max_replica_count": 2, "poll_interval_seconds": 0.05, **changes},
+        )
+        return Deployment("deployment", args).deployed_model_id
+
+    return _one(program, DEPLOYMENT)
+
+
 _PROGRAMS: dict[str, Callable[[Path, dict[str, Any]], struct_pb2.Struct]] = {
     # A job that gave up its primary shape (a stockout) and ran on the fallback: two attempts stored.
     "vertex_job_fallback": _job(_vertex_job(args=("--epochs", "2"), fallbacks=(FALLBACK,))),
@@ -267,6 +287,7 @@ _PROGRAMS: dict[str, Callable[[Path, dict[str, Any]], struct_pb2.Struct]] = {
     ),
     # Ran here: the tiny model on real images, its records and predictions under output_dir.
     "local_batch_job": _batch(True),
+    "deployment": _deployment,
 }
 
 # A live job's update must not wait for it (the fakes hold it running): only the poll interval changes.
@@ -306,6 +327,8 @@ CASES = (
         upgraded=BATCH_UPGRADED,
         records_in="predictions",
     ),
+    # Recorded since af4e64b (the first with the stack's endpoint); its replica counts scale in place today.
+    Case("deployment", DEPLOYMENT, update={"max_replica_count": 3}),
 )
 
 

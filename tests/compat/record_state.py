@@ -3,6 +3,7 @@
 Run once at the commit whose state is recorded; the output is committed:
 
     .venv/bin/python -m tests.compat.record_state      # writes tests/compat/state-<short commit>.json
+    .venv/bin/python -m tests.compat.record_state deployment   # only the cases named (a newer resource)
 
 An earlier commit is recorded in a checkout of it (`git worktree add /tmp/rec-<commit> <commit>`, `make setup`
 there: its own venv imports its own infra), with this folder's cases.py, services.py and record_state.py
@@ -126,6 +127,10 @@ def _record(case: Case, host: ProviderHost, fakes: Fakes, tmp: Path) -> dict[str
 def _check(state: dict[str, Any]) -> None:
     """The recording holds what the test needs: two attempts on the fallback job, live jobs live."""
     resources = state["resources"]
+    if "deployment" in resources:
+        assert resources["deployment"]["service"]["endpoints"][0]["deployedModels"]
+    if set(resources) != {case.name for case in CASES}:  # some cases only: what they hold is checked above
+        return
     assert len(resources["vertex_job_fallback"]["outputs"]["attempts"]) == 2
     assert resources["vertex_job_running"]["service"]["custom_jobs"][0]["state"] == "JOB_STATE_RUNNING"
     assert resources["tuning_job_running"]["outputs"]["state"] not in (
@@ -149,7 +154,7 @@ def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
     os.environ["GOOGLE_APPLICATION_CREDENTIALS"] = NO_CREDENTIALS  # no real Google API is ever reached
     commit, subject = _git("rev-parse", "HEAD"), _git("log", "-1", "--format=%s")
     fakes = Fakes()
@@ -159,7 +164,8 @@ def main() -> None:
             host = ProviderHost(this_project(**fakes.env()), Path(tmp) / "host.stderr")
             try:
                 host.configure()
-                resources = {case.name: _record(case, host, fakes, Path(tmp)) for case in CASES}
+                cases = [case for case in CASES if not only or case.name in only]
+                resources = {case.name: _record(case, host, fakes, Path(tmp)) for case in cases}
             except Exception:
                 print(host.stderr(), file=sys.stderr)
                 raise
@@ -183,4 +189,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -12,6 +12,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.devtools import cloudbuild_v1
 
 from tests.fakes.cloudbuild import FakeCloudBuild
+from tests.fakes.endpoint_service import FakeEndpointService
 from tests.fakes.model_service import FakeModelService
 from tests.fakes.storage import FakeStorage
 from tests.fakes.vertex_tuning import FakeTuningJobService
@@ -27,6 +28,8 @@ GOOD_IMAGES = ("cats/a.jpg", "dogs/b.png")
 CORRUPT_IMAGE = "dogs/broken.png"
 MODEL_FILES = ("saved_model.pb", "assets/class_names.txt")
 BYTES_EXPORT = "serving_bytes/"
+# The stack's endpoint (the native AiEndpoint: not a dynamic resource, so held by the fakes from the start).
+ENDPOINT = "projects/demo-project/locations/us-central1/endpoints/1234"
 
 
 class Fakes:
@@ -39,6 +42,9 @@ class Fakes:
         self.models.operation_polls = 0  # the client's first operation poll waits about a second
         self.builds = FakeCloudBuild()
         self.storage = FakeStorage()
+        self.endpoints = FakeEndpointService()
+        self.endpoints.operation_polls = 0
+        self.endpoints.add_endpoint(ENDPOINT, {"pulumi_stack": "dev"})
         self.address = ""
         self.storage_address = ""
         # A batch job's results as Vertex writes them (key_field "key"): the model answers every image, the
@@ -53,7 +59,8 @@ class Fakes:
 
     def start(self) -> str:
         """Serve them all; returns (and keeps as `address`) the host:port for VERTEX_AI_EMULATOR_HOST."""
-        self.address = self.jobs.start(*self.models.handlers(), *self.builds.handlers())
+        handlers = (*self.models.handlers(), *self.builds.handlers(), self.endpoints.handler())
+        self.address = self.jobs.start(*handlers)
         self.storage_address = self.storage.start()
         return self.address
 
@@ -78,6 +85,8 @@ class Fakes:
         """What the services held for the resource with these outputs, as JSON (a local job: nothing)."""
         if outputs.get("runner") == "local":
             return {}
+        if "deployed_model_id" in outputs:  # a Deployment: its endpoint, the model deployed on it
+            return {"endpoints": [_json(self.endpoints.endpoints[outputs["endpoint"]])]}
         if "predictions_dir" in outputs:  # a BatchPredictionJob: every attempt's, and what it wrote
             names = [a["job_name"] for a in outputs["attempts"] if a.get("job_name")]
             prefix = outputs["output_dir"].removeprefix("gs://").rstrip("/") + "/"
@@ -119,6 +128,9 @@ class Fakes:
             build = _proto(cloudbuild_v1.Build, value)
             self.builds.builds[build.name] = build
         self.builds.tags.update(stored.get("tags", {}))
+        for value in stored.get("endpoints", []):
+            endpoint = _proto(aiplatform_v1.Endpoint, value)
+            self.endpoints.endpoints[endpoint.name] = endpoint
 
 
 def _json(message: Any) -> dict[str, Any]:

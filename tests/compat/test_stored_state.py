@@ -30,6 +30,7 @@ from tests.compat.cases import (
     BATCH_JOB,
     CASES,
     CUSTOM_JOB,
+    DEPLOYMENT,
     IMAGE_BUILD,
     MODEL_VERSION,
     ROOT,
@@ -44,9 +45,10 @@ from tests.compat.services import Fakes
 from tests.engine.host import ROOT as REPO
 from tests.engine.host import ProviderHost, this_project
 
-# One recording per commit whose state must keep working: 6e3517c (the last before the serving image: its
-# batch jobs and model version ran in Google's prebuilt container), 4a0a9a0, and 3a1c9ee (before issue 39
-# moved the lifecycle onto typed requests). The two older ones predate the batch prediction: no batch case.
+# One recording per commit whose state must keep working: af4e64b (its deployment on the stack's endpoint:
+# the only case recorded there), 6e3517c (the last before the serving image: its batch jobs and model version
+# ran in Google's prebuilt container), 4a0a9a0, and 3a1c9ee (before issue 39 moved the lifecycle onto typed
+# requests). The two older ones predate the batch prediction: no batch case.
 STATES = {
     path.stem.removeprefix("state-"): json.loads(path.read_text())
     for path in sorted(Path(__file__).parent.glob("state-*.json"))
@@ -61,6 +63,7 @@ PICKLED_AT = {
     MODEL_VERSION: ("infra.vertex.model_provider", "ModelVersionProvider"),
     IMAGE_BUILD: ("infra.cloudbuild.provider", "ImageBuildProvider"),
     BATCH_JOB: ("infra.vertex.batch_provider", "BatchPredictionProvider"),
+    DEPLOYMENT: ("infra.vertex.deployment_provider", "DeploymentProvider"),
 }
 # Outputs a later call recomputes from the job itself: for a finished job they must read back unchanged.
 FINISHED_KEYS = {
@@ -79,6 +82,7 @@ FINISHED_KEYS = {
     IMAGE_BUILD: ("digest", "image_ref", "build_name", "log_url"),
     # completion_stats: the failed count is read again from the stored results (an unreadable image).
     BATCH_JOB: ("job_name", "state", "placement", "attempts", "predictions_dir", "completion_stats"),
+    DEPLOYMENT: ("deployed_model_id", "model_version_id", "traffic_percent", "create_time"),
 }
 # Kinds replaced by deleting the stored one first: two runs of one job would race on one output directory
 # and double the bill (infra/vertex/lifecycle/job_provider.py); a model version's new one is created first.
@@ -173,11 +177,15 @@ def stop(supervisor: subprocess.Popen[bytes]) -> None:
 
 
 def test_every_recording_is_replayed() -> None:
-    assert {"6e3517c", "4a0a9a0", "3a1c9ee"} <= set(STATES)
-    # The newest recording holds every case; an older one every case but those of later resources.
-    assert set(STATES["6e3517c"]["resources"]) == {case.name for case in CASES}
+    assert {"af4e64b", "6e3517c", "4a0a9a0", "3a1c9ee"} <= set(STATES)
+    # 6e3517c holds every case but the deployment (later); the older ones every case but the batch jobs too;
+    # af4e64b, the first with the stack's endpoint, the deployment (its jobs' state is 6e3517c's).
+    jobs = {case.name for case in CASES if case.resource_type != DEPLOYMENT}
+    assert set(STATES["6e3517c"]["resources"]) == jobs
     for commit in ("4a0a9a0", "3a1c9ee"):
-        assert set(STATES[commit]["resources"]) == {c.name for c in CASES if c.resource_type != BATCH_JOB}
+        older = {c.name for c in CASES if c.resource_type not in (BATCH_JOB, DEPLOYMENT)}
+        assert set(STATES[commit]["resources"]) == older
+    assert set(STATES["af4e64b"]["resources"]) == {"deployment"}
 
 
 # Every stored resource of every recording, with its case.
@@ -245,7 +253,7 @@ def check_update(case: Case, host: ProviderHost, entry: dict[str, Any], base: Pa
     assert sorted(set(entry["outputs"]) - set(updated)) == []
     for key, value in case.update.items():
         assert updated[key] == value
-    name_key = "digest" if "digest" in updated else "job_name"
+    name_key = next(key for key in ("digest", "deployed_model_id", "job_name") if key in updated)
     assert updated[name_key] == entry["outputs"][name_key]
 
 
@@ -257,6 +265,9 @@ def gone(case: Case, fakes: Fakes, entry: dict[str, Any], base: Path) -> bool:
         return entry["id"] not in fakes.jobs.jobs
     if case.resource_type == TUNING_JOB:
         return entry["id"] not in fakes.jobs.tuning_jobs
+    if case.resource_type == DEPLOYMENT:
+        outputs = entry["outputs"]
+        return outputs["deployed_model_id"] not in fakes.endpoints.deployed(outputs["endpoint"])
     return entry["outputs"]["version_id"] not in fakes.models.versions(entry["outputs"]["model_name"])
 
 
