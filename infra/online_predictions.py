@@ -26,7 +26,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.prediction_service.transports import PredictionServiceGrpcTransport
 from google.protobuf import json_format
 
-from infra.dynamic.endpoints import client_kwargs
+from infra.dynamic.endpoints import client_kwargs, vertex_endpoint
 from infra.predictions import print_rows
 from infra.vertex.batch import results
 
@@ -91,7 +91,7 @@ def batches(endpoint: str, found: Sequence[Image], limit: int = REQUEST_LIMIT_BY
 
 def prediction_client(region: str) -> aiplatform_v1.PredictionServiceClient:
     return aiplatform_v1.PredictionServiceClient(
-        **client_kwargs(PredictionServiceGrpcTransport, f"{region}-aiplatform.googleapis.com")
+        **client_kwargs(PredictionServiceGrpcTransport, vertex_endpoint(region))
     )
 
 

@@ -11,6 +11,11 @@ from google.api_core.client_options import ClientOptions
 EMULATOR_ENV = "VERTEX_AI_EMULATOR_HOST"
 
 
+def vertex_endpoint(region: str) -> str:
+    """Vertex AI's regional API endpoint (infra/guard/live_jobs.py writes its own: it imports no infra)."""
+    return f"{region}-aiplatform.googleapis.com"
+
+
 def client_kwargs(
     transport_class: Any, api_endpoint: str, quota_project: str | None = None
 ) -> dict[str, Any]:

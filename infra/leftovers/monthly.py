@@ -30,7 +30,7 @@ from google.cloud.artifactregistry_v1.services.artifact_registry.transports impo
 )
 from google.cloud.functions_v2.services.function_service.transports import FunctionServiceGrpcTransport
 
-from infra.dynamic.endpoints import client_kwargs
+from infra.dynamic.endpoints import client_kwargs, vertex_endpoint
 from infra.leftovers import prices, storage_prices
 from infra.leftovers.items import Found, Item, size_text
 
@@ -98,7 +98,7 @@ def repositories(wanted: Wanted, region: str) -> list[Item]:
 
 def tensorboards(wanted: Wanted, region: str) -> list[Item]:
     client = aiplatform_v1.TensorboardServiceClient(
-        **client_kwargs(TensorboardServiceGrpcTransport, f"{region}-aiplatform.googleapis.com")
+        **client_kwargs(TensorboardServiceGrpcTransport, vertex_endpoint(region))
     )
     found = client.list_tensorboards(parent=wanted.parent(region), timeout=CALL_TIMEOUT_SECONDS)
     return [
@@ -121,7 +121,7 @@ def tensorboards(wanted: Wanted, region: str) -> list[Item]:
 
 def models(wanted: Wanted, region: str) -> list[Item]:
     client = aiplatform_v1.ModelServiceClient(
-        **client_kwargs(ModelServiceGrpcTransport, f"{region}-aiplatform.googleapis.com")
+        **client_kwargs(ModelServiceGrpcTransport, vertex_endpoint(region))
     )
     labels = " AND ".join(f'labels.{k}="{v}"' for k, v in wanted.labels.items())
     found = client.list_models(
@@ -160,7 +160,7 @@ def experiments(wanted: Wanted, region: str) -> list[Item]:
     if wanted.experiment is None or region != wanted.home:
         return []
     client = aiplatform_v1.MetadataServiceClient(
-        **client_kwargs(MetadataServiceGrpcTransport, f"{region}-aiplatform.googleapis.com")
+        **client_kwargs(MetadataServiceGrpcTransport, vertex_endpoint(region))
     )
     store = f"{wanted.parent(region)}/metadataStores/default"
     name = f"{store}/contexts/{wanted.experiment}"

@@ -23,7 +23,7 @@ from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.metadata_service.transports import MetadataServiceGrpcTransport
 from google.protobuf import field_mask_pb2
 
-from infra.dynamic.endpoints import client_kwargs
+from infra.dynamic.endpoints import client_kwargs, vertex_endpoint
 from infra.dynamic.preview_inputs import is_unknown
 from infra.vertex.lifecycle.errors import JobError, explain, with_retry
 
@@ -111,7 +111,7 @@ def validation_failures(props: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _client(region: str) -> aiplatform_v1.MetadataServiceClient:
     return aiplatform_v1.MetadataServiceClient(
-        **client_kwargs(MetadataServiceGrpcTransport, f"{region}-aiplatform.googleapis.com")
+        **client_kwargs(MetadataServiceGrpcTransport, vertex_endpoint(region))
     )
 
 

@@ -16,7 +16,7 @@ from google.cloud.aiplatform_v1.services.endpoint_service.transports import Endp
 from google.protobuf import field_mask_pb2
 
 from infra.dynamic import retries
-from infra.dynamic.endpoints import client_kwargs
+from infra.dynamic.endpoints import client_kwargs, vertex_endpoint
 from infra.dynamic.errors import ProviderError
 from infra.dynamic.polling import poll_until
 from infra.guard.deployed_models import traffic_without
@@ -83,7 +83,7 @@ class Endpoints:
     def client(self) -> aiplatform_v1.EndpointServiceClient:
         if self._client is None:
             self._client = aiplatform_v1.EndpointServiceClient(
-                **client_kwargs(EndpointServiceGrpcTransport, f"{self.region}-aiplatform.googleapis.com")
+                **client_kwargs(EndpointServiceGrpcTransport, vertex_endpoint(self.region))
             )
         return self._client
 
@@ -97,15 +97,10 @@ class Endpoints:
 
     def get(self, endpoint: str) -> aiplatform_v1.Endpoint | None:
         """The endpoint, or None when it does not exist."""
-        try:
-            return self._call(
-                f"Reading {endpoint}",
-                lambda: self.client.get_endpoint(name=endpoint, timeout=CALL_TIMEOUT_SECONDS),
-            )
-        except DeploymentError as exc:
-            if isinstance(exc.api_error, gexc.NotFound):
-                return None
-            raise
+        return self._call_or_none(
+            f"Reading {endpoint}",
+            lambda: self.client.get_endpoint(name=endpoint, timeout=CALL_TIMEOUT_SECONDS),
+        )
 
     def find(self, endpoint: str, deployed_id: str) -> Deployed | None:
         """Our DeployedModel on the endpoint, or None (it, or the endpoint, is gone)."""
@@ -164,20 +159,17 @@ class Endpoints:
             return False
         split = traffic_without(dict(current.traffic_split), ids, deployed_id)
         what = f"Undeploying DeployedModel {deployed_id} from {endpoint}"
-        try:
-            operation = self._call(
-                what,
-                lambda: self.client.undeploy_model(
-                    endpoint=endpoint,
-                    deployed_model_id=deployed_id,
-                    traffic_split=split,
-                    timeout=CALL_TIMEOUT_SECONDS,
-                ),
-            )
-        except DeploymentError as exc:
-            if isinstance(exc.api_error, gexc.NotFound):
-                return False
-            raise
+        operation = self._call_or_none(
+            what,
+            lambda: self.client.undeploy_model(
+                endpoint=endpoint,
+                deployed_model_id=deployed_id,
+                traffic_split=split,
+                timeout=CALL_TIMEOUT_SECONDS,
+            ),
+        )
+        if operation is None:
+            return False
         self._await(what, operation)
         return True
 
@@ -188,23 +180,29 @@ class Endpoints:
         resources = aiplatform_v1.DedicatedResources(
             min_replica_count=min_replicas, max_replica_count=max_replicas
         )
+        operation = self._call_or_none(
+            what,
+            lambda: self.client.mutate_deployed_model(
+                endpoint=endpoint,
+                deployed_model=aiplatform_v1.DeployedModel(id=deployed_id, dedicated_resources=resources),
+                update_mask=field_mask_pb2.FieldMask(paths=list(REPLICA_MASK)),
+                timeout=CALL_TIMEOUT_SECONDS,
+            ),
+        )
+        if operation is None:
+            return None
+        self.say(f"{what[0].lower()}{what[1:]} ({operation.operation.name})")
+        self._await(what, operation)
+        return self.find(endpoint, deployed_id)
+
+    def _call_or_none(self, what: str, call: Callable[[], T]) -> T | None:
+        """The call's answer, or None when what it names is gone (NOT_FOUND)."""
         try:
-            operation = self._call(
-                what,
-                lambda: self.client.mutate_deployed_model(
-                    endpoint=endpoint,
-                    deployed_model=aiplatform_v1.DeployedModel(id=deployed_id, dedicated_resources=resources),
-                    update_mask=field_mask_pb2.FieldMask(paths=list(REPLICA_MASK)),
-                    timeout=CALL_TIMEOUT_SECONDS,
-                ),
-            )
+            return self._call(what, call)
         except DeploymentError as exc:
             if isinstance(exc.api_error, gexc.NotFound):
                 return None
             raise
-        self.say(f"{what[0].lower()}{what[1:]} ({operation.operation.name})")
-        self._await(what, operation)
-        return self.find(endpoint, deployed_id)
 
     def _await(self, what: str, operation: Any) -> Any:
         """The operation's result, polled with a heartbeat line; an error past the deadline."""

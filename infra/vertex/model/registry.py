@@ -11,7 +11,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.model_service.transports import ModelServiceGrpcTransport
 
-from infra.dynamic.endpoints import client_kwargs
+from infra.dynamic.endpoints import client_kwargs, vertex_endpoint
 from infra.dynamic.errors import ProviderError
 from infra.vertex.lifecycle import errors
 from infra.vertex.lifecycle.checks import KEY_LABEL
@@ -63,7 +63,7 @@ class ModelRegistry:
     def client(self) -> aiplatform_v1.ModelServiceClient:
         if self._client is None:
             self._client = aiplatform_v1.ModelServiceClient(
-                **client_kwargs(ModelServiceGrpcTransport, f"{self.region}-aiplatform.googleapis.com")
+                **client_kwargs(ModelServiceGrpcTransport, vertex_endpoint(self.region))
             )
         return self._client
 

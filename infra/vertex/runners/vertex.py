@@ -11,7 +11,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import aiplatform_v1
 from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
-from infra.dynamic.endpoints import client_kwargs
+from infra.dynamic.endpoints import client_kwargs, vertex_endpoint
 from infra.vertex.capacity.placement import region_of, shape_from
 from infra.vertex.lifecycle.checks import KEY_LABEL
 from infra.vertex.lifecycle.errors import JobError, explain, with_retry
@@ -49,7 +49,7 @@ class VertexRunner:
     def client(self) -> aiplatform_v1.JobServiceClient:
         if self._client is None:
             self._client = aiplatform_v1.JobServiceClient(
-                **client_kwargs(JobServiceGrpcTransport, f"{self.region}-aiplatform.googleapis.com")
+                **client_kwargs(JobServiceGrpcTransport, vertex_endpoint(self.region))
             )
         return self._client
 
